@@ -8,6 +8,7 @@ Field meanings follow ../shared/DESIGN.md ("The neutral model", "The dataset row
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -251,22 +252,44 @@ class Trajectory:
         """
         calls: list[ToolCall] = []
         joined: list[ToolResult | None] = []
+        # Open (unjoined) call indices in order, per id, per name and overall; entries of
+        # joined calls are dropped lazily, so the whole join is linear in the run length.
+        by_id: dict[str, deque[int]] = {}
+        by_name: dict[str, deque[int]] = {}
+        open_all: deque[int] = deque()
+        open_with_id = 0
+
+        def first_open(q: deque[int] | None) -> int | None:
+            while q:
+                if joined[q[0]] is None:
+                    return q[0]
+                q.popleft()
+            return None
+
         for s in self.steps:
-            calls.extend(s.tool_calls)
-            joined.extend([None] * len(s.tool_calls))
+            for c in s.tool_calls:
+                i = len(calls)
+                calls.append(c)
+                joined.append(None)
+                open_all.append(i)
+                by_name.setdefault(c.name, deque()).append(i)
+                if c.call_id is not None:
+                    by_id.setdefault(c.call_id, deque()).append(i)
+                    open_with_id += 1
             r = s.tool_result
             if r is None:
                 continue
             pick = None
-            open_idx = [i for i, res in enumerate(joined) if res is None]
             if r.call_id is not None:
-                pick = next((i for i in open_idx if calls[i].call_id == r.call_id), None)
-            if pick is None and (r.call_id is None or all(calls[i].call_id is None for i in open_idx)):
-                pick = next((i for i in open_idx if r.name and calls[i].name == r.name), None)
-                if pick is None and open_idx:
-                    pick = open_idx[0]
+                pick = first_open(by_id.get(r.call_id))
+            if pick is None and (r.call_id is None or open_with_id == 0):
+                pick = first_open(by_name.get(r.name)) if r.name else None
+                if pick is None:
+                    pick = first_open(open_all)
             if pick is not None:
                 joined[pick] = r
+                if calls[pick].call_id is not None:
+                    open_with_id -= 1
         return list(zip(calls, joined))
 
     @property

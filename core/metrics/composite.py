@@ -1,0 +1,244 @@
+"""The composite trajectory score of DESIGN.md: outcome, tool selection, arguments, efficiency.
+
+``score_trajectory`` combines four component scores in [0, 1] with weights (default outcome
+0.50, tool selection 0.25, argument correctness 0.15, efficiency 0.10), zeroes the result
+on any critical forbidden-sequence violation, and passes at >= 0.80 unless the case or the
+caller sets another threshold.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import DatasetError, MetricInputError
+from ..model import Case, Trajectory
+from .calls import argument_accuracy, tool_call_prf
+from .result import MetricResult
+from .sequences import check_forbidden_sequences
+
+COMPONENTS: tuple[str, ...] = ("outcome", "tool_selection", "argument_correctness", "efficiency")
+DEFAULT_WEIGHTS: dict[str, float] = {"outcome": 0.50, "tool_selection": 0.25,
+                                     "argument_correctness": 0.15, "efficiency": 0.10}
+DEFAULT_THRESHOLD = 0.80
+_LABEL = {"outcome": "outcome", "tool_selection": "tool selection",
+          "argument_correctness": "argument correctness", "efficiency": "efficiency"}
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def check_weights(weights: Mapping[str, Any] | None) -> dict[str, float]:
+    """Validate composite weights; None -> ``DEFAULT_WEIGHTS``.
+
+    Given weights replace the defaults entirely: a component left out has weight 0. Keys
+    must be among ``COMPONENTS``, values finite and >= 0, and the sum 1 (within 1e-9).
+    Raises MetricInputError naming the offending key or the sum.
+    """
+    if weights is None:
+        return dict(DEFAULT_WEIGHTS)
+    if not isinstance(weights, Mapping):
+        raise MetricInputError(f"weights must be a mapping of {', '.join(COMPONENTS)}, "
+                               f"got {type(weights).__name__}")
+    out = dict.fromkeys(COMPONENTS, 0.0)
+    for k, v in weights.items():
+        if k not in COMPONENTS:
+            raise MetricInputError(f"weights: unknown component {k!r} (known: {', '.join(COMPONENTS)})")
+        if not _is_num(v) or v < 0:
+            raise MetricInputError(f"weights[{k!r}]: must be a finite number >= 0, got {v!r}")
+        out[k] = float(v)
+    total = sum(out.values())
+    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=1e-9):
+        raise MetricInputError(f"weights must sum to 1, got {total!r}")
+    return out
+
+
+def count_steps(traj: Trajectory) -> int:
+    """Agent steps for efficiency: steps carrying at least one tool call.
+
+    One assistant turn that calls tools is one step, however many parallel calls it holds;
+    text-only turns, reasoning, tool results and the final response are not counted. Failed
+    and retried attempts are counted (they are steps the agent took).
+    """
+    return sum(1 for s in traj.steps if s.tool_calls)
+
+
+def _case_int(case: Case, field: str) -> int | None:
+    v = getattr(case, field)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise MetricInputError(f"case {case.id!r}: {field} must be an int >= 0, got {v!r}")
+    return v
+
+
+def efficiency_score(traj: Trajectory, case: Case) -> tuple[float, str]:
+    """Efficiency component in [0, 1] and how it was computed (DESIGN.md "Policies: Composite").
+
+    With ``case.optimal_steps``: min(1, optimal / actual) (1.0 when actual is 0). Else with
+    ``case.max_steps``: 1 - excess / max_steps floored at 0, excess = max(0, actual -
+    max_steps) (max_steps 0: 1.0 if actual is 0 else 0.0). Else 1.0. Steps per
+    ``count_steps``. Raises MetricInputError for a negative or non-int bound.
+    """
+    actual = count_steps(traj)
+    opt = _case_int(case, "optimal_steps")
+    mx = _case_int(case, "max_steps")
+    if opt is not None:
+        val = 1.0 if actual == 0 else min(1.0, opt / actual)
+        return val, f"optimal {opt} / actual {actual} steps"
+    if mx is not None:
+        excess = max(0, actual - mx)
+        if mx == 0:
+            val = 1.0 if actual == 0 else 0.0
+        else:
+            val = max(0.0, 1.0 - excess / mx)
+        return val, f"{actual} steps, max {mx} (excess {excess})"
+    return 1.0, f"{actual} steps, no step budget in the case"
+
+
+def _outcome_value(r: Any, where: str) -> float | None:
+    if not isinstance(r, MetricResult):
+        raise MetricInputError(f"{where} must be a MetricResult, got {type(r).__name__}")
+    if r.passed is not None:
+        return 1.0 if r.passed else 0.0
+    if r.score is None:
+        return None
+    if not _is_num(r.score) or not 0.0 <= r.score <= 1.0:
+        raise MetricInputError(f"{where}.score must be in [0, 1], got {r.score!r}")
+    return float(r.score)
+
+
+def _resolve_outcome(traj: Trajectory, case: Case, outcome: MetricResult | None,
+                     context: Any) -> tuple[float | None, str, str | None]:
+    """(value or None, source, reason of the outcome result)."""
+    if outcome is not None:
+        return _outcome_value(outcome, "outcome"), "given", outcome.reason
+    if case.expected_final_state is None and not case.response_must_include:
+        return None, "not applicable: the case has no final-state or response requirement", None
+    try:
+        mod = importlib.import_module("trajcheck.metrics.outcome")
+    except ImportError:
+        mod = None
+    fn = getattr(mod, "outcome_from_calls", None)
+    if fn is None:
+        return None, "not evaluated: no outcome given and outcome_from_calls unavailable", None
+    r = fn(traj, case, context=context)
+    return _outcome_value(r, "outcome_from_calls(...)"), "outcome_from_calls", r.reason
+
+
+def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | None = None,
+                     context: Any = None, weights: Mapping[str, float] | None = None,
+                     threshold: float | None = None, args_mode: str | None = None) -> MetricResult:
+    """The composite trajectory score (DESIGN.md "Composite score" and "Policies: Composite").
+
+    Args:
+        traj: the run.
+        case: the dataset row.
+        outcome: a task-success result (``metrics.outcome.task_success`` or any
+            ``MetricResult``): ``passed`` True/False gives 1/0; with ``passed`` None its
+            ``score`` is used.
+        context: a ``matchers.MatchContext`` for the matching.
+        weights: ``{outcome, tool_selection, argument_correctness, efficiency}`` summing to 1
+            (see ``check_weights``); default 0.50 / 0.25 / 0.15 / 0.10.
+        threshold: pass mark in [0, 1]; default ``case.threshold``, else 0.80.
+        args_mode: overrides the argument mode of every expected call.
+
+    Components, each in [0, 1]:
+        * outcome: from ``outcome``; when None and the case has ``expected_final_state`` or
+          ``response_must_include``, from ``metrics.outcome.outcome_from_calls`` if that exists;
+          otherwise not applicable.
+        * tool_selection: F1 of ``metrics.calls.tool_call_prf`` with ``args_mode="ignore"``
+          (tool names under maximum one-to-one matching, optional calls and retries as
+          DESIGN.md says; 1.0 when nothing was expected and nothing counted was called).
+        * argument_correctness: ``metrics.calls.argument_accuracy``: of the expected calls
+          whose tool was called (maximum name-only matching), the fraction also matched with
+          arguments; not applicable when no expected tool was called.
+        * efficiency: ``efficiency_score`` (steps = ``count_steps``).
+
+    A component that is not applicable is left out and the remaining weights are
+    renormalised to sum to 1 (trajcheck policy; ``parts["effective_weights"]`` shows them).
+    With no applicable weighted component the score is None. Any critical violation of
+    ``case.forbidden_sequences`` or of ``case.forbidden_calls`` (each pattern treated as a
+    critical "never allowed" rule) makes the score 0.0; warnings are listed in
+    ``parts["forbidden"]`` and do not change the score.
+
+    Returns:
+        ``MetricResult`` named ``composite``: ``score`` in [0, 1] (or None), ``passed`` =
+        score >= threshold (False on a critical violation), ``parts`` with each component,
+        ``weights``, ``effective_weights``, ``threshold``, ``outcome_source``,
+        ``actual_steps``, ``details`` (each component's reason) and ``forbidden``
+        (``critical``, ``warning``, ``violations``); a one-line reason naming the weakest part.
+
+    Raises:
+        MetricInputError: not a Trajectory/Case, bad weights, threshold or step bounds, an
+            outcome that is not a MetricResult. DatasetError: a malformed forbidden rule
+            (names the case). MatcherError/SchemaError: from the matching.
+    """
+    if not isinstance(traj, Trajectory):
+        raise MetricInputError(f"score_trajectory: traj must be a Trajectory, got {type(traj).__name__}")
+    if not isinstance(case, Case):
+        raise MetricInputError(f"score_trajectory: case must be a Case, got {type(case).__name__}")
+    w = check_weights(weights)
+    thr = threshold if threshold is not None else case.threshold
+    thr = DEFAULT_THRESHOLD if thr is None else thr
+    if not _is_num(thr) or not 0.0 <= thr <= 1.0:
+        raise MetricInputError(f"case {case.id!r}: threshold must be a number in [0, 1], got {thr!r}")
+
+    rules: list[dict[str, Any]] = [dict(r) for r in case.forbidden_sequences]
+    for i, pat in enumerate(case.forbidden_calls):
+        rules.append({"tool": pat, "severity": "critical", "name": f"forbidden_calls[{i}]"})
+    try:
+        forb = check_forbidden_sequences(traj, rules)
+    except DatasetError as e:
+        raise DatasetError(f"case {case.id!r}: {e}") from e
+
+    values: dict[str, float | None] = {}
+    details: dict[str, str] = {}
+    values["outcome"], source, oreason = _resolve_outcome(traj, case, outcome, context)
+    details["outcome"] = oreason or source
+    sel = tool_call_prf(traj, case, args_mode="ignore", context=context)
+    values["tool_selection"] = sel.f1
+    details["tool_selection"] = sel.reason
+    arg = argument_accuracy(traj, case, args_mode=args_mode, context=context)
+    values["argument_correctness"] = arg.score
+    details["argument_correctness"] = arg.reason
+    values["efficiency"], details["efficiency"] = efficiency_score(traj, case)
+
+    applicable = [k for k in COMPONENTS if values[k] is not None and w[k] > 0]
+    total_w = sum(w[k] for k in applicable)
+    eff_w = {k: (w[k] / total_w if k in applicable else 0.0) for k in COMPONENTS}
+    raw: float | None = None
+    if applicable:
+        raw = min(1.0, max(0.0, sum(eff_w[k] * float(values[k] or 0.0) for k in applicable)))
+
+    parts: dict[str, Any] = dict(values)
+    parts.update({"weights": w, "effective_weights": eff_w, "threshold": thr,
+                  "outcome_source": source, "actual_steps": count_steps(traj),
+                  "step_unit": "steps with tool calls", "details": details,
+                  "forbidden": {k: forb.parts[k] for k in ("critical", "warning", "violations")},
+                  "raw_score": raw})
+    warn = forb.parts["warning"]
+    warn_txt = f"; {warn} warning{'s' if warn != 1 else ''}" if warn else ""
+    if forb.parts["critical"]:
+        v = next(x for x in forb.parts["violations"] if x["severity"] == "critical")
+        reason = (f"composite 0 (fail): critical violation {v['rule']} at call {v['call_index']} "
+                  f"{v['tool']} ({v['why']}){warn_txt}")
+        return MetricResult("composite", 0.0, reason, parts, False)
+    if raw is None:
+        return MetricResult("composite", None,
+                            "not applicable: no weighted component applies" + warn_txt, parts, None)
+    weakest = min(applicable, key=lambda k: (float(values[k] or 0.0), COMPONENTS.index(k)))
+    passed = raw >= thr
+    dropped = [_LABEL[k] for k in COMPONENTS if w[k] > 0 and values[k] is None]
+    drop_txt = f"; not applicable: {', '.join(dropped)}" if dropped else ""
+    reason = (f"composite {raw:.3f} {'>=' if passed else '<'} {thr:.2f} "
+              f"({'pass' if passed else 'fail'}); weakest: {_LABEL[weakest]} "
+              f"{float(values[weakest] or 0.0):.3f}{drop_txt}{warn_txt}")
+    return MetricResult("composite", raw, reason, parts, passed)
+
+
+__all__ = ["COMPONENTS", "DEFAULT_THRESHOLD", "DEFAULT_WEIGHTS", "check_weights", "count_steps",
+           "efficiency_score", "score_trajectory"]

@@ -1,0 +1,552 @@
+"""Outcome metrics: the final state of the world, the required response content, task success.
+
+``state_diff`` compares two snapshots ``{table: [row dict]}`` (``trajcheck.sandbox``);
+``check_final_state`` applies a case's ``expected_final_state`` to that diff;
+``response_includes`` checks ``response_must_include``; ``task_success`` combines the two;
+``outcome_from_calls`` is the tau-bench-style proxy for runs without a database.
+Definitions: DESIGN.md ("Final state", "Task success" policies) and tau-bench's reward
+(``tau_bench/envs/base.py calculate_reward``: final-database hash equality plus
+case-insensitive, comma-stripped output substrings).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import MetricInputError
+from ..model import Case, Step, ToolCall, Trajectory
+from .result import MetricResult
+
+DEFAULT_IGNORE: tuple[str, ...] = ("id", "created_at", "updated_at")
+
+State = Mapping[str, Sequence[Mapping[str, Any]]]
+
+__all__ = [
+    "DEFAULT_IGNORE",
+    "StateDiff",
+    "check_final_state",
+    "outcome_from_calls",
+    "response_includes",
+    "response_text",
+    "state_diff",
+    "task_success",
+]
+
+
+# ---------------------------------------------------------------------------------------
+# canonical values (multiset keys)
+
+_NAN = ("<nan>",)
+
+
+def _freeze(v: Any) -> Any:
+    """A hashable, type-aware canonical form of a row value.
+
+    Numbers compare by value (``2 == 2.0``) but bools stay distinct from numbers
+    (``True != 1``); NaN equals NaN (so an unchanged NaN is no change); dicts compare by
+    key regardless of order; lists and tuples in order.
+    """
+    if isinstance(v, bool):
+        return ("<bool>", v)
+    if isinstance(v, float) and math.isnan(v):
+        return _NAN
+    if isinstance(v, Mapping):
+        return ("<dict>", tuple(sorted(((str(k), _freeze(x)) for k, x in v.items()),
+                                       key=lambda kv: kv[0])))
+    if isinstance(v, (list, tuple)):
+        return ("<list>", tuple(_freeze(x) for x in v))
+    if isinstance(v, (set, frozenset)):
+        return ("<set>", frozenset(_freeze(x) for x in v))
+    try:
+        hash(v)
+    except TypeError:
+        return ("<repr>", repr(v))
+    return v
+
+
+def _row_canon(row: Mapping[str, Any], ignore: frozenset[str]) -> Any:
+    return tuple(sorted(((k, _freeze(v)) for k, v in row.items() if k not in ignore),
+                        key=lambda kv: kv[0]))
+
+
+def _check_state(state: Any, what: str) -> dict[str, list[Mapping[str, Any]]]:
+    if state is None:
+        return {}
+    if not isinstance(state, Mapping):
+        raise MetricInputError(f"{what} state must be a mapping {{table: [row dict]}}, "
+                               f"got {type(state).__name__}")
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for t, rows in state.items():
+        if not isinstance(t, str):
+            raise MetricInputError(f"{what} state: table name {t!r} is not a string")
+        if rows is None:
+            rows = []
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
+            raise MetricInputError(f"{what} state: table {t!r} must be a list of row dicts, "
+                                   f"got {type(rows).__name__}")
+        for i, r in enumerate(rows):
+            if not isinstance(r, Mapping):
+                raise MetricInputError(f"{what} state: table {t!r} row {i} must be a dict, "
+                                       f"got {type(r).__name__}")
+        out[t] = list(rows)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# state_diff
+
+
+@dataclass(frozen=True)
+class StateDiff:
+    """The difference between two snapshots, per table (multiset semantics).
+
+    ``added[t]`` / ``removed[t]``: rows of table ``t`` present after but not before / before
+    but not after, as the original row dicts (ignored fields included), in the order they
+    appear in the snapshot; only tables with a change are keys. ``tables_dropped`` /
+    ``tables_created``: tables missing from one side (their rows are in removed / added).
+    """
+
+    added: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    removed: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    tables_dropped: tuple[str, ...] = ()
+    tables_created: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = DEFAULT_IGNORE
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing was added, removed, dropped or created."""
+        return not (self.added or self.removed or self.tables_dropped or self.tables_created)
+
+    @property
+    def changed_tables(self) -> tuple[str, ...]:
+        """Names of tables with any change, sorted."""
+        return tuple(sorted(set(self.added) | set(self.removed) | set(self.tables_dropped)
+                            | set(self.tables_created)))
+
+    def summary(self) -> str:
+        """One line, e.g. ``tickets: +1 -0; audit_log: +0 -3 (dropped)`` or ``no change``."""
+        if self.is_empty:
+            return "no change"
+        parts = []
+        for t in self.changed_tables:
+            s = f"{t}: +{len(self.added.get(t, ()))} -{len(self.removed.get(t, ()))}"
+            if t in self.tables_dropped:
+                s += " (dropped)"
+            if t in self.tables_created:
+                s += " (created)"
+            parts.append(s)
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: added/removed row lists per table, dropped/created tables."""
+        return {
+            "added": {t: [dict(r) for r in rows] for t, rows in self.added.items()},
+            "removed": {t: [dict(r) for r in rows] for t, rows in self.removed.items()},
+            "tables_dropped": list(self.tables_dropped),
+            "tables_created": list(self.tables_created),
+            "ignore": list(self.ignore),
+            "summary": self.summary(),
+        }
+
+
+def _minus(rows: list[Mapping[str, Any]], other: list[Mapping[str, Any]],
+           ignore: frozenset[str]) -> tuple[dict[str, Any], ...]:
+    left = Counter(_row_canon(r, ignore) for r in other)
+    out = []
+    for r in rows:
+        k = _row_canon(r, ignore)
+        if left[k] > 0:
+            left[k] -= 1
+        else:
+            out.append(dict(r))
+    return tuple(out)
+
+
+def state_diff(before: State, after: State, *, ignore: Sequence[str] = DEFAULT_IGNORE) -> StateDiff:
+    """Diff two snapshots ``{table: [row dict]}`` per table, ignoring volatile fields.
+
+    Policy (DESIGN.md, "Final state"): rows are compared with the top-level fields named in
+    ``ignore`` removed (default ``id``, ``created_at``, ``updated_at``), as multisets (two
+    identical rows before and one after = one removed). A changed row therefore shows as
+    one removed and one added row; a table dropped (absent from ``after``) or emptied shows
+    all its rows as removed (a dropped table is also listed in ``tables_dropped``); a new
+    table's rows are added. Values compare type-aware (``2 == 2.0``, ``True != 1``, dicts
+    by key, lists in order) and NaN equals NaN. A table given as None counts as empty.
+
+    Returns a ``StateDiff``. Raises MetricInputError naming the table and row index when a
+    state is not ``{str: [dict]}``.
+    """
+    if isinstance(ignore, str):
+        raise MetricInputError(f"ignore must be a list of field names, not the string {ignore!r}")
+    b = _check_state(before, "before")
+    a = _check_state(after, "after")
+    ig = frozenset(ignore)
+    added: dict[str, tuple[dict[str, Any], ...]] = {}
+    removed: dict[str, tuple[dict[str, Any], ...]] = {}
+    for t in sorted(set(b) | set(a)):
+        rb, ra = b.get(t, []), a.get(t, [])
+        rem = _minus(rb, ra, ig)
+        add = _minus(ra, rb, ig)
+        if rem:
+            removed[t] = rem
+        if add:
+            added[t] = add
+    return StateDiff(
+        added=added,
+        removed=removed,
+        tables_dropped=tuple(sorted(set(b) - set(a))),
+        tables_created=tuple(sorted(set(a) - set(b))),
+        ignore=tuple(ignore),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# check_final_state
+
+
+def _field_matchers(matchers: Mapping[str, Any] | None, table: str) -> dict[str, Any]:
+    if not matchers:
+        return {}
+    out: dict[str, Any] = {}
+    for key in ("*", table):
+        spec = matchers.get(key)
+        if spec is None:
+            continue
+        if not isinstance(spec, Mapping):
+            raise MetricInputError(f"matchers[{key!r}] must map field names to matcher specs")
+        out.update(spec)
+    return out
+
+
+def _row_matches(exp: Mapping[str, Any], row: Mapping[str, Any], fmatch: Mapping[str, Any],
+                 ctx: Any) -> bool:
+    from ..matchers import MISSING, get_matcher
+
+    for k, ev in exp.items():
+        m = get_matcher(fmatch.get(k))
+        if k not in row:
+            if not m.allows_missing(ev):
+                return False
+            continue
+        rv = row[k]
+        if isinstance(ev, float) and math.isnan(ev) and isinstance(rv, float) and math.isnan(rv):
+            continue
+        if not m(ev, rv, ctx):
+            return False
+    for k, spec in fmatch.items():  # a matcher with no expected value: check presence
+        if k not in exp:
+            m = get_matcher(spec)
+            if not m.check_unexpected(row.get(k, MISSING), ctx):
+                return False
+    return True
+
+
+def _pair(expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]],
+          fmatch: Mapping[str, Any], ctx: Any) -> list[int]:
+    from ..matching import max_matching
+
+    adj = [[j for j, r in enumerate(actual) if _row_matches(e, r, fmatch, ctx)] for e in expected]
+    return max_matching(adj, len(actual))
+
+
+def _table_spec(table: str, spec: Any) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]] | None]:
+    """(expected added rows, expected removed rows or None = none allowed)."""
+    if isinstance(spec, Mapping):
+        unknown = set(spec) - {"added", "removed"}
+        if unknown:
+            raise MetricInputError(f"expected_final_state[{table!r}]: unknown keys {sorted(unknown)}; "
+                                   "use a list of rows or {'added': [...], 'removed': [...]}")
+        added = spec.get("added") or []
+        removed = spec.get("removed")
+    else:
+        added, removed = spec, None
+    for what, rows in (("added", added), ("removed", removed)):
+        if rows is None:
+            continue
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
+            raise MetricInputError(f"expected_final_state[{table!r}] {what} rows must be a list")
+        for i, r in enumerate(rows):
+            if not isinstance(r, Mapping):
+                raise MetricInputError(f"expected_final_state[{table!r}] {what} row {i} must be a dict")
+    return list(added), (list(removed) if removed is not None else None)
+
+
+def _fmt_row(r: Mapping[str, Any], n: int = 160) -> str:
+    s = repr(dict(r))
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def check_final_state(before: State, after: State, expected_final_state: Mapping[str, Any] | None, *,
+                      ignore: Sequence[str] = DEFAULT_IGNORE,
+                      matchers: Mapping[str, Mapping[str, Any]] | None = None,
+                      context: Any = None) -> MetricResult:
+    """Whether the run changed the state exactly as the case expects.
+
+    ``expected_final_state`` maps a table to either a list of expected *added* rows, or
+    ``{"added": [rows], "removed": [rows]}`` (an update of a row is one removed and one added
+    row). Expected rows are partial: every field they give must match the row's field (a
+    missing field fails unless its matcher allows absence); other fields are free.
+    ``matchers``: ``{table: {field: spec}}`` (``"*"`` for every table), specs as in
+    ``trajcheck.matchers.get_matcher``; default per-field comparison is ``exact``
+    (type-aware: ``2 == 2.0``, ``True != 1``, ``"1" != 1``); a matcher given for a field the
+    expected row leaves out checks the value is present and non-empty. ``context``: a
+    ``MatchContext`` for semantic/judge matchers.
+
+    Policy (DESIGN.md "Final state", "Task success"): success needs every expected row
+    added -- expected rows paired one-to-one with the table's added rows by MAXIMUM bipartite
+    matching -- AND no other change: no unpaired added row, no removed row except the
+    expected removed rows (also paired one-to-one, all of which must have been removed),
+    no change to any table the expectation does not name, no table dropped. The diff is
+    ``state_diff(before, after, ignore=ignore)``.
+
+    Returns MetricResult ``final_state``: score 1.0/0.0, ``passed``, ``reason`` naming the
+    first problem (e.g. ``"unexpected added row in tickets: {...}"``, ``"table audit_log:
+    3 rows removed"``), ``parts`` with ``problems`` (all of them), ``diff`` and
+    ``matched``/``expected`` counts. ``expected_final_state`` None gives score None (not
+    applicable). Raises MetricInputError for malformed states or expectations, MatcherError
+    for an unknown matcher.
+    """
+    diff = state_diff(before, after, ignore=ignore)
+    if expected_final_state is None:
+        return MetricResult("final_state", None, "no expected_final_state for this case",
+                            {"diff": diff.to_dict()}, None)
+    if not isinstance(expected_final_state, Mapping):
+        raise MetricInputError("expected_final_state must be a mapping {table: [rows]}")
+    if context is None:
+        from ..matchers import MatchContext
+
+        context = MatchContext()
+    problems: list[str] = []
+    n_expected = n_matched = 0
+    for t in sorted(expected_final_state):
+        exp_added, exp_removed = _table_spec(t, expected_final_state[t])
+        fm = _field_matchers(matchers, t)
+        act_added = list(diff.added.get(t, ()))
+        act_removed = list(diff.removed.get(t, ()))
+        for exp_rows, act_rows, verb in ((exp_added, act_added, "added"),
+                                         (exp_removed or [], act_removed, "removed")):
+            ml = _pair(exp_rows, act_rows, fm, context)
+            n_expected += len(exp_rows)
+            n_matched += sum(1 for j in ml if j != -1)
+            for i, j in enumerate(ml):
+                if j == -1:
+                    problems.append(f"expected row not {verb} in {t}: {_fmt_row(exp_rows[i])}")
+            used = {j for j in ml if j != -1}
+            extra = [r for j, r in enumerate(act_rows) if j not in used]
+            if verb == "added":
+                problems.extend(f"unexpected added row in {t}: {_fmt_row(r)}" for r in extra)
+            elif exp_removed is None:
+                if t in diff.tables_dropped:
+                    problems.append(f"table {t}: dropped ({len(extra)} rows removed)")
+                elif extra:
+                    problems.append(f"table {t}: {len(extra)} rows removed")
+            else:
+                problems.extend(f"unexpected removed row in {t}: {_fmt_row(r)}" for r in extra)
+                if t in diff.tables_dropped:
+                    problems.append(f"table {t}: dropped")
+    for t in diff.changed_tables:
+        if t in expected_final_state:
+            continue
+        n_rem, n_add = len(diff.removed.get(t, ())), len(diff.added.get(t, ()))
+        if t in diff.tables_dropped:
+            problems.append(f"table {t}: dropped ({n_rem} rows removed)")
+        elif n_rem and n_add:
+            problems.append(f"table {t} changed: {n_add} rows added, {n_rem} rows removed")
+        elif n_rem:
+            problems.append(f"table {t}: {n_rem} rows removed")
+        elif n_add:
+            problems.append(f"unexpected added row in {t}: {_fmt_row(diff.added[t][0])}"
+                            + (f" (and {n_add - 1} more)" if n_add > 1 else ""))
+        else:
+            problems.append(f"table {t}: created")
+    ok = not problems
+    if ok:
+        reason = (f"final state as expected ({n_matched} expected row change(s) found, "
+                  f"nothing else changed)")
+    else:
+        reason = problems[0] + (f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else "")
+    parts = {"problems": problems, "matched": n_matched, "expected": n_expected,
+             "diff": diff.to_dict()}
+    return MetricResult("final_state", 1.0 if ok else 0.0, reason, parts, ok)
+
+
+# ---------------------------------------------------------------------------------------
+# response content
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+_TEXT_KINDS = ("assistant", "final_response")
+
+
+def response_text(traj_or_text: Trajectory | str | None) -> list[str]:
+    """The agent's user-facing text pieces that ``response_includes`` searches.
+
+    A string is one piece. For a ``Trajectory``: the ``content`` of every step of kind
+    ``assistant`` or ``final_response`` (text an assistant turn carrying tool calls is
+    kept too), then ``traj.final_response`` when it is not already one of them. Reasoning,
+    tool results, user and system text are never searched. None gives no pieces.
+    """
+    if traj_or_text is None:
+        return []
+    if isinstance(traj_or_text, str):
+        return [traj_or_text]
+    if not isinstance(traj_or_text, Trajectory):
+        raise MetricInputError(f"response_includes needs a Trajectory or a string, got "
+                               f"{type(traj_or_text).__name__}")
+    pieces: list[str] = []
+    for s in traj_or_text.steps:
+        if isinstance(s, Step) and s.kind in _TEXT_KINDS and isinstance(s.content, str) and s.content:
+            pieces.append(s.content)
+        elif s.kind == "tool_call" and isinstance(s.content, str) and s.content:
+            pieces.append(s.content)
+    fr = traj_or_text.final_response
+    if isinstance(fr, str) and fr and fr not in pieces:
+        pieces.append(fr)
+    return pieces
+
+
+def _norm_resp(s: str) -> str:
+    return _THOUSANDS.sub("", s).casefold()
+
+
+def response_includes(traj_or_text: Trajectory | str | None, required: Sequence[str]) -> MetricResult:
+    """Whether the agent's user-facing text contains every required item.
+
+    Text searched: see ``response_text`` -- every assistant text step plus the final
+    response, each piece separately, so tau-bench's rule ("each output appears in some
+    ``respond`` action") is met. Matching: case-insensitive (casefold) substring; thousands
+    separators are removed from numbers in both the text and the item (``"1,234"`` ->
+    ``"1234"``), as tau-bench strips commas before its substring test.
+
+    Returns MetricResult ``response_includes``: score = fraction of items found (1.0 when
+    nothing is required), ``passed`` = all found, ``parts`` with ``found`` and ``missing``.
+    Raises MetricInputError when ``required`` is a bare string or holds a non-string.
+    """
+    if isinstance(required, str):
+        raise MetricInputError("required must be a list of strings, not one string")
+    req = list(required or ())
+    for i, r in enumerate(req):
+        if not isinstance(r, str):
+            raise MetricInputError(f"response_must_include[{i}] must be a string, got {type(r).__name__}")
+    pieces = [_norm_resp(p) for p in response_text(traj_or_text)]
+    found = [r for r in req if any(_norm_resp(r) in p for p in pieces)]
+    missing = [r for r in req if r not in found]
+    if not req:
+        return MetricResult("response_includes", 1.0, "nothing required in the response",
+                            {"found": [], "missing": []}, True)
+    ok = not missing
+    reason = (f"response contains all {len(req)} required item(s)" if ok
+              else f"response is missing {missing[0]!r}"
+              + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    return MetricResult("response_includes", len(found) / len(req), reason,
+                        {"found": found, "missing": missing}, ok)
+
+
+# ---------------------------------------------------------------------------------------
+# task success
+
+
+def task_success(final_state_result: MetricResult | None,
+                 response_result: MetricResult | None) -> MetricResult:
+    """Task success = final-state assertions hold AND the response contains every required item.
+
+    Policy (DESIGN.md "Task success"). Each argument is a result from ``check_final_state``
+    (or ``outcome_from_calls``) and ``response_includes``; None, or a result with
+    ``passed`` None (not applicable), means the case has no such check. Success needs every
+    applicable check to pass; with no applicable check the result has score None and
+    ``passed`` None. Returns MetricResult ``task_success`` (score 1.0/0.0), reason naming
+    the failing check.
+    """
+    checks = [(n, r) for n, r in (("final state", final_state_result), ("response", response_result))
+              if r is not None and r.passed is not None]
+    if not checks:
+        return MetricResult("task_success", None, "no outcome check applies to this case", {}, None)
+    failed = [(n, r) for n, r in checks if not r.passed]
+    parts = {n.replace(" ", "_"): bool(r.passed) for n, r in checks}
+    if failed:
+        n, r = failed[0]
+        return MetricResult("task_success", 0.0, f"task failed: {n}: {r.reason}", parts, False)
+    return MetricResult("task_success", 1.0, "task succeeded: " + " and ".join(n for n, _ in checks)
+                        + " checks hold", parts, True)
+
+
+# ---------------------------------------------------------------------------------------
+# outcome from calls (no database)
+
+
+def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
+                       check_response: bool = True, args_mode: str | None = None) -> MetricResult:
+    """Task success judged from the calls when there is no database (tau-bench-style proxy).
+
+    tau-bench rewards a run when its final database equals the one produced by replaying
+    the task's expected actions. Without a database, trajcheck approximates that from the
+    calls: tools named in ``case.optional_calls`` are read-only (they cannot change state);
+    every other tool is state-changing. Success needs:
+
+    1. every expected call that is not read-only paired one-to-one with a *successful*
+       predicted call of a state-changing tool (``trajcheck.matching.match_calls``,
+       maximum matching; ``args_mode`` None -> ``case.args_mode``, then each expected
+       call's own mode, then ``exact_keys``);
+    2. no other successful state-changing call (an extra write, e.g. a duplicate booking,
+       fails the run); failed calls (``matching.is_failed``) changed nothing and are
+       ignored, so a recovered error does not fail the outcome (DESIGN.md policy);
+    3. when ``check_response``: ``response_includes(traj, case.response_must_include)``.
+
+    Known limit: writes that reach the same state with different arguments (e.g. extra keys
+    a tool ignores) are judged wrong. ``context``: a ``MatchContext``; None builds one from
+    the case's input and user. Returns MetricResult ``outcome_from_calls`` (score 1.0/0.0,
+    passed) with parts ``missing_expected`` / ``extra_calls`` (indices into the expected
+    list and into ``traj.tool_calls()``) and ``response``. Raises MetricInputError for
+    non-Trajectory/Case input, MatcherError for a bad matcher spec.
+    """
+    if not isinstance(traj, Trajectory):
+        raise MetricInputError(f"outcome_from_calls needs a Trajectory, got {type(traj).__name__}")
+    if not isinstance(case, Case):
+        raise MetricInputError(f"outcome_from_calls needs a Case, got {type(case).__name__}")
+    from ..matchers import MatchContext
+    from ..matching import is_failed, match_calls
+
+    if context is None:
+        context = MatchContext(case_input=case.input if isinstance(case.input, str) else None,
+                               user=case.user)
+    read_only = set(case.optional_calls)
+    exp_idx = [j for j, e in enumerate(case.expected_calls) if e.name not in read_only]
+    expected = [case.expected_calls[j] for j in exp_idx]
+    pred_idx: list[int] = []
+    pred: list[ToolCall] = []
+    for i, (c, r) in enumerate(traj.pairs()):
+        if c.name in read_only or is_failed(r):
+            continue
+        pred_idx.append(i)
+        pred.append(c)
+    m = match_calls(pred, expected, args_mode=args_mode or case.args_mode, context=context)
+    missing = [exp_idx[j] for j in m.unmatched_exp]
+    extra = [pred_idx[i] for i in m.unmatched_pred]
+    problems: list[str] = []
+    for j in missing:
+        e = case.expected_calls[j]
+        problems.append(f"case {case.id!r}: expected call {j} ({e.name}) not made successfully "
+                        f"with matching arguments")
+    calls = traj.tool_calls()
+    for i in extra:
+        problems.append(f"case {case.id!r}: unexpected state-changing call {i} ({calls[i].name} "
+                        f"{calls[i].args!r})")
+    parts: dict[str, Any] = {"missing_expected": missing, "extra_calls": extra,
+                             "matched": len(m.pairs), "expected_writes": len(expected)}
+    resp: MetricResult | None = None
+    if check_response:
+        resp = response_includes(traj, case.response_must_include)
+        parts["response"] = resp.to_dict()
+        if not resp.passed:
+            problems.append(f"case {case.id!r}: {resp.reason}")
+    ok = not problems
+    reason = (f"all {len(expected)} expected state-changing call(s) made, no other write"
+              + (", response complete" if resp is not None and case.response_must_include else "")
+              if ok else problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    parts["problems"] = problems
+    return MetricResult("outcome_from_calls", 1.0 if ok else 0.0, reason, parts, ok)

@@ -1,0 +1,232 @@
+"""Recovery metrics over fault-injected runs: recovery rate, false success, retry budget.
+
+DESIGN.md policy ("Error recovery"): rates are over fault-injected runs only. A false
+success is a final response that claims the action happened while the task failed (the
+final state or the action's successful call is missing); a truthful claim after a
+recovered retry is not. The retry budget is checked against the longest run of same-tool
+calls after an error. A recovered error does not fail the outcome.
+
+A run is a ``RecoveryRun(trajectory, task_success, fault_injected=True)``; plain
+``(trajectory, task_success)`` pairs are accepted and count as fault-injected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import MetricInputError
+from ..model import Trajectory
+from .result import MetricResult
+
+#: Words and phrases that claim an action happened (English; case-insensitive, whole words).
+DEFAULT_CLAIM_PATTERNS: tuple[str, ...] = (
+    r"\b(?:has|have|had) been (?:created|booked|cancell?ed|updated|submitted|scheduled|sent|"
+    r"processed|confirmed|resolved|opened|filed|refunded|changed|modified|added|removed|deleted|"
+    r"issued|reserved|completed|done|made)\b",
+    r"\b(?:created|booked|cancell?ed|updated|submitted|scheduled|sent|processed|confirmed|"
+    r"resolved|opened|filed|refunded|issued|reserved|completed)\b",
+    r"\bsuccessfully\b",
+    r"\b(?:all )?(?:done|all set)\b",
+    r"\bi(?:'ve| have) (?:gone ahead|taken care)\b",
+)
+
+#: Phrases that negate a claim in the same sentence ("could not be created").
+DEFAULT_NEGATION_PATTERNS: tuple[str, ...] = (
+    r"\b(?:not|never|no longer|unable|cannot|can't|couldn't|wasn't|weren't|isn't|aren't|"
+    r"hasn't|haven't|didn't|won't|failed|failure|error|unsuccessful|unfortunately)\b",
+)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+__all__ = [
+    "DEFAULT_CLAIM_PATTERNS",
+    "DEFAULT_NEGATION_PATTERNS",
+    "ClaimDetector",
+    "RecoveryRun",
+    "false_success_rate",
+    "longest_retry_run",
+    "max_retries_exceeded",
+    "recovery_rate",
+]
+
+
+@dataclass(frozen=True)
+class ClaimDetector:
+    """Detects a final response that claims an action happened.
+
+    A response claims success when some sentence matches a ``claim`` pattern and no
+    ``negation`` pattern (so "the ticket could not be created" is not a claim). Patterns
+    are regular expressions searched case-insensitively; pass your own lists to adapt to
+    another language or domain. Sentences split at ``.``/``!``/``?`` followed by space, and
+    at newlines.
+    """
+
+    claim: tuple[str, ...] = DEFAULT_CLAIM_PATTERNS
+    negation: tuple[str, ...] = DEFAULT_NEGATION_PATTERNS
+
+    def __call__(self, text: str | None) -> bool:
+        """True when ``text`` claims an action happened; None or empty text claims nothing."""
+        if not text:
+            return False
+        claims = [re.compile(p, re.IGNORECASE) for p in self.claim]
+        negs = [re.compile(p, re.IGNORECASE) for p in self.negation]
+        for sent in _SENTENCE.split(text):
+            if any(c.search(sent) for c in claims) and not any(n.search(sent) for n in negs):
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class RecoveryRun:
+    """One run for the recovery metrics: its trajectory, whether the task succeeded (from
+    ``task_success``/``check_final_state``/``outcome_from_calls``), and whether faults were
+    injected into it (runs with ``fault_injected`` False are left out of every rate)."""
+
+    trajectory: Trajectory
+    task_success: bool
+    fault_injected: bool = True
+
+
+def _runs(runs: Iterable[Any]) -> list[RecoveryRun]:
+    out: list[RecoveryRun] = []
+    for i, r in enumerate(runs):
+        if isinstance(r, RecoveryRun):
+            run = r
+        elif isinstance(r, (tuple, list)) and len(r) in (2, 3):
+            run = RecoveryRun(*r)
+        else:
+            raise MetricInputError(f"run {i}: expected a RecoveryRun or (trajectory, task_success), "
+                                   f"got {type(r).__name__}")
+        if not isinstance(run.trajectory, Trajectory):
+            raise MetricInputError(f"run {i}: trajectory must be a Trajectory, got "
+                                   f"{type(run.trajectory).__name__}")
+        if not isinstance(run.task_success, bool):
+            raise MetricInputError(f"run {i}: task_success must be a bool, got {run.task_success!r}")
+        out.append(run)
+    return out
+
+
+def _errors(traj: Trajectory) -> list[int]:
+    from ..matching import is_failed
+
+    return [i for i, (_, r) in enumerate(traj.pairs()) if is_failed(r)]
+
+
+def _final_text(traj: Trajectory) -> str | None:
+    if traj.final_response:
+        return traj.final_response
+    for s in reversed(traj.steps):
+        if s.kind in ("final_response", "assistant") and s.content:
+            return s.content
+        if s.kind in ("tool_call", "tool_result", "user"):
+            return None
+    return None
+
+
+def recovery_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]]) -> MetricResult:
+    """Share of fault-injected runs that hit a tool error and still completed the task.
+
+    Denominator: fault-injected runs in which at least one tool call failed
+    (``matching.is_failed``) -- a fault that never fired tests nothing. Numerator: those
+    with ``task_success`` True. Score in [0, 1], or None when no run hit an error.
+    Returns MetricResult ``recovery_rate`` with parts ``n_fault_runs``, ``n_hit_error``,
+    ``n_recovered``. Raises MetricInputError for malformed runs. Source: DESIGN.md
+    "Error recovery" policy.
+    """
+    rs = [r for r in _runs(runs) if r.fault_injected]
+    hit = [r for r in rs if _errors(r.trajectory)]
+    rec = sum(1 for r in hit if r.task_success)
+    parts = {"n_fault_runs": len(rs), "n_hit_error": len(hit), "n_recovered": rec}
+    if not hit:
+        return MetricResult("recovery_rate", None,
+                            f"no tool error occurred in {len(rs)} fault-injected run(s)", parts, None)
+    return MetricResult("recovery_rate", rec / len(hit),
+                        f"{rec} of {len(hit)} runs that hit a tool error completed the task", parts)
+
+
+def false_success_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]], *,
+                       detector: ClaimDetector | None = None) -> MetricResult:
+    """Share of fault-injected runs whose final response claims success while the task failed.
+
+    DESIGN.md policy: a false success is a final response that claims the action happened
+    (``detector``, default ``ClaimDetector()``: the documented phrase list, negations
+    excluded) while ``task_success`` is False; a claim after a recovered retry (task
+    succeeded) is truthful. The final response is ``traj.final_response``, else the last
+    assistant text when nothing follows it. Denominator: all fault-injected runs (lower is
+    better; 0.0 is the target). Score None when there is no fault-injected run.
+    Returns MetricResult ``false_success_rate`` with parts ``n_fault_runs``,
+    ``n_failed``, ``n_false_success`` and ``false_success_runs`` (indices among the
+    fault-injected runs); ``passed`` is True when there is none.
+    """
+    det = detector or ClaimDetector()
+    rs = [r for r in _runs(runs) if r.fault_injected]
+    failed = [i for i, r in enumerate(rs) if not r.task_success]
+    false = [i for i in failed if det(_final_text(rs[i].trajectory))]
+    parts = {"n_fault_runs": len(rs), "n_failed": len(failed), "n_false_success": len(false),
+             "false_success_runs": false}
+    if not rs:
+        return MetricResult("false_success_rate", None, "no fault-injected run", parts, None)
+    return MetricResult("false_success_rate", len(false) / len(rs),
+                        f"{len(false)} of {len(rs)} fault-injected runs claimed success while the task failed",
+                        parts, not false)
+
+
+def longest_retry_run(traj: Trajectory) -> int:
+    """The longest run of same-tool calls right after a failed call (the retries).
+
+    For each failed call of tool T (``matching.is_failed``), count the calls that follow it
+    consecutively in ``traj.tool_calls()`` order and are also calls of T, stopping after
+    the first one that succeeds. A failed call followed by a different tool has 0 retries.
+    Returns the maximum over failed calls (0 when nothing failed).
+    """
+    from ..matching import is_failed
+
+    pairs = traj.pairs()
+    best = 0
+    for i, (c, r) in enumerate(pairs):
+        if not is_failed(r):
+            continue
+        n = 0
+        for c2, r2 in pairs[i + 1:]:
+            if c2.name != c.name:
+                break
+            n += 1
+            if not is_failed(r2):
+                break
+        best = max(best, n)
+    return best
+
+
+def max_retries_exceeded(runs: Trajectory | Iterable[RecoveryRun | tuple[Trajectory, bool]], *,
+                         retry_budget: int = 2) -> MetricResult:
+    """Whether agents retried a failing tool more than ``retry_budget`` times in a row.
+
+    DESIGN.md policy: the budget is checked against ``longest_retry_run`` (the longest run
+    of same-tool calls after an error). For one ``Trajectory``: score 1.0 when exceeded
+    else 0.0, ``passed`` = not exceeded. For runs: score = share of fault-injected runs
+    that exceeded it (None when there are none), ``passed`` when none did. Parts: the
+    budget, ``longest`` per run, ``exceeded`` indices. ``retry_budget`` >= 0, else
+    MetricInputError.
+    """
+    if isinstance(retry_budget, bool) or not isinstance(retry_budget, int) or retry_budget < 0:
+        raise MetricInputError(f"retry_budget must be an integer >= 0, got {retry_budget!r}")
+    if isinstance(runs, Trajectory):
+        n = longest_retry_run(runs)
+        ex = n > retry_budget
+        return MetricResult("max_retries_exceeded", 1.0 if ex else 0.0,
+                            f"longest retry run {n} {'exceeds' if ex else 'is within'} the budget of {retry_budget}",
+                            {"retry_budget": retry_budget, "longest": [n], "exceeded": [0] if ex else []},
+                            not ex)
+    rs = [r for r in _runs(runs) if r.fault_injected]
+    longest = [longest_retry_run(r.trajectory) for r in rs]
+    exceeded = [i for i, n in enumerate(longest) if n > retry_budget]
+    parts = {"retry_budget": retry_budget, "longest": longest, "exceeded": exceeded}
+    if not rs:
+        return MetricResult("max_retries_exceeded", None, "no fault-injected run", parts, None)
+    return MetricResult("max_retries_exceeded", len(exceeded) / len(rs),
+                        f"{len(exceeded)} of {len(rs)} fault-injected runs retried beyond the budget of {retry_budget}",
+                        parts, not exceeded)
+

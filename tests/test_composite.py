@@ -1,0 +1,199 @@
+"""Tests for trajcheck.metrics.composite.score_trajectory, with the arithmetic written out."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from trajcheck.errors import DatasetError, MetricInputError
+from trajcheck.metrics.composite import count_steps, efficiency_score, score_trajectory
+from trajcheck.metrics.result import MetricResult
+from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
+
+
+def run(*steps, final=None):
+    """Build a trajectory. Each step is a list of calls; a call is ``name``,
+    ``(name, args)`` or ``(name, args, status)`` with status "ok", "err" or None (no result)."""
+    out = [Step(0, "user", "do it")]
+    n = 0
+    for calls in steps:
+        tcs, results = [], []
+        for c in calls:
+            if isinstance(c, str):
+                c = (c, {}, "ok")
+            elif len(c) == 2:
+                c = (c[0], c[1], "ok")
+            name, args, status = c
+            cid = f"c{n}"
+            n += 1
+            tcs.append(ToolCall(name, args, call_id=cid))
+            if status is not None:
+                results.append(ToolResult(cid, name, "x", is_error=(status == "err")))
+        out.append(Step(len(out), "tool_call", tool_calls=tuple(tcs)))
+        for r in results:
+            out.append(Step(len(out), "tool_result", tool_result=r))
+    if final is not None:
+        out.append(Step(len(out), "final_response", final))
+    return Trajectory(steps=tuple(out), final_response=final)
+
+
+PASS = MetricResult("task_success", 1.0, "ok", {}, True)
+FAIL = MetricResult("task_success", 0.0, "state differs", {}, False)
+
+
+def worked(**kw):
+    case = Case("w", "open a high ticket about INC 7",
+                expected_calls=(ExpectedCall("get_ticket", {"id": 7}),
+                                ExpectedCall("create_ticket", {"priority": "high"})), **kw)
+    t = run([("get_ticket", {"id": 7})], [("search_docs", {"q": "x"})],
+            [("create_ticket", {"priority": "medium"})], final="Created.")
+    return t, case
+
+
+def test_worked_example_by_hand():
+    t, case = worked(max_steps=2)
+    r = score_trajectory(t, case, outcome=PASS)
+    # tool selection (names): 3 counted calls, 2 name matches -> P = 2/3, R = 2/2 = 1,
+    #   F1 = 2 * (2/3) * 1 / (2/3 + 1) = (4/3) / (5/3) = 0.8
+    # argument correctness: 2 expected calls name-matched, 1 (get_ticket) with args -> 0.5
+    # efficiency: 3 steps with tool calls, max 2, excess 1 -> 1 - 1/2 = 0.5
+    # outcome: passed -> 1
+    # composite = 0.50*1 + 0.25*0.8 + 0.15*0.5 + 0.10*0.5 = 0.5 + 0.2 + 0.075 + 0.05 = 0.825
+    assert r.parts["tool_selection"] == pytest.approx(0.8)
+    assert r.parts["argument_correctness"] == 0.5
+    assert r.parts["efficiency"] == 0.5
+    assert r.parts["outcome"] == 1.0
+    assert r.score == pytest.approx(0.825)
+    assert r.passed is True  # 0.825 >= 0.80
+    # weakest: argument correctness 0.5 ties efficiency 0.5; the first in component order wins
+    assert "weakest: argument correctness 0.500" in r.reason
+
+
+def test_worked_example_threshold_and_optimal_steps():
+    t, case = worked(max_steps=2)
+    r = score_trajectory(t, case, outcome=PASS, threshold=0.9)
+    assert r.score == pytest.approx(0.825) and r.passed is False
+    t, case = worked(max_steps=2, threshold=0.85)
+    assert score_trajectory(t, case, outcome=PASS).passed is False
+    # optimal 2 of 3 actual steps -> efficiency 2/3;
+    # composite = 0.5 + 0.2 + 0.075 + 0.1*(2/3) = 0.841667
+    t, case = worked(optimal_steps=2, max_steps=2)
+    r = score_trajectory(t, case, outcome=PASS)
+    assert r.parts["efficiency"] == pytest.approx(2 / 3)
+    assert r.score == pytest.approx(0.775 + 0.2 / 3)
+
+
+def test_outcome_failed_and_renormalised_away():
+    t, case = worked(max_steps=2)
+    # outcome 0: 0 + 0.2 + 0.075 + 0.05 = 0.325
+    assert score_trajectory(t, case, outcome=FAIL).score == pytest.approx(0.325)
+    # no outcome and no final-state/response requirement: outcome weight dropped,
+    # (0.2 + 0.075 + 0.05) / (0.25 + 0.15 + 0.10) = 0.325 / 0.5 = 0.65
+    r = score_trajectory(t, case)
+    assert r.score == pytest.approx(0.65)
+    assert r.parts["outcome"] is None
+    assert r.parts["effective_weights"]["tool_selection"] == pytest.approx(0.5)
+    assert "not applicable: outcome" in r.reason
+
+
+def test_outcome_from_calls_used_when_case_has_requirements():
+    t, case = worked(max_steps=2, response_must_include=("Created",))
+    r = score_trajectory(t, case)
+    assert r.parts["outcome_source"] == "outcome_from_calls"
+    # create_ticket(medium) does not match create_ticket(high): outcome 0 -> 0.325
+    assert r.parts["outcome"] == 0.0 and r.score == pytest.approx(0.325)
+
+
+def test_critical_violation_zeroes_and_warning_does_not():
+    t, case = worked(max_steps=2, forbidden_calls=("search_*",))
+    r = score_trajectory(t, case, outcome=PASS)
+    assert r.score == 0.0 and r.passed is False
+    assert r.parts["forbidden"]["critical"] == 1 and "forbidden_calls[0]" in r.reason
+    assert r.parts["raw_score"] == pytest.approx(0.825)
+    t, case = worked(max_steps=2, forbidden_sequences=(
+        {"tool": "create_ticket", "requires_prior": "search_docs", "severity": "critical"},
+        {"tool": "search_docs", "severity": "warning"}))
+    r = score_trajectory(t, case, outcome=PASS)
+    assert r.score == pytest.approx(0.825) and r.parts["forbidden"]["warning"] == 1
+    assert "1 warning" in r.reason
+
+
+def test_bad_forbidden_rule_names_case():
+    t, case = worked(forbidden_sequences=({"tool": "x", "severity": "high"},))
+    with pytest.raises(DatasetError, match="case 'w'.*forbidden_sequences\\[0\\].severity"):
+        score_trajectory(t, case)
+
+
+@pytest.mark.parametrize("weights", [
+    {"outcome": 0.5, "tool_selection": 0.5, "efficiency": 0.1},
+    {"outcome": 1.1, "efficiency": -0.1},
+    {"outcome": 0.5, "speed": 0.5},
+    {"outcome": float("nan"), "efficiency": 1.0},
+    [0.5, 0.5],
+])
+def test_bad_weights(weights):
+    t, case = worked()
+    with pytest.raises(MetricInputError):
+        score_trajectory(t, case, weights=weights)
+
+
+def test_custom_weights_missing_keys_are_zero():
+    t, case = worked(max_steps=2)
+    # 0.6*1 + 0.4*0.8 = 0.92
+    r = score_trajectory(t, case, outcome=PASS, weights={"outcome": 0.6, "tool_selection": 0.4})
+    assert r.score == pytest.approx(0.92)
+
+
+@pytest.mark.parametrize("kw", [{"threshold": 1.5}, {"threshold": True}])
+def test_bad_threshold(kw):
+    t, case = worked()
+    with pytest.raises(MetricInputError):
+        score_trajectory(t, case, **kw)
+
+
+def test_bad_inputs():
+    t, case = worked()
+    with pytest.raises(MetricInputError):
+        score_trajectory([ToolCall("f")], case)
+    with pytest.raises(MetricInputError):
+        score_trajectory(t, {"id": "w"})
+    with pytest.raises(MetricInputError):
+        score_trajectory(t, case, outcome=True)
+    with pytest.raises(MetricInputError):
+        score_trajectory(t, Case("w", "x", max_steps=-1))
+
+
+def test_efficiency_rules():
+    three = run(["a", "b"], ["c"], ["d"])  # parallel a,b is one step -> 3 steps
+    assert count_steps(three) == 3
+    assert efficiency_score(three, Case("c", "x", optimal_steps=6))[0] == 1.0
+    assert efficiency_score(three, Case("c", "x", optimal_steps=1))[0] == pytest.approx(1 / 3)
+    assert efficiency_score(three, Case("c", "x", max_steps=3))[0] == 1.0
+    # excess 3 - 2 = 1 -> 1 - 1/2
+    assert efficiency_score(three, Case("c", "x", max_steps=2))[0] == 0.5
+    # excess 3 - 1 = 2 -> 1 - 2/1 < 0 -> floored at 0
+    assert efficiency_score(three, Case("c", "x", max_steps=1))[0] == 0.0
+    assert efficiency_score(three, Case("c", "x", max_steps=0))[0] == 0.0
+    assert efficiency_score(run(), Case("c", "x", max_steps=0))[0] == 1.0
+    assert efficiency_score(three, Case("c", "x"))[0] == 1.0
+
+
+call_st = st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from([{}, {"x": 1}, {"x": 2}]),
+                    st.sampled_from(["ok", "err", None]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(call_st, min_size=1, max_size=3), max_size=6),
+       st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from([None, {"x": 1}])), max_size=3),
+       st.sampled_from([None, PASS, FAIL]), st.sampled_from([None, 0, 2, 5]),
+       st.sampled_from([None, 1, 3]), st.sampled_from([(), ("c",)]))
+def test_composite_in_unit_interval(steps, exp, outcome, max_steps, optimal, forbidden):
+    t = run(*steps)
+    case = Case("c", "x", expected_calls=tuple(ExpectedCall(n, a) for n, a in exp),
+                max_steps=max_steps, optimal_steps=optimal, forbidden_calls=forbidden)
+    r = score_trajectory(t, case, outcome=outcome)
+    assert r.score is None or 0.0 <= r.score <= 1.0
+    for k in ("outcome", "tool_selection", "argument_correctness", "efficiency"):
+        assert r.parts[k] is None or 0.0 <= r.parts[k] <= 1.0
+    if forbidden and any(n == "c" for s in steps for n, _a, _st in s):
+        assert r.score == 0.0
