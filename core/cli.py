@@ -1,0 +1,253 @@
+"""The ``trajcheck`` command (click for parsing, rich for output).
+
+Each subcommand is a thin wrapper: it parses options, calls library functions, and prints.
+Heavy modules are imported inside the command so ``trajcheck --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import click
+
+from . import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="trajcheck")
+def main() -> None:
+    """Score AI agents on their tool use: calls, trajectories, final state, reliability."""
+
+
+# Subcommands are defined below, one function each (inspect, eval, run, compare).
+
+
+def _parse_ks(spec: str | None) -> list[int] | None:
+    """``--k``: ``"1..4"`` (a range), ``"1,2,4"`` (a list) or ``"4"`` (1..4); None = default."""
+    if spec is None:
+        return None
+    s = spec.strip()
+    try:
+        if ".." in s:
+            lo, hi = s.split("..", 1)
+            ks = list(range(int(lo), int(hi) + 1))
+        elif "," in s:
+            ks = [int(x) for x in s.split(",") if x.strip()]
+        else:
+            ks = list(range(1, int(s) + 1))
+    except ValueError:
+        raise click.BadParameter(f"expected 1..N, a list like 1,2,4, or N; got {spec!r}",
+                                 param_hint="--k") from None
+    if not ks or min(ks) < 1:
+        raise click.BadParameter(f"k must be >= 1; got {spec!r}", param_hint="--k")
+    return ks
+
+
+@main.command("eval")
+@click.argument("traces", type=click.Path(exists=True, dir_okay=False))
+@click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
+              help="Dataset of cases (JSONL/JSON/YAML). Not needed for tau-bench result files, "
+                   "which carry their own cases.")
+@click.option("--k", "k_spec", metavar="1..N",
+              help="The k of pass^k / pass@k: 1..N, a list 1,2,4, or N (= 1..N). "
+                   "Default: 1..(fewest trials of any case).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the scorecard JSON here.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Write the HTML report here.")
+@click.option("--md", "md_out", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
+@click.option("--fail-under", type=click.FloatRange(0, 1), default=None,
+              help="Exit with code 1 when the task success rate (successful runs / runs, "
+                   "trajcheck's own outcome) is below this value.")
+@click.option("--format", "trace_format", default="auto", show_default=True,
+              help="Trace format of TRACES (auto-detected by default).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables.")
+def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
+                 html_out: str | None, md_out: str | None, fail_under: float | None,
+                 trace_format: str, seed: int, quiet: bool) -> None:
+    """Score recorded runs in TRACES and print a scorecard.
+
+    Each trace is keyed to its case by its case id (tau-bench: the task id). Traces of
+    unknown cases and cases without traces are listed as problems; the rest is scored.
+
+    Exit codes: 0 when scored (whatever the scores), 1 when --fail-under is given and the
+    task success rate is below it, 2 when TRACES is not a trace file, the cases file is
+    invalid, or nothing could be scored.
+    """
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from .errors import TrajcheckError
+    from .report import render_terminal, to_markdown
+    from .suite import evaluate
+
+    err = Console(stderr=True)
+    try:
+        from .traces import load
+
+        loaded = load(traces, format=trace_format)
+        cases = None
+        if cases_path is not None:
+            from .dataset import load_cases
+
+            cases = load_cases(cases_path)
+        sc = evaluate(loaded, cases, ks=_parse_ks(k_spec), seed=seed, source=str(traces))
+    except TrajcheckError as e:
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        raise SystemExit(2) from None
+    if not quiet:
+        render_terminal(sc, Console())
+    if json_out:
+        sc.to_json(json_out)
+    if md_out:
+        Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
+    if html_out:
+        from .report_html import to_html
+
+        Path(html_out).write_text(to_html(sc), encoding="utf-8")
+    if fail_under is not None:
+        rate = sc.suite.task_success_rate.value or 0.0
+        if rate < fail_under:
+            err.print(f"[red]FAIL[/red]: task success rate {rate:.4f} < --fail-under {fail_under}")
+            raise SystemExit(1)
+        err.print(f"[green]OK[/green]: task success rate {rate:.4f} >= --fail-under {fail_under}")
+
+
+@main.command("compare")
+@click.argument("a_path", metavar="A.json", type=click.Path(exists=True, dir_okay=False))
+@click.argument("b_path", metavar="B.json", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison JSON here.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the paired bootstrap.")
+def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -> None:
+    """Paired comparison of two scorecards (B - A) on the cases they share.
+
+    Shows per-metric deltas with paired bootstrap intervals over cases and, for the task
+    success rate, the exact McNemar / sign test. Exit code 2 when a file is not a scorecard
+    or the two share no case.
+    """
+    import json as _json
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from .errors import TrajcheckError
+    from .report import fmt
+    from .suite import Scorecard, compare_scorecards
+
+    con = Console()
+    try:
+        a = Scorecard.load(a_path)
+        b = Scorecard.load(b_path)
+        cmp = compare_scorecards(a, b, seed=seed)
+    except TrajcheckError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}", highlight=False)
+        raise SystemExit(2) from None
+    t = Table(title=f"B - A over {cmp.n_cases} shared cases (95% paired bootstrap)",
+              title_justify="left")
+    for col in ("metric", "A", "B", "delta", "interval", "p"):
+        t.add_column(col)
+    for d in cmp.deltas:
+        t.add_row(d.metric, fmt(d.a), fmt(d.b), fmt(d.delta),
+                  f"[{fmt(d.lo)}, {fmt(d.hi)}]" if d.lo is not None else "",
+                  fmt(d.p_value) if d.p_value is not None else "")
+    con.print(t)
+    for label, ids in (("only in A", cmp.only_a), ("only in B", cmp.only_b)):
+        if ids:
+            con.print(f"{len(ids)} case(s) {label}, left out: {', '.join(ids[:20])}", highlight=False)
+    if json_out:
+        Path(json_out).write_text(_json.dumps(cmp.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+@main.command("inspect")
+@click.argument("traces", type=click.Path(exists=False))
+@click.option("--format", "fmt", default="auto", show_default=True,
+              help="Trace format name (auto-detected per object by default).")
+@click.option("--max-problems", default=20, show_default=True, help="How many unreadable lines/records to list.")
+def inspect_cmd(traces: str, fmt: str, max_problems: int) -> None:
+    """Show what was read from TRACES (a file or directory): runs, cases, steps, tool calls
+    per tool, failed tool results, usage totals, recorded rewards, formats, and problems.
+
+    Exits 0 even when some lines could not be read; exits 2 with a message when the input
+    is not a trace at all.
+    """
+    from collections import Counter
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from .errors import TraceFormatError
+    from .model import Usage
+    from .traces import load
+
+    console = Console()
+    try:
+        res = load(traces, format=fmt)
+    except TraceFormatError as e:
+        console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+        raise SystemExit(2) from None
+
+    runs = res.trajectories
+    case_ids = {t.metadata.get("case_id") for t in runs if t.metadata.get("case_id") is not None}
+    n_tasks = len(case_ids | set(res.cases))
+    per_tool: Counter[str] = Counter()
+    errs: Counter[str] = Counter()
+    n_steps = 0
+    n_results = 0
+    usage: Usage | None = None
+    cost = 0.0
+    has_cost = False
+    rewards: list[float] = [float(t.metadata["reward"]) for t in runs
+                            if isinstance(t.metadata.get("reward"), (int, float))]
+    for t in runs:
+        n_steps += len(t.steps)
+        for c in t.tool_calls():
+            per_tool[c.name] += 1
+        for r in t.tool_results():
+            n_results += 1
+            if r.is_error:
+                errs[r.name or "?"] += 1
+        if t.total_usage is not None:
+            usage = t.total_usage if usage is None else usage + t.total_usage
+        if t.total_cost_usd is not None:
+            cost += t.total_cost_usd
+            has_cost = True
+    n_calls = sum(per_tool.values())
+
+    summary = Table(title="Traces", show_header=False)
+    summary.add_column("what")
+    summary.add_column("value", justify="right")
+    summary.add_row("source", str(traces))
+    summary.add_row("format(s) detected", ", ".join(f"{k} ({v})" for k, v in res.formats.items()) or "-")
+    summary.add_row("runs", f"{len(runs):,}")
+    summary.add_row("tasks / cases", f"{n_tasks:,}")
+    summary.add_row("steps", f"{n_steps:,}")
+    summary.add_row("tool calls", f"{n_calls:,} across {len(per_tool)} tools")
+    summary.add_row("tool results", f"{n_results:,} ({sum(errs.values()):,} failed)")
+    if rewards:
+        ones = sum(1 for r in rewards if abs(r - 1.0) <= 1e-6)
+        summary.add_row("recorded rewards", f"{len(rewards):,} runs, {ones:,} with reward 1")
+    if usage is not None:
+        summary.add_row("input tokens", f"{usage.input_tokens:,}" if usage.input_tokens is not None else "-")
+        summary.add_row("output tokens", f"{usage.output_tokens:,}" if usage.output_tokens is not None else "-")
+        summary.add_row("total tokens", f"{usage.total:,}" if usage.total is not None else "-")
+    if has_cost:
+        summary.add_row("cost (USD)", f"{cost:.6f}")
+    summary.add_row("problems", f"{len(res.problems):,}")
+    console.print(summary)
+
+    if per_tool:
+        tt = Table(title="Tool calls per tool")
+        tt.add_column("tool")
+        tt.add_column("calls", justify="right")
+        tt.add_column("failed results", justify="right")
+        for name, n in sorted(per_tool.items(), key=lambda kv: (-kv[1], kv[0])):
+            tt.add_row(name or "(no name)", f"{n:,}", f"{errs.get(name, 0):,}")
+        console.print(tt)
+
+    if res.problems:
+        pt = Table(title=f"Could not read ({len(res.problems)})")
+        pt.add_column("where / what", overflow="fold")
+        for p in res.problems[:max_problems]:
+            pt.add_row(p)
+        if len(res.problems) > max_problems:
+            pt.add_row(f"... and {len(res.problems) - max_problems} more")
+        console.print(pt)

@@ -1,0 +1,332 @@
+"""Single-file HTML report of a ``Scorecard``: no JavaScript, no external resources.
+
+Plots are inline SVG drawn here in Python: the pass^k curve with its bootstrap intervals
+(and the recorded reward's curve when present), the per-tool confusion of expected vs
+called tools, the routing confusion heatmap when routing data exists, and the
+distributions of steps / tokens / cost / latency over runs. A table of failing runs links
+(``#run-<id>`` anchors) to each run's trajectory rendered step by step.
+
+Every figure carries an ``id`` (``suite-task-success-rate``, ``pass-hat-k-1``,
+``recorded-pass-hat-k-1``, ``agreement-ours_pass_recorded_pass`` ...) with the text the JSON
+holds, so a test can read the rendered DOM back and compare.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .report import fmt, fmt_ci, fmt_est, headline_rows
+from .suite import Scorecard
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1100px;color:#1d2430;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #dde;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d6dbe4;padding:4px 8px;text-align:left;vertical-align:top;font-size:.92em}
+th{background:#f2f4f8}.num{text-align:right;font-variant-numeric:tabular-nums}
+.pass{color:#17803d;font-weight:600}.fail{color:#b42318;font-weight:600}
+.grid{display:flex;flex-wrap:wrap;gap:18px}.card{border:1px solid #e3e6ee;border-radius:6px;padding:10px;background:#fff}
+.step{border-left:3px solid #ccd;margin:4px 0;padding:2px 8px;white-space:pre-wrap;font-size:.88em}
+.step.user{border-color:#3b82f6}.step.assistant,.step.final_response{border-color:#10b981}
+.step.tool_call{border-color:#f59e0b}.step.tool_result{border-color:#8b5cf6}.step.system{border-color:#9ca3af;color:#555}
+.err{color:#b42318}.muted{color:#667}code{background:#f4f5f7;padding:0 3px}
+details{margin:6px 0}summary{cursor:pointer}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s)
+
+
+# ------------------------------------------------------------------ SVG primitives
+
+
+def svg_curves(series: Sequence[dict[str, Any]], *, title: str, width: int = 460,
+               height: int = 280) -> str:
+    """A line chart over k in [0, 1]: each series ``{label, color, points: {k: y},
+    ci: {k: (lo, hi)}}`` is drawn as a polyline with error bars."""
+    ks = sorted({k for s in series for k in s["points"]})
+    if not ks:
+        return ""
+    ml, mr, mt, mb = 48, 14, 28, 40
+    pw, ph = width - ml - mr, height - mt - mb
+    kmin, kmax = ks[0], ks[-1]
+
+    def X(k: float) -> float:
+        return ml + (pw / 2 if kmax == kmin else (k - kmin) / (kmax - kmin) * pw)
+
+    def Y(v: float) -> float:
+        return mt + (1 - v) * ph
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'role="img" aria-label="{_e(title)}">',
+             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13" font-weight="600">{_e(title)}</text>']
+    for i in range(6):
+        v = i / 5
+        parts.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="#e5e7eb"/>')
+        parts.append(f'<text x="{ml - 6}" y="{Y(v) + 4:.1f}" text-anchor="end" font-size="11">{v:.1f}</text>')
+    for k in ks:
+        parts.append(f'<text x="{X(k):.1f}" y="{mt + ph + 16}" text-anchor="middle" font-size="11">{k}</text>')
+    parts.append(f'<text x="{ml + pw / 2}" y="{height - 6}" text-anchor="middle" font-size="11">k (trials)</text>')
+    parts.append(f'<line x1="{ml}" x2="{ml}" y1="{mt}" y2="{mt + ph}" stroke="#555"/>')
+    parts.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{mt + ph}" y2="{mt + ph}" stroke="#555"/>')
+    for si, s in enumerate(series):
+        col = s["color"]
+        dx = (si - (len(series) - 1) / 2) * 5
+        pts = sorted(s["points"].items())
+        poly = " ".join(f"{X(k) + dx:.1f},{Y(v):.1f}" for k, v in pts if v is not None)
+        parts.append(f'<polyline points="{poly}" fill="none" stroke="{col}" stroke-width="2"/>')
+        for k, v in pts:
+            if v is None:
+                continue
+            ci = (s.get("ci") or {}).get(k)
+            if ci:
+                parts.append(f'<line x1="{X(k) + dx:.1f}" x2="{X(k) + dx:.1f}" y1="{Y(ci[0]):.1f}" '
+                             f'y2="{Y(ci[1]):.1f}" stroke="{col}" stroke-width="1.5" opacity="0.7"/>')
+            parts.append(f'<circle cx="{X(k) + dx:.1f}" cy="{Y(v):.1f}" r="3.5" fill="{col}">'
+                         f'<title>{_e(s["label"])} k={k}: {fmt(v)} {fmt_ci(ci)}</title></circle>')
+        ly = mt + 12 + 16 * si
+        parts.append(f'<rect x="{ml + 10}" y="{ly - 9}" width="10" height="10" fill="{col}"/>')
+        parts.append(f'<text x="{ml + 24}" y="{ly}" font-size="11">{_e(s["label"])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_heatmap(labels_rows: Sequence[str], labels_cols: Sequence[str], matrix: Sequence[Sequence[float]],
+                *, title: str, row_title: str, col_title: str, cell: int = 34) -> str:
+    """A count heatmap with the count written in each non-zero cell."""
+    if not labels_rows or not labels_cols:
+        return ""
+    lw = 8 + 7 * max(len(str(x)) for x in labels_rows)
+    th = 8 + 6 * max(len(str(x)) for x in labels_cols)
+    width = lw + cell * len(labels_cols) + 20
+    height = 30 + th + cell * len(labels_rows) + 26
+    vmax = max([v for row in matrix for v in row] + [1])
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="{_e(title)}">',
+             f'<text x="4" y="16" font-size="13" font-weight="600">{_e(title)}</text>']
+    y0 = 30 + th
+    for j, c in enumerate(labels_cols):
+        x = lw + j * cell + cell / 2
+        parts.append(f'<text transform="translate({x:.1f},{y0 - 6}) rotate(-55)" font-size="11">{_e(c)}</text>')
+    for i, r in enumerate(labels_rows):
+        y = y0 + i * cell
+        parts.append(f'<text x="{lw - 6}" y="{y + cell / 2 + 4:.1f}" text-anchor="end" font-size="11">{_e(r)}</text>')
+        for j, _c in enumerate(labels_cols):
+            v = matrix[i][j]
+            a = 0.0 if v == 0 else 0.15 + 0.85 * (v / vmax)
+            parts.append(f'<rect x="{lw + j * cell}" y="{y}" width="{cell - 1}" height="{cell - 1}" '
+                         f'fill="rgba(37,99,235,{a:.3f})" stroke="#e5e7eb"><title>{_e(r)} / '
+                         f'{_e(labels_cols[j])}: {fmt(v)}</title></rect>')
+            if v:
+                colr = "#fff" if v / vmax > 0.55 else "#111"
+                parts.append(f'<text x="{lw + j * cell + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" '
+                             f'text-anchor="middle" font-size="11" fill="{colr}">{fmt(v)}</text>')
+    parts.append(f'<text x="4" y="{height - 8}" font-size="11" fill="#555">rows: {_e(row_title)}; '
+                 f'columns: {_e(col_title)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_histogram(ok: Sequence[float], bad: Sequence[float], *, title: str, unit: str = "",
+                  width: int = 340, height: int = 200, bins: int = 12) -> str:
+    """Stacked histogram of a per-run figure: successful runs green, failed runs red."""
+    vals = [v for v in list(ok) + list(bad) if v is not None and math.isfinite(v)]
+    if not vals:
+        return ""
+    lo, hi = min(vals), max(vals)
+    if hi == lo:
+        hi = lo + 1
+    nb = max(1, min(bins, len(set(vals))))
+    w = (hi - lo) / nb
+
+    def counts(xs: Sequence[float]) -> list[int]:
+        c = [0] * nb
+        for v in xs:
+            c[min(nb - 1, int((v - lo) / w))] += 1
+        return c
+
+    co, cb = counts(ok), counts(bad)
+    cmax = max(a + b for a, b in zip(co, cb)) or 1
+    ml, mt, mb = 34, 24, 34
+    pw, ph = width - ml - 10, height - mt - mb
+    bw = pw / nb
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="{_e(title)}">',
+             f'<text x="{width / 2}" y="15" text-anchor="middle" font-size="12" font-weight="600">{_e(title)}</text>']
+    for i in range(nb):
+        x = ml + i * bw
+        h1 = co[i] / cmax * ph
+        h2 = cb[i] / cmax * ph
+        parts.append(f'<rect x="{x:.1f}" y="{mt + ph - h1:.1f}" width="{bw - 1:.1f}" height="{h1:.1f}" fill="#16a34a">'
+                     f'<title>{fmt(lo + i * w)}-{fmt(lo + (i + 1) * w)}{unit}: {co[i]} successful</title></rect>')
+        parts.append(f'<rect x="{x:.1f}" y="{mt + ph - h1 - h2:.1f}" width="{bw - 1:.1f}" height="{h2:.1f}" fill="#dc2626">'
+                     f'<title>{fmt(lo + i * w)}-{fmt(lo + (i + 1) * w)}{unit}: {cb[i]} failed</title></rect>')
+    parts.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{mt + ph}" y2="{mt + ph}" stroke="#555"/>')
+    parts.append(f'<text x="{ml}" y="{mt + ph + 14}" font-size="10">{fmt(lo)}</text>')
+    parts.append(f'<text x="{ml + pw}" y="{mt + ph + 14}" font-size="10" text-anchor="end">{fmt(hi)}{_e(unit)}</text>')
+    parts.append(f'<text x="{ml - 4}" y="{mt + 8}" font-size="10" text-anchor="end">{cmax}</text>')
+    parts.append(f'<text x="{ml}" y="{height - 4}" font-size="10" fill="#555">green: successful runs, red: failed</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# ------------------------------------------------------------------ page
+
+
+def _step_html(st: dict[str, Any]) -> str:
+    kind = st.get("kind", "")
+    bits = [f'<div class="step {_e(kind)}"><span class="muted">#{_e(st.get("index"))} {_e(kind)}</span>']
+    if st.get("content"):
+        bits.append(f"\n{_e(st['content'])}")
+    for c in st.get("tool_calls") or ():
+        bits.append(f"\n&#8594; <code>{_e(c.get('name'))}</code>({_e(c.get('args'))})")
+    tr = st.get("tool_result")
+    if tr:
+        cls = ' class="err"' if tr.get("is_error") else ""
+        bits.append(f"\n<span{cls}>&#8592; <code>{_e(tr.get('name'))}</code>: {_e(tr.get('output'))}</span>")
+    bits.append("</div>")
+    return "".join(bits)
+
+
+def _routing_svg(rt: dict[str, Any]) -> str:
+    labels = rt.get("labels")
+    matrix = rt.get("matrix") or rt.get("confusion")
+    if isinstance(matrix, dict) and labels is None:
+        labels = sorted({str(a) for a in matrix} | {str(b) for row in matrix.values() for b in row})
+        matrix = [[(matrix.get(a) or {}).get(b, 0) for b in labels] for a in labels]
+    if not labels or not isinstance(matrix, list):
+        return ""
+    return svg_heatmap([str(x) for x in labels], [str(x) for x in labels], matrix,
+                       title="routing confusion", row_title="expected route",
+                       col_title="actual route")
+
+
+def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
+    """The whole report as one HTML document (UTF-8 text; no scripts, no external links)."""
+    s = sc.suite
+    rr = sc.recorded_reward
+    h: list[str] = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+                    f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+                    f"<h1>{_e(title)}</h1>"]
+    if sc.meta.get("source"):
+        h.append(f'<p class="muted">source: <code id="meta-source">{_e(sc.meta["source"])}</code> '
+                 f'&middot; trajcheck {_e(sc.meta.get("trajcheck_version", ""))} &middot; bootstrap '
+                 f'seed {_e(sc.meta.get("seed"))}</p>')
+
+    h.append("<h2>Summary</h2><table>")
+    ids = {"task success rate": "suite-task-success-rate", "mean tool-call F1": "suite-mean-f1",
+           "mean composite": "suite-mean-composite",
+           "runs with a forbidden call": "suite-forbidden-rate",
+           "runs with a duplicate call": "suite-duplicate-rate",
+           "false-success rate (fault runs)": "suite-false-success-rate"}
+    for label, v in headline_rows(sc):
+        h.append(f'<tr><th>{_e(label)}</th><td id="{ids.get(label, "row-" + _slug(label))}">{_e(v)}</td></tr>')
+    h.append("</table>")
+    h.append(f'<p>task success rate: <span id="task-success-value">{fmt(s.task_success_rate.value)}</span> '
+             f'({s.n_successes} of {s.n_runs} runs; {_e(s.task_success_rate.method or "")} interval '
+             f'{_e(fmt_est(s.task_success_rate))})</p>')
+
+    if s.pass_hat_k:
+        h.append("<h2>Reliability over trials</h2><div class=\"grid\"><div class=\"card\">")
+        series = [{"label": "pass^k (trajcheck)", "color": "#2563eb", "points": s.pass_hat_k,
+                   "ci": s.pass_hat_k_ci},
+                  {"label": "pass@k (trajcheck)", "color": "#9333ea", "points": s.pass_at_k,
+                   "ci": s.pass_at_k_ci}]
+        if rr is not None and rr.pass_hat_k:
+            series.append({"label": "pass^k (recorded reward)", "color": "#ea580c",
+                           "points": rr.pass_hat_k, "ci": rr.pass_hat_k_ci})
+        h.append(svg_curves(series, title="pass^k and pass@k with 95% bootstrap intervals"))
+        h.append("</div><div class=\"card\"><table><tr><th>k</th><th>pass^k</th><th>95% CI</th>"
+                 "<th>pass@k</th><th>95% CI</th>" + ("<th>recorded pass^k</th><th>95% CI</th>" if rr else "")
+                 + "</tr>")
+        for k in sorted(s.pass_hat_k):
+            row = (f'<tr><td class="num">{k}</td><td class="num" id="pass-hat-k-{k}">{fmt(s.pass_hat_k[k])}</td>'
+                   f'<td>{fmt_ci(s.pass_hat_k_ci.get(k))}</td>'
+                   f'<td class="num" id="pass-at-k-{k}">{fmt(s.pass_at_k.get(k))}</td>'
+                   f'<td>{fmt_ci(s.pass_at_k_ci.get(k))}</td>')
+            if rr:
+                row += (f'<td class="num" id="recorded-pass-hat-k-{k}">{fmt(rr.pass_hat_k.get(k))}</td>'
+                        f'<td>{fmt_ci(rr.pass_hat_k_ci.get(k))}</td>')
+            h.append(row + "</tr>")
+        h.append("</table></div></div>")
+
+    if rr is not None:
+        m = rr.matrix
+        h.append(f'<h2>Agreement with the recorded reward: <span id="agreement-agree">{rr.agree}</span>/'
+                 f'<span id="agreement-n">{rr.n}</span></h2>')
+        h.append("<table><tr><th></th><th>recorded pass</th><th>recorded fail</th></tr>")
+        for ours in ("pass", "fail"):
+            h.append(f"<tr><th>trajcheck {ours}</th>")
+            for rec in ("pass", "fail"):
+                key = f"ours_{ours}_recorded_{rec}"
+                h.append(f'<td class="num" id="agreement-{key}">{m.get(key, 0)}</td>')
+            h.append("</tr>")
+        h.append("</table>")
+        if rr.disagreements:
+            h.append("<table><tr><th>run</th><th>trajcheck</th><th>recorded</th><th>reason</th></tr>")
+            for d in rr.disagreements:
+                h.append(f'<tr class="disagreement"><td><a href="#run-{_slug(d.run_id)}">{_e(d.run_id)}</a></td>'
+                         f'<td class="{"pass" if d.ours else "fail"}">{"pass" if d.ours else "fail"}</td>'
+                         f'<td class="{"pass" if d.recorded else "fail"}">{"pass" if d.recorded else "fail"}</td>'
+                         f"<td>{_e(d.reason)}</td></tr>")
+            h.append("</table>")
+
+    tc = s.tool_confusion or {}
+    if tc.get("labels") and len(tc["labels"]) > 1:
+        h.append("<h2>Tools: expected vs called</h2><div class=\"card\">")
+        h.append(svg_heatmap(tc["labels"], tc["labels"], tc["matrix"], title="per-tool confusion",
+                             row_title=tc.get("rows", "expected"), col_title=tc.get("columns", "called")))
+        h.append("</div>")
+    if s.routing:
+        svg = _routing_svg(s.routing)
+        h.append("<h2>Routing</h2>")
+        if s.routing.get("accuracy") is not None:
+            h.append(f'<p>routing accuracy: <span id="routing-accuracy">{fmt(s.routing.get("accuracy"))}</span></p>')
+        if svg:
+            h.append(f'<div class="card">{svg}</div>')
+
+    dists = []
+    for key, label, unit in (("steps", "steps per run", ""), ("tokens", "tokens per run", ""),
+                             ("cost_usd", "cost per run", " USD"), ("latency_ms", "latency per run", " ms")):
+        ok = [float(getattr(r, key)) for r in sc.runs if r.success and getattr(r, key) is not None]
+        bad = [float(getattr(r, key)) for r in sc.runs if not r.success and getattr(r, key) is not None]
+        svg = svg_histogram(ok, bad, title=label, unit=unit)
+        if svg:
+            dists.append(f'<div class="card">{svg}</div>')
+    if dists:
+        h.append("<h2>Cost, latency and length</h2><div class=\"grid\">" + "".join(dists) + "</div>")
+
+    failing = [r for r in sc.runs if not r.success]
+    h.append(f'<h2>Failing runs (<span id="n-failing">{len(failing)}</span>)</h2>')
+    if failing:
+        h.append("<table><tr><th>run</th><th>case</th><th>F1</th><th>composite</th><th>reason</th></tr>")
+        for r in failing:
+            h.append(f'<tr class="failing-run"><td><a href="#run-{_slug(r.run_id)}">{_e(r.run_id)}</a></td>'
+                     f"<td>{_e(r.case_id)}</td><td class=\"num\">{fmt(r.f1)}</td>"
+                     f"<td class=\"num\">{fmt(r.composite)}</td>"
+                     f"<td>{_e(r.failure_reason or r.outcome_reason)}</td></tr>")
+        h.append("</table>")
+    h.append("<h2>Trajectories</h2>")
+    for r in sc.runs:
+        if r.transcript is None:
+            continue
+        status = '<span class="pass">pass</span>' if r.success else '<span class="fail">fail</span>'
+        h.append(f'<section id="run-{_slug(r.run_id)}"><h3>run {_e(r.run_id)} (case {_e(r.case_id)}) '
+                 f"{status}</h3><p>{_e(r.outcome_reason)}</p><details><summary>{len(r.transcript)} steps"
+                 "</summary>")
+        h.extend(_step_html(st) for st in r.transcript)
+        h.append("</details></section>")
+    if sc.problems:
+        h.append(f"<h2>Problems ({len(sc.problems)})</h2><ul>")
+        h.extend(f"<li>{_e(p)}</li>" for p in sc.problems)
+        h.append("</ul>")
+    h.append("</body></html>")
+    return "".join(h)

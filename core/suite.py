@@ -1,0 +1,1040 @@
+"""Score a suite of agent runs (cases x trials) into one ``Scorecard``.
+
+``score_runs`` takes ``(Trajectory, Case)`` pairs -- recorded traces matched to their
+cases, or the runs ``trajcheck run`` just made -- and returns a frozen ``Scorecard`` with
+
+- one ``RunResult`` per run: outcome (success and why), tool-call P/R/F1, call rates,
+  forbidden sequences, ordering, error recovery, composite score, efficiency figures and a
+  one-line failure reason;
+- one ``CaseResult`` per case: trials and successes;
+- ``SuiteMetrics``: task success rate (Wilson interval), pass^k and pass@k for
+  k = 1..min trials (seeded percentile bootstrap over tasks), mean F1, forbidden and
+  duplicate call rates, false-success rate over fault-injected runs, efficiency over
+  successful runs, routing quality, per-tool confusion;
+- ``RecordedReward`` where the source records its own reward (tau-bench): that reward's
+  pass^k and a 2x2 agreement matrix between trajcheck's outcome and the recorded reward,
+  with every disagreement listed.
+
+``evaluate`` keys trajectories to cases by ``Trajectory.metadata["case_id"]`` and reports
+traces for unknown cases and cases without traces as problems (the rest is still scored).
+
+Every figure is reported rounded to 4 decimals, so a scorecard's JSON round-trips
+exactly (``Scorecard.load(p).to_dict() == json.load(p)``). The JSON layout is fixed by
+``trajcheck/schemas/scorecard.schema.json`` (``SCHEMA_VERSION``).
+
+Definitions follow ../shared/DESIGN.md ("Semantics", "Policies"); each policy this
+module applies is documented in the function that applies it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import MetricInputError, TrajcheckError
+from .model import Case, Trajectory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .matchers import MatchContext
+    from .metrics.result import MetricResult
+
+SCHEMA_VERSION = "1"
+DIGITS = 4
+DEFAULT_SEED = 0
+DEFAULT_BOOTSTRAP = 2000
+SUCCESS_TOL = 1e-6  # a recorded reward counts as success when within this of 1 (tau-bench rule)
+
+
+def _r(x: float | None) -> float | None:
+    """Round a figure for reporting (None and non-finite values pass through as None)."""
+    if x is None:
+        return None
+    x = float(x)
+    if not math.isfinite(x):
+        return None
+    return round(x, DIGITS)
+
+
+def fmt_num(x: float | None) -> str:
+    """A reported number as short text (None -> "n/a")."""
+    return "n/a" if x is None else f"{x:g}"
+
+
+def _kmap_to_json(m: Mapping[int, Any]) -> dict[str, Any]:
+    return {str(k): (list(v) if isinstance(v, tuple) else v) for k, v in sorted(m.items())}
+
+
+def _kmap_from_json(m: Mapping[str, Any] | None, *, pair: bool = False) -> dict[int, Any]:
+    out: dict[int, Any] = {}
+    for k, v in (m or {}).items():
+        out[int(k)] = (tuple(v) if (pair and v is not None) else v)
+    return out
+
+
+# --------------------------------------------------------------------------- data model
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A reported figure with its interval.
+
+    ``value`` in the metric's units (a rate in [0, 1] for rates); ``lo``/``hi`` the
+    interval bounds or None when no interval applies; ``method`` one of ``"wilson"``,
+    ``"rule_of_three"`` (zero events: upper bound 3/n), ``"bootstrap"`` (seeded
+    percentile bootstrap over tasks) or None; ``n`` the denominator (runs or tasks).
+    """
+
+    value: float | None
+    lo: float | None = None
+    hi: float | None = None
+    method: str | None = None
+    n: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: all five keys, None as null."""
+        return {"value": self.value, "lo": self.lo, "hi": self.hi, "method": self.method,
+                "n": self.n}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Estimate | None:
+        """Inverse of ``to_dict`` (None stays None)."""
+        if d is None:
+            return None
+        return cls(d.get("value"), d.get("lo"), d.get("hi"), d.get("method"), d.get("n"))
+
+
+def _est_json(e: Estimate | None) -> dict[str, Any] | None:
+    return None if e is None else e.to_dict()
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything trajcheck measured on one run (one trajectory of one case).
+
+    ``success`` is trajcheck's own outcome (see ``score_run``), ``outcome_reason`` says
+    why; ``failure_reason`` is one line naming the first thing that went wrong (None for a
+    success). ``precision``/``recall``/``f1`` come from ``metrics.calls.tool_call_prf``;
+    ``composite`` from ``metrics.composite.score_trajectory``. ``steps`` counts trajectory
+    steps, ``tokens`` total tokens, ``cost_usd`` US dollars, ``latency_ms`` milliseconds
+    (None where the source has no figure). ``recorded_reward`` is the source's own reward
+    (tau-bench), ``fault_run`` whether faults were injected, ``false_success`` whether the
+    final response claimed an action that did not happen (None unless a fault run).
+    ``expected_tools``/``called_tools`` list tool names; ``matched`` the (expected, called)
+    tool-name pairs of the maximum matching. ``metrics`` holds every metric's
+    ``MetricResult.to_dict()`` by name; ``transcript`` the steps of a failing run for the
+    HTML report (contents cut at 2,000 characters), else None.
+    """
+
+    run_id: str
+    case_id: str
+    trial: int | None
+    success: bool
+    outcome_reason: str
+    failure_reason: str | None = None
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    composite: float | None = None
+    composite_passed: bool | None = None
+    steps: int = 0
+    n_calls: int = 0
+    tokens: int | None = None
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    route: Any = None
+    expected_route: Any = None
+    recorded_reward: float | None = None
+    fault_run: bool = False
+    false_success: bool | None = None
+    expected_tools: tuple[str, ...] = ()
+    called_tools: tuple[str, ...] = ()
+    matched: tuple[tuple[str, str], ...] = ()
+    metrics: dict[str, Any] = field(default_factory=dict)
+    transcript: tuple[dict[str, Any], ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (see the schema's ``run`` definition)."""
+        return {
+            "run_id": self.run_id, "case_id": self.case_id, "trial": self.trial,
+            "success": self.success, "outcome_reason": self.outcome_reason,
+            "failure_reason": self.failure_reason, "precision": self.precision,
+            "recall": self.recall, "f1": self.f1, "composite": self.composite,
+            "composite_passed": self.composite_passed, "steps": self.steps,
+            "n_calls": self.n_calls, "tokens": self.tokens, "cost_usd": self.cost_usd,
+            "latency_ms": self.latency_ms, "route": self.route,
+            "expected_route": self.expected_route, "recorded_reward": self.recorded_reward,
+            "fault_run": self.fault_run, "false_success": self.false_success,
+            "expected_tools": list(self.expected_tools), "called_tools": list(self.called_tools),
+            "matched": [list(p) for p in self.matched], "metrics": self.metrics,
+            "transcript": None if self.transcript is None else list(self.transcript),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunResult:
+        """Inverse of ``to_dict``."""
+        return cls(
+            run_id=d["run_id"], case_id=d["case_id"], trial=d.get("trial"),
+            success=bool(d["success"]), outcome_reason=d.get("outcome_reason", ""),
+            failure_reason=d.get("failure_reason"), precision=d.get("precision"),
+            recall=d.get("recall"), f1=d.get("f1"), composite=d.get("composite"),
+            composite_passed=d.get("composite_passed"), steps=d.get("steps", 0),
+            n_calls=d.get("n_calls", 0), tokens=d.get("tokens"), cost_usd=d.get("cost_usd"),
+            latency_ms=d.get("latency_ms"), route=d.get("route"),
+            expected_route=d.get("expected_route"), recorded_reward=d.get("recorded_reward"),
+            fault_run=bool(d.get("fault_run", False)), false_success=d.get("false_success"),
+            expected_tools=tuple(d.get("expected_tools") or ()),
+            called_tools=tuple(d.get("called_tools") or ()),
+            matched=tuple((a, b) for a, b in d.get("matched") or ()),
+            metrics=dict(d.get("metrics") or {}),
+            transcript=None if d.get("transcript") is None else tuple(d["transcript"]),
+        )
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """Per-case aggregate: ``trials`` runs, ``successes`` of them successful (own outcome),
+    ``recorded_successes`` by the source's reward (None when it records none),
+    ``mean_f1`` over the case's runs, ``run_ids`` in trial order."""
+
+    case_id: str
+    trials: int
+    successes: int
+    mean_f1: float | None = None
+    recorded_successes: int | None = None
+    run_ids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"case_id": self.case_id, "trials": self.trials, "successes": self.successes,
+                "mean_f1": self.mean_f1, "recorded_successes": self.recorded_successes,
+                "run_ids": list(self.run_ids)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CaseResult:
+        """Inverse of ``to_dict``."""
+        return cls(d["case_id"], d["trials"], d["successes"], d.get("mean_f1"),
+                   d.get("recorded_successes"), tuple(d.get("run_ids") or ()))
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One run where trajcheck's outcome and the recorded reward differ, with our reason."""
+
+    run_id: str
+    case_id: str
+    trial: int | None
+    ours: bool
+    recorded: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"run_id": self.run_id, "case_id": self.case_id, "trial": self.trial,
+                "ours": self.ours, "recorded": self.recorded, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Disagreement:
+        """Inverse of ``to_dict``."""
+        return cls(d["run_id"], d["case_id"], d.get("trial"), bool(d["ours"]),
+                   bool(d["recorded"]), d.get("reason", ""))
+
+
+AGREEMENT_CELLS = ("ours_pass_recorded_pass", "ours_pass_recorded_fail",
+                   "ours_fail_recorded_pass", "ours_fail_recorded_fail")
+
+
+@dataclass(frozen=True)
+class RecordedReward:
+    """The source's own reward, summarised the same way as ours.
+
+    ``pass_hat_k`` {k: value} over the runs that carry a reward (success = reward within
+    1e-6 of 1, tau-bench's rule), ``pass_hat_k_ci`` {k: (lo, hi)} seeded bootstrap over
+    tasks; ``mean`` the mean reward; ``matrix`` the 2x2 agreement counts keyed by
+    ``AGREEMENT_CELLS``; ``agree`` = diagonal, ``n`` = runs compared; ``disagreements``
+    every off-diagonal run with trajcheck's reason.
+    """
+
+    n: int
+    mean: float | None
+    pass_hat_k: dict[int, float]
+    pass_hat_k_ci: dict[int, tuple[float, float] | None]
+    matrix: dict[str, int]
+    agree: int
+    disagreements: tuple[Disagreement, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (k keys become strings)."""
+        return {"n": self.n, "mean": self.mean, "pass_hat_k": _kmap_to_json(self.pass_hat_k),
+                "pass_hat_k_ci": _kmap_to_json(self.pass_hat_k_ci),
+                "agreement": {"matrix": dict(self.matrix), "agree": self.agree, "n": self.n,
+                              "rate": _r(self.agree / self.n) if self.n else None},
+                "disagreements": [x.to_dict() for x in self.disagreements]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> RecordedReward | None:
+        """Inverse of ``to_dict``."""
+        if d is None:
+            return None
+        ag = d.get("agreement") or {}
+        return cls(n=d["n"], mean=d.get("mean"), pass_hat_k=_kmap_from_json(d.get("pass_hat_k")),
+                   pass_hat_k_ci=_kmap_from_json(d.get("pass_hat_k_ci"), pair=True),
+                   matrix=dict(ag.get("matrix") or {}), agree=ag.get("agree", 0),
+                   disagreements=tuple(Disagreement.from_dict(x)
+                                       for x in d.get("disagreements") or ()))
+
+
+@dataclass(frozen=True)
+class SuiteMetrics:
+    """Suite-level figures (see the module docstring for their definitions).
+
+    ``pass_hat_k``/``pass_at_k`` map k -> value for k = 1..min trials per case, with
+    ``*_ci`` k -> (lo, hi) (seeded percentile bootstrap over tasks). Rates are Estimates
+    with Wilson intervals (rule of three when no event was seen). ``efficiency`` and
+    ``routing`` are the JSON-ready dicts of the efficiency / routing metrics (None when
+    not applicable). ``tool_confusion`` = {"labels": [...], "matrix": [[...]]}: rows are
+    expected tools plus "(none)" for extra calls, columns called tools plus "(none)" for
+    missed expected calls.
+    """
+
+    n_runs: int
+    n_cases: int
+    n_successes: int
+    task_success_rate: Estimate
+    pass_hat_k: dict[int, float] = field(default_factory=dict)
+    pass_hat_k_ci: dict[int, tuple[float, float] | None] = field(default_factory=dict)
+    pass_at_k: dict[int, float] = field(default_factory=dict)
+    pass_at_k_ci: dict[int, tuple[float, float] | None] = field(default_factory=dict)
+    mean_f1: Estimate | None = None
+    mean_composite: Estimate | None = None
+    forbidden_rate: Estimate | None = None
+    duplicate_rate: Estimate | None = None
+    false_success_rate: Estimate | None = None
+    n_fault_runs: int = 0
+    efficiency: dict[str, Any] | None = None
+    routing: dict[str, Any] | None = None
+    tool_confusion: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (k keys become strings)."""
+        return {
+            "n_runs": self.n_runs, "n_cases": self.n_cases, "n_successes": self.n_successes,
+            "task_success_rate": self.task_success_rate.to_dict(),
+            "pass_hat_k": _kmap_to_json(self.pass_hat_k),
+            "pass_hat_k_ci": _kmap_to_json(self.pass_hat_k_ci),
+            "pass_at_k": _kmap_to_json(self.pass_at_k),
+            "pass_at_k_ci": _kmap_to_json(self.pass_at_k_ci),
+            "mean_f1": _est_json(self.mean_f1), "mean_composite": _est_json(self.mean_composite),
+            "forbidden_rate": _est_json(self.forbidden_rate),
+            "duplicate_rate": _est_json(self.duplicate_rate),
+            "false_success_rate": _est_json(self.false_success_rate),
+            "n_fault_runs": self.n_fault_runs, "efficiency": self.efficiency,
+            "routing": self.routing, "tool_confusion": self.tool_confusion,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SuiteMetrics:
+        """Inverse of ``to_dict``."""
+        tsr = Estimate.from_dict(d["task_success_rate"])
+        if tsr is None:
+            raise TrajcheckError("scorecard: suite.task_success_rate is null")
+        return cls(
+            n_runs=d["n_runs"], n_cases=d["n_cases"], n_successes=d["n_successes"],
+            task_success_rate=tsr,
+            pass_hat_k=_kmap_from_json(d.get("pass_hat_k")),
+            pass_hat_k_ci=_kmap_from_json(d.get("pass_hat_k_ci"), pair=True),
+            pass_at_k=_kmap_from_json(d.get("pass_at_k")),
+            pass_at_k_ci=_kmap_from_json(d.get("pass_at_k_ci"), pair=True),
+            mean_f1=Estimate.from_dict(d.get("mean_f1")),
+            mean_composite=Estimate.from_dict(d.get("mean_composite")),
+            forbidden_rate=Estimate.from_dict(d.get("forbidden_rate")),
+            duplicate_rate=Estimate.from_dict(d.get("duplicate_rate")),
+            false_success_rate=Estimate.from_dict(d.get("false_success_rate")),
+            n_fault_runs=d.get("n_fault_runs", 0), efficiency=d.get("efficiency"),
+            routing=d.get("routing"), tool_confusion=dict(d.get("tool_confusion") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    """The result of scoring a suite: ``suite`` figures, ``cases``, ``runs``, the source's
+    ``recorded_reward`` (None when it records none), ``problems`` (unknown case ids, cases
+    without traces, reader problems), and ``meta`` (source, seed, trajcheck version).
+
+    ``to_dict``/``from_dict``/``to_json``/``load`` round-trip; the JSON form is described
+    by ``trajcheck/schemas/scorecard.schema.json`` (``validate_scorecard_json``).
+    """
+
+    suite: SuiteMetrics
+    cases: tuple[CaseResult, ...] = ()
+    runs: tuple[RunResult, ...] = ()
+    recorded_reward: RecordedReward | None = None
+    problems: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+    schema_version: str = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (see ``trajcheck/schemas/scorecard.schema.json``)."""
+        return {
+            "schema_version": self.schema_version,
+            "meta": self.meta,
+            "suite": self.suite.to_dict(),
+            "recorded_reward": None if self.recorded_reward is None else self.recorded_reward.to_dict(),
+            "cases": [c.to_dict() for c in self.cases],
+            "runs": [r.to_dict() for r in self.runs],
+            "problems": list(self.problems),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Scorecard:
+        """Inverse of ``to_dict``; raises ``TrajcheckError`` when ``d`` is not a scorecard."""
+        if not isinstance(d, Mapping) or "suite" not in d or "runs" not in d:
+            raise TrajcheckError("not a trajcheck scorecard (expected keys 'suite' and 'runs')")
+        try:
+            return cls(
+                suite=SuiteMetrics.from_dict(d["suite"]),
+                cases=tuple(CaseResult.from_dict(c) for c in d.get("cases") or ()),
+                runs=tuple(RunResult.from_dict(r) for r in d.get("runs") or ()),
+                recorded_reward=RecordedReward.from_dict(d.get("recorded_reward")),
+                problems=tuple(d.get("problems") or ()),
+                meta=dict(d.get("meta") or {}),
+                schema_version=str(d.get("schema_version", SCHEMA_VERSION)),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise TrajcheckError(f"malformed scorecard: {e!r}") from e
+
+    def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
+        """The JSON text; also written to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scorecard:
+        """Read a scorecard JSON file; raises ``TrajcheckError`` naming the file when unreadable."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise TrajcheckError(f"{path}: cannot read scorecard JSON ({e})") from e
+        try:
+            return cls.from_dict(data)
+        except TrajcheckError as e:
+            raise TrajcheckError(f"{path}: {e}") from e
+
+    def run(self, run_id: str) -> RunResult:
+        """The run with this id; raises ``KeyError`` when absent."""
+        for r in self.runs:
+            if r.run_id == run_id:
+                return r
+        raise KeyError(run_id)
+
+
+def scorecard_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``Scorecard.to_dict()``, shipped in the package."""
+    p = Path(__file__).parent / "schemas" / "scorecard.schema.json"
+    return json.loads(p.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def validate_scorecard_json(data: Mapping[str, Any]) -> None:
+    """Validate a scorecard dict against the schema; raises ``SchemaError`` naming the path."""
+    import jsonschema
+
+    from .errors import SchemaError
+
+    v = jsonschema.Draft202012Validator(scorecard_schema())
+    errs = sorted(v.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errs:
+        e = errs[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        raise SchemaError(f"scorecard JSON invalid at {where}: {e.message}")
+
+
+# --------------------------------------------------------------------------- scoring
+
+TRANSCRIPT_CHARS = 2000
+NONE_LABEL = "(none)"
+
+
+def _cut(x: Any, n: int = TRANSCRIPT_CHARS) -> Any:
+    if x is None:
+        return None
+    s = x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, default=str)
+    return s if len(s) <= n else s[:n] + f" ...[{len(s) - n} more characters]"
+
+
+def transcript(traj: Trajectory) -> tuple[dict[str, Any], ...]:
+    """The steps of ``traj`` in a compact JSON form for reports: ``{index, kind, content?,
+    tool_calls?: [{name, args}], tool_result?: {name, output, is_error}}``, each text cut at
+    ``TRANSCRIPT_CHARS`` characters (the cut is marked)."""
+    out: list[dict[str, Any]] = []
+    for s in traj.steps:
+        d: dict[str, Any] = {"index": s.index, "kind": s.kind}
+        if s.content:
+            d["content"] = _cut(s.content)
+        if s.tool_calls:
+            d["tool_calls"] = [{"name": c.name,
+                                "args": _cut(c.args if c.args is not None else c.raw_args)}
+                               for c in s.tool_calls]
+        if s.tool_result is not None:
+            d["tool_result"] = {"name": s.tool_result.name,
+                                "output": _cut(s.tool_result.output),
+                                "is_error": s.tool_result.is_error}
+        out.append(d)
+    return tuple(out)
+
+
+def _md(m: MetricResult | None) -> dict[str, Any] | None:
+    if m is None:
+        return None
+    d = m.to_dict()
+    return json.loads(json.dumps(d, default=str))  # type: ignore[no-any-return]
+
+
+def _snapshots(traj: Trajectory) -> tuple[Any, Any] | None:
+    meta = traj.metadata
+    before = meta.get("state_before", meta.get("initial_state_snapshot"))
+    after = meta.get("state_after", meta.get("final_state_snapshot"))
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        return before, after
+    return None
+
+
+def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = None) -> MetricResult:
+    """trajcheck's own verdict on whether one run accomplished its case.
+
+    Policy (DESIGN.md "Task success", applied here and documented for ``eval``/``run``):
+
+    1. When the trajectory carries database snapshots (``metadata["state_before"]`` and
+       ``metadata["state_after"]``, as ``trajcheck run`` records them) and the case has an
+       ``expected_final_state``, success = ``metrics.outcome.task_success`` (the final-state
+       assertions hold AND the response contains every ``response_must_include`` item).
+    2. Otherwise (recorded traces, no database), success is judged from the calls:
+       ``metrics.outcome.outcome_from_calls`` (the state-changing expected calls were made
+       and succeeded, no other state-changing call succeeded, and the response contains every
+       required item).
+    3. A run the source marks as unfinished (``metadata["terminated"] is False``: it hit the
+       step limit or was cut off before the conversation ended) is not a success, whatever
+       its calls: the source never reached its end state (tau-bench gives such runs reward 0
+       without a reward check).
+
+    Returns a ``MetricResult`` named ``outcome`` (score 1.0/0.0, ``passed`` = success) whose
+    reason is one line. Errors from the outcome metrics propagate (``TrajcheckError``).
+    """
+    from .metrics.outcome import outcome_from_calls
+
+    snaps = _snapshots(traj)
+    res: MetricResult
+    if snaps is not None and case.expected_final_state is not None:
+        from .metrics.outcome import check_final_state, response_includes, task_success
+
+        fs = check_final_state(snaps[0], snaps[1], case.expected_final_state)
+        resp = response_includes(traj, case.response_must_include)
+        res = task_success(fs, resp)
+    else:
+        res = outcome_from_calls(traj, case, context=context)
+    if traj.metadata.get("terminated") is False and res.passed:
+        why = traj.metadata.get("termination") or "the run ended before the conversation did"
+        from .metrics.result import MetricResult as _MR
+
+        return _MR("outcome", 0.0, f"run did not finish ({why}); calls alone would pass: {res.reason}",
+                   dict(res.parts, unfinished=True), False)
+    return res
+
+
+def _matched_tools(traj: Trajectory, case: Case, context: MatchContext | None
+                   ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    from .matching import match_calls, retried_failures
+
+    calls = traj.tool_calls()
+    skip = retried_failures(traj)
+    pred = [c for i, c in enumerate(calls) if i not in skip]
+    exp = list(case.expected_calls)
+    m = match_calls(pred, exp, args_mode=case.args_mode, context=context)
+    matched = tuple((exp[j].name, pred[i].name) for i, j in m.pairs)
+    return tuple(e.name for e in exp), tuple(c.name for c in pred), matched
+
+
+def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = None,
+              keep_transcript: bool | None = None) -> RunResult:
+    """Score one run against its case (every per-run metric; see ``RunResult``).
+
+    ``keep_transcript`` None keeps the compact transcript for failing runs only (the HTML
+    report renders them); True/False forces it. The run id is ``metadata["run_id"]``, else
+    ``f"{case.id}-{trial}"``. The failure reason is the outcome's one-line reason for a
+    failed run, else the first critical forbidden-sequence violation, else None.
+    Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
+    """
+    from .metrics.calls import tool_call_prf
+    from .metrics.composite import score_trajectory
+    from .metrics.sequences import (
+        call_rates,
+        check_forbidden_sequences,
+        error_recovery,
+        ordering_accuracy,
+    )
+
+    meta = traj.metadata
+    trial = meta.get("trial")
+    run_id = str(meta.get("run_id") or f"{case.id}-{trial if trial is not None else 0}")
+    outcome = run_outcome(traj, case, context=context)
+    success = bool(outcome.passed)
+    prf = tool_call_prf(traj, case, context=context)
+    rates = call_rates(traj, case, context=context)
+    forb = check_forbidden_sequences(traj, case.forbidden_sequences) if case.forbidden_sequences else None
+    order = ordering_accuracy(traj, case.precedence) if case.precedence else None
+    rec = error_recovery(traj)
+    comp = score_trajectory(traj, case, outcome=outcome, context=context)
+    fault_run = bool(case.faults) or bool(meta.get("faults"))
+    false_success: bool | None = None
+    if fault_run:
+        # DESIGN.md "Error recovery": SANDBOX's definition (claim of success while the task
+        # failed), applied to this one run; the suite rate is the share over fault runs.
+        from .metrics.recovery import false_success_rate
+
+        fsr = false_success_rate([(traj, success)])
+        false_success = bool(fsr.parts.get("n_false_success"))
+    exp_tools, called, matched = _matched_tools(traj, case, context)
+    usage = traj.total_usage
+    metrics = {k: v for k, v in {
+        "outcome": _md(outcome), "tool_call_prf": _md(prf), "call_rates": _md(rates),
+        "forbidden_sequences": _md(forb), "ordering": _md(order), "error_recovery": _md(rec),
+        "composite": _md(comp)}.items() if v is not None}
+    failure = None
+    if not success:
+        failure = outcome.reason
+    elif forb is not None and forb.passed is False:
+        failure = forb.reason
+    if keep_transcript is None:
+        keep_transcript = not success
+    return RunResult(
+        run_id=run_id, case_id=case.id, trial=trial if isinstance(trial, int) else None,
+        success=success, outcome_reason=outcome.reason, failure_reason=failure,
+        precision=_r(getattr(prf, "precision", None)), recall=_r(getattr(prf, "recall", None)),
+        f1=_r(getattr(prf, "f1", prf.score)), composite=_r(comp.score),
+        composite_passed=comp.passed, steps=len(traj.steps), n_calls=len(traj.tool_calls()),
+        tokens=usage.total if usage is not None else None,
+        cost_usd=_r(traj.total_cost_usd) if traj.total_cost_usd is not None else None,
+        latency_ms=_r(traj.total_latency_ms) if traj.total_latency_ms is not None else None,
+        route=meta.get("route"), expected_route=case.expected_route,
+        recorded_reward=_r(meta["reward"]) if isinstance(meta.get("reward"), (int, float)) else None,
+        fault_run=fault_run, false_success=false_success, expected_tools=exp_tools,
+        called_tools=called, matched=matched, metrics=metrics,
+        transcript=transcript(traj) if keep_transcript else None,
+    )
+
+
+def _rate(events: int, n: int, confidence: float) -> Estimate | None:
+    """A rate with its Wilson interval; with zero events the interval's upper bound is the
+    rule-of-three 3/n (DESIGN.md "Intervals") when that is tighter... reported as method
+    ``rule_of_three`` with hi = min(1, 3/n)."""
+    if n == 0:
+        return None
+    from .metrics.reliability import rule_of_three, wilson_interval
+
+    lo, hi = wilson_interval(events, n, confidence)
+    if events == 0:
+        return Estimate(0.0, 0.0, _r(min(1.0, rule_of_three(n))), "rule_of_three", n)
+    return Estimate(_r(events / n), _r(lo), _r(hi), "wilson", n)
+
+
+def _tool_confusion(runs: Sequence[RunResult]) -> dict[str, Any]:
+    """Expected-vs-called tool counts over all runs: matched pairs on the diagonal, missed
+    expected calls in the ``(none)`` column, extra (unmatched) calls in the ``(none)`` row."""
+    from collections import Counter
+
+    cells: Counter[tuple[str, str]] = Counter()
+    tools: set[str] = set()
+    for r in runs:
+        exp_left = Counter(r.expected_tools)
+        called_left = Counter(r.called_tools)
+        for e, c in r.matched:
+            cells[(e, c)] += 1
+            exp_left[e] -= 1
+            called_left[c] -= 1
+        for e, n in exp_left.items():
+            if n > 0:
+                cells[(e, NONE_LABEL)] += n
+        for c, n in called_left.items():
+            if n > 0:
+                cells[(NONE_LABEL, c)] += n
+        tools.update(r.expected_tools)
+        tools.update(r.called_tools)
+    labels = sorted(tools) + [NONE_LABEL]
+    idx = {t: i for i, t in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for (e, c), n in cells.items():
+        matrix[idx[e]][idx[c]] = n
+    return {"labels": labels, "matrix": matrix,
+            "rows": "expected tool ((none) = extra call)",
+            "columns": "called tool ((none) = missed expected call)"}
+
+
+def _kcurves(results: Mapping[str, list[bool]], ks: Sequence[int], *, seed: int, n_boot: int,
+             confidence: float) -> tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]:
+    from .metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k
+
+    ph: dict[int, float] = {}
+    phc: dict[int, Any] = {}
+    pa: dict[int, float] = {}
+    pac: dict[int, Any] = {}
+    counts: dict[Any, Any] = {t: (len(v), sum(v)) for t, v in results.items()}
+    for k in ks:
+        ph[k] = float(pass_hat_k(counts, k))
+        pa[k] = float(pass_at_k(counts, k))
+        ph[k], pa[k] = round(ph[k], DIGITS), round(pa[k], DIGITS)
+        # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
+        # tasks resamples those per-task values (same replicates as resampling the tasks).
+        per_hat = [pass_hat_k({t: nc}, k) for t, nc in counts.items()]
+        per_at = [pass_at_k({t: nc}, k) for t, nc in counts.items()]
+        b1 = bootstrap_ci(per_hat, n_boot=n_boot, seed=seed, confidence=confidence)
+        b2 = bootstrap_ci(per_at, n_boot=n_boot, seed=seed, confidence=confidence)
+        phc[k] = (_r(b1.lo), _r(b1.hi))
+        pac[k] = (_r(b2.lo), _r(b2.hi))
+    return ph, phc, pa, pac
+
+
+def _ks(results: Mapping[str, list[bool]], ks: Sequence[int] | None) -> list[int]:
+    """k = 1..min trials by default; explicit ks beyond the minimum raise MetricInputError."""
+    if not results:
+        return []
+    kmax = min(len(v) for v in results.values())
+    if ks is None:
+        return list(range(1, kmax + 1))
+    bad = [k for k in ks if not isinstance(k, int) or k < 1 or k > kmax]
+    if bad:
+        short = min(results, key=lambda t: len(results[t]))
+        raise MetricInputError(
+            f"pass^k needs n >= k for every case: k={bad[0]} but case {short!r} has "
+            f"{len(results[short])} trial(s)")
+    return sorted(set(ks))
+
+
+def _recorded(runs: Sequence[RunResult], ks: Sequence[int], *, seed: int, n_boot: int,
+              confidence: float) -> RecordedReward | None:
+    """Summarise the source's own rewards (success = reward within 1e-6 of 1, tau-bench's
+    rule) and their 2x2 agreement with trajcheck's outcome; None when no run has one."""
+    with_r = [r for r in runs if r.recorded_reward is not None]
+    if not with_r:
+        return None
+    by_case: dict[str, list[bool]] = {}
+    for r in with_r:
+        by_case.setdefault(r.case_id, []).append(abs(float(r.recorded_reward or 0) - 1.0) <= SUCCESS_TOL)
+    kk = [k for k in ks if all(len(v) >= k for v in by_case.values())]
+    ph, phc, _, _ = _kcurves(by_case, kk, seed=seed, n_boot=n_boot, confidence=confidence)
+    matrix = dict.fromkeys(AGREEMENT_CELLS, 0)
+    dis: list[Disagreement] = []
+    for r in with_r:
+        rec = abs(float(r.recorded_reward or 0) - 1.0) <= SUCCESS_TOL
+        key = f"ours_{'pass' if r.success else 'fail'}_recorded_{'pass' if rec else 'fail'}"
+        matrix[key] += 1
+        if rec != r.success:
+            why = r.outcome_reason if r.success else (r.failure_reason or r.outcome_reason)
+            reason = (f"trajcheck {'pass' if r.success else 'fail'}: {why or '(no reason given)'}"
+                      f"; recorded reward {fmt_num(r.recorded_reward)}")
+            dis.append(Disagreement(r.run_id, r.case_id, r.trial, r.success, rec, reason))
+    n = len(with_r)
+    mean = _r(math.fsum(float(r.recorded_reward or 0) for r in with_r) / n)
+    return RecordedReward(n=n, mean=mean, pass_hat_k=ph, pass_hat_k_ci=phc, matrix=matrix,
+                          agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
+                          disagreements=tuple(dis))
+
+
+def _boot_mean(per_case: Mapping[str, list[float]], *, seed: int, n_boot: int,
+               confidence: float) -> Estimate | None:
+    from .metrics.reliability import bootstrap_ci
+
+    vals = [math.fsum(v) / len(v) for v in per_case.values() if v]
+    if not vals:
+        return None
+    b = bootstrap_ci(vals, n_boot=n_boot, seed=seed, confidence=confidence)
+    return Estimate(_r(b.estimate), _r(b.lo), _r(b.hi), "bootstrap", len(vals))
+
+
+def _efficiency(runs: Sequence[RunResult]) -> dict[str, Any] | None:
+    """Efficiency over successful runs, from STATS' ``metrics.efficiency``.
+
+    NOT YET WIRED: ``metrics.efficiency`` had not landed when this was written; until its
+    suite-level function (expected name ``suite_efficiency(runs)``) exists this returns None
+    and the scorecard shows no efficiency block.
+    """
+    try:
+        from .metrics import efficiency as eff  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fn = getattr(eff, "suite_efficiency", None)
+    if fn is None:
+        return None
+    res = fn(runs)
+    return json.loads(json.dumps(res.to_dict() if hasattr(res, "to_dict") else res, default=str))  # type: ignore[no-any-return]
+
+
+def _routing(runs: Sequence[RunResult]) -> dict[str, Any] | None:
+    """Routing quality when cases carry ``expected_route`` and runs a ``route``, from STATS'
+    ``metrics.routing`` (NOT YET WIRED: returns None until ``routing_report(expected,
+    actual)`` exists)."""
+    pairs = [(r.expected_route, r.route) for r in runs
+             if r.expected_route is not None and r.route is not None]
+    if not pairs:
+        return None
+    try:
+        from .metrics import routing  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fn = getattr(routing, "routing_report", None)
+    if fn is None:
+        return None
+    res = fn([e for e, _ in pairs], [p for _, p in pairs])
+    return json.loads(json.dumps(res.to_dict() if hasattr(res, "to_dict") else res, default=str))  # type: ignore[no-any-return]
+
+
+def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | None = None,
+               context: MatchContext | None = None, seed: int = DEFAULT_SEED,
+               n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
+               problems: Iterable[str] = (), meta: Mapping[str, Any] | None = None,
+               scored: Sequence[RunResult] | None = None) -> Scorecard:
+    """Score ``(trajectory, case)`` runs into a ``Scorecard``.
+
+    ``runs``: one pair per run (a case normally appears once per trial). ``ks``: the k of
+    pass^k / pass@k, default 1..min trials over the cases; a k above some case's trial count
+    raises ``MetricInputError`` naming the case (DESIGN: both need n >= k for every task).
+    ``seed``/``n_boot``/``confidence``: the percentile bootstrap over tasks (cases) and the
+    Wilson intervals. ``problems`` are carried into the scorecard. ``scored``: already
+    computed ``RunResult``s to use instead of re-scoring ``runs`` (``trajcheck run`` scores as
+    runs finish).
+
+    Suite definitions: task success rate = successful runs / runs (Wilson); pass^k and
+    pass@k per DESIGN (tasks as the bootstrap unit); mean F1 and mean composite = mean over
+    cases of the case's mean (bootstrap over cases); forbidden rate = share of runs with a
+    forbidden call or a failed forbidden-sequence check; duplicate rate = share of runs with a
+    duplicate call; false-success rate over fault-injected runs only; efficiency over
+    successful runs (``metrics.efficiency``); routing when cases carry ``expected_route`` and
+    runs a ``route``. Raises ``MetricInputError`` for an empty suite.
+    """
+    if scored is None:
+        results = [score_run(t, c, context=context) for t, c in runs]
+    else:
+        results = list(scored)
+    if not results:
+        raise MetricInputError("empty suite: no runs to score")
+    by_case: dict[str, list[RunResult]] = {}
+    for r in results:
+        by_case.setdefault(r.case_id, []).append(r)
+    outcomes = {c: [r.success for r in rs] for c, rs in by_case.items()}
+    kk = _ks(outcomes, ks)
+    ph, phc, pa, pac = _kcurves(outcomes, kk, seed=seed, n_boot=n_boot, confidence=confidence)
+    n = len(results)
+    succ = sum(r.success for r in results)
+    tsr = _rate(succ, n, confidence)
+    if tsr is not None and succ == n:
+        # all succeeded: Wilson interval, plus the rule-of-three bound on the failure rate
+        from .metrics.reliability import wilson_interval
+
+        lo, hi = wilson_interval(succ, n, confidence)
+        tsr = Estimate(1.0, _r(lo), _r(hi), "wilson", n)
+    f1s = {c: [r.f1 for r in rs if r.f1 is not None] for c, rs in by_case.items()}
+    comps = {c: [r.composite for r in rs if r.composite is not None] for c, rs in by_case.items()}
+
+    def flag(r: RunResult, metric: str, key: str) -> bool:
+        parts = (r.metrics.get(metric) or {}).get("parts") or {}
+        return bool(parts.get(key))
+
+    forbidden = sum(flag(r, "call_rates", "forbidden")
+                    or (r.metrics.get("forbidden_sequences") or {}).get("passed") is False
+                    for r in results)
+    dup = sum(flag(r, "call_rates", "duplicate") for r in results)
+    fault = [r for r in results if r.fault_run]
+    cases = tuple(
+        CaseResult(case_id=c, trials=len(rs), successes=sum(r.success for r in rs),
+                   mean_f1=_r(math.fsum(f1s[c]) / len(f1s[c])) if f1s[c] else None,
+                   recorded_successes=(sum(abs(float(r.recorded_reward) - 1.0) <= SUCCESS_TOL
+                                           for r in rs if r.recorded_reward is not None)
+                                       if any(r.recorded_reward is not None for r in rs) else None),
+                   run_ids=tuple(r.run_id for r in rs))
+        for c, rs in by_case.items())
+    suite = SuiteMetrics(
+        n_runs=n, n_cases=len(by_case), n_successes=succ,
+        task_success_rate=tsr or Estimate(None),
+        pass_hat_k=ph, pass_hat_k_ci=phc, pass_at_k=pa, pass_at_k_ci=pac,
+        mean_f1=_boot_mean(f1s, seed=seed, n_boot=n_boot, confidence=confidence),
+        mean_composite=_boot_mean(comps, seed=seed, n_boot=n_boot, confidence=confidence),
+        forbidden_rate=_rate(forbidden, n, confidence),
+        duplicate_rate=_rate(dup, n, confidence),
+        false_success_rate=_rate(sum(bool(r.false_success) for r in fault), len(fault), confidence),
+        n_fault_runs=len(fault),
+        efficiency=_efficiency(results),
+        routing=_routing(results),
+        tool_confusion=_tool_confusion(results),
+    )
+    from . import __version__
+
+    m = {"trajcheck_version": __version__, "seed": seed, "n_bootstrap": n_boot,
+         "confidence": confidence}
+    m.update(meta or {})
+    return Scorecard(suite=suite, cases=cases, runs=tuple(results),
+                     recorded_reward=_recorded(results, kk, seed=seed, n_boot=n_boot,
+                                               confidence=confidence),
+                     problems=tuple(problems), meta=m)
+
+
+def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = None, *,
+             ks: Sequence[int] | None = None, context: MatchContext | None = None,
+             seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
+             source: str | None = None) -> Scorecard:
+    """Score recorded traces against their cases.
+
+    ``traces``: a ``traces.LoadResult`` (its ``.problems`` are carried over and, when
+    ``cases`` is None, its ``.cases`` are used -- tau-bench files carry their own) or a
+    sequence of ``Trajectory``. ``cases``: a mapping case id -> ``Case`` or a sequence of
+    cases. Each trajectory is keyed to its case by ``metadata["case_id"]``.
+
+    Problems (reported in ``Scorecard.problems``, the rest still scored): a trajectory with
+    no ``case_id``, a trajectory whose case id is not among the cases, a case with no
+    trajectory. Raises ``MetricInputError`` when no trajectory could be matched to a case.
+    """
+    problems: list[str] = list(getattr(traces, "problems", None) or ())
+    trajs = list(getattr(traces, "trajectories", traces))
+    if cases is None:
+        cases = getattr(traces, "cases", None) or {}
+    case_map: dict[str, Case] = (dict(cases) if isinstance(cases, Mapping)
+                                 else {c.id: c for c in cases})
+    runs: list[tuple[Trajectory, Case]] = []
+    seen: set[str] = set()
+    for i, t in enumerate(trajs):
+        cid = t.metadata.get("case_id")
+        rid = t.metadata.get("run_id") or f"#{i}"
+        if cid is None:
+            problems.append(f"trace {i} (run {rid}): no case_id in its metadata; not scored")
+            continue
+        c = case_map.get(str(cid))
+        if c is None:
+            problems.append(f"trace {i} (run {rid}): case id {cid!r} is not among the cases; not scored")
+            continue
+        seen.add(c.id)
+        runs.append((t, c))
+    for cid in case_map:
+        if cid not in seen:
+            problems.append(f"case {cid!r}: no traces; not scored")
+    if not runs:
+        raise MetricInputError("no trace could be matched to a case: "
+                               + ("; ".join(problems[:5]) or "no traces"))
+    return score_runs(runs, ks=ks, context=context, seed=seed, n_boot=n_boot,
+                      confidence=confidence, problems=problems,
+                      meta={"source": source} if source else None)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """B minus A for one metric over the shared cases: ``a``/``b`` the two suite values,
+    ``delta`` = b - a with its paired percentile bootstrap interval over cases (``lo``,
+    ``hi``; None when not computable), and ``p_value`` of the paired test where one applies
+    (exact McNemar / sign test from ``metrics.reliability.paired_compare``)."""
+
+    metric: str
+    a: float | None
+    b: float | None
+    delta: float | None
+    lo: float | None = None
+    hi: float | None = None
+    p_value: float | None = None
+    test: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"metric": self.metric, "a": self.a, "b": self.b, "delta": self.delta,
+                "lo": self.lo, "hi": self.hi, "p_value": self.p_value, "test": self.test}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``compare_scorecards`` result: deltas on the ``n_cases`` shared cases, and the cases
+    only one side has (left out of every delta)."""
+
+    n_cases: int
+    deltas: tuple[MetricDelta, ...]
+    only_a: tuple[str, ...] = ()
+    only_b: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"n_cases": self.n_cases, "deltas": [d.to_dict() for d in self.deltas],
+                "only_a": list(self.only_a), "only_b": list(self.only_b), "meta": self.meta}
+
+
+def _case_outcomes(sc: Scorecard) -> dict[str, list[bool]]:
+    out: dict[str, list[tuple[int, bool]]] = {}
+    for i, r in enumerate(sc.runs):
+        out.setdefault(r.case_id, []).append((r.trial if r.trial is not None else i, r.success))
+    return {c: [s for _, s in sorted(v, key=lambda x: x[0])] for c, v in out.items()}
+
+
+def _case_means(sc: Scorecard, attr: str) -> dict[str, float]:
+    acc: dict[str, list[float]] = {}
+    for r in sc.runs:
+        v = getattr(r, attr)
+        if v is not None:
+            acc.setdefault(r.case_id, []).append(float(v))
+    return {c: math.fsum(v) / len(v) for c, v in acc.items() if v}
+
+
+def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
+                       n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95) -> Comparison:
+    """Paired comparison of two scorecards of the same suite ("did this change help?").
+
+    Cases are paired by id; only cases present in both are compared (the others are
+    listed). Deltas are B - A:
+
+    - ``task_success_rate``: ``metrics.reliability.paired_compare`` on per-case trial
+      outcomes (mean per-case success rate difference, paired bootstrap over cases, exact
+      McNemar test per run when trials line up, else the sign test per case);
+    - ``pass^k`` for k = 1..min trials on both sides: per-case pass^k differences, paired
+      percentile bootstrap over cases (no test);
+    - ``mean_f1``, ``mean_composite``: per-case mean differences, paired bootstrap over cases.
+
+    Raises ``MetricInputError`` when the scorecards share no case.
+    """
+    from .metrics.reliability import bootstrap_ci, paired_compare, pass_hat_k
+
+    oa, ob = _case_outcomes(a), _case_outcomes(b)
+    shared = [c for c in oa if c in ob]
+    if not shared:
+        raise MetricInputError("the two scorecards share no case id; nothing to compare")
+    only_a = tuple(c for c in oa if c not in ob)
+    only_b = tuple(c for c in ob if c not in oa)
+    ra: dict[Any, Any] = {c: oa[c] for c in shared}
+    rb: dict[Any, Any] = {c: ob[c] for c in shared}
+    deltas: list[MetricDelta] = []
+    pc = paired_compare(ra, rb, n_boot=n_boot, seed=seed, confidence=confidence)
+    # paired_compare reports A - B; a comparison reads naturally as B - A ("after - before")
+    deltas.append(MetricDelta("task_success_rate", _r(pc.mean_a), _r(pc.mean_b), _r(-pc.diff),
+                              _r(-pc.hi), _r(-pc.lo), _r(pc.p_value),
+                              f"exact McNemar/sign test per {pc.test_unit} "
+                              f"({pc.a_only} A-only vs {pc.b_only} B-only successes)"))
+    kmax = min(len(v) for v in list(ra.values()) + list(rb.values()))
+    for k in range(1, kmax + 1):
+        da = {c: pass_hat_k({c: (len(ra[c]), sum(ra[c]))}, k) for c in shared}
+        db = {c: pass_hat_k({c: (len(rb[c]), sum(rb[c]))}, k) for c in shared}
+        diffs = [db[c] - da[c] for c in shared]
+        bci = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, confidence=confidence)
+        deltas.append(MetricDelta(f"pass^{k}", _r(math.fsum(da.values()) / len(shared)),
+                                  _r(math.fsum(db.values()) / len(shared)), _r(bci.estimate),
+                                  _r(bci.lo), _r(bci.hi)))
+    for attr, label in (("f1", "mean_f1"), ("composite", "mean_composite")):
+        ma, mb = _case_means(a, attr), _case_means(b, attr)
+        both = [c for c in shared if c in ma and c in mb]
+        if not both:
+            continue
+        diffs = [mb[c] - ma[c] for c in both]
+        bci = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, confidence=confidence)
+        deltas.append(MetricDelta(label, _r(math.fsum(ma[c] for c in both) / len(both)),
+                                  _r(math.fsum(mb[c] for c in both) / len(both)),
+                                  _r(bci.estimate), _r(bci.lo), _r(bci.hi)))
+    return Comparison(n_cases=len(shared), deltas=tuple(deltas), only_a=only_a, only_b=only_b,
+                      meta={"seed": seed, "n_bootstrap": n_boot, "confidence": confidence})

@@ -1,0 +1,455 @@
+"""Trace readers: every supported source format -> ``trajcheck.model.Trajectory``.
+
+``load(path_or_obj, format="auto")`` reads a JSON file, a JSON Lines file (one trace per
+line), a directory of them, or an in-memory object, and returns a ``LoadResult``.
+``read(obj, format)`` reads one object. Each format has its own module with
+``read(obj) -> Trajectory``:
+
+=====================  =========================================================
+format name            source
+=====================  =========================================================
+``trajcheck``          ``Trajectory.to_dict()`` output (our own JSONL traces)
+``tau_bench``          tau-bench result records (also yield ``Case`` objects)
+``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
+``langsmith``          LangSmith run trees
+``promptfoo``          promptfoo provider output
+``vertex``             Vertex ``predicted_trajectory``, Google ADK invocations
+``openai_responses``   OpenAI Responses items
+``deepeval``           DeepEval ``ToolCall`` lists / test cases
+``langchain``          LangChain messages (objects, ``messages_to_dict``, lc dicts)
+``ragas``              RAGAS messages
+``anthropic``          Anthropic Messages
+``openai_chat``        OpenAI Chat Completions messages
+``plain``              a list of ``{name, args}``
+=====================  =========================================================
+
+Auto-detection (``detect``) tries the formats in the order of that table: the ones with an
+unambiguous envelope first (a ``steps`` list of ``{index, kind}``; ``task_id`` + ``traj``;
+``resourceSpans`` or spans; ``run_type``; ``output`` with ``tokenUsage``/``latencyMs``/
+``cost``/``metadata.toolCalls``; ``predicted_trajectory`` / ``tool_name`` / ADK keys; Responses
+item types), then message lists by their markers: DeepEval ``input_parameters``; LangChain
+``type`` messages with LangChain-only fields (``lc`` constructor dicts, ``{type, data}``,
+``tool_call_id``, call ids, ``additional_kwargs``, ``response_metadata``, ``status``, or
+langchain-core objects) else RAGAS (type-tagged messages without those fields, or ragas
+objects); Anthropic (``tool_use`` / ``tool_result`` / ``thinking`` blocks); OpenAI chat
+(``role`` messages, ``messages``/``choices`` wrappers); finally a plain ``{name}`` call list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import TraceFormatError
+from ..model import Case, Trajectory
+from . import (
+    anthropic,
+    deepeval,
+    langchain,
+    langsmith,
+    openai_chat,
+    openai_responses,
+    otel,
+    plain,
+    promptfoo,
+    ragas,
+    tau_bench,
+    vertex,
+)
+from ._util import as_plain, is_seq
+
+FORMATS: tuple[str, ...] = (
+    "trajcheck", "tau_bench", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
+)
+_ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
+            "adk": "vertex", "openinference": "otel", "otlp": "otel", "tau-bench": "tau_bench",
+            "tau": "tau_bench", "native": "trajcheck"}
+EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, OTLP JSON, LangSmith runs, promptfoo "
+            "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
+            "Anthropic/OpenAI chat messages, or a list of {name, args} calls")
+_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What ``load`` read.
+
+    ``trajectories``: every trajectory, in source order within a format; ``problems``: one
+    string per tolerated fault, each naming the file (or ``<input>``), the line or record, and
+    the field; ``cases``: case id -> ``Case`` for sources that carry cases (tau-bench);
+    ``formats``: detected format name -> number of trajectories read in it.
+    Iterating yields the trajectories; ``len()`` is their number.
+    """
+
+    trajectories: list[Trajectory] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    cases: dict[str, Case] = field(default_factory=dict)
+    formats: dict[str, int] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Trajectory]:
+        return iter(self.trajectories)
+
+    def __len__(self) -> int:
+        return len(self.trajectories)
+
+    def __getitem__(self, i: int) -> Trajectory:
+        return self.trajectories[i]
+
+
+def _norm_format(fmt: str) -> str:
+    f = _ALIASES.get(fmt, fmt)
+    if f != "auto" and f not in FORMATS:
+        raise TraceFormatError(f"unknown trace format {fmt!r}; known: auto, {', '.join(FORMATS)}")
+    return f
+
+
+def _is_native(obj: Any) -> bool:
+    if not isinstance(obj, Mapping) or not is_seq(obj.get("steps")):
+        return False
+    return all(isinstance(s, Mapping) and "kind" in s and "index" in s for s in obj["steps"]) and (
+        bool(obj["steps"]) or set(obj) <= {"steps", "final_response", "total_usage", "total_cost_usd",
+                                           "total_latency_ms", "source_format", "trace_id", "session_id",
+                                           "metadata"})
+
+
+def _msg_list(obj: Any) -> list[Any] | None:
+    if is_seq(obj):
+        return list(obj)
+    if isinstance(obj, Mapping) and is_seq(obj.get("messages")):
+        return list(obj["messages"])
+    return None
+
+
+_LC_ONLY = ("tool_call_id", "additional_kwargs", "response_metadata", "status", "usage_metadata",
+            "invalid_tool_calls", "artifact")
+
+
+def _is_langchain(raw: list[Any]) -> bool:
+    for m in raw:
+        if type(m).__module__.startswith("langchain"):
+            return True
+        p = as_plain(m)
+        if not isinstance(p, Mapping):
+            continue
+        if p.get("lc") == 1 or (isinstance(p.get("data"), Mapping) and "content" not in p):
+            return True
+        if any(k in p for k in _LC_ONLY):
+            return True
+        for tc in p.get("tool_calls") or ():
+            if isinstance(tc, Mapping) and (tc.get("id") is not None or tc.get("type") == "tool_call"):
+                return True
+    return False
+
+
+def detect(obj: Any) -> str | None:
+    """The format name of one source object by the order in the module docstring, or None."""
+    raw = obj
+    obj = as_plain(obj)
+    if isinstance(obj, Mapping):
+        if _is_native(obj):
+            return "trajcheck"
+        if tau_bench.is_record(obj):
+            return "tau_bench"
+        if otel.is_otlp(obj) or otel.is_span(obj):
+            return "otel"
+        if langsmith.is_run(obj):
+            return "langsmith"
+        if promptfoo.is_provider_response(obj):
+            return "promptfoo"
+        if "predicted_trajectory" in obj or "reference_trajectory" in obj or vertex.is_adk(obj):
+            return "vertex"
+        if (obj.get("object") == "response" or is_seq(obj.get("output"))) and openai_responses.is_item_list(
+                list(obj.get("input") or []) + list(obj.get("output") or [])
+                if is_seq(obj.get("input") or []) else list(obj.get("output") or [])):
+            return "openai_responses"
+        if "tools_called" in obj or "toolsCalled" in obj:
+            return "deepeval"
+        if is_seq(obj.get("user_input")) and langchain.is_message_list(obj["user_input"]):
+            return "ragas"
+        if obj.get("type") == "message" and obj.get("role") == "assistant" and is_seq(obj.get("content")):
+            return "anthropic"
+        if "choices" in obj:
+            return "openai_chat"
+        if is_seq(obj.get("calls")) and plain.is_call_list(obj["calls"]):
+            return "plain"
+    if is_seq(obj) and obj:
+        items = [as_plain(x) for x in obj]
+        if all(isinstance(x, Mapping) and (otel.is_otlp(x) or otel.is_span(x)) for x in items):
+            return "otel"
+        if all(langsmith.is_run(x) for x in items):
+            return "langsmith"
+        if vertex.is_tool_list(items):
+            return "vertex"
+        if openai_responses.is_item_list(items):
+            return "openai_responses"
+        if all(deepeval.is_tool_call(x) for x in obj):
+            return "deepeval"
+    msgs = _msg_list(raw)
+    if msgs:
+        if any(type(m).__module__.startswith("ragas") for m in msgs):
+            return "ragas"
+        if langchain.is_message_list(msgs):
+            return "langchain" if _is_langchain(msgs) else "ragas"
+        plain_msgs = [as_plain(m) for m in msgs]
+        if all(isinstance(m, Mapping) and "role" in m for m in plain_msgs):
+            for m in plain_msgs:
+                c = m.get("content")
+                if is_seq(c) and any(isinstance(b, Mapping) and b.get("type") in (
+                        "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use")
+                        for b in c):
+                    return "anthropic"
+            if isinstance(obj, Mapping) and "system" in obj and not any(
+                    m.get("role") in ("tool", "function", "system") for m in plain_msgs):
+                return "anthropic"
+            return "openai_chat"
+    if plain.is_call_list(obj if is_seq(obj) else None):
+        return "plain"
+    return None
+
+
+def _read_native(obj: Any) -> Trajectory:
+    d = as_plain(obj)
+    if not _is_native(d):
+        raise TraceFormatError("trajcheck: expected a Trajectory.to_dict() object with a 'steps' list")
+    return Trajectory.from_dict(d)
+
+
+_READERS = {
+    "trajcheck": _read_native, "tau_bench": tau_bench.read, "otel": otel.read, "langsmith": langsmith.read,
+    "promptfoo": promptfoo.read, "vertex": vertex.read, "openai_responses": openai_responses.read,
+    "deepeval": deepeval.read, "langchain": langchain.read, "ragas": ragas.read,
+    "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,
+}
+
+
+def read(obj: Any, format: str = "auto") -> Trajectory:
+    """Read one source object in ``format`` (or the detected one) into a ``Trajectory``.
+
+    Raises ``TraceFormatError`` when ``format`` is unknown, when nothing is detected, or when
+    the object does not have the format's shape. Any unexpected ``TypeError`` /
+    ``ValueError`` / ``KeyError`` / ``AttributeError`` / ``IndexError`` / ``RecursionError``
+    inside a reader is re-raised as ``TraceFormatError`` naming the format, so callers only
+    ever see trajcheck errors for bad input.
+    """
+    fmt = _norm_format(format)
+    if fmt == "auto":
+        det = detect(obj)
+        if det is None:
+            raise TraceFormatError(f"<input>: not a trace; expected {EXPECTED}")
+        fmt = det
+    return _guarded(_READERS[fmt], obj, fmt)
+
+
+def _guarded(fn: Any, obj: Any, fmt: str) -> Any:
+    try:
+        return fn(obj)
+    except TraceFormatError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError) as e:
+        raise TraceFormatError(f"{fmt}: could not read the object as {fmt}: {type(e).__name__}: {e}") from e
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+@dataclass
+class _Acc:
+    trajectories: list[Trajectory] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    cases: dict[str, Case] = field(default_factory=dict)
+    formats: dict[str, int] = field(default_factory=dict)
+
+    def add(self, t: Trajectory, fmt: str, where: str) -> None:
+        self.trajectories.append(t)
+        self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        for p in t.metadata.get("problems", ()) if isinstance(t.metadata, Mapping) else ():
+            self.problems.append(f"{where}: {p}")
+
+
+def _units(doc: Any) -> list[tuple[Any, str | None]]:
+    """Split a parsed JSON document into trace objects with a sub-location label."""
+    if is_seq(doc) and doc:
+        items = [as_plain(x) for x in doc]
+        if all(tau_bench.is_record(x) or _is_native(x) or promptfoo.is_provider_response(x)
+               or (isinstance(x, Mapping) and ("predicted_trajectory" in x or vertex.is_adk(x)))
+               for x in items):
+            return [(x, f"record {i}") for i, x in enumerate(doc)]
+        if all(is_seq(x) for x in doc):
+            return [(x, f"record {i}") for i, x in enumerate(doc)]
+    return [(doc, None)]
+
+
+def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *, strict: bool) -> None:
+    """Read trace objects (``(obj, where)``); batch formats are read together."""
+    batches: dict[str, list[tuple[Any, str]]] = {}
+    undetected: list[str] = []
+    for obj, where in units:
+        f = fmt if fmt != "auto" else detect(obj)
+        if f is None:
+            undetected.append(where)
+            continue
+        batches.setdefault(f, []).append((obj, where))
+    if not batches and units and strict:
+        raise TraceFormatError(f"{label}: not a trace; expected {EXPECTED}")
+    for where in undetected:
+        acc.problems.append(f"{where}: not a trace (expected {EXPECTED}); skipped")
+    for f, items in batches.items():
+        if f == "tau_bench":
+            records = [o for o, _ in items]
+            trajs, cases, probs = tau_bench.read_records(records, where=f"{label} record")
+            # re-label with precise locations
+            wheres = [w for o, w in items if tau_bench.is_record(as_plain(o))]
+            for t, w in zip(trajs, wheres):
+                acc.add(t, f, w)
+            acc.problems.extend(p for p in probs if "not a tau-bench record" in p or "differs" in p
+                                or "no 'info.task'" in p)
+            for cid, c in cases.items():
+                acc.cases.setdefault(cid, c)
+        elif f in ("otel", "langsmith"):
+            mod = otel if f == "otel" else langsmith
+            flat: list[Any] = []
+            for o, _ in items:
+                o = as_plain(o)
+                flat.extend(o if is_seq(o) else [o])
+            try:
+                trajs = _guarded(mod.read_all, flat, f)
+            except TraceFormatError as e:
+                if strict and len(batches) == 1:
+                    raise TraceFormatError(f"{label}: {e}") from e
+                acc.problems.append(f"{label}: {e}")
+                continue
+            for t in trajs:
+                acc.add(t, f, f"{label} trace {t.trace_id}" if t.trace_id else label)
+        else:
+            for o, w in items:
+                try:
+                    t = _guarded(_READERS[f], o, f)
+                except TraceFormatError as e:
+                    if strict and len(units) == 1:
+                        raise TraceFormatError(f"{label}: {e}") from e
+                    acc.problems.append(f"{w}: {e}")
+                    continue
+                acc.add(t, f, w)
+
+
+def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
+    """Parsed trace objects of one file with their locations; None when the file is empty."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise TraceFormatError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start}); expected {EXPECTED}") from e
+    except OSError as e:
+        raise TraceFormatError(f"{path}: cannot be read ({e.strerror})") from e
+    if not text.strip():
+        acc.problems.append(f"{path}: empty file; no traces")
+        return None
+    whole_err: str | None = None
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError) as e:
+            whole_err = str(e)
+        else:
+            if is_seq(doc) and not doc:
+                acc.problems.append(f"{path}: an empty list; no traces")
+                return None
+            return [(o, f"{path} [{w}]" if w else str(path)) for o, w in _units(doc)]
+    units: list[tuple[Any, str]] = []
+    bad: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            msg = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
+            col = f" (column {e.colno})" if isinstance(e, json.JSONDecodeError) else ""
+            bad.append(f"{path}:{n}: not valid JSON: {msg}{col}; line skipped")
+            continue
+        for o, w in _units(obj):
+            units.append((o, f"{path}:{n}" + (f" [{w}]" if w else "")))
+    if not units:
+        stream = _raw_stream(text)
+        if stream:
+            return [(o, f"{path} [object {i}]") for i, o in enumerate(stream)]
+        reason = whole_err or (bad[0] if bad else "no JSON")
+        raise TraceFormatError(f"{path}: not JSON or JSON Lines ({reason}); expected {EXPECTED}")
+    acc.problems.extend(bad)
+    return units
+
+
+def _raw_stream(text: str) -> list[Any]:
+    """Concatenated JSON values (e.g. the OTel SDK console exporter); [] when the text is not that."""
+    dec = json.JSONDecoder()
+    out, i = [], 0
+    while i < len(text):
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            break
+        try:
+            val, i = dec.raw_decode(text, i)
+        except ValueError:
+            return []
+        out.append(val)
+    return out if len(out) > 1 else []
+
+
+def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
+    """Read traces from a file, a directory, or an in-memory object.
+
+    ``path_or_obj``: a ``str`` / ``os.PathLike`` naming a ``.json`` file (one trace, or a list
+    of traces such as tau-bench records), a ``.jsonl`` / ``.ndjson`` file (one trace per line;
+    a malformed line is reported in ``problems`` with its line number and the rest is read),
+    a file of concatenated JSON objects, or a directory (all ``.json``/``.jsonl``/``.ndjson``
+    files below it, sorted; a file that is not a trace is reported, not raised, unless no
+    file holds a trace); or any already-parsed object or SDK object.
+    ``format``: ``"auto"`` (per-object detection, see ``detect``) or a name from ``FORMATS``.
+
+    Returns a ``LoadResult``. An empty file yields no trajectories and a problem. Raises
+    ``TraceFormatError`` naming the file when the input is not a trace at all (not JSON,
+    or JSON in no supported shape), when a path does not exist, or when ``format`` is unknown.
+    OTLP spans and LangSmith runs of one file are grouped by trace id / root run across lines.
+    """
+    fmt = _norm_format(format)
+    acc = _Acc()
+    if isinstance(path_or_obj, (str, os.PathLike)):
+        path = Path(path_or_obj)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+            if not files:
+                raise TraceFormatError(f"{path}: directory holds no .json/.jsonl/.ndjson files")
+            errors: list[str] = []
+            for f in files:
+                try:
+                    units = _parse_file(f, acc)
+                    if units is not None:
+                        _read_units(units, fmt, acc, str(f), strict=True)
+                except TraceFormatError as e:
+                    errors.append(str(e))
+            if errors and not acc.trajectories:
+                raise TraceFormatError("; ".join(errors))
+            acc.problems.extend(errors)
+        elif path.is_file():
+            units = _parse_file(path, acc)
+            if units is not None:
+                _read_units(units, fmt, acc, str(path), strict=True)
+        else:
+            raise TraceFormatError(f"{path}: no such file or directory")
+    else:
+        obj = path_or_obj
+        if is_seq(obj) and not obj:
+            acc.problems.append("<input>: an empty list; no traces")
+        else:
+            _read_units([(o, f"<input> [{w}]" if w else "<input>") for o, w in _units(obj)], fmt, acc,
+                        "<input>", strict=True)
+    return LoadResult(trajectories=acc.trajectories, problems=acc.problems, cases=acc.cases,
+                      formats=acc.formats)
+
+
+__all__ = ["EXPECTED", "FORMATS", "LoadResult", "detect", "load", "read"]

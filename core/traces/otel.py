@@ -1,0 +1,382 @@
+"""Reader for OpenTelemetry traces in OTLP JSON (research notes traces.md §5).
+
+Accepted: an OTLP ``TracesData`` / ``ExportTraceServiceRequest`` document
+(``resourceSpans`` -> ``scopeSpans`` -> ``spans``), camelCase or snake_case (Phoenix
+``otlpv1``; ``instrumentationLibrarySpans`` too), a list of such documents (a file
+exporter's JSON Lines), or a list of span dicts, including the simplified form with flat
+``attributes`` and a ``context`` object (Phoenix REST, the Python SDK's ``to_json``).
+
+Decoding rules (OTLP JSON encoding, opentelemetry-proto ``docs/specification.md``): trace
+and span ids are hex strings and are kept as lower-case hex (a ``0x`` prefix is dropped; an
+id that is not hex but is valid base64 of 8/16 bytes is converted to hex); int64 values
+(``intValue``, ``*UnixNano``) may be strings or numbers; enums may be ints or names;
+``AnyValue`` arrays and kvlists become lists and dicts.
+
+Span mapping, spans ordered by start time, then end time, then file order:
+
+- tool spans -> a ``tool_call`` step and its ``tool_result``: OpenTelemetry GenAI
+  (``gen_ai.operation.name = execute_tool`` or a ``gen_ai.tool.name``; ``gen_ai.tool.call.id``,
+  ``gen_ai.tool.call.arguments`` / ``.result``), OpenInference (``openinference.span.kind =
+  TOOL``; ``tool.name``, ``tool.id`` / ``tool_call.id``, args from ``input.value``, else
+  ``tool.parameters`` unless it looks like a JSON schema; result ``output.value``), Vercel
+  AI SDK ``ai.toolCall.*``. ``is_error`` = status code 2 / ``ERROR``, or an ``error.type``
+  attribute, or an ``exception`` event; else False. ``error`` = status message, exception
+  message or error type.
+- LLM spans (GenAI ``chat`` / ``generate_content`` / ``text_completion``, OpenInference
+  ``LLM``) -> an ``assistant`` step with usage (``gen_ai.usage.*`` incl. the deprecated
+  ``prompt_tokens`` / ``completion_tokens``, or ``llm.token_count.*``), cost
+  (``llm.cost.total``, USD), model and output text. Tool calls an LLM span requested are
+  not steps: calls are built from execution spans only (pitfall 10 in the notes).
+- a root span's plain-text ``input.value`` -> the first ``user`` step.
+
+Each span's latency is ``(end - start)`` in ms; times are unix seconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import TraceFormatError
+from ..model import ToolCall, ToolResult, Trajectory, Usage
+from ._util import (
+    StepList,
+    as_plain,
+    get,
+    is_seq,
+    mapping,
+    parse_args,
+    sum_usage,
+    to_float,
+    to_int,
+    to_unix_seconds,
+    usage_or_none,
+)
+
+FORMAT = "otel"
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_LLM_OPS = ("chat", "generate_content", "text_completion")
+
+
+def is_otlp(obj: Any) -> bool:
+    """True for an OTLP traces document (``resourceSpans`` / ``resource_spans``)."""
+    return isinstance(obj, Mapping) and is_seq(get(obj, "resourceSpans", "resource_spans"))
+
+
+def is_span(obj: Any) -> bool:
+    """True for a span dict: a span id (``spanId``/``span_id``/``context.span_id``) and a ``name``."""
+    if not isinstance(obj, Mapping) or "name" not in obj:
+        return False
+    ctx = obj.get("context")
+    return get(obj, "spanId", "span_id") is not None or (isinstance(ctx, Mapping) and "span_id" in ctx)
+
+
+def norm_id(v: Any) -> str | None:
+    """A trace/span id as lower-case hex (see module docstring); None for empty ids."""
+    if v is None:
+        return None
+    s = str(v).strip()
+    if s.lower().startswith("0x"):
+        s = s[2:]
+    if not s:
+        return None
+    if _HEX.match(s):
+        return s.lower()
+    try:
+        raw = base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return s
+    return raw.hex() if len(raw) in (8, 16) else s
+
+
+def any_value(v: Any, depth: int = 0) -> Any:
+    """An OTLP ``AnyValue`` (camel or snake case) as a plain Python value."""
+    if not isinstance(v, Mapping) or depth > 50:
+        return v
+    for k in ("stringValue", "string_value"):
+        if k in v:
+            return v[k]
+    for k in ("boolValue", "bool_value"):
+        if k in v:
+            return bool(v[k])
+    for k in ("intValue", "int_value"):
+        if k in v:
+            i = to_int(v[k])
+            return i if i is not None else v[k]
+    for k in ("doubleValue", "double_value"):
+        if k in v:
+            f = to_float(v[k])
+            return f if f is not None else v[k]
+    for k in ("arrayValue", "array_value"):
+        if k in v:
+            vals = v[k].get("values") if isinstance(v[k], Mapping) else None
+            return [any_value(x, depth + 1) for x in vals or ()]
+    for k in ("kvlistValue", "kvlist_value"):
+        if k in v:
+            vals = v[k].get("values") if isinstance(v[k], Mapping) else None
+            return attrs(vals or (), depth + 1)
+    for k in ("bytesValue", "bytes_value"):
+        if k in v:
+            return v[k]
+    return None
+
+
+def attrs(a: Any, depth: int = 0) -> dict[str, Any]:
+    """OTLP ``attributes`` (a list of ``{key, value}``) or an already-flat dict -> a flat dict."""
+    if isinstance(a, Mapping):
+        return dict(a)
+    out: dict[str, Any] = {}
+    for kv in a or ():
+        if isinstance(kv, Mapping) and isinstance(kv.get("key"), str):
+            out[kv["key"]] = any_value(kv.get("value"), depth)
+    return out
+
+
+def _ns_to_s(v: Any) -> float | None:
+    i = to_int(v)
+    if i is not None:
+        return i / 1e9
+    return None
+
+
+def _span_record(sp: Mapping[str, Any], order: int, res_attrs: dict[str, Any]) -> dict[str, Any]:
+    ctx = mapping(sp.get("context"))
+    start = _ns_to_s(get(sp, "startTimeUnixNano", "start_time_unix_nano"))
+    end = _ns_to_s(get(sp, "endTimeUnixNano", "end_time_unix_nano"))
+    if start is None:
+        start = to_unix_seconds(sp.get("start_time"))
+    if end is None:
+        end = to_unix_seconds(sp.get("end_time"))
+    st = mapping(sp.get("status"))
+    code = get(st, "code", "status_code", default=sp.get("status_code"))
+    msg = get(st, "message", "description", default=sp.get("status_message"))
+    a = attrs(sp.get("attributes"))
+    if "openinference.span.kind" not in a and isinstance(sp.get("span_kind"), str):
+        a["openinference.span.kind"] = sp["span_kind"]
+    events = []
+    for ev in sp.get("events") or ():
+        if isinstance(ev, Mapping):
+            events.append({"name": ev.get("name"), "attributes": attrs(ev.get("attributes"))})
+    return {
+        "trace_id": norm_id(get(sp, "traceId", "trace_id", default=ctx.get("trace_id"))),
+        "span_id": norm_id(get(sp, "spanId", "span_id", default=ctx.get("span_id"))),
+        "parent_id": norm_id(get(sp, "parentSpanId", "parent_span_id", "parent_id")),
+        "name": sp.get("name"), "start": start, "end": end, "attrs": a, "events": events,
+        "status_error": _is_error_code(code), "status_message": msg if isinstance(msg, str) and msg else None,
+        "order": order, "resource": res_attrs,
+    }
+
+
+def _is_error_code(code: Any) -> bool:
+    if isinstance(code, bool):
+        return False
+    if isinstance(code, int):
+        return code == 2
+    if isinstance(code, str):
+        c = code.strip().upper()
+        return c in ("2", "ERROR", "STATUS_CODE_ERROR", "STATUSCODE.ERROR")
+    return False
+
+
+def collect_spans(obj: Any) -> list[dict[str, Any]]:
+    """All spans of ``obj`` (a document, a list of documents or a list of spans) as normalised records.
+
+    Raises ``TraceFormatError`` when nothing in ``obj`` is an OTLP document or span.
+    """
+    docs = [as_plain(x) for x in obj] if is_seq(obj) else [as_plain(obj)]
+    spans: list[dict[str, Any]] = []
+    found = False
+    for d in docs:
+        if is_otlp(d):
+            found = True
+            for rs in get(d, "resourceSpans", "resource_spans") or ():
+                if not isinstance(rs, Mapping):
+                    continue
+                res = mapping(rs.get("resource"))
+                ra = attrs(res.get("attributes"))
+                for ss in get(rs, "scopeSpans", "scope_spans", "instrumentationLibrarySpans") or ():
+                    if not isinstance(ss, Mapping):
+                        continue
+                    for sp in ss.get("spans") or ():
+                        if isinstance(sp, Mapping):
+                            spans.append(_span_record(sp, len(spans), ra))
+        elif is_span(d):
+            found = True
+            res = mapping(d.get("resource"))
+            spans.append(_span_record(d, len(spans), attrs(res.get("attributes"))))
+    if not found:
+        raise TraceFormatError(f"{FORMAT}: expected an OTLP document with 'resourceSpans' or a list of spans")
+    return spans
+
+
+def _looks_like_schema(v: Any) -> bool:
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return False
+    return isinstance(v, Mapping) and v.get("type") == "object" and "properties" in v
+
+
+def _first(a: Mapping[str, Any], *keys: str) -> Any:
+    for k in keys:
+        if a.get(k) is not None:
+            return a[k]
+    return None
+
+
+def _kind(a: Mapping[str, Any]) -> str | None:
+    op = a.get("gen_ai.operation.name")
+    oi = str(a.get("openinference.span.kind") or "").upper()
+    if op == "execute_tool" or oi == "TOOL" or a.get("gen_ai.tool.name") is not None \
+            or a.get("ai.toolCall.name") is not None:
+        return "tool"
+    if op in _LLM_OPS or oi == "LLM":
+        return "llm"
+    return None
+
+
+def _llm_text(a: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """Output text of an LLM span and whether it requested tool calls."""
+    om = a.get("gen_ai.output.messages")
+    if isinstance(om, str):
+        try:
+            om = json.loads(om)
+        except ValueError:
+            om = None
+    if is_seq(om):
+        texts, calls = [], False
+        for m in om:
+            for p in (m.get("parts") if isinstance(m, Mapping) else None) or ():
+                if isinstance(p, Mapping):
+                    if p.get("type") == "text" and isinstance(p.get("content"), str):
+                        texts.append(p["content"])
+                    elif p.get("type") == "tool_call":
+                        calls = True
+        return ("\n".join(texts) if texts else None), calls
+    content = a.get("llm.output_messages.0.message.content")
+    calls = any(k.startswith("llm.output_messages.") and ".tool_calls." in k for k in a)
+    if isinstance(content, str):
+        return content, calls
+    out = a.get("output.value")
+    if isinstance(out, str) and not str(a.get("output.mime_type", "")).endswith("json"):
+        return out, calls
+    return None, calls
+
+
+def _usage(a: Mapping[str, Any]) -> Usage | None:
+    return usage_or_none(Usage(
+        input_tokens=to_int(_first(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")),
+        output_tokens=to_int(_first(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+                                    "llm.token_count.completion")),
+        total_tokens=to_int(_first(a, "llm.token_count.total", "gen_ai.usage.total_tokens")),
+        cache_read_tokens=to_int(_first(a, "gen_ai.usage.cache_read.input_tokens",
+                                        "llm.token_count.prompt_details.cache_read")),
+        cache_write_tokens=to_int(_first(a, "gen_ai.usage.cache_creation.input_tokens",
+                                         "llm.token_count.prompt_details.cache_write")),
+        reasoning_tokens=to_int(_first(a, "gen_ai.usage.reasoning.output_tokens",
+                                       "llm.token_count.completion_details.reasoning")),
+    ))
+
+
+def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
+    spans = sorted(spans, key=lambda s: (s["start"] if s["start"] is not None else float("inf"),
+                                         s["end"] if s["end"] is not None else float("inf"), s["order"]))
+    problems: list[str] = []
+    sl = StepList()
+    ids = {s["span_id"] for s in spans}
+    roots = [s for s in spans if s["parent_id"] is None or s["parent_id"] not in ids]
+    for r in roots[:1]:
+        iv = r["attrs"].get("input.value")
+        if isinstance(iv, str) and iv.strip() and not iv.strip().startswith(("{", "[")) and _kind(r["attrs"]) is None:
+            sl.add("user", content=iv)
+    session = None
+    for s in spans:
+        a = s["attrs"]
+        session = session or a.get("gen_ai.conversation.id") or a.get("session.id")
+        lat = (s["end"] - s["start"]) * 1000.0 if s["start"] is not None and s["end"] is not None else None
+        common: dict[str, Any] = {"start_time": s["start"], "end_time": s["end"], "span_id": s["span_id"],
+                                  "parent_id": s["parent_id"]}
+        agent = a.get("gen_ai.agent.name") or a.get("agent.name")
+        if isinstance(agent, str):
+            common["agent_name"] = agent
+        kind = _kind(a)
+        w = f"span {s['span_id']} ({s['name']})"
+        if kind == "tool":
+            name = _first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+            if name is None and isinstance(s["name"], str) and s["name"].startswith("execute_tool "):
+                name = s["name"][len("execute_tool "):]
+            if not isinstance(name, str) or not name:
+                problems.append(f"{w}: tool span has no tool name")
+                name = "" if name is None else str(name)
+            raw = _first(a, "gen_ai.tool.call.arguments", "input.value", "ai.toolCall.args", "tool_arguments")
+            if raw is None and a.get("tool.parameters") is not None and not _looks_like_schema(a["tool.parameters"]):
+                raw = a["tool.parameters"]
+            args, raw_s, err = parse_args(raw, problems, w)
+            cid = _first(a, "gen_ai.tool.call.id", "tool.id", "tool_call.id", "ai.toolCall.id")
+            cid = None if cid is None else str(cid).strip()
+            sl.call([ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=err,
+                              tool_type=str(a["gen_ai.tool.type"]) if a.get("gen_ai.tool.type") else None)],
+                    latency_ms=lat, **common)
+            out = _first(a, "gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "tool_response")
+            exc = next((e for e in s["events"] if e.get("name") == "exception"), None)
+            etype = a.get("error.type")
+            is_err = bool(s["status_error"] or etype or exc)
+            error = None
+            if is_err:
+                error = s["status_message"] or (exc["attributes"].get("exception.message") if exc else None) \
+                    or (str(etype) if etype else None) or "error"
+            sl.result(ToolResult(call_id=cid, name=name, output=out, is_error=is_err, error=error), **common)
+        elif kind == "llm":
+            text, requested = _llm_text(a)
+            model = _first(a, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+            sl.add("assistant", content=text, usage=_usage(a), cost_usd=to_float(a.get("llm.cost.total")),
+                   model=model if isinstance(model, str) else None, latency_ms=lat,
+                   metadata={"requested_tool_calls": True} if requested else {}, **common)
+            if s["status_error"]:
+                problems.append(f"{w}: LLM span has error status: {s['status_message']}")
+    steps = list(sl.steps)
+    cand = [st for st in steps if st.kind == "assistant" and st.content and not st.metadata.get("requested_tool_calls")]
+    final = None
+    if cand:
+        from dataclasses import replace
+
+        steps[cand[-1].index] = replace(cand[-1], kind="final_response")
+        final = cand[-1].content
+    final_steps = tuple(steps)
+    starts = [s["start"] for s in spans if s["start"] is not None]
+    ends = [s["end"] for s in spans if s["end"] is not None]
+    costs = [st.cost_usd for st in final_steps if st.cost_usd is not None]
+    meta: dict[str, Any] = {"problems": problems} if problems else {}
+    return Trajectory(steps=final_steps, final_response=final, total_usage=sum_usage(final_steps),
+                      total_cost_usd=sum(costs) if costs else None,
+                      total_latency_ms=(max(ends) - min(starts)) * 1000.0 if starts and ends else None,
+                      source_format=FORMAT, trace_id=spans[0]["trace_id"] if spans else None,
+                      session_id=str(session) if session is not None else None, metadata=meta)
+
+
+def read_all(obj: Any) -> list[Trajectory]:
+    """One trajectory per trace id in ``obj`` (in order of first appearance)."""
+    spans = collect_spans(obj)
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for s in spans:
+        groups.setdefault(s["trace_id"], []).append(s)
+    return [_trajectory(g) for g in groups.values()]
+
+
+def read(obj: Any) -> Trajectory:
+    """All spans of ``obj`` as one trajectory (use ``read_all`` to split by trace id).
+
+    Raises ``TraceFormatError`` when ``obj`` holds no OTLP document or span.
+    """
+    spans = collect_spans(obj)
+    t = _trajectory(spans)
+    if len({s["trace_id"] for s in spans}) > 1:
+        from dataclasses import replace
+
+        return replace(t, trace_id=None)
+    return t

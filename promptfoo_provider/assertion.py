@@ -1,0 +1,332 @@
+"""trajcheck as a promptfoo Python assertion (promptfoo 0.123.x, ``type: python``).
+
+Use it from a promptfoo config::
+
+    assert:
+      - type: python                      # or not-python
+        value: file://path/to/promptfoo_provider/assertion.py
+        config:
+          expected_calls: [search_flights, {name: book_flight, args: {flight_id: FL100}}]
+          optional_calls: [get_weather]
+          metric: f1                      # f1 (default) | trajectory_match | forbidden | composite
+          threshold: 1.0
+
+promptfoo calls ``get_assert(output, context)`` in a fresh Python process per assertion, so
+this module imports only what the chosen metric needs. Run promptfoo with
+``PROMPTFOO_PYTHON=<venv>/bin/python`` so that the venv holding ``trajcheck`` is used.
+
+This file only translates: promptfoo's output/context -> (``Trajectory``, ``Case``) ->
+a trajcheck metric -> promptfoo's grading result. No metric logic lives here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+try:  # imported as promptfoo_provider.assertion (tests, library use)
+    from ._read import CASE_KEYS, InputProblem, build_case, maybe_json, read_output
+except ImportError:  # loaded by path by promptfoo, whose wrapper puts this directory on sys.path
+    from _read import CASE_KEYS, InputProblem, build_case, maybe_json, read_output  # type: ignore[no-redef]
+
+METRICS = ("f1", "trajectory_match", "forbidden", "composite")
+METRIC_ALIASES = {
+    "f1": "f1", "tool_call_f1": "f1", "tool-call-f1": "f1", "prf": "f1", "tool_call_prf": "f1",
+    "trajectory_match": "trajectory_match", "trajectory": "trajectory_match", "match": "trajectory_match",
+    "forbidden": "forbidden", "forbidden_calls": "forbidden", "forbidden_sequences": "forbidden",
+    "composite": "composite", "score_trajectory": "composite",
+}
+# keys of the assertion config besides the expectation keys (CASE_KEYS) read from config/vars
+OPTION_KEYS = ("metric", "mode", "dialect", "threshold", "source", "format", "case_id")
+NEUTRAL_MODES = ("exact", "in_order", "unordered", "superset", "subset")
+DEFAULT_THRESHOLD = {"f1": 1.0, "trajectory_match": 1.0, "forbidden": 1.0, "composite": 0.80}
+
+
+def _fail(reason: str, *, negated: bool = False) -> dict[str, Any]:
+    """A failed grading result (promptfoo needs pass, score and reason; notes §1.4).
+
+    For a negated assertion promptfoo flips ``pass`` after we return, so an input error is
+    returned as pass=True there: after the flip the assertion still fails (the reason is
+    repeated in a component result, since promptfoo replaces a flipped result's reason).
+    """
+    reason = f"trajcheck: {reason}"
+    # promptfoo replaces a flipped result's reason with its own; keep ours in a component
+    components = [{"pass": False, "score": 0.0, "reason": reason}] if negated else []
+    return {"pass": negated, "score": 0.0, "reason": reason,
+            "componentResults": components, "namedScores": {}}
+
+
+def _assertion_entries(test: Any) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    stack = list(test.get("assert") or []) if isinstance(test, Mapping) else []
+    while stack:
+        a = stack.pop(0)
+        if not isinstance(a, Mapping):
+            continue
+        if a.get("type") == "assert-set":
+            stack.extend(a.get("assert") or [])
+        else:
+            out.append(a)
+    return out
+
+
+def find_own_assertion(context: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, bool]:
+    """Locate this assertion in ``context["test"]["assert"]`` -> ``(entry or None, negated)``.
+
+    promptfoo does not tell a Python assertion whether it was written as ``python`` or
+    ``not-python`` (it applies the ``not-`` itself after the call, notes §1.4), so the
+    candidates are the test's ``python``/``not-python`` entries (also inside ``assert-set``)
+    whose ``config`` equals ``context["config"]``; among them, those whose ``file://`` value
+    names this file are preferred. Raises ``InputProblem`` when the candidates disagree on
+    negation (give the two assertions different configs). No candidate -> (None, False).
+    """
+    cfg = context.get("config")
+    here = os.path.basename(__file__)
+    cands = [a for a in _assertion_entries(context.get("test"))
+             if a.get("type") in ("python", "not-python") and a.get("config") == cfg]
+    own = [a for a in cands if isinstance(a.get("value"), str) and a["value"].startswith("file://")
+           and os.path.basename(a["value"][7:].split(":", 1)[0]) == here]
+    cands = own or cands
+    if not cands:
+        return None, False
+    kinds = {a.get("type") for a in cands}
+    if len(kinds) > 1:
+        raise InputProblem("this test has both a python and a not-python trajcheck assertion with "
+                           "the same config, so negation cannot be told apart; give them different configs")
+    return cands[0], cands[0].get("type") == "not-python"
+
+
+def _spec(context: Mapping[str, Any]) -> dict[str, Any]:
+    """Expectation and options: assertion ``config`` keys win over the test's ``vars`` keys."""
+    spec: dict[str, Any] = {}
+    vars_ = context.get("vars")
+    if isinstance(vars_, Mapping):
+        for k in CASE_KEYS + OPTION_KEYS:
+            if k in vars_:
+                spec[k] = vars_[k]
+    cfg = context.get("config")
+    if cfg is not None and not isinstance(cfg, Mapping):
+        raise InputProblem(f"assertion config must be a mapping, got {type(cfg).__name__}")
+    unknown = sorted(k for k in (cfg or {}) if k not in CASE_KEYS + OPTION_KEYS)
+    if unknown:
+        raise InputProblem(f"unknown config key {unknown[0]!r}; known: {', '.join(CASE_KEYS + OPTION_KEYS)}")
+    spec.update(cfg or {})
+    return spec
+
+
+def _threshold(spec: Mapping[str, Any], entry: Mapping[str, Any] | None, metric: str) -> float:
+    t = spec.get("threshold")
+    if t is None and entry is not None:
+        t = entry.get("threshold")
+    if t is None:
+        return DEFAULT_THRESHOLD[metric]
+    t = maybe_json(t, "threshold")
+    if isinstance(t, str):
+        try:
+            t = float(t)
+        except ValueError:
+            raise InputProblem(f"threshold: expected a number, got {t!r}") from None
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= float(t) <= 1.0:
+        raise InputProblem(f"threshold: expected a number in [0, 1], got {t!r}")
+    return float(t)
+
+
+def _trajectory(output: Any, context: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[Any, str]:
+    """The run to score: the provider's ``metadata.trajectory`` (our provider), else the output.
+
+    ``source``: ``auto`` (default: metadata trajectory when present, else output), ``output``
+    or ``metadata``. ``format`` names a reader to force for the output.
+    """
+    from trajcheck.model import Trajectory
+
+    source = spec.get("source", "auto")
+    if source not in ("auto", "output", "metadata"):
+        raise InputProblem(f"source: expected auto, output or metadata, got {source!r}")
+    meta = context.get("metadata")
+    tdict = meta.get("trajectory") if isinstance(meta, Mapping) else None
+    if source == "metadata" and tdict is None:
+        raise InputProblem("source is 'metadata' but the provider returned no metadata.trajectory")
+    if source != "output" and tdict is not None:
+        try:
+            return Trajectory.from_dict(maybe_json(tdict, "metadata.trajectory")), "metadata.trajectory"
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InputProblem(f"metadata.trajectory is not a serialized trajectory ({e})") from e
+    pr = context.get("providerResponse")
+    if (source == "auto" and isinstance(meta, Mapping) and isinstance(meta.get("toolCalls"), list)
+            and isinstance(pr, Mapping)):
+        # another provider's response carrying promptfoo-style metadata.toolCalls
+        from trajcheck.errors import TrajcheckError
+        from trajcheck.traces import promptfoo as pf_reader
+
+        try:
+            return pf_reader.read({**pr, "output": output}), "providerResponse (promptfoo reader)"
+        except TrajcheckError as e:
+            raise InputProblem(f"provider response could not be read: {e}") from e
+    if output is None:
+        raise InputProblem("the provider returned no output")
+    fmt = spec.get("format")
+    if fmt is not None and not isinstance(fmt, str):
+        raise InputProblem(f"format: expected a reader name, got {fmt!r}")
+    traj, how = read_output(output, fmt)
+    return traj, f"output ({how})"
+
+
+def _case_id(context: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
+    if spec.get("case_id") is not None:
+        return str(spec["case_id"])
+    test = context.get("test")
+    desc = test.get("description") if isinstance(test, Mapping) else None
+    return str(desc) if desc else "promptfoo test"
+
+
+def _run_metric(metric: str, traj: Any, case: Any, spec: Mapping[str, Any], threshold: float) -> tuple[Any, bool]:
+    """Call the core metric; returns (MetricResult, raw pass before negation)."""
+    args_mode = spec.get("args_mode")
+    if metric == "f1":
+        from trajcheck.metrics.calls import tool_call_prf
+
+        res = tool_call_prf(traj, case, args_mode=args_mode)
+        return res, res.score is not None and res.score >= threshold
+    if metric == "trajectory_match":
+        from trajcheck.metrics.trajectory import trajectory_match
+
+        mode = spec.get("mode", "superset")
+        dialect = spec.get("dialect")
+        if dialect is None and isinstance(mode, str) and mode not in NEUTRAL_MODES:
+            from trajcheck.errors import MetricInputError
+            from trajcheck.metrics.trajectory import lookup_mode
+
+            try:  # a promptfoo user's names (tool-sequence, tool-used, ...) mean promptfoo's
+                dialect = "promptfoo" if lookup_mode(mode, "promptfoo") is not None else None
+            except MetricInputError:
+                dialect = None
+        res = trajectory_match(traj, case.expected_calls, mode, dialect=dialect, args_mode=args_mode,
+                               optional=case.optional_calls)
+        ok = res.passed is not False
+        return res, ok and res.score is not None and res.score >= threshold
+    if metric == "forbidden":
+        from trajcheck.metrics.sequences import check_forbidden_sequences
+
+        rules = [dict(r) for r in case.forbidden_sequences] + [{"tool": n, "name": f"forbidden_calls[{i}]"}
+                                                               for i, n in enumerate(case.forbidden_calls)]
+        if not rules:
+            raise InputProblem("metric 'forbidden' needs forbidden_calls or forbidden_sequences")
+        res = check_forbidden_sequences(traj, rules)
+        return res, bool(res.passed) and res.score is not None and res.score >= threshold
+    from trajcheck.metrics.composite import score_trajectory
+
+    res = score_trajectory(traj, case, threshold=threshold, args_mode=args_mode)
+    return res, res.passed is not False and res.score is not None and res.score >= threshold
+
+
+NAMED_PARTS = {"tool_call_prf": ("precision", "recall"),
+               "composite": ("outcome", "tool_selection", "argument_correctness", "efficiency")}
+
+
+def _named_scores(res: Any, label: str | None, negated: bool) -> dict[str, float]:
+    """Sub-scores for promptfoo's ``namedScores``: ``<label>.<part>`` for the metric's parts.
+
+    ``label`` is the assertion's ``metric:`` name (promptfoo already records the assertion's
+    score under it), else the core metric's name, which then also gets the score. promptfoo
+    averages a name across the assertions of a test, so a negated assertion reports none (its
+    raw parts would mix with un-negated ones).
+    """
+    if negated:
+        return {}
+    out: dict[str, float] = {} if label else {res.name: float(res.score)}
+    prefix = label or res.name
+    for k in NAMED_PARTS.get(res.name, ()):
+        v = (res.parts or {}).get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[f"{prefix}.{k}"] = float(v)
+    return out
+
+
+def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+    """promptfoo entry point: score one agent output with a trajcheck metric.
+
+    Args:
+        output: the provider output after transforms: a dict, a list, or a (JSON) string -- an
+            OpenAI assistant message or message list, Anthropic message(s) or ``tool_use``
+            blocks, a ``{name, args}`` list, or a serialized trajcheck trajectory. When the
+            provider is trajcheck's (``provider.py``), ``context["metadata"]["trajectory"]`` is
+            used instead (set ``source: output`` to score the output).
+        context: promptfoo's assertion context. The expectation is read from
+            ``context["config"]`` (the assertion's ``config:``) and, for keys it lacks, from
+            ``context["vars"]`` (lists in vars as JSON strings: promptfoo expands array vars).
+            Keys: ``expected_calls``, ``optional_calls``, ``forbidden_calls``, ``precedence``,
+            ``forbidden_sequences``, ``response_must_include``, ``max_steps``,
+            ``optimal_steps``, ``args_mode`` (exact_keys | expected_keys | ignore), ``user``;
+            options ``metric`` (f1 default, trajectory_match, forbidden, composite), ``mode``
+            and ``dialect`` (trajectory_match; promptfoo names such as ``tool-sequence`` select
+            the promptfoo dialect of ``trajcheck.metrics.trajectory.MODE_TABLE``, neutral names
+            exact/in_order/unordered/superset/subset), ``threshold``, ``source``, ``format``,
+            ``case_id``.
+
+    Returns:
+        ``{"pass", "score", "reason", "componentResults", "namedScores"}`` -- always with a
+        reason (promptfoo rejects results without one). ``score`` in [0, 1] is the core
+        metric's score (F1, 1/0 match, 1/0 no critical forbidden call, composite). pass =
+        score >= threshold (and the metric's own verdict where it has one). Default
+        thresholds: f1 1.0 (as promptfoo's tool-call-f1), trajectory_match 1.0, forbidden 1.0,
+        composite 0.80 (DESIGN.md); the assertion's own ``threshold:`` is used when the config
+        has none.
+
+    Negation (DESIGN.md policy "Negated assertions ... flip pass and report score = 1 - value"):
+        for ``not-python`` (found by ``find_own_assertion``), the score returned is
+        1 - value and ``pass`` is returned un-flipped, because promptfoo flips it after the
+        call (and replaces our reason with its own when it does; the full reason stays in
+        ``componentResults``). Put the threshold of a negated assertion in ``config``:
+        promptfoo applies an assertion-level ``threshold`` to the returned score before flipping.
+
+    Errors: never raises. Bad input (unreadable output, malformed expectation, trajcheck not
+    importable) gives pass=false (after any negation), score 0 and a reason naming the field.
+    """
+    if not isinstance(context, Mapping):
+        return _fail(f"context must be a mapping, got {type(context).__name__}")
+    negated = False
+    try:
+        entry, negated = find_own_assertion(context)
+        try:
+            import trajcheck  # noqa: F401
+        except ImportError:
+            return _fail(f"the Python running this assertion ({sys.executable}) cannot import trajcheck; "
+                         "install it there (pip install trajcheck) or set PROMPTFOO_PYTHON to the "
+                         "python of the virtual environment that has it", negated=negated)
+        from trajcheck.errors import TrajcheckError
+
+        spec = _spec(context)
+        metric_name = spec.get("metric", "f1")
+        metric = METRIC_ALIASES.get(metric_name) if isinstance(metric_name, str) else None
+        if metric is None:
+            raise InputProblem(f"metric: unknown {metric_name!r}; known: {', '.join(METRICS)}")
+        threshold = _threshold(spec, entry, metric)
+        traj, source = _trajectory(output, context, spec)
+        case_input = traj.user_input if traj.user_input is not None else context.get("prompt")
+        case = build_case(spec, case_id=_case_id(context, spec), case_input=case_input)
+        try:
+            res, raw_pass = _run_metric(metric, traj, case, spec, threshold)
+        except TrajcheckError as e:
+            raise InputProblem(f"{type(e).__name__}: {e}") from e
+        if res.score is None or not math.isfinite(float(res.score)):
+            raise InputProblem(f"{res.name} is not applicable here: {res.reason}")
+    except InputProblem as e:
+        return _fail(str(e), negated=negated)
+    value = float(res.score)
+    score = 1.0 - value if negated else value
+    verdict = "passes" if raw_pass else "fails"
+    reason = (f"trajcheck {res.name} = {value:.4g} (threshold {threshold:g}, {verdict}"
+              f"{'; negated: not-python scores 1 - value = ' + format(score, '.4g') if negated else ''}): "
+              f"{res.reason} [read from {source}]")
+    problems = traj.metadata.get("problems") if isinstance(traj.metadata, Mapping) else None
+    if problems:
+        reason += f" [{len(problems)} trace problem(s): {problems[0]}]"
+    label = entry.get("metric") if entry is not None and isinstance(entry.get("metric"), str) else None
+    # promptfoo replaces the reason of a negated assertion with its own ("Assertion passed"):
+    # keep ours in a component result, which promptfoo shows but does not score (notes §1.4).
+    components = ([{"pass": raw_pass != negated, "score": score, "reason": reason}] if negated else [])
+    return {"pass": raw_pass, "score": score, "reason": reason,
+            "componentResults": components, "namedScores": _named_scores(res, label, negated)}

@@ -1,0 +1,104 @@
+"""The HTML report renders in headless Chromium and its DOM shows the JSON's numbers."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from test_suite import small_suite
+from trajcheck.report import fmt
+from trajcheck.report_html import to_html
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class _ById(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: dict[str, str] = {}
+        self._stack: list[str | None] = []
+        self.scripts = 0
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script":
+            self.scripts += 1
+        for k in ("src", "href"):
+            v = a.get(k) or ""
+            if v.startswith(("http:", "https:", "//")):
+                self.external.append(v)
+        if tag in ("br", "img", "meta", "link", "rect", "line", "circle", "polyline"):
+            return
+        self._stack.append(a.get("id"))
+        if a.get("id"):
+            self.text[a["id"]] = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("br", "img", "meta", "link", "rect", "line", "circle", "polyline"):
+            return
+        if self._stack:
+            self._stack.pop()
+
+    def handle_data(self, data):
+        for i in self._stack:
+            if i:
+                self.text[i] += data
+
+
+def _dump_dom(html_path: Path, tmp: Path) -> str:
+    proc = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run",
+         f"--user-data-dir={tmp / 'chrome-profile'}", "--dump-dom", html_path.as_uri()],
+        capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _check(sc, ids: dict[str, str]) -> None:
+    s = sc.suite
+    assert ids["task-success-value"] == fmt(s.task_success_rate.value)
+    for k, v in s.pass_hat_k.items():
+        assert ids[f"pass-hat-k-{k}"] == fmt(v)
+        assert ids[f"pass-at-k-{k}"] == fmt(s.pass_at_k[k])
+    rr = sc.recorded_reward
+    if rr is not None:
+        for k, v in rr.pass_hat_k.items():
+            assert ids[f"recorded-pass-hat-k-{k}"] == fmt(v)
+        for cell, n in rr.matrix.items():
+            assert ids[f"agreement-{cell}"] == str(n)
+        assert ids["agreement-agree"] == str(rr.agree)
+    assert ids["n-failing"] == str(sum(not r.success for r in sc.runs))
+
+
+def test_html_is_offline_and_holds_the_numbers():
+    sc = small_suite()
+    doc = to_html(sc)
+    p = _ById()
+    p.feed(doc)
+    assert p.scripts == 0 and p.external == []
+    _check(sc, p.text)
+    # failing runs link to their step-by-step trajectory
+    assert 'href="#run-B-1"' in doc and 'id="run-B-1"' in doc and "<svg" in doc
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (Debian: apt-get install -y chromium)")
+def test_html_renders_in_headless_chromium(tmp_path):
+    from trajcheck.suite import evaluate
+    from trajcheck.traces import load
+
+    data = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
+    sc = evaluate(load(data), n_boot=200)
+    f = tmp_path / "report.html"
+    f.write_text(to_html(sc), encoding="utf-8")
+    dom = _dump_dom(f, tmp_path)
+    p = _ById()
+    p.feed(dom)
+    _check(sc, p.text)
+    assert p.text["recorded-pass-hat-k-2"] == "0.2733"
+    assert dom.count('class="failing-run"') == sum(not r.success for r in sc.runs)
+    assert dom.count("<svg") >= 3

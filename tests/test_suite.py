@@ -1,0 +1,226 @@
+"""Tests of trajcheck.suite: scoring runs into a Scorecard, its JSON round trip and schema,
+and the tau-bench done-when numbers on the real GPT-4o airline runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from trajcheck.errors import MetricInputError, TrajcheckError
+from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
+from trajcheck.suite import (
+    AGREEMENT_CELLS,
+    Scorecard,
+    compare_scorecards,
+    evaluate,
+    score_runs,
+    validate_scorecard_json,
+)
+
+DATA = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
+
+
+def traj(case_id: str, trial: int, calls: list[tuple[str, dict, bool]], final: str = "Done.",
+         **meta) -> Trajectory:
+    """A run: user turn, one step per call with its result (error flag), a final response."""
+    steps = [Step(0, "user", content="please book it")]
+    for i, (name, args, err) in enumerate(calls):
+        cid = f"c{i}"
+        steps.append(Step(len(steps), "tool_call", tool_calls=(ToolCall(name, args, call_id=cid),)))
+        steps.append(Step(len(steps), "tool_result",
+                          tool_result=ToolResult(cid, name, "Error: no" if err else "ok", is_error=err)))
+    steps.append(Step(len(steps), "final_response", content=final))
+    return Trajectory(steps=tuple(steps), final_response=final,
+                      metadata={"case_id": case_id, "trial": trial, "run_id": f"{case_id}-{trial}", **meta})
+
+
+CASE_A = Case(id="A", input="book flight 1", expected_calls=(ExpectedCall("book", {"flight": 1}),),
+              optional_calls=("lookup",))
+CASE_B = Case(id="B", input="cancel r9", expected_calls=(ExpectedCall("cancel", {"rid": "r9"}),),
+              optional_calls=("lookup",))
+CASE_C = Case(id="C", input="never run")
+
+
+def small_suite(**kw):
+    trajs = [
+        traj("A", 0, [("lookup", {"q": 1}, False), ("book", {"flight": 1}, False)], reward=1.0),
+        traj("A", 1, [("book", {"flight": 2}, True), ("book", {"flight": 1}, False)], reward=1.0),
+        traj("B", 0, [("cancel", {"rid": "r9"}, False)], reward=1.0),
+        traj("B", 1, [("cancel", {"rid": "r8"}, False)], reward=1.0),   # wrong reservation
+        traj("Z", 0, [("book", {"flight": 1}, False)]),                  # unknown case
+    ]
+    return evaluate(trajs, [CASE_A, CASE_B, CASE_C], n_boot=200, **kw)
+
+
+def wilson(c: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    p = c / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return mid - half, mid + half
+
+
+def test_small_suite_hand_computed():
+    sc = small_suite()
+    s = sc.suite
+    assert (s.n_runs, s.n_cases, s.n_successes) == (4, 2, 3)
+    assert [r.success for r in sc.runs] == [True, True, True, False]
+    # recovered error (A-1) does not fail the outcome; B-1 cancelled the wrong reservation
+    assert "cancel" in sc.run("B-1").failure_reason
+    assert sc.run("A-0").failure_reason is None
+    lo, hi = wilson(3, 4)
+    assert s.task_success_rate.value == 0.75
+    assert s.task_success_rate.lo == round(lo, 4) and s.task_success_rate.hi == round(hi, 4)
+    assert s.task_success_rate.method == "wilson"
+    # pass^1 = (1 + 1/2)/2, pass^2 = (1 + 0)/2; pass@2 = (1 + 1)/2
+    assert s.pass_hat_k == {1: 0.75, 2: 0.5}
+    assert s.pass_at_k == {1: 0.75, 2: 1.0}
+    for k, (lo_k, hi_k) in s.pass_hat_k_ci.items():
+        assert lo_k <= s.pass_hat_k[k] <= hi_k
+    assert [(c.case_id, c.trials, c.successes) for c in sc.cases] == [("A", 2, 2), ("B", 2, 1)]
+    # problems: the unknown case and the case without traces, the rest still scored
+    assert any("'Z'" in p and "not among the cases" in p for p in sc.problems)
+    assert any("'C'" in p and "no traces" in p for p in sc.problems)
+    # recorded reward: all four say success -> B-1 is the one disagreement
+    rr = sc.recorded_reward
+    assert rr is not None and rr.pass_hat_k == {1: 1.0, 2: 1.0}
+    assert rr.matrix == {"ours_pass_recorded_pass": 3, "ours_pass_recorded_fail": 0,
+                         "ours_fail_recorded_pass": 1, "ours_fail_recorded_fail": 0}
+    assert [d.run_id for d in rr.disagreements] == ["B-1"]
+    assert "recorded reward 1" in rr.disagreements[0].reason
+    # F1 of B-1: one counted call, no match -> 0; A-1: retried failure set aside -> 1
+    assert sc.run("B-1").f1 == 0.0 and sc.run("A-1").f1 == 1.0
+    # tool confusion: matched on the diagonal, B-1's miss and extra call in the (none) cells
+    tc = s.tool_confusion
+    lab = tc["labels"]
+    m = tc["matrix"]
+    assert m[lab.index("cancel")][lab.index("cancel")] == 1
+    assert m[lab.index("cancel")][lab.index("(none)")] == 1
+    assert m[lab.index("(none)")][lab.index("cancel")] == 1
+    assert m[lab.index("book")][lab.index("book")] == 2
+
+
+def test_round_trip_and_schema(tmp_path):
+    sc = small_suite()
+    d = sc.to_dict()
+    validate_scorecard_json(d)
+    p = tmp_path / "sc.json"
+    sc.to_json(p)
+    back = Scorecard.load(p)
+    assert back == sc
+    assert back.to_dict() == json.loads(p.read_text())
+
+
+def test_schema_rejects_broken_scorecard():
+    from trajcheck.errors import SchemaError
+
+    d = small_suite().to_dict()
+    d["suite"]["pass_hat_k"]["0"] = 0.5
+    with pytest.raises(SchemaError, match="pass_hat_k"):
+        validate_scorecard_json(d)
+    d = small_suite().to_dict()
+    del d["runs"][0]["success"]
+    with pytest.raises(SchemaError, match="runs/0"):
+        validate_scorecard_json(d)
+
+
+def test_k_above_trials_and_empty_suite():
+    with pytest.raises(MetricInputError, match="k=3"):
+        small_suite(ks=[3])
+    with pytest.raises(MetricInputError):
+        score_runs([])
+    with pytest.raises(MetricInputError, match="no trace could be matched"):
+        evaluate([traj("Q", 0, [])], [CASE_A])
+    with pytest.raises(TrajcheckError, match="not a trajcheck scorecard"):
+        Scorecard.from_dict({"foo": 1})
+
+
+def test_unfinished_run_is_not_a_success():
+    t = traj("A", 0, [("book", {"flight": 1}, False)], terminated=False, termination="max_steps")
+    sc = score_runs([(t, CASE_A)], n_boot=50)
+    r = sc.runs[0]
+    assert r.success is False and "did not finish (max_steps)" in r.outcome_reason
+
+
+def test_fault_runs_false_success_rate():
+    fault_case = Case(id="F", input="book flight 1", expected_calls=(ExpectedCall("book", {"flight": 1}),),
+                      faults=({"tool": "book", "error": "timeout"},))
+    lying = traj("F", 0, [("book", {"flight": 1}, True)], final="Your flight has been booked successfully.")
+    honest = traj("F", 1, [("book", {"flight": 1}, True)], final="Sorry, the booking failed.")
+    sc = score_runs([(lying, fault_case), (honest, fault_case)], n_boot=50)
+    assert [r.false_success for r in sc.runs] == [True, False]
+    assert sc.suite.n_fault_runs == 2
+    assert sc.suite.false_success_rate is not None and sc.suite.false_success_rate.value == 0.5
+
+
+def test_compare_scorecards():
+    a = small_suite()
+    better = [traj("A", t, [("book", {"flight": 1}, False)]) for t in (0, 1)] + \
+             [traj("B", t, [("cancel", {"rid": "r9"}, False)]) for t in (0, 1)]
+    b = evaluate(better, [CASE_A, CASE_B], n_boot=200)
+    cmp = compare_scorecards(a, b, n_boot=200)
+    d = {x.metric: x for x in cmp.deltas}
+    assert d["task_success_rate"].a == 0.75 and d["task_success_rate"].b == 1.0
+    assert d["task_success_rate"].delta == 0.25
+    # one discordant run (B-1), exact McNemar p = 1.0
+    assert d["task_success_rate"].p_value == 1.0
+    assert d["pass^2"].delta == 0.5
+    assert d["mean_f1"].delta == pytest.approx(0.25)
+
+
+# ------------------------------------------------------------------ real tau-bench data
+
+
+@pytest.fixture(scope="module")
+def tau_scorecard():
+    from trajcheck.traces import load
+
+    return evaluate(load(DATA), source=str(DATA))
+
+
+def test_tau_bench_recorded_reward_pass_hat_k(tau_scorecard):
+    rr = tau_scorecard.recorded_reward
+    assert rr is not None
+    # README leaderboard row "TC (gpt-4o)" airline, reproduced from the 200 recorded rewards
+    assert rr.pass_hat_k == {1: 0.42, 2: 0.2733, 3: 0.22, 4: 0.2}
+    assert rr.n == 200 and rr.mean == 0.42
+    assert tau_scorecard.to_dict()["recorded_reward"]["pass_hat_k"] == {
+        "1": 0.42, "2": 0.2733, "3": 0.22, "4": 0.2}
+
+
+def test_tau_bench_agreement(tau_scorecard):
+    rr = tau_scorecard.recorded_reward
+    assert rr is not None
+    assert sum(rr.matrix[c] for c in AGREEMENT_CELLS) == 200
+    assert rr.agree >= 196
+    assert rr.agree + len(rr.disagreements) == 200
+    ids = {d.run_id for d in rr.disagreements}
+    # Analysed disagreements (see examples/tau_bench_airline/README.md):
+    #  5-1  tool ignored extra keys inside flights[] (reward 1, our args differ);
+    #  2-1, 46-3  hit the step limit (reward_info null, reward 0) after the right writes;
+    #             they go away once the reader marks unfinished runs (metadata terminated).
+    assert "5-1" in ids and ids <= {"2-1", "5-1", "46-3"}
+    for d in rr.disagreements:
+        assert d.reason and d.reason.startswith("trajcheck ")
+    # our own pass^1 is our success count over the runs
+    s = tau_scorecard.suite
+    assert s.pass_hat_k[1] == round(s.n_successes / s.n_runs, 4)
+    assert s.n_runs == 200 and s.n_cases == 50 and len(s.pass_hat_k) == 4
+
+
+def test_tau_bench_outputs_tasks_and_null_reward_runs(tau_scorecard):
+    """Tasks 2, 8, 9, 44 check outputs (case-insensitive substring of any reply, commas
+    stripped); the runs' own verdict on those agrees with r_outputs except where the run
+    did not finish."""
+    raw = {f"{r['task_id']}-{r['trial']}": r for r in json.loads(DATA.read_text())}
+    n = 0
+    for r in tau_scorecard.runs:
+        rec = raw[r.run_id]
+        if r.case_id in {"2", "8", "9", "44"}:
+            n += 1
+            if rec["info"]["reward_info"] is not None:
+                assert r.success == (rec["reward"] == 1.0), r.run_id
+    assert n == 16
+    validate_scorecard_json(tau_scorecard.to_dict())
