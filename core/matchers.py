@@ -1,0 +1,886 @@
+"""Per-argument matchers and their registry (names usable from JSON/YAML dataset files).
+
+A matcher decides whether one predicted argument value matches one expected value. It is a
+callable ``m(expected, predicted, ctx) -> bool`` where ``ctx`` is a :class:`MatchContext`.
+Dataset rows name matchers in ``ExpectedCall.match``: a registered name (``"normalized"``),
+a spec dict (``{"type": "numeric", "abs_tol": 0.01}``), or, from Python, any callable.
+
+Built-in matchers (semantics are the policies of ../shared/DESIGN.md, "Policies: Matchers"):
+
+========== ==================================================================================
+exact      type-aware equality: ``2 == 2.0``; ``True != 1``; ``"1" != 1``; dicts by key in any
+           order, lists/tuples in order, nested to any depth. NaN never equals anything.
+normalized strings only: NFKC, strip the ends, collapse inner whitespace runs to one space,
+           casefold; then equal. Non-strings fall back to ``exact``.
+numeric    int/float only (never bool, never numeric strings); ``math.isclose`` with
+           ``abs_tol`` (default 1e-9) and ``rel_tol`` (default 1e-9). NaN never matches.
+unordered  both lists hold the same multiset of items; items compared with ``exact``.
+set        both lists hold the same set of items (duplicates ignored), ``exact`` items.
+regex      ``re.fullmatch`` on a string; pattern from the spec (``{"type": "regex",
+           "pattern": ..., "flags": "i"}``) or, without one, the expected value is the pattern.
+contains   the expected string (normalized) is a substring of the predicted string (normalized).
+one_of     the expected value is a list of acceptable values (BFCL's possible answers);
+           ``""`` in the list means the argument may be omitted. Items are compared with
+           ``exact`` unless the spec gives ``"item": <matcher spec>``.
+schema     the predicted value validates against a JSON Schema (Draft 2020-12), given in the
+           spec as ``"schema"`` or as the expected value. A schema that is not a valid schema
+           raises :class:`~trajcheck.errors.SchemaError`.
+ignore     always matches; the argument may be present or absent.
+semantic   ``ctx.semantic_scorer(expected_text, predicted_text) >= threshold`` (spec
+           ``"threshold"``, default 0.8).
+judge      ``ctx.judge(rubric, expected, predicted)`` is truthy (spec ``"rubric"`` optional).
+========== ==================================================================================
+
+A ``match`` entry for an argument with no expected value (DESIGN.md: ``title: semantic`` with
+no ``title`` in ``args``) is checked by :meth:`Matcher.check_unexpected`: the predicted value
+must be present and non-empty, and for ``semantic``/``judge`` relevant to the case input
+(``ctx.case_input``); ``regex``/``schema`` with their pattern/schema in the spec also apply it.
+
+Absent arguments are passed to matchers as :data:`MISSING`; only ``ignore`` and ``one_of``
+with ``""`` accept it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import MatcherError, SchemaError
+
+
+class _Missing:
+    """Sentinel type for an argument absent from the predicted call."""
+
+    _inst: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._inst is None:
+            cls._inst = super().__new__(cls)
+        return cls._inst
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+"""Passed as ``predicted`` when the predicted call lacks the argument."""
+
+
+@dataclass(frozen=True)
+class MatchContext:
+    """What a matcher may consult besides the two values.
+
+    ``case_input``: the case's request text (used by argument checks with no expected value).
+    ``user``: the case's user context dict. ``semantic_scorer(a, b) -> float`` in [0, 1]:
+    similarity of two texts, used by ``semantic``. ``judge(rubric, expected, predicted) ->
+    bool``: a model judgement, used by ``judge``. Backends are plugged in by the caller.
+    """
+
+    case_input: str | None = None
+    user: dict[str, Any] | None = None
+    semantic_scorer: Callable[[str, str], float] | None = None
+    judge: Callable[[str, Any, Any], bool] | None = None
+
+
+DEFAULT_CONTEXT = MatchContext()
+
+
+# ---------------------------------------------------------------------------------------
+# value helpers
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def exact_equal(a: Any, b: Any) -> bool:
+    """Type-aware deep equality (the ``exact`` matcher's rule), iterative so any depth works.
+
+    Numbers (int/float, not bool) compare by value (``2 == 2.0``; NaN equals nothing); bools
+    only equal bools; strings only equal strings; None only None; mappings need the same key
+    set and equal values; lists and tuples need the same length and equal items in order.
+    Other objects compare with ``==`` when of the same type.
+    """
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is MISSING or y is MISSING:
+            return False
+        if isinstance(x, bool) or isinstance(y, bool):
+            if not (isinstance(x, bool) and isinstance(y, bool) and x == y):
+                return False
+        elif _is_num(x) or _is_num(y):
+            if not (_is_num(x) and _is_num(y) and x == y):
+                return False
+        elif isinstance(x, str) or isinstance(y, str):
+            if not (isinstance(x, str) and isinstance(y, str) and x == y):
+                return False
+        elif x is None or y is None:
+            if not (x is None and y is None):
+                return False
+        elif isinstance(x, Mapping) or isinstance(y, Mapping):
+            if not (isinstance(x, Mapping) and isinstance(y, Mapping)):
+                return False
+            if len(x) != len(y) or x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
+            if not (isinstance(x, (list, tuple)) and isinstance(y, (list, tuple))):
+                return False
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        else:
+            if type(x) is not type(y):
+                return False
+            try:
+                if not bool(x == y):
+                    return False
+            except Exception:
+                return False
+    return True
+
+
+def normalize_text(s: str) -> str:
+    """NFKC, strip the ends, collapse inner whitespace runs to one space, casefold."""
+    return " ".join(unicodedata.normalize("NFKC", s).split()).casefold()
+
+
+def is_empty(v: Any) -> bool:
+    """True for MISSING, None, a blank string, or an empty list/dict."""
+    if v is MISSING or v is None:
+        return True
+    if isinstance(v, str):
+        return not v.strip()
+    if isinstance(v, (list, tuple, dict)):
+        return len(v) == 0
+    return False
+
+
+def _as_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    import json
+
+    try:
+        return json.dumps(v, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+# ---------------------------------------------------------------------------------------
+# matcher classes
+
+
+class Matcher:
+    """Base class: ``m(expected, predicted, ctx) -> bool``.
+
+    ``allows_missing(expected)`` says whether the argument may be absent;
+    ``check_unexpected(predicted, ctx)`` checks an argument that has a ``match`` entry but
+    no expected value (present and non-empty by default).
+    """
+
+    name: str = "matcher"
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        raise NotImplementedError
+
+    def allows_missing(self, expected: Any) -> bool:
+        """Whether an absent predicted argument satisfies this matcher for ``expected``."""
+        return False
+
+    def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        """The check for an argument with a ``match`` entry and no expected value."""
+        return not is_empty(predicted)
+
+    def __repr__(self) -> str:
+        return f"<matcher {self.name}>"
+
+
+class ExactMatcher(Matcher):
+    """Type-aware deep equality; see :func:`exact_equal`."""
+
+    name = "exact"
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        return exact_equal(expected, predicted)
+
+
+class NormalizedMatcher(Matcher):
+    """Strings: equal after :func:`normalize_text`; other values: ``exact``."""
+
+    name = "normalized"
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if isinstance(expected, str) and isinstance(predicted, str):
+            return normalize_text(expected) == normalize_text(predicted)
+        return exact_equal(expected, predicted)
+
+
+@dataclass(frozen=True, repr=False)
+class NumericMatcher(Matcher):
+    """int/float within ``abs_tol`` or ``rel_tol`` (``math.isclose``); bools and strings never.
+
+    An expected value that is not a number raises MatcherError (a dataset fault).
+    """
+
+    abs_tol: float = 1e-9
+    rel_tol: float = 1e-9
+    name = "numeric"
+
+    def __post_init__(self) -> None:
+        for k in ("abs_tol", "rel_tol"):
+            v = getattr(self, k)
+            if not _is_num(v) or v < 0 or math.isnan(v):
+                raise MatcherError(f"numeric matcher: {k} must be a number >= 0, got {v!r}")
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if not _is_num(expected):
+            raise MatcherError(
+                f"numeric matcher: expected value must be an int or float, got {expected!r}")
+        if not _is_num(predicted):
+            return False
+        try:
+            return math.isclose(expected, predicted, rel_tol=self.rel_tol, abs_tol=self.abs_tol)
+        except OverflowError:
+            return False
+
+
+def _multiset_equal(exp: list[Any] | tuple[Any, ...], pred: list[Any] | tuple[Any, ...]) -> bool:
+    if len(exp) != len(pred):
+        return False
+    remaining = list(pred)
+    for e in exp:
+        # exact_equal is an equivalence relation (NaN aside), so first-fit removal is exact.
+        for j, p in enumerate(remaining):
+            if exact_equal(e, p):
+                del remaining[j]
+                break
+        else:
+            return False
+    return True
+
+
+def _contains_item(items: list[Any] | tuple[Any, ...], x: Any) -> bool:
+    return any(exact_equal(x, y) for y in items)
+
+
+class UnorderedMatcher(Matcher):
+    """Lists holding the same multiset of items (``exact`` items); non-lists: ``exact``."""
+
+    name = "unordered"
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if isinstance(expected, (list, tuple)) and isinstance(predicted, (list, tuple)):
+            return _multiset_equal(expected, predicted)
+        return exact_equal(expected, predicted)
+
+
+class SetMatcher(Matcher):
+    """Lists holding the same set of items, duplicates ignored (``exact`` items)."""
+
+    name = "set"
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if isinstance(expected, (list, tuple)) and isinstance(predicted, (list, tuple)):
+            return all(_contains_item(predicted, e) for e in expected) and all(
+                _contains_item(expected, p) for p in predicted)
+        return exact_equal(expected, predicted)
+
+
+_FLAG_LETTERS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+def _compile_regex(pattern: Any, flags: str) -> re.Pattern[str]:
+    if not isinstance(pattern, str):
+        raise MatcherError(f"regex matcher: pattern must be a string, got {pattern!r}")
+    f = 0
+    for ch in flags:
+        if ch not in _FLAG_LETTERS:
+            raise MatcherError(f"regex matcher: unknown flag {ch!r} (known: i, m, s, x)")
+        f |= _FLAG_LETTERS[ch]
+    try:
+        return re.compile(pattern, f)
+    except re.error as e:
+        raise MatcherError(f"regex matcher: invalid pattern {pattern!r}: {e}") from e
+
+
+@dataclass(frozen=True, repr=False)
+class RegexMatcher(Matcher):
+    """``re.fullmatch`` of a string; the spec's pattern, else the expected value as pattern."""
+
+    pattern: str | None = None
+    flags: str = ""
+    _compiled: re.Pattern[str] | None = field(default=None, compare=False)
+    name = "regex"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.flags, str):
+            raise MatcherError(f"regex matcher: flags must be a string like 'i', got {self.flags!r}")
+        if self.pattern is not None:
+            object.__setattr__(self, "_compiled", _compile_regex(self.pattern, self.flags))
+
+    def _rx(self, expected: Any) -> re.Pattern[str]:
+        if self._compiled is not None:
+            return self._compiled
+        return _compile_regex(expected, self.flags)
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        rx = self._rx(expected)
+        return isinstance(predicted, str) and rx.fullmatch(predicted) is not None
+
+    def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if is_empty(predicted):
+            return False
+        if self._compiled is None:
+            return True
+        return isinstance(predicted, str) and self._compiled.fullmatch(predicted) is not None
+
+
+@dataclass(frozen=True, repr=False)
+class ContainsMatcher(Matcher):
+    """The expected string (normalized) occurs in the predicted string (normalized).
+
+    An expected list of strings requires every one to occur. Non-string predicted -> False.
+    """
+
+    value: str | None = None
+    name = "contains"
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        needle = self.value if self.value is not None else expected
+        needles = needle if isinstance(needle, (list, tuple)) else [needle]
+        for n in needles:
+            if not isinstance(n, str):
+                raise MatcherError(f"contains matcher: expected value must be a string, got {n!r}")
+        if not isinstance(predicted, str):
+            return False
+        hay = normalize_text(predicted)
+        return all(normalize_text(n) in hay for n in needles)
+
+    def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if is_empty(predicted):
+            return False
+        return self.value is None or self(None, predicted, ctx)
+
+
+@dataclass(frozen=True, repr=False)
+class OneOfMatcher(Matcher):
+    """The predicted value matches one of the acceptable values (``item`` matcher, default exact).
+
+    The acceptable values are the expected value (a list) or the spec's ``values``. ``""`` in
+    the list means the argument may be omitted (BFCL's possible-answer convention); it is not
+    itself offered as a value to match unless ``empty_string_is_value`` is true.
+    """
+
+    values: tuple[Any, ...] | None = None
+    item: Matcher = field(default_factory=ExactMatcher)
+    empty_string_is_value: bool = False
+    name = "one_of"
+
+    def _options(self, expected: Any) -> list[Any] | tuple[Any, ...]:
+        opts = self.values if self.values is not None else expected
+        if not isinstance(opts, (list, tuple)):
+            raise MatcherError(
+                f"one_of matcher: expected value must be a list of acceptable values, got {opts!r}")
+        return opts
+
+    def allows_missing(self, expected: Any) -> bool:
+        return any(isinstance(o, str) and o == "" for o in self._options(expected))
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        opts = self._options(expected)
+        if predicted is MISSING:
+            return self.allows_missing(expected)
+        for o in opts:
+            if isinstance(o, str) and o == "" and not self.empty_string_is_value:
+                continue
+            if self.item(o, predicted, ctx):
+                return True
+        return False
+
+
+@dataclass(frozen=True, repr=False)
+class SchemaMatcher(Matcher):
+    """The predicted value validates against a JSON Schema (Draft 2020-12).
+
+    The schema comes from the spec (``"schema"``) or is the expected value. jsonschema is
+    imported on first use. An invalid schema raises SchemaError.
+    """
+
+    schema: Any = None
+    _validator: Any = field(default=None, compare=False)
+    name = "schema"
+
+    def __post_init__(self) -> None:
+        if self.schema is not None:
+            object.__setattr__(self, "_validator", compile_schema(self.schema))
+
+    def _check(self, schema: Any, predicted: Any) -> bool:
+        v = self._validator if self._validator is not None else compile_schema(schema)
+        if predicted is MISSING:
+            return False
+        try:
+            return bool(v.is_valid(predicted))
+        except RecursionError as e:
+            raise MatcherError("schema matcher: value nested too deeply to validate") from e
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        return self._check(expected, predicted)
+
+    def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if predicted is MISSING:
+            return False
+        if self._validator is None:
+            return not is_empty(predicted)
+        return self._check(None, predicted)
+
+
+def compile_schema(schema: Any, *, where: str = "schema matcher") -> Any:
+    """A jsonschema Draft 2020-12 validator for ``schema``; SchemaError (naming ``where``) if invalid."""
+    import jsonschema
+    from jsonschema.validators import Draft202012Validator
+
+    if not isinstance(schema, (dict, bool)):
+        raise SchemaError(f"{where}: a JSON Schema must be an object or boolean, got {schema!r}")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as e:
+        path = "/".join(str(p) for p in e.path) or "(root)"
+        raise SchemaError(f"{where}: not a valid JSON Schema at {path}: {e.message}") from e
+    return Draft202012Validator(schema)
+
+
+class IgnoreMatcher(Matcher):
+    """Always matches; the argument may be present or absent."""
+
+    name = "ignore"
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        return True
+
+    def allows_missing(self, expected: Any) -> bool:
+        return True
+
+    def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        return True
+
+
+_NO_SCORER = ("semantic matcher: no semantic scorer configured; pass "
+              "MatchContext(semantic_scorer=fn) where fn(expected_text, predicted_text) -> float "
+              "in [0, 1] (e.g. an embedding cosine similarity), or use another matcher")
+_NO_JUDGE = ("judge matcher: no judge configured; pass MatchContext(judge=fn) where "
+             "fn(rubric, expected, predicted) -> bool, or use another matcher")
+
+
+@dataclass(frozen=True, repr=False)
+class SemanticMatcher(Matcher):
+    """``ctx.semantic_scorer(expected_text, predicted_text) >= threshold`` (default 0.8).
+
+    Non-string values are compared as their JSON text. With no expected value, the predicted
+    value must be non-empty and score >= threshold against ``ctx.case_input`` (relevance).
+    Raises MatcherError when no scorer is configured.
+    """
+
+    threshold: float = 0.8
+    name = "semantic"
+
+    def __post_init__(self) -> None:
+        t = self.threshold
+        if not _is_num(t) or not 0.0 <= t <= 1.0:
+            raise MatcherError(f"semantic matcher: threshold must be in [0, 1], got {t!r}")
+
+    def _score(self, a: Any, b: Any, ctx: MatchContext) -> bool:
+        if ctx.semantic_scorer is None:
+            raise MatcherError(_NO_SCORER)
+        try:
+            s = float(ctx.semantic_scorer(_as_text(a), _as_text(b)))
+        except MatcherError:
+            raise
+        except Exception as e:
+            raise MatcherError(f"semantic matcher: the scorer raised {type(e).__name__}: {e}") from e
+        return not math.isnan(s) and s >= self.threshold
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if is_empty(predicted) and not is_empty(expected):
+            return False
+        return self._score(expected, predicted, ctx)
+
+    def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if is_empty(predicted):
+            return False
+        if not ctx.case_input:
+            raise MatcherError("semantic matcher: argument has no expected value and the case "
+                               "has no input text to check relevance against")
+        return self._score(ctx.case_input, predicted, ctx)
+
+
+_DEFAULT_RUBRIC = "Does the predicted argument value mean the same as the expected value?"
+_RELEVANCE_RUBRIC = "Is the predicted argument value relevant to and consistent with the request?"
+
+
+@dataclass(frozen=True, repr=False)
+class JudgeMatcher(Matcher):
+    """``ctx.judge(rubric, expected, predicted)`` is truthy.
+
+    With no expected value, ``ctx.judge(relevance_rubric, case_input, predicted)`` decides
+    (after the non-empty check). Raises MatcherError when no judge is configured.
+    """
+
+    rubric: str = _DEFAULT_RUBRIC
+    name = "judge"
+
+    def _ask(self, rubric: str, a: Any, b: Any, ctx: MatchContext) -> bool:
+        if ctx.judge is None:
+            raise MatcherError(_NO_JUDGE)
+        try:
+            return bool(ctx.judge(rubric, a, b))
+        except MatcherError:
+            raise
+        except Exception as e:
+            raise MatcherError(f"judge matcher: the judge raised {type(e).__name__}: {e}") from e
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if predicted is MISSING:
+            return False
+        return self._ask(self.rubric, expected, predicted, ctx)
+
+    def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if is_empty(predicted):
+            return False
+        rubric = self.rubric if self.rubric != _DEFAULT_RUBRIC else _RELEVANCE_RUBRIC
+        return self._ask(rubric, ctx.case_input, predicted, ctx)
+
+
+class CallableMatcher(Matcher):
+    """Wraps a user function ``f(expected, predicted)`` or ``f(expected, predicted, ctx)``.
+
+    The result is coerced to bool. An absent argument never matches (the function is not
+    called). An exception inside the function is re-raised as MatcherError naming it.
+    """
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self._with_ctx = _accepts_three(fn)
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if predicted is MISSING:
+            return False
+        try:
+            r = self.fn(expected, predicted, ctx) if self._with_ctx else self.fn(expected, predicted)
+        except MatcherError:
+            raise
+        except Exception as e:
+            raise MatcherError(
+                f"matcher function {self.name!r} raised {type(e).__name__}: {e}") from e
+        return bool(r)
+
+
+def _accepts_three(fn: Callable[..., Any]) -> bool:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    try:
+        sig.bind(None, None, None)
+        return True
+    except TypeError:
+        pass
+    try:
+        sig.bind(None, None)
+        return False
+    except TypeError as e:
+        raise MatcherError(
+            f"matcher function {getattr(fn, '__name__', fn)!r} must accept (expected, predicted) "
+            "or (expected, predicted, ctx)") from e
+
+
+# ---------------------------------------------------------------------------------------
+# BFCL mode (Berkeley Function Calling Leaderboard AST rules, bfcl-eval 2026.3.23)
+
+_BFCL_TYPES: dict[str, type] = {
+    "string": str, "integer": int, "float": float, "boolean": bool,
+    "array": list, "tuple": list, "dict": dict, "any": str,
+}
+_BFCL_STRIP = re.compile(r"[ ,./\-_*^]")
+
+
+def bfcl_standardize(s: str) -> str:
+    """BFCL's string normalisation: drop spaces and ``,./-_*^``, lowercase, ``'`` -> ``"``."""
+    return _BFCL_STRIP.sub("", s).lower().replace("'", '"')
+
+
+def _bfcl_std(v: Any) -> Any:
+    return bfcl_standardize(v) if type(v) is str else v
+
+
+def _bfcl_answer_type(options: Sequence[Any]) -> type | None:
+    for o in options:
+        if not (type(o) is str and o == ""):
+            return type(o)
+    return None
+
+
+def _bfcl_in(v: Any, options: Sequence[Any]) -> bool:
+    # BFCL compares with Python ``in`` (==), where 1 == 1.0 == True; kept for parity.
+    try:
+        return any(v == o for o in options)
+    except Exception:
+        return False
+
+
+@dataclass(frozen=True, repr=False)
+class BfclMatcher(Matcher):
+    """One BFCL parameter: the expected value is BFCL's list of acceptable values.
+
+    Rules (research/realdata.md §3, from BFCL's AST checker): the value's Python type must
+    equal the declared type (``bool`` is never ``int``; an ``int`` is accepted for a
+    ``float`` and converted; ``tuple`` accepts a list; ``any`` means ``str``), except that a
+    value of the acceptable answers' own type is accepted when that differs from the
+    declared type (BFCL's "variable" escape, then compared by ``in``). Arrays check their
+    items' types one level deep. Strings, list items and one-level dict values are compared
+    after :func:`bfcl_standardize`; lists in order; dict keys must be a subset of the
+    answer's keys and missing keys need ``""``; lists of dicts position by position; other
+    values by ``in``. ``""`` means the parameter may be omitted unless ``required`` (the
+    function doc's ``required`` wins). ``in_doc`` False (a parameter the doc lacks) never
+    matches when present. This is parity mode, not trajcheck's own policy: e.g. it uses
+    Python ``==`` inside ``in``.
+    """
+
+    param_type: str | None = None
+    item_type: str | None = None
+    required: bool = False
+    in_doc: bool = True
+    name = "bfcl"
+
+    def __post_init__(self) -> None:
+        for t in (self.param_type, self.item_type):
+            if t is not None and t not in _BFCL_TYPES:
+                raise MatcherError(f"bfcl matcher: unknown BFCL type {t!r}; known: "
+                                   f"{', '.join(_BFCL_TYPES)}")
+
+    def allows_missing(self, expected: Any) -> bool:
+        if self.required or not isinstance(expected, (list, tuple)):
+            return False
+        return any(type(o) is str and o == "" for o in expected)
+
+    def _type_ok(self, v: Any, options: Any, declared: type,
+                 item: type | None) -> tuple[bool, bool]:
+        """(valid, is_variable) per BFCL's type rule."""
+        ans = _bfcl_answer_type(options)
+        is_var = ans is not None and ans is not declared
+        seq: Any = v
+        if type(v) is declared:
+            if item is None:
+                return True, is_var
+            for o in options:
+                if type(o) is not list:
+                    return True, is_var  # BFCL: a non-list answer (e.g. "") passes the item check
+                if all(self._type_ok(x, o, item, None)[0] for x in seq):
+                    return True, is_var
+        if ans is not None and type(v) is ans:
+            return True, True
+        return False, is_var
+
+    def _dict_ok(self, v: Mapping[str, Any], options: Sequence[Any]) -> bool:
+        for o in options:
+            if type(o) is str and o == "":
+                continue
+            if not isinstance(o, Mapping):
+                continue
+            if any(k not in o for k in v):
+                continue
+            if not all(_bfcl_in(_bfcl_std(x), [_bfcl_std(a) for a in o[k]]) for k, x in v.items()):
+                continue
+            if any(k not in v and "" not in vals for k, vals in o.items()):
+                continue
+            return True
+        return False
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if predicted is MISSING:
+            return self.allows_missing(expected)
+        if not isinstance(expected, (list, tuple)):
+            raise MatcherError(f"bfcl matcher: expected value must be the list of acceptable "
+                               f"values, got {expected!r}")
+        if not self.in_doc or self.param_type is None:
+            return False
+        declared = _BFCL_TYPES[self.param_type]
+        item = _BFCL_TYPES[self.item_type] if (
+            self.item_type is not None and self.param_type in ("array", "tuple")) else None
+        v = predicted
+        if self.param_type == "tuple" and type(v) is tuple:
+            v = list(v)
+        if self.param_type == "float" and type(v) is int:
+            v = float(v)
+        ok, is_var = self._type_ok(v, expected, declared, item)
+        if not ok:
+            return False
+        if not is_var:
+            if declared is dict:
+                return self._dict_ok(v, expected)
+            if declared is list and item is dict:
+                for o in expected:
+                    seq = o if isinstance(o, (list, tuple)) else []
+                    if len(seq) == len(v) and all(self._dict_ok(d, [a]) for d, a in zip(v, seq)):
+                        return True
+                return False
+            if declared is str:
+                return bfcl_standardize(v) in [bfcl_standardize(o) for o in expected if type(o) is str]
+            if declared is list:
+                sv = [_bfcl_std(x) for x in v]
+                opts = [[_bfcl_std(x) for x in o] if isinstance(o, (list, tuple, str)) else o
+                        for o in expected]
+                return _bfcl_in(sv, opts)
+        return _bfcl_in(v, expected)
+
+
+# ---------------------------------------------------------------------------------------
+# registry
+
+_EXACT = ExactMatcher()
+_SINGLETONS: dict[str, Matcher] = {
+    "exact": _EXACT,
+    "normalized": NormalizedMatcher(),
+    "unordered": UnorderedMatcher(),
+    "set": SetMatcher(),
+    "ignore": IgnoreMatcher(),
+}
+
+
+def _one_of_factory(values: Any = None, item: Any = "exact",
+                    empty_string_is_value: bool = False) -> Matcher:
+    if values is not None and not isinstance(values, (list, tuple)):
+        raise MatcherError(f"one_of matcher: 'values' must be a list, got {values!r}")
+    return OneOfMatcher(values=tuple(values) if values is not None else None,
+                        item=get_matcher(item), empty_string_is_value=bool(empty_string_is_value))
+
+
+def _contains_factory(value: Any = None) -> Matcher:
+    if value is not None and not isinstance(value, str):
+        raise MatcherError(f"contains matcher: 'value' must be a string, got {value!r}")
+    return ContainsMatcher(value=value)
+
+
+def _noparam(cls: type[Matcher]) -> Callable[..., Matcher]:
+    def make() -> Matcher:
+        return cls()
+
+    return make
+
+
+_FACTORIES: dict[str, Callable[..., Matcher]] = {
+    "exact": _noparam(ExactMatcher),
+    "normalized": _noparam(NormalizedMatcher),
+    "numeric": NumericMatcher,
+    "unordered": _noparam(UnorderedMatcher),
+    "set": _noparam(SetMatcher),
+    "regex": RegexMatcher,
+    "contains": _contains_factory,
+    "one_of": _one_of_factory,
+    "schema": SchemaMatcher,
+    "ignore": _noparam(IgnoreMatcher),
+    "semantic": SemanticMatcher,
+    "judge": JudgeMatcher,
+    "bfcl": BfclMatcher,
+}
+_DEFAULT_INSTANCES: dict[str, Matcher] = {}
+
+
+def known_matchers() -> list[str]:
+    """Sorted names of every registered matcher."""
+    return sorted(_FACTORIES)
+
+
+def register_matcher(name: str, factory: Callable[..., Any]) -> None:
+    """Register ``factory`` under ``name`` so datasets can use it by name or spec dict.
+
+    ``factory(**params)`` receives the spec dict's keys other than ``type`` and must return
+    a matcher (a :class:`Matcher` or any callable ``(expected, predicted[, ctx]) -> bool``,
+    which is wrapped). Re-registering a name replaces it. Raises MatcherError on a bad name.
+    """
+    if not isinstance(name, str) or not name:
+        raise MatcherError(f"matcher name must be a non-empty string, got {name!r}")
+    if not callable(factory):
+        raise MatcherError(f"matcher factory for {name!r} is not callable")
+    _FACTORIES[name] = factory
+    _DEFAULT_INSTANCES.pop(name, None)
+    _SINGLETONS.pop(name, None)
+
+
+def _build(name: str, params: dict[str, Any]) -> Matcher:
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise MatcherError(
+            f"unknown matcher {name!r}; known matchers: {', '.join(known_matchers())}") from None
+    try:
+        m = factory(**params)
+    except (MatcherError, SchemaError):
+        raise
+    except TypeError as e:
+        raise MatcherError(f"matcher {name!r}: bad parameters {sorted(params)}: {e}") from e
+    if isinstance(m, Matcher):
+        return m
+    if callable(m):
+        return CallableMatcher(m)
+    raise MatcherError(f"matcher factory for {name!r} returned {m!r}, not a matcher")
+
+
+def get_matcher(spec: str | dict[str, Any] | Callable[..., Any] | None) -> Matcher:
+    """Resolve a matcher spec to a :class:`Matcher`.
+
+    ``spec`` is a registered name (``"exact"``), a dict ``{"type": name, **params}``, a
+    :class:`Matcher`, any callable ``(expected, predicted[, ctx]) -> bool``, or None
+    (meaning ``exact``). Raises MatcherError for an unknown name (listing the known ones)
+    or malformed parameters, and SchemaError for a ``schema`` spec whose schema is invalid.
+    """
+    if spec is None:
+        return _EXACT
+    if isinstance(spec, Matcher):
+        return spec
+    if isinstance(spec, str):
+        m = _SINGLETONS.get(spec)
+        if m is not None:
+            return m
+        m = _DEFAULT_INSTANCES.get(spec)
+        if m is None:
+            m = _build(spec, {})
+            _DEFAULT_INSTANCES[spec] = m
+        return m
+    if isinstance(spec, Mapping):
+        if "type" not in spec or not isinstance(spec["type"], str):
+            raise MatcherError(f"matcher spec {dict(spec)!r} needs a 'type' naming a matcher; "
+                               f"known matchers: {', '.join(known_matchers())}")
+        params = {k: v for k, v in spec.items() if k != "type"}
+        if not params:
+            return get_matcher(spec["type"])
+        return _build(spec["type"], params)
+    if callable(spec):
+        return CallableMatcher(spec)
+    raise MatcherError(f"a matcher spec must be a name, a dict with 'type', or a callable; "
+                       f"got {spec!r}")
+
+
+__all__ = [
+    "MISSING",
+    "CallableMatcher",
+    "MatchContext",
+    "Matcher",
+    "compile_schema",
+    "exact_equal",
+    "get_matcher",
+    "is_empty",
+    "known_matchers",
+    "normalize_text",
+    "register_matcher",
+]

@@ -1,0 +1,302 @@
+"""Matching predicted tool calls to expected calls: ``call_matches`` and maximum matching.
+
+Everything that pairs calls (precision/recall, trajectory modes, argument accuracy) goes
+through :func:`match_calls`, which pairs calls one-to-one by a maximum bipartite matching
+(Hopcroft-Karp), never greedily (DESIGN.md, "Semantics that must be exactly right").
+Failed-and-retried attempts are identified by :func:`retried_failures` so that metrics can
+set them aside before matching (DESIGN.md, "Policies: retry").
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MatcherError
+from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher, get_matcher
+from .model import ARGS_MODES, ExpectedCall, ToolCall, ToolResult, Trajectory
+
+_EXACT = get_matcher("exact")
+
+
+@dataclass(frozen=True)
+class CompiledCall:
+    """An ExpectedCall with its matchers resolved once (internal fast path).
+
+    ``checks``: (arg, expected value, matcher) for every expected argument;
+    ``unexpected``: (arg, matcher) for ``match`` entries with no expected value;
+    ``allowed``: argument names a predicted call may carry under ``exact_keys``.
+    """
+
+    name: str
+    constrained: bool
+    checks: tuple[tuple[str, Any, Matcher], ...]
+    unexpected: tuple[tuple[str, Matcher], ...]
+    allowed: frozenset[str]
+    args_mode: str | None
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in ARGS_MODES:
+        raise MatcherError(f"unknown args_mode {mode!r}; known: {', '.join(ARGS_MODES)}")
+    return mode
+
+
+def compile_expected(exp: ExpectedCall, *, index: int | None = None) -> CompiledCall:
+    """Resolve ``exp``'s matcher specs once. Raises MatcherError/SchemaError naming the call/arg."""
+    if not isinstance(exp, ExpectedCall):
+        raise MatcherError(f"expected call {index if index is not None else ''} must be an "
+                           f"ExpectedCall, got {type(exp).__name__}")
+    where = f"expected call {index} ({exp.name!r})" if index is not None else f"expected call {exp.name!r}"
+    if exp.args is not None and not isinstance(exp.args, Mapping):
+        raise MatcherError(f"{where}: args must be an object or null, got {exp.args!r}")
+    match = exp.match or {}
+    if not isinstance(match, Mapping):
+        raise MatcherError(f"{where}: match must be an object, got {match!r}")
+    resolved: dict[str, Matcher] = {}
+    for k, spec in match.items():
+        try:
+            resolved[k] = get_matcher(spec)
+        except MatcherError as e:
+            raise MatcherError(f"{where}, argument {k!r}: {e}") from e
+        except Exception as e:
+            from .errors import SchemaError
+
+            if isinstance(e, SchemaError):
+                raise SchemaError(f"{where}, argument {k!r}: {e}") from e
+            raise
+    if exp.args_mode is not None:
+        _check_mode(exp.args_mode)
+    args = exp.args
+    checks = tuple((k, v, resolved.get(k, _EXACT)) for k, v in (args or {}).items())
+    unexpected = tuple((k, m) for k, m in resolved.items() if args is None or k not in args)
+    allowed = frozenset(args or ()) | frozenset(resolved)
+    return CompiledCall(exp.name, args is not None, checks, unexpected, allowed, exp.args_mode)
+
+
+def _matches_compiled(pred: ToolCall, cc: CompiledCall, mode: str, ctx: MatchContext) -> bool:
+    if pred.name != cc.name:
+        return False
+    pargs = pred.args
+    if not isinstance(pargs, Mapping):
+        return False  # unparsed / non-object args never match (DESIGN policy)
+    if mode == "ignore":
+        return True
+    for k, m in cc.unexpected:
+        if not m.check_unexpected(pargs.get(k, MISSING), ctx):
+            return False
+    if not cc.constrained:
+        return True
+    for k, ev, m in cc.checks:
+        if k in pargs:
+            if not m(ev, pargs[k], ctx):
+                return False
+        elif not m.allows_missing(ev):
+            return False
+    if mode == "exact_keys":
+        for k in pargs:
+            if k not in cc.allowed:
+                return False
+    return True
+
+
+def call_matches(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = None,
+                 context: MatchContext | None = None) -> bool:
+    """Whether predicted call ``pred`` satisfies expected call ``exp``.
+
+    Rules (DESIGN.md policies): the names must be equal. ``pred.args`` None (did not parse)
+    or not a dict never matches, in every mode. ``args_mode`` (None -> ``exp.args_mode`` or
+    ``"exact_keys"``): ``"ignore"`` compares names only; ``"expected_keys"`` checks every
+    expected argument (extra predicted arguments allowed); ``"exact_keys"`` additionally
+    rejects predicted arguments that are neither expected nor named in ``exp.match``.
+    ``exp.args`` None means no argument constraint. Each expected argument is compared by
+    its ``exp.match`` matcher (default ``exact``); an absent argument passes only for
+    ``ignore`` or a ``one_of`` list containing ``""``. A ``match`` entry with no expected
+    value checks the predicted value against the case input (present and non-empty; for
+    ``semantic``/``judge`` relevant to ``context.case_input``).
+
+    Raises MatcherError for an unknown matcher or args_mode, SchemaError for an invalid
+    ``schema`` spec, MatcherError from semantic/judge matchers with no backend configured.
+    """
+    cc = compile_expected(exp)
+    mode = _check_mode(args_mode or cc.args_mode or "exact_keys")
+    return _matches_compiled(pred, cc, mode, context or DEFAULT_CONTEXT)
+
+
+def max_matching(adj: Sequence[Sequence[int]], n_right: int) -> list[int]:
+    """Maximum bipartite matching (Hopcroft-Karp, O(E sqrt(V)), iterative).
+
+    ``adj[i]`` lists the right indices (0 <= j < n_right) compatible with left index ``i``.
+    Returns ``match_of_left``: for each left index its matched right index, or -1. The
+    matching is maximum; among maximum matchings the result is deterministic (neighbours
+    are tried in the order given). Raises MatcherError for an out-of-range right index.
+    """
+    n_left = len(adj)
+    for i, row in enumerate(adj):
+        for j in row:
+            if not (0 <= j < n_right):
+                raise MatcherError(f"max_matching: left {i} lists right index {j} "
+                                   f"outside 0..{n_right - 1}")
+    INF = n_left + n_right + 5
+    match_l = [-1] * n_left
+    match_r = [-1] * n_right
+    # cheap greedy start; Hopcroft-Karp phases then make it maximum
+    for i, row in enumerate(adj):
+        for j in row:
+            if match_r[j] == -1:
+                match_l[i] = j
+                match_r[j] = i
+                break
+    dist = [0] * n_left
+    while True:
+        # BFS layering from free left vertices
+        q: deque[int] = deque()
+        for i in range(n_left):
+            if match_l[i] == -1:
+                dist[i] = 0
+                q.append(i)
+            else:
+                dist[i] = INF
+        found = False
+        while q:
+            i = q.popleft()
+            for j in adj[i]:
+                k = match_r[j]
+                if k == -1:
+                    found = True
+                elif dist[k] == INF:
+                    dist[k] = dist[i] + 1
+                    q.append(k)
+        if not found:
+            break
+        # iterative DFS along layers
+        ptr = [0] * n_left
+        for root in range(n_left):
+            if match_l[root] != -1:
+                continue
+            stack = [root]
+            path_right: list[int] = []
+            while stack:
+                i = stack[-1]
+                row = adj[i]
+                advanced = False
+                while ptr[i] < len(row):
+                    j = row[ptr[i]]
+                    ptr[i] += 1
+                    k = match_r[j]
+                    if k == -1:
+                        # augment along stack/path_right + j
+                        path_right.append(j)
+                        for li, rj in zip(stack, path_right):
+                            match_l[li] = rj
+                            match_r[rj] = li
+                        stack = []
+                        advanced = True
+                        break
+                    if dist[k] == dist[i] + 1:
+                        path_right.append(j)
+                        stack.append(k)
+                        advanced = True
+                        break
+                if not advanced:
+                    dist[i] = INF  # dead end this phase
+                    stack.pop()
+                    if path_right:
+                        path_right.pop()
+    return match_l
+
+
+@dataclass(frozen=True)
+class CallMatching:
+    """A one-to-one pairing: ``pairs`` of (predicted index, expected index), sorted by
+    predicted index; ``unmatched_pred`` and ``unmatched_exp`` in increasing order."""
+
+    pairs: tuple[tuple[int, int], ...]
+    unmatched_pred: tuple[int, ...]
+    unmatched_exp: tuple[int, ...]
+
+
+def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall], args_mode: str | None,
+                  ctx: MatchContext) -> list[list[int]]:
+    """``adj[i]`` = expected indices predicted call ``i`` matches (internal helper)."""
+    by_name: dict[str, list[int]] = {}
+    for j, cc in enumerate(cexp):
+        by_name.setdefault(cc.name, []).append(j)
+    modes = [_check_mode(args_mode or cc.args_mode or "exact_keys") for cc in cexp]
+    adj: list[list[int]] = []
+    for p in pred:
+        if not isinstance(p, ToolCall):
+            raise MatcherError(f"predicted call {len(adj)} must be a ToolCall, got {type(p).__name__}")
+        cand = by_name.get(p.name)
+        if not cand:
+            adj.append([])
+            continue
+        adj.append([j for j in cand if _matches_compiled(p, cexp[j], modes[j], ctx)])
+    return adj
+
+
+def match_calls(pred: Sequence[ToolCall], exp: Sequence[ExpectedCall], *,
+                args_mode: str | None = None, context: MatchContext | None = None) -> CallMatching:
+    """Pair predicted with expected calls one-to-one, maximising the number of pairs.
+
+    A pair needs :func:`call_matches` to hold. The matching is maximum (Hopcroft-Karp), so
+    e.g. two ``search_docs`` calls ``["vpn mac", "vpn"]`` against expected ``["vpn",
+    "vpn mac"]`` with a ``contains`` matcher pair both (a greedy first-fit pairs one).
+    Raises what :func:`call_matches` raises.
+    """
+    ctx = context or DEFAULT_CONTEXT
+    cexp = [compile_expected(e, index=j) for j, e in enumerate(exp)]
+    adj = compatibility(pred, cexp, args_mode, ctx)
+    ml = max_matching(adj, len(cexp))
+    pairs = tuple((i, j) for i, j in enumerate(ml) if j != -1)
+    matched_exp = {j for _, j in pairs}
+    return CallMatching(
+        pairs=pairs,
+        unmatched_pred=tuple(i for i, j in enumerate(ml) if j == -1),
+        unmatched_exp=tuple(j for j in range(len(cexp)) if j not in matched_exp),
+    )
+
+
+def is_failed(call_result: ToolResult | None) -> bool:
+    """True when the result reports an error: ``is_error`` is True or ``error`` is non-empty.
+
+    A missing result (None) or ``is_error`` None with no error text is not a failure (OpenAI,
+    RAGAS and DeepEval traces have no error channel; DESIGN.md, "The neutral model").
+    """
+    if call_result is None:
+        return False
+    return call_result.is_error is True or bool(call_result.error)
+
+
+def retried_failures(traj: Trajectory) -> frozenset[int]:
+    """Indices into ``traj.tool_calls()`` of failed calls that were retried.
+
+    DESIGN.md policy: a retry is a later call of the same tool after a call whose result was
+    an error (:func:`is_failed`); such failed-and-retried calls are set aside before
+    matching and scored by the recovery metrics. A failed call after which the tool is never
+    called again (e.g. followed only by a different tool) is not retried and stays in.
+    Results are joined to calls by :meth:`Trajectory.pairs`.
+    """
+    pairs = traj.pairs()
+    out: set[int] = set()
+    seen_later: set[str] = set()
+    for i in range(len(pairs) - 1, -1, -1):
+        call, res = pairs[i]
+        if call.name in seen_later and is_failed(res):
+            out.add(i)
+        seen_later.add(call.name)
+    return frozenset(out)
+
+
+__all__ = [
+    "CallMatching",
+    "CompiledCall",
+    "call_matches",
+    "compile_expected",
+    "is_failed",
+    "match_calls",
+    "max_matching",
+    "retried_failures",
+]

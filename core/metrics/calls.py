@@ -1,0 +1,614 @@
+"""Single-call and call-set metrics: precision/recall/F1, selection, schema validity,
+argument accuracy, exact call correctness and argument provenance.
+
+All pairing goes through :func:`trajcheck.matching.match_calls` (maximum one-to-one
+matching). Failed-and-retried attempts (:func:`trajcheck.matching.retried_failures`) are
+set aside before matching (DESIGN.md, "Policies").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import MetricInputError, SchemaError
+from ..matchers import MatchContext
+from ..matching import compatibility, compile_expected, max_matching, retried_failures
+from ..model import Case, ExpectedCall, ToolCall, Trajectory
+from .result import MetricResult
+
+TrajLike = Trajectory | Sequence[ToolCall]
+
+
+# ---------------------------------------------------------------------------------------
+# shared helpers (also used by metrics.trajectory)
+
+
+def calls_and_retries(traj: TrajLike, *, what: str = "trajectory") -> tuple[list[ToolCall], frozenset[int]]:
+    """The flat call list and the indices of failed-and-retried calls.
+
+    A plain sequence of ToolCall carries no results, so nothing is set aside. Raises
+    MetricInputError for anything else (e.g. None).
+    """
+    if isinstance(traj, Trajectory):
+        return traj.tool_calls(), retried_failures(traj)
+    if isinstance(traj, (list, tuple)):
+        for i, c in enumerate(traj):
+            if not isinstance(c, ToolCall):
+                raise MetricInputError(f"{what}: item {i} is {type(c).__name__}, not a ToolCall")
+        return list(traj), frozenset()
+    raise MetricInputError(
+        f"{what}: expected a Trajectory or a list of ToolCall, got {type(traj).__name__}")
+
+
+def _text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    try:
+        return json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def context_for(case: Case | None, context: MatchContext | None) -> MatchContext:
+    """``context`` with ``case_input``/``user`` filled from ``case`` where unset."""
+    ctx = context or MatchContext()
+    if case is None:
+        return ctx
+    changes: dict[str, Any] = {}
+    if ctx.case_input is None and case.input is not None:
+        changes["case_input"] = _text(case.input)
+    if ctx.user is None and case.user is not None:
+        changes["user"] = case.user
+    return replace(ctx, **changes) if changes else ctx
+
+
+def _check_case(case: Any) -> Case:
+    if not isinstance(case, Case):
+        raise MetricInputError(f"expected a Case, got {type(case).__name__}")
+    return case
+
+
+@dataclass(frozen=True)
+class Matched:
+    """Internal: outcome of matching the kept (non-retried) predicted calls."""
+
+    kept: list[int]                 # indices into the full call list
+    match_of_kept: list[int]        # per kept call: expected index or -1
+    n_expected: int
+
+    @property
+    def tp(self) -> int:
+        return sum(1 for j in self.match_of_kept if j != -1)
+
+
+def match_kept(calls: Sequence[ToolCall], retried: frozenset[int], expected: Sequence[ExpectedCall],
+               *, args_mode: str | None, default_mode: str | None, ctx: MatchContext) -> Matched:
+    """Maximum matching of the non-retried calls against ``expected``.
+
+    Per-call args mode: ``args_mode`` if given, else the expected call's own, else
+    ``default_mode`` (the case's), else ``exact_keys``.
+    """
+    kept = [i for i in range(len(calls)) if i not in retried]
+    cexp = [compile_expected(e, index=j) for j, e in enumerate(expected)]
+    if args_mode is None and default_mode is not None:
+        cexp = [cc if cc.args_mode is not None else replace(cc, args_mode=default_mode) for cc in cexp]
+    adj = compatibility([calls[i] for i in kept], cexp, args_mode, ctx)
+    return Matched(kept, max_matching(adj, len(cexp)), len(cexp))
+
+
+# ---------------------------------------------------------------------------------------
+# precision / recall / F1
+
+
+@dataclass(frozen=True)
+class PRFResult(MetricResult):
+    """Tool-call precision/recall/F1 (``score`` = F1) with the counts they came from."""
+
+    precision: float = 0.0
+    recall: float = 0.0
+    f1: float = 0.0
+    tp: int = 0
+    n_counted: int = 0
+    n_expected: int = 0
+
+
+def prf_counts(tp: int, n_counted: int, n_expected: int) -> tuple[float, float, float]:
+    """(precision, recall, F1) from counts, with DESIGN.md's empty-case rules."""
+    if n_counted:
+        p = tp / n_counted
+    else:
+        p = 1.0 if n_expected == 0 else 0.0
+    r = tp / n_expected if n_expected else 1.0
+    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+    return p, r, f
+
+
+def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
+                   expected: Sequence[ExpectedCall], optional: Sequence[str], *,
+                   args_mode: str | None, default_mode: str | None, ctx: MatchContext,
+                   name: str = "tool_call_prf") -> PRFResult:
+    """Shared core of :func:`tool_call_prf` (also used by ``trajectory_match``)."""
+    m = match_kept(calls, retried, expected, args_mode=args_mode, default_mode=default_mode, ctx=ctx)
+    opt = set(optional)
+    counted = 0
+    extra: list[int] = []
+    for i, j in zip(m.kept, m.match_of_kept):
+        if j == -1 and calls[i].name in opt:
+            continue
+        counted += 1
+        if j == -1:
+            extra.append(i)
+    tp = m.tp
+    p, r, f = prf_counts(tp, counted, m.n_expected)
+    matched_exp = {j for j in m.match_of_kept if j != -1}
+    missing = [j for j in range(m.n_expected) if j not in matched_exp]
+    reason = (f"precision {p:.3f} ({tp}/{counted} counted calls matched), recall {r:.3f} "
+              f"({tp}/{m.n_expected} expected calls found), F1 {f:.3f}")
+    if missing:
+        reason += "; missing: " + ", ".join(expected[j].name for j in missing[:5])
+    if extra:
+        reason += "; unexpected: " + ", ".join(calls[i].name for i in extra[:5])
+    parts = {
+        "precision": p, "recall": r, "f1": f, "tp": tp, "n_counted": counted,
+        "n_expected": m.n_expected, "n_predicted": len(calls),
+        "retried_set_aside": sorted(retried),
+        "pairs": [[i, j] for i, j in zip(m.kept, m.match_of_kept) if j != -1],
+        "unexpected_calls": extra, "missing_expected": missing,
+    }
+    return PRFResult(name=name, score=f, reason=reason, parts=parts, passed=None,
+                     precision=p, recall=r, f1=f, tp=tp, n_counted=counted, n_expected=m.n_expected)
+
+
+def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
+                  context: MatchContext | None = None) -> PRFResult:
+    """Tool-call precision, recall and F1 of a run against ``case.expected_calls``.
+
+    ``traj``: a Trajectory (retries detectable) or a list of ToolCall. Calls are paired with
+    expected calls by maximum one-to-one matching (:func:`trajcheck.matching.match_calls`).
+    DESIGN.md policies applied here:
+
+    - failed-and-retried attempts are set aside before matching (neither precision nor recall);
+    - precision = matched / counted, where every predicted call counts except an unmatched
+      call of a tool in ``case.optional_calls``; with no counted calls precision is 1.0 when
+      nothing was expected, else 0.0;
+    - recall = matched / len(expected), 1.0 when nothing was expected;
+    - F1 = 2PR/(P+R), 0.0 when P + R = 0. ``score`` is F1; ``passed`` is None (threshold it).
+
+    ``args_mode`` overrides every expected call's mode (else the call's, else
+    ``case.args_mode``, else ``exact_keys``). ``context`` gets ``case_input``/``user`` from the
+    case when unset. Result range [0, 1]. Raises MetricInputError for a non-trajectory or
+    non-Case, MatcherError/SchemaError for bad matcher specs.
+    Worked example (issue 3): expected create_ticket(priority=high), predicted search_docs,
+    get_ticket, create_ticket(medium), create_ticket(high), optional search_docs/get_ticket
+    -> P 0.5, R 1.0, F1 0.667.
+    """
+    case = _check_case(case)
+    calls, retried = calls_and_retries(traj)
+    return prf_from_calls(calls, retried, case.expected_calls, case.optional_calls,
+                          args_mode=args_mode, default_mode=case.args_mode,
+                          ctx=context_for(case, context))
+
+
+# ---------------------------------------------------------------------------------------
+# selection accuracy
+
+
+def _expected_behavior(case: Case) -> str:
+    b = case.metadata.get("expected_behavior") if isinstance(case.metadata, Mapping) else None
+    if b is None:
+        return "tool" if case.expected_calls else "no_tool"
+    if b not in ("tool", "no_tool", "clarify"):
+        raise MetricInputError(f"case {case.id!r}: metadata.expected_behavior must be 'tool', "
+                               f"'no_tool' or 'clarify', got {b!r}")
+    return str(b)
+
+
+def _final_text(traj: TrajLike) -> str:
+    if isinstance(traj, Trajectory):
+        if traj.final_response:
+            return traj.final_response
+        for s in reversed(traj.steps):
+            if s.kind in ("final_response", "assistant") and s.content:
+                return s.content
+    return ""
+
+
+def selection_accuracy(cases: Sequence[tuple[TrajLike, Case]]) -> MetricResult:
+    """Fraction of cases whose run selected the right tools (names only).
+
+    ``cases``: a non-empty list of ``(trajectory, case)``. Per case, after setting aside
+    failed-and-retried attempts and calls to ``case.optional_calls`` tools that are not
+    expected, the set of called tool names must equal the set of expected tool names.
+    The expected behaviour is ``case.metadata["expected_behavior"]`` when given, else
+    ``"tool"`` with expected calls and ``"no_tool"`` without:
+
+    - ``no_tool``: correct iff no (non-optional) tool was called;
+    - ``clarify`` (the right answer is a clarifying question): correct iff no (non-optional)
+      tool was called and the final response contains a question mark;
+    - ``tool``: correct iff the called name set equals the expected name set.
+
+    Arguments and call counts are not judged here (see ``tool_call_prf``, ``call_rates``).
+    Score in [0, 1]; ``parts["per_case"]`` lists each case's verdict. Raises
+    MetricInputError for an empty list or malformed items. Source: the tool-selection
+    accuracy of BFCL's relevance/irrelevance categories and DESIGN.md.
+    """
+    if not isinstance(cases, (list, tuple)) or not cases:
+        raise MetricInputError("selection_accuracy needs a non-empty list of (trajectory, case)")
+    per: list[dict[str, Any]] = []
+    for k, item in enumerate(cases):
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise MetricInputError(f"selection_accuracy: item {k} must be (trajectory, case)")
+        traj, case = item
+        case = _check_case(case)
+        calls, retried = calls_and_retries(traj, what=f"case {case.id!r}")
+        exp_names = {e.name for e in case.expected_calls}
+        opt = set(case.optional_calls) - exp_names
+        called = {c.name for i, c in enumerate(calls) if i not in retried and c.name not in opt}
+        behavior = _expected_behavior(case)
+        if behavior == "tool":
+            ok = called == exp_names
+        elif behavior == "no_tool":
+            ok = not called
+        else:
+            ok = not called and "?" in _final_text(traj)
+        per.append({"case_id": case.id, "expected": behavior, "expected_tools": sorted(exp_names),
+                    "called_tools": sorted(called), "correct": ok})
+    n_ok = sum(1 for p in per if p["correct"])
+    score = n_ok / len(per)
+    wrong = [p["case_id"] for p in per if not p["correct"]]
+    reason = f"{n_ok}/{len(per)} cases selected the right tools"
+    if wrong:
+        reason += "; wrong: " + ", ".join(map(str, wrong[:5]))
+    return MetricResult(name="selection_accuracy", score=score, reason=reason,
+                        parts={"correct": n_ok, "total": len(per), "per_case": per},
+                        passed=n_ok == len(per))
+
+
+# ---------------------------------------------------------------------------------------
+# schema validity
+
+
+def tool_schemas(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Map tool name -> its argument JSON Schema, from OpenAI, Anthropic or plain definitions.
+
+    Accepted forms: OpenAI ``{"type": "function", "function": {"name", "parameters"}}``
+    (also ``{"function": {...}}``), Anthropic ``{"name", "input_schema"}``, plain
+    ``{"name", "parameters" | "schema"}``. A definition without a schema accepts any
+    object. Raises SchemaError for a definition with no name.
+    """
+    out: dict[str, Any] = {}
+    for k, t in enumerate(tools):
+        if not isinstance(t, Mapping):
+            raise SchemaError(f"tool definition {k} must be an object, got {type(t).__name__}")
+        fn = t.get("function")
+        d: Mapping[str, Any] = fn if isinstance(fn, Mapping) else t
+        name = d.get("name")
+        if not isinstance(name, str) or not name:
+            raise SchemaError(f"tool definition {k} has no name")
+        schema = None
+        for key in ("parameters", "input_schema", "schema", "inputSchema"):
+            if key in d:
+                schema = d[key]
+                break
+        out[name] = {"type": "object"} if schema is None else schema
+    return out
+
+
+def schema_errors(calls: TrajLike, tools: Sequence[Mapping[str, Any]]) -> MetricResult:
+    """Validate each call's arguments against its tool's JSON Schema (Draft 2020-12).
+
+    ``calls``: a Trajectory or list of ToolCall; ``tools``: tool definitions (see
+    :func:`tool_schemas`). A call is an error when its tool is unknown, its arguments did
+    not parse (``args`` None) or parsed to a non-object, or they fail validation (every
+    failure is listed with its JSON path). Score = fraction of valid calls, None when there
+    are no calls; ``passed`` = no errors; ``parts["errors"]`` holds
+    ``{"index", "name", "error"}`` items. Raises SchemaError naming the tool when a tool's
+    schema is not a valid JSON Schema. jsonschema is imported on first use.
+    """
+    from ..matchers import compile_schema
+
+    call_list, _ = calls_and_retries(calls, what="schema_errors")
+    if not isinstance(tools, (list, tuple)):
+        raise MetricInputError(f"schema_errors: tools must be a list of definitions, got "
+                               f"{type(tools).__name__}")
+    schemas = tool_schemas(tools)
+    validators: dict[str, Any] = {}
+    errors: list[dict[str, Any]] = []
+    bad: set[int] = set()
+
+    def err(i: int, c: ToolCall, msg: str) -> None:
+        errors.append({"index": i, "name": c.name, "error": msg})
+        bad.add(i)
+
+    for i, c in enumerate(call_list):
+        if c.name not in schemas:
+            err(i, c, f"unknown tool {c.name!r} (known: {', '.join(sorted(schemas)) or 'none'})")
+            continue
+        if c.args is None:
+            err(i, c, f"arguments did not parse: {c.args_parse_error or 'no arguments object'}")
+            continue
+        if not isinstance(c.args, Mapping):
+            err(i, c, f"arguments are {type(c.args).__name__}, not an object")
+            continue
+        v = validators.get(c.name)
+        if v is None:
+            v = compile_schema(schemas[c.name], where=f"tool {c.name!r}")
+            validators[c.name] = v
+        try:
+            found = sorted(v.iter_errors(c.args), key=lambda e: list(e.absolute_path))
+        except RecursionError:
+            err(i, c, "arguments nested too deeply to validate")
+            continue
+        for e in found:
+            path = "/".join(str(p) for p in e.absolute_path) or "(root)"
+            err(i, c, f"{path}: {e.message}")
+    n = len(call_list)
+    if n == 0:
+        return MetricResult(name="schema_errors", score=None, reason="no tool calls to validate",
+                            parts={"errors": [], "n_calls": 0, "n_invalid": 0}, passed=True)
+    score = (n - len(bad)) / n
+    reason = (f"{n - len(bad)}/{n} calls valid" + (f"; first error: call {errors[0]['index']} "
+              f"({errors[0]['name']}): {errors[0]['error']}" if errors else ""))
+    return MetricResult(name="schema_errors", score=score, reason=reason,
+                        parts={"errors": errors, "n_calls": n, "n_invalid": len(bad)},
+                        passed=not errors)
+
+
+# ---------------------------------------------------------------------------------------
+# argument accuracy and call correctness
+
+
+def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = None,
+                      context: MatchContext | None = None) -> MetricResult:
+    """Of the expected calls whose tool was called, the fraction called with the right arguments.
+
+    Denominator: the maximum number of expected calls that can be paired one-to-one with a
+    (non-retried) predicted call of the same name (arguments ignored). Numerator: the maximum
+    number paired when arguments must also match (``call_matches`` under ``args_mode``).
+    This separates argument errors from selection errors. Score in [0, 1], or None when no
+    expected tool was called (not applicable, never a vacuous 1.0; cf. deepeval #2242).
+    Raises MetricInputError / MatcherError as ``tool_call_prf``.
+    """
+    case = _check_case(case)
+    calls, retried = calls_and_retries(traj)
+    ctx = context_for(case, context)
+    by_name = match_kept(calls, retried, case.expected_calls, args_mode="ignore",
+                         default_mode=None, ctx=ctx).tp
+    with_args = match_kept(calls, retried, case.expected_calls, args_mode=args_mode,
+                           default_mode=case.args_mode, ctx=ctx).tp
+    if by_name == 0:
+        return MetricResult(name="argument_accuracy", score=None,
+                            reason="not applicable: no expected tool was called",
+                            parts={"correct": 0, "selected": 0, "n_expected": len(case.expected_calls)})
+    score = with_args / by_name
+    return MetricResult(name="argument_accuracy", score=score,
+                        reason=f"{with_args}/{by_name} selected expected calls had the right arguments",
+                        parts={"correct": with_args, "selected": by_name,
+                               "n_expected": len(case.expected_calls)},
+                        passed=with_args == by_name)
+
+
+def call_correctness(traj: TrajLike, case: Case, *, args_mode: str | None = None,
+                     context: MatchContext | None = None) -> MetricResult:
+    """Exact call correctness: 1.0 iff the calls are exactly the expected ones, else 0.0.
+
+    After setting aside failed-and-retried attempts, every expected call must be matched
+    (name and arguments) and every counted predicted call must be matched (unmatched calls
+    of optional tools are allowed) -- i.e. precision = recall = 1 in ``tool_call_prf``.
+    Order is not judged (see ``trajectory_match``). Raises as ``tool_call_prf``.
+    """
+    r = tool_call_prf(traj, case, args_mode=args_mode, context=context)
+    ok = r.precision == 1.0 and r.recall == 1.0
+    return MetricResult(name="call_correctness", score=1.0 if ok else 0.0,
+                        reason=("calls exactly as expected" if ok else "calls differ: " + r.reason),
+                        parts=dict(r.parts), passed=ok)
+
+
+# ---------------------------------------------------------------------------------------
+# argument provenance
+
+def default_is_id_arg(name: str) -> bool:
+    """Default ID-like test: ``id``/``ids``, or ending in ``_id``/``_ids``/``Id``/``Ids``/``ID``.
+
+    ``userId``, ``order_id``, ``booking_ids``, ``ID`` are ID-like; ``valid``, ``paid``,
+    ``idea`` are not.
+    """
+    if name.lower() in ("id", "ids"):
+        return True
+    if re.search(r"_ids?$", name, re.IGNORECASE):
+        return True
+    return re.search(r"[a-z0-9](Id|Ids|ID|IDs)$", name) is not None
+
+
+def _id_values(v: Any) -> list[str]:
+    if isinstance(v, bool) or v is None:
+        return []
+    if isinstance(v, int):
+        return [str(v)]
+    if isinstance(v, float):
+        return [str(int(v))] if v.is_integer() else [repr(v)]
+    if isinstance(v, str):
+        return [v.strip()] if v.strip() else []
+    if isinstance(v, (list, tuple)):
+        out: list[str] = []
+        for x in v:
+            out.extend(_id_values(x))
+        return out
+    return []
+
+
+def _grounded(value: str, texts: Sequence[str]) -> bool:
+    pat = re.compile(r"(?<![0-9A-Za-z_])" + re.escape(value) + r"(?![0-9A-Za-z_])", re.IGNORECASE)
+    return any(pat.search(t) for t in texts)
+
+
+def argument_provenance(traj: Trajectory, case: Case,
+                        id_args: Sequence[str] | Callable[[str], bool] | None = None) -> MetricResult:
+    """Fraction of ID-like argument values that are grounded (DESIGN.md, "Provenance").
+
+    An ID-like argument (``id_args``: a list of names, a predicate on the name, or None for
+    :func:`default_is_id_arg`) is grounded when its value occurs, case-insensitively at token
+    boundaries (not inside a longer run of letters, digits or ``_``), in the case input, the
+    case's ``user`` context, a user message before the call, or the output of a tool result
+    that came before the call. An integer ID matches its digits; a list value is checked
+    item by item. Top-level arguments only; calls whose arguments did not parse are skipped.
+    Score = grounded / checked, None when no ID-like argument was used. ``parts["ungrounded"]``
+    lists ``{"call_index", "name", "arg", "value"}``. Raises MetricInputError for a
+    non-Trajectory or non-Case.
+    """
+    case = _check_case(case)
+    if not isinstance(traj, Trajectory):
+        raise MetricInputError("argument_provenance needs a Trajectory (it reads tool results)")
+    if id_args is None:
+        is_id: Callable[[str], bool] = default_is_id_arg
+    elif callable(id_args):
+        is_id = id_args
+    else:
+        names = set(id_args)
+        is_id = names.__contains__
+    base = [_text(case.input), _text(case.user)]
+    seen: list[str] = []
+    checked = 0
+    grounded_n = 0
+    ungrounded: list[dict[str, Any]] = []
+    idx = 0
+    for s in traj.steps:
+        if s.kind == "user" and s.content:
+            seen.append(_text(s.content))
+        if s.tool_result is not None:
+            seen.append(_text(s.tool_result.output))
+            if s.tool_result.error:
+                seen.append(s.tool_result.error)
+        for c in s.tool_calls:
+            if isinstance(c.args, Mapping):
+                for k, v in c.args.items():
+                    if not is_id(k):
+                        continue
+                    for val in _id_values(v):
+                        checked += 1
+                        if _grounded(val, base + seen):
+                            grounded_n += 1
+                        else:
+                            ungrounded.append({"call_index": idx, "name": c.name, "arg": k,
+                                               "value": val})
+            idx += 1
+    if checked == 0:
+        return MetricResult(name="argument_provenance", score=None,
+                            reason="not applicable: no ID-like arguments were used",
+                            parts={"checked": 0, "grounded": 0, "ungrounded": []})
+    score = grounded_n / checked
+    reason = f"{grounded_n}/{checked} ID-like argument values grounded"
+    if ungrounded:
+        u = ungrounded[0]
+        reason += f"; ungrounded: {u['name']}.{u['arg']}={u['value']!r} (call {u['call_index']})"
+    return MetricResult(name="argument_provenance", score=score, reason=reason,
+                        parts={"checked": checked, "grounded": grounded_n, "ungrounded": ungrounded},
+                        passed=not ungrounded)
+
+
+# ---------------------------------------------------------------------------------------
+# BFCL mode (Berkeley Function Calling Leaderboard AST checker parity)
+
+
+def bfcl_expected_calls(ground_truth: Sequence[Mapping[str, Any]],
+                        functions: Sequence[Mapping[str, Any]]) -> tuple[ExpectedCall, ...]:
+    """ExpectedCalls for one BFCL entry, each argument a ``bfcl`` (one_of-style) matcher.
+
+    ``ground_truth``: BFCL's possible answer, a list of ``{func_name: {param: [acceptable
+    values...]}}``; ``functions``: the entry's function docs ``{name, parameters: {type:
+    "dict", properties, required}}``. Each expected call uses ``exact_keys`` (BFCL rejects a
+    parameter that is not in the possible answer), per-parameter
+    :class:`trajcheck.matchers.BfclMatcher` with the doc's declared type, ``required`` from
+    the doc (so ``""`` cannot waive a doc-required parameter), and a doc-required parameter
+    missing from the possible answer becomes an argument that nothing satisfies (BFCL:
+    required but unexpected). Source: research/realdata.md §3 and BFCL's ast_checker.py.
+    Raises MetricInputError for malformed entries.
+    """
+    docs: dict[str, Mapping[str, Any]] = {}
+    for f in functions:
+        if isinstance(f, Mapping) and isinstance(f.get("name"), str):
+            docs.setdefault(f["name"], f)
+    out: list[ExpectedCall] = []
+    for k, g in enumerate(ground_truth):
+        if not isinstance(g, Mapping) or len(g) != 1:
+            raise MetricInputError(f"BFCL ground truth {k} must be a one-key object, got {g!r}")
+        (fname, params), = g.items()
+        if not isinstance(params, Mapping):
+            raise MetricInputError(f"BFCL ground truth {k} ({fname}): parameters must be an object")
+        doc = docs.get(fname, {})
+        schema = doc.get("parameters") or {}
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or ())
+
+        def spec(p: str, props: Mapping[str, Any] = props,
+                 required: set[str] = required) -> dict[str, Any]:
+            d = props.get(p) or {}
+            item = (d.get("items") or {}).get("type") if d.get("type") in ("array", "tuple") else None
+            return {"type": "bfcl", "param_type": d.get("type"), "item_type": item,
+                    "required": p in required, "in_doc": p in props}
+
+        args: dict[str, Any] = {}
+        match: dict[str, Any] = {}
+        for p, opts in params.items():
+            if not isinstance(opts, list):
+                raise MetricInputError(f"BFCL ground truth {k} ({fname}): {p!r} must list "
+                                       "acceptable values")
+            args[p] = opts
+            match[p] = spec(p)
+        for p in sorted(required - set(params)):
+            args[p] = []
+            match[p] = spec(p)
+        out.append(ExpectedCall(name=fname, args=args, match=match, args_mode="exact_keys"))
+    return tuple(out)
+
+
+def bfcl_predicted_calls(output: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
+    """BFCL model output ``[{func_name: {param: value}}]`` as ToolCalls (a non-object
+    parameter set becomes ``args=None``, i.e. unparsed)."""
+    calls: list[ToolCall] = []
+    for k, item in enumerate(output):
+        if not isinstance(item, Mapping) or len(item) != 1:
+            raise MetricInputError(f"BFCL output {k} must be a one-key object, got {item!r}")
+        (name, args), = item.items()
+        calls.append(ToolCall(name=str(name), args=dict(args) if isinstance(args, Mapping) else None,
+                              args_parse_error=None if isinstance(args, Mapping) else "not an object"))
+    return calls
+
+
+def bfcl_valid(output: Sequence[Mapping[str, Any]], ground_truth: Sequence[Mapping[str, Any]],
+               functions: Sequence[Mapping[str, Any]]) -> bool:
+    """trajcheck's verdict on one BFCL AST entry: the calls match the possible answers
+    one-to-one with none extra (the ``unordered`` trajectory mode, maximum matching).
+
+    For BFCL's non-parallel categories (one expected call) this is "exactly one call and it
+    matches"; for parallel ones it is BFCL's "same count, every answer matched" but with a
+    maximum matching where BFCL pairs greedily (so trajcheck accepts e.g. parallel_178).
+    """
+    exp = bfcl_expected_calls(ground_truth, functions)
+    pred = bfcl_predicted_calls(output)
+    if len(pred) != len(exp):
+        return False
+    m = match_kept(pred, frozenset(), exp, args_mode=None, default_mode=None, ctx=MatchContext())
+    return m.tp == len(exp)
+
+
+__all__ = [
+    "PRFResult",
+    "argument_accuracy",
+    "argument_provenance",
+    "bfcl_expected_calls",
+    "bfcl_predicted_calls",
+    "bfcl_valid",
+    "call_correctness",
+    "default_is_id_arg",
+    "schema_errors",
+    "selection_accuracy",
+    "tool_call_prf",
+    "tool_schemas",
+]
