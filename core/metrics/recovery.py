@@ -12,7 +12,6 @@ A run is a ``RecoveryRun(trajectory, task_success, fault_injected=True)``; plain
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -21,29 +20,7 @@ from ..errors import MetricInputError
 from ..model import Trajectory
 from .result import MetricResult
 
-#: Words and phrases that claim an action happened (English; case-insensitive, whole words).
-DEFAULT_CLAIM_PATTERNS: tuple[str, ...] = (
-    r"\b(?:has|have|had) been (?:created|booked|cancell?ed|updated|submitted|scheduled|sent|"
-    r"processed|confirmed|resolved|opened|filed|refunded|changed|modified|added|removed|deleted|"
-    r"issued|reserved|completed|done|made)\b",
-    r"\b(?:created|booked|cancell?ed|updated|submitted|scheduled|sent|processed|confirmed|"
-    r"resolved|opened|filed|refunded|issued|reserved|completed)\b",
-    r"\bsuccessfully\b",
-    r"\b(?:all )?(?:done|all set)\b",
-    r"\bi(?:'ve| have) (?:gone ahead|taken care)\b",
-)
-
-#: Phrases that negate a claim in the same sentence ("could not be created").
-DEFAULT_NEGATION_PATTERNS: tuple[str, ...] = (
-    r"\b(?:not|never|no longer|unable|cannot|can't|couldn't|wasn't|weren't|isn't|aren't|"
-    r"hasn't|haven't|didn't|won't|failed|failure|error|unsuccessful|unfortunately)\b",
-)
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
 __all__ = [
-    "DEFAULT_CLAIM_PATTERNS",
-    "DEFAULT_NEGATION_PATTERNS",
     "ClaimDetector",
     "RecoveryRun",
     "false_success_rate",
@@ -57,26 +34,25 @@ __all__ = [
 class ClaimDetector:
     """Detects a final response that claims an action happened.
 
-    A response claims success when some sentence matches a ``claim`` pattern and no
-    ``negation`` pattern (so "the ticket could not be created" is not a claim). Patterns
-    are regular expressions searched case-insensitively; pass your own lists to adapt to
-    another language or domain. Sentences split at ``.``/``!``/``?`` followed by space, and
-    at newlines.
+    A thin, configurable front for ``trajcheck.metrics.sequences.claims_success`` (the one
+    claim heuristic trajcheck has): a response claims success when some sentence matches a
+    ``claim`` pattern and no ``negation`` pattern ("the ticket could not be created" is not
+    a claim). Patterns are regular expressions searched case-insensitively; empty tuples
+    mean the defaults ``CLAIM_PATTERN`` / ``NEGATION_PATTERN`` of that module.
     """
 
-    claim: tuple[str, ...] = DEFAULT_CLAIM_PATTERNS
-    negation: tuple[str, ...] = DEFAULT_NEGATION_PATTERNS
+    claim: tuple[str, ...] = ()
+    negation: tuple[str, ...] = ()
 
     def __call__(self, text: str | None) -> bool:
         """True when ``text`` claims an action happened; None or empty text claims nothing."""
-        if not text:
-            return False
-        claims = [re.compile(p, re.IGNORECASE) for p in self.claim]
-        negs = [re.compile(p, re.IGNORECASE) for p in self.negation]
-        for sent in _SENTENCE.split(text):
-            if any(c.search(sent) for c in claims) and not any(n.search(sent) for n in negs):
-                return True
-        return False
+        from .sequences import claims_success
+
+        return claims_success(
+            text,
+            pattern="|".join(f"(?:{p})" for p in self.claim) or None,
+            negation="|".join(f"(?:{p})" for p in self.negation) or None,
+        )
 
 
 @dataclass(frozen=True)
