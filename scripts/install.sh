@@ -6,4 +6,4 @@ PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e '.[dev,sql]'
+"$VENV/bin/python" -m pip install -q -e '.[dev,sql,langchain,deepeval,ragas,langsmith]'

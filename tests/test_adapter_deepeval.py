@@ -1,0 +1,278 @@
+"""trajcheck.adapters.deepeval against the real DeepEval 4.3 (offline, no API key).
+
+Each metric's score and reason are compared with the core function called directly on the
+same (Trajectory, Case) built by hand, plus hand-computed numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import pytest
+
+os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
+os.environ.setdefault("DEEPEVAL_UPDATE_WARNING_OPT_IN", "NO")
+os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
+os.environ.pop("OPENAI_API_KEY", None)
+
+deepeval = pytest.importorskip("deepeval")
+
+from deepeval import assert_test, evaluate  # noqa: E402
+from deepeval.errors import MissingTestCaseParamsError  # noqa: E402
+from deepeval.evaluate.configs import AsyncConfig, DisplayConfig  # noqa: E402
+from deepeval.test_case import ConversationalTestCase, LLMTestCase, ToolCall, Turn  # noqa: E402
+
+from trajcheck.adapters import deepeval as ad  # noqa: E402
+from trajcheck.metrics.calls import argument_accuracy, tool_call_prf  # noqa: E402
+from trajcheck.metrics.composite import score_trajectory  # noqa: E402
+from trajcheck.metrics.outcome import check_final_state, task_success  # noqa: E402
+from trajcheck.metrics.sequences import check_forbidden_sequences  # noqa: E402
+from trajcheck.metrics.trajectory import trajectory_match  # noqa: E402
+from trajcheck.model import Case, ExpectedCall, Step, Trajectory  # noqa: E402
+from trajcheck.model import ToolCall as TC  # noqa: E402
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    # evaluate() writes .deepeval/ into the working directory
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEPEVAL_RESULTS_FOLDER", str(tmp_path / "results"))
+
+
+QUIET = DisplayConfig(show_indicator=False, print_results=False)
+
+# A helpdesk case: look up the ticket, then open a new high-priority one; the agent also
+# searched the docs (optional) and, in the bad run, closed the old ticket (forbidden).
+INPUT = "My laptop still won't boot after INC-1042 was closed. Open a new high-priority ticket."
+GOOD = [ToolCall(name="get_ticket", input_parameters={"id": "INC-1042"}),
+        ToolCall(name="search_docs", input_parameters={"q": "laptop boot"}),
+        ToolCall(name="create_ticket", input_parameters={"priority": "high", "group": "IT"})]
+BAD = [ToolCall(name="get_ticket", input_parameters={"id": "INC-1042"}),
+       ToolCall(name="create_ticket", input_parameters={"priority": "low", "group": "IT"}),
+       ToolCall(name="update_ticket", input_parameters={"id": "INC-1042", "status": "closed"})]
+EXPECTED = [ToolCall(name="get_ticket", input_parameters={"id": "INC-1042"}),
+            ToolCall(name="create_ticket", input_parameters={"priority": "high", "group": "IT"})]
+META = {"optional_calls": ["search_docs"], "forbidden_calls": ["update_ticket"]}
+
+
+def tcase(calls, name="helpdesk_1", meta=META):
+    return LLMTestCase(input=INPUT, actual_output="Opened INC-2001.", tools_called=list(calls),
+                       expected_tools=list(EXPECTED), metadata=dict(meta), name=name)
+
+
+def core_pair(calls, name="helpdesk_1") -> tuple[Trajectory, Case]:
+    """The (Trajectory, Case) built by hand, independently of the adapter."""
+    steps = [Step(index=0, kind="user", content=INPUT)]
+    for i, c in enumerate(calls):
+        steps.append(Step(index=i + 1, kind="tool_call",
+                          tool_calls=(TC(name=c.name, args=dict(c.input_parameters or {})),)))
+    steps.append(Step(index=len(steps), kind="final_response", content="Opened INC-2001."))
+    traj = Trajectory(steps=tuple(steps), final_response="Opened INC-2001.")
+    case = Case(id=name, input=INPUT,
+                expected_calls=tuple(ExpectedCall(e.name, dict(e.input_parameters)) for e in EXPECTED),
+                optional_calls=("search_docs",), forbidden_calls=("update_ticket",))
+    return traj, case
+
+
+def test_tool_call_f1_hand_computed_and_equal_to_core():
+    m = ad.ToolCallF1Metric(threshold=0.5)
+    # good run: search_docs is an optional call -> not counted; 2/2 matched -> F1 1.0
+    assert m.measure(tcase(GOOD)) == 1.0
+    # bad run: get_ticket matches, create_ticket has the wrong priority, update_ticket extra:
+    # P = 1/3, R = 1/2, F1 = 2PR/(P+R) = 0.4
+    score = m.measure(tcase(BAD))
+    assert score == pytest.approx(0.4, abs=1e-12)
+    core = tool_call_prf(*core_pair(BAD))
+    assert score == core.f1 and m.reason == core.reason
+    assert m.score_breakdown == core.parts
+    assert m.is_successful() is False
+
+
+@pytest.mark.parametrize("kwargs,expected_neutral", [
+    ({}, "superset"),
+    ({"should_exact_match": True}, "exact"),
+    ({"should_consider_ordering": True}, "in_order"),
+    ({"should_consider_ordering": False, "should_exact_match": False}, "recall"),
+    ({"mode": "strict", "dialect": "agentevals"}, "exact"),
+    ({"mode": "trajectory_any_order_match", "dialect": "vertex"}, "superset"),
+])
+def test_trajectory_match_modes_equal_core(kwargs, expected_neutral):
+    m = ad.TrajectoryMatchMetric(**kwargs)
+    traj, case = core_pair(GOOD)
+    score = m.measure(tcase(GOOD))
+    assert m.result is not None and m.result.parts["mode"] == expected_neutral
+    mode = m._mode_name
+    core = trajectory_match(traj, case, mode, dialect=m._mode_dialect)
+    assert (score, m.reason) == (core.score, core.reason)
+
+
+def test_deepeval_flags_map_through_mode_table():
+    assert ad.deepeval_mode(should_exact_match=True) == "exact"
+    assert ad.deepeval_mode(should_consider_ordering=True) == "in_order"
+    assert ad.deepeval_mode(should_exact_match=True, should_consider_ordering=True) == "exact"
+    assert ad.deepeval_mode() == "recall"
+    from trajcheck.errors import MetricInputError
+
+    with pytest.raises(MetricInputError):
+        ad.TrajectoryMatchMetric(mode="exact", should_exact_match=True)
+    with pytest.raises(MetricInputError):
+        ad.TrajectoryMatchMetric(mode="nonsense")
+
+
+def test_in_order_and_exact_hand_values():
+    # GOOD = get_ticket, search_docs(optional), create_ticket: in order holds; exact holds
+    # because the unmatched optional call may be skipped (trajectory module doc)
+    assert ad.TrajectoryMatchMetric(mode="in_order").measure(tcase(GOOD)) == 1.0
+    assert ad.TrajectoryMatchMetric(mode="exact").measure(tcase(GOOD)) == 1.0
+    rev = [GOOD[2], GOOD[0]]
+    assert ad.TrajectoryMatchMetric(mode="in_order").measure(tcase(rev)) == 0.0
+    assert ad.TrajectoryMatchMetric(mode="unordered").measure(tcase(rev)) == 1.0
+
+
+def test_argument_forbidden_composite_equal_core():
+    traj, case = core_pair(BAD)
+    m = ad.ArgumentCorrectnessMetric()
+    core = argument_accuracy(traj, case)
+    assert m.measure(tcase(BAD)) == core.score == 0.5  # 1 of 2 called expected tools right
+    assert m.reason == core.reason
+    f = ad.ForbiddenCallsMetric()
+    core_f = check_forbidden_sequences(traj, [{"tool": "update_ticket", "name": "forbidden_calls[0]"}])
+    assert (f.measure(tcase(BAD)), f.reason) == (core_f.score, core_f.reason) == (0.0, core_f.reason)
+    assert f.measure(tcase(GOOD)) == 1.0
+    c = ad.CompositeMetric()
+    core_c = score_trajectory(traj, case)
+    assert (c.measure(tcase(BAD)), c.reason) == (core_c.score, core_c.reason)
+    assert c.score == 0.0  # critical forbidden call zeroes the composite
+
+
+def test_constructor_settings_override_metadata():
+    # without the optional declaration search_docs counts: P = 2/3, R = 1, F1 = 0.8
+    m = ad.ToolCallF1Metric(optional_calls=[])
+    tc = tcase(GOOD, meta={"trajcheck": {"forbidden_calls": []}})
+    assert m.measure(tc) == pytest.approx(0.8)
+    # constructor optional_calls wins over metadata's
+    m2 = ad.ToolCallF1Metric(optional_calls=["search_docs"])
+    assert m2.measure(tcase(GOOD, meta={"optional_calls": []})) == 1.0
+
+
+def test_matchers_from_constructor():
+    calls = [GOOD[0], ToolCall(name="create_ticket", input_parameters={"priority": " HIGH ", "group": "IT"})]
+    assert ad.ToolCallF1Metric().measure(tcase(calls)) == pytest.approx(0.5)
+    m = ad.ToolCallF1Metric(match={"create_ticket": {"priority": "normalized"}})
+    assert m.measure(tcase(calls)) == 1.0
+
+
+def test_final_state_and_composite_from_metadata():
+    before = {"tickets": [{"id": 1, "priority": "low", "title": "old"}]}
+    after = {"tickets": [{"id": 1, "priority": "low", "title": "old"},
+                         {"id": 2, "priority": "high", "title": "laptop"}]}
+    exp_state = {"tickets": [{"priority": "high"}]}
+    meta = dict(META, before_state=before, after_state=after, expected_final_state=exp_state)
+    m = ad.FinalStateMetric()
+    core = check_final_state(before, after, exp_state)
+    assert (m.measure(tcase(GOOD, meta=meta)), m.reason) == (core.score, core.reason) == (1.0, core.reason)
+    c = ad.CompositeMetric()
+    traj, case = core_pair(GOOD)
+    from dataclasses import replace
+
+    core_c = score_trajectory(traj, replace(case, expected_final_state=exp_state),
+                              outcome=task_success(core, None))
+    assert (c.measure(tcase(GOOD, meta=meta)), c.reason) == (core_c.score, core_c.reason)
+    with pytest.raises(Exception, match="before_state"):
+        ad.FinalStateMetric().measure(tcase(GOOD))
+
+
+def test_missing_tools_called_raises_deepeval_error():
+    tc = LLMTestCase(input=INPUT, actual_output="x", expected_tools=list(EXPECTED))
+    with pytest.raises(MissingTestCaseParamsError):
+        ad.ToolCallF1Metric().measure(tc)
+
+
+@pytest.mark.parametrize("run_async", [True, False])
+def test_evaluate_async_and_sync(run_async):
+    # settings must survive DeepEval's per-case re-instantiation in async mode
+    metrics = [ad.ToolCallF1Metric(threshold=0.5),
+               ad.TrajectoryMatchMetric(should_exact_match=True),
+               ad.ToolCallF1Metric(threshold=0.5, optional_calls=[])]
+    res = evaluate([tcase(GOOD, "good"), tcase(BAD, "bad")], metrics,
+                   async_config=AsyncConfig(run_async=run_async), display_config=QUIET)
+    by_name = {r.name: r for r in res.test_results}
+    got = {n: [(md.score, md.reason, md.success) for md in by_name[n].metrics_data] for n in ("good", "bad")}
+    for n, calls in (("good", GOOD), ("bad", BAD)):
+        traj, case = core_pair(calls, n)
+        f1 = tool_call_prf(traj, case)
+        ex = trajectory_match(traj, case, "exact")
+        from dataclasses import replace
+
+        f1_no_opt = tool_call_prf(traj, replace(case, optional_calls=()))
+        assert got[n] == [(f1.f1, f1.reason, f1.f1 >= 0.5), (ex.score, ex.reason, ex.score >= 1.0),
+                          (f1_no_opt.f1, f1_no_opt.reason, f1_no_opt.f1 >= 0.5)]
+    assert got["good"][0][0] == 1.0 and got["good"][2][0] == pytest.approx(0.8)
+    assert got["bad"][0][0] == pytest.approx(0.4)
+
+
+def test_assert_test_pass_and_fail():
+    assert_test(tcase(GOOD), [ad.ToolCallF1Metric(threshold=0.9)], run_async=False)
+    with pytest.raises(AssertionError, match="Tool Call F1"):
+        assert_test(tcase(BAD), [ad.ToolCallF1Metric(threshold=0.9)], run_async=False)
+    with pytest.raises(AssertionError, match="Forbidden Calls"):
+        assert_test(tcase(BAD), [ad.ForbiddenCallsMetric()])
+
+
+def test_strict_mode_zeroes_below_one():
+    m = ad.ToolCallF1Metric(strict_mode=True)
+    assert m.threshold == 1.0 and m.measure(tcase(BAD)) == 0.0
+    assert m.reason == tool_call_prf(*core_pair(BAD)).reason
+
+
+def test_conversational_metric_in_evaluate():
+    conv = ConversationalTestCase(
+        name="conv_1",
+        turns=[Turn(role="user", content="Is INC-1042 still open?"),
+               Turn(role="assistant", content="It is closed.",
+                    tools_called=[ToolCall(name="get_ticket", input_parameters={"id": "INC-1042"})]),
+               Turn(role="user", content="Open a new high-priority one."),
+               Turn(role="assistant", content="Done.",
+                    tools_called=[ToolCall(name="create_ticket",
+                                           input_parameters={"priority": "high", "group": "IT"}),
+                                  ToolCall(name="create_ticket",
+                                           input_parameters={"priority": "high", "group": "IT"})])],
+        metadata={"expected_calls": [{"name": "get_ticket", "args": {"id": "INC-1042"}},
+                                     {"name": "create_ticket", "args": {"priority": "high", "group": "IT"}}]})
+    m = ad.ConversationalTrajcheckMetric("tool_call_f1", threshold=0.5)
+    # duplicate create_ticket counts: P = 2/3, R = 1, F1 = 0.8
+    assert m.measure(conv) == pytest.approx(0.8)
+    res = evaluate([conv], [ad.ConversationalTrajcheckMetric("trajectory_match", mode="subset"),
+                            ad.ConversationalTrajcheckMetric("tool_call_f1")],
+                   display_config=QUIET)
+    mds = res.test_results[0].metrics_data
+    assert [md.score for md in mds] == [0.0, pytest.approx(0.8)]
+    assert mds[1].reason == m.reason
+
+
+def test_span_metric_under_observe():
+    from deepeval.dataset import EvaluationDataset, Golden
+    from deepeval.tracing import observe, update_current_span
+
+    m = ad.ToolCallF1Metric(threshold=0.5)
+
+    @observe(type="tool")
+    def get_ticket(id):
+        return {"id": id, "status": "closed"}
+
+    @observe(metrics=[m], type="agent")
+    def agent(inp):
+        get_ticket(id="INC-1042")
+        get_ticket(id="INC-1042")
+        update_current_span(expected_tools=[ToolCall(name="get_ticket")])
+        return "It is closed."
+
+    for g in EvaluationDataset(goldens=[Golden(input="status of INC-1042?")]).evals_iterator():
+        agent(g.input)
+    # two calls auto-filled from the tool spans, one expected (no argument constraint):
+    # P = 1/2, R = 1, F1 = 2/3
+    assert m.score == pytest.approx(2 / 3)
+    assert m.reason.startswith("precision 0.500")

@@ -1,0 +1,131 @@
+"""trajcheck.adapters.ragas against the real RAGAS 0.4.3 (offline, no API key)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import warnings
+
+import pytest
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+os.environ.pop("OPENAI_API_KEY", None)
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+ragas = pytest.importorskip("ragas")
+
+from ragas import EvaluationDataset, evaluate  # noqa: E402
+from ragas.dataset_schema import MultiTurnSample  # noqa: E402
+from ragas.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from ragas.messages import ToolCall as RTC  # noqa: E402
+
+from trajcheck.adapters import ragas as ar  # noqa: E402
+from trajcheck.metrics.calls import tool_call_prf  # noqa: E402
+from trajcheck.metrics.composite import score_trajectory  # noqa: E402
+from trajcheck.metrics.trajectory import trajectory_match  # noqa: E402
+from trajcheck.model import Case, ExpectedCall, Step, ToolCall, Trajectory  # noqa: E402
+
+
+def sample(pred, ref, text="weather?"):
+    msgs = [HumanMessage(content=text)]
+    if pred:
+        msgs.append(AIMessage(content="", tool_calls=[RTC(name=n, args=a) for n, a in pred]))
+        msgs += [ToolMessage(content="ok") for _ in pred]
+    msgs.append(AIMessage(content="done"))
+    return MultiTurnSample(user_input=msgs, reference_tool_calls=[RTC(name=n, args=a) for n, a in ref])
+
+
+def core_pair(pred, ref, text="weather?", **case_kw):
+    steps = [Step(0, "user", content=text)]
+    if pred:
+        steps.append(Step(1, "tool_call", tool_calls=tuple(ToolCall(n, dict(a)) for n, a in pred)))
+    traj = Trajectory(steps=tuple(steps), final_response="done")
+    return traj, Case(id="ragas", input=text, expected_calls=tuple(ExpectedCall(n, dict(a)) for n, a in ref),
+                      **case_kw)
+
+
+SH, NY = {"city": "SH"}, {"city": "NY"}
+ROWS = [
+    # R3: duplicates count -> 1 TP, 1 FP, 1 FN: F1 = 0.5 (RAGAS's set-based F1 says 0.6667)
+    ([("w", SH), ("w", SH)], [("w", NY), ("w", SH)]),
+    # reordered parallel calls: unordered holds, exact does not; F1 1.0
+    ([("book", {"id": 1}), ("search", {"q": "x"})], [("search", {"q": "x"}), ("book", {"id": 1})]),
+    # R2: an extra call: F1 = 2 * (1/2 * 1) / 1.5 = 0.6667
+    ([("w", NY), ("t", {"f": 75})], [("w", NY)]),
+]
+
+
+def test_evaluate_on_multiturn_dataset_equals_core():
+    metrics = [ar.TrajcheckToolCallF1(), ar.TrajcheckToolCallAccuracy(),
+               ar.TrajcheckToolCallAccuracy(name="acc_any_order", strict_order=False),
+               ar.TrajcheckTrajectoryMatch(name="superset", match_mode="superset", dialect="agentevals"),
+               ar.TrajcheckComposite()]
+    ds = EvaluationDataset(samples=[sample(p, r) for p, r in ROWS])
+    df = evaluate(ds, metrics=metrics, show_progress=False, raise_exceptions=True).to_pandas()
+    for i, (p, r) in enumerate(ROWS):
+        traj, case = core_pair(p, r)
+        row = df.iloc[i]
+        assert row["trajcheck_tool_call_f1"] == tool_call_prf(traj, case).f1
+        assert row["trajcheck_tool_call_accuracy"] == trajectory_match(traj, case, "exact").score
+        assert row["acc_any_order"] == trajectory_match(traj, case, "unordered").score
+        assert row["superset"] == trajectory_match(traj, case, "superset").score
+        assert row["trajcheck_composite"] == score_trajectory(traj, case).score
+    # hand-computed
+    assert list(df["trajcheck_tool_call_f1"].round(12)) == [0.5, 1.0, round(2 / 3, 12)]
+    assert list(df["trajcheck_tool_call_accuracy"]) == [0.0, 0.0, 0.0]
+    assert list(df["acc_any_order"]) == [0.0, 1.0, 0.0]
+    assert list(df["superset"]) == [0.0, 1.0, 1.0]
+
+
+def test_ordering_flag_means_what_it_says():
+    assert ar.ragas_mode(True) == "exact" and ar.ragas_mode(False) == "unordered"
+    same = sample([("a", {}), ("b", {})], [("a", {}), ("b", {})])
+    swapped = sample([("b", {}), ("a", {})], [("a", {}), ("b", {})])
+    strict, loose = ar.TrajcheckToolCallAccuracy(), ar.TrajcheckToolCallAccuracy(strict_order=False)
+    assert strict.multi_turn_score(same) == 1.0 and strict.multi_turn_score(swapped) == 0.0
+    assert loose.multi_turn_score(swapped) == 1.0
+
+
+def test_optional_calls_and_matchers_on_instance():
+    s = sample([("search_docs", {"q": "x"}), ("w", {"city": " sh "})], [("w", {"city": "SH"})])
+    assert ar.TrajcheckToolCallF1().multi_turn_score(s) == 0.0
+    m = ar.TrajcheckToolCallF1(optional_calls=["search_docs"], match={"w": {"city": "normalized"}})
+    assert m.multi_turn_score(s) == 1.0
+    traj, case = core_pair([("search_docs", {"q": "x"}), ("w", {"city": " sh "})], [("w", {"city": "SH"})],
+                           optional_calls=("search_docs",))
+    from dataclasses import replace
+
+    case = replace(case, expected_calls=(ExpectedCall("w", {"city": "SH"}, match={"city": "normalized"}),))
+    assert m.last_result is not None and m.last_result.reason == tool_call_prf(traj, case).reason
+
+
+def test_collections_form_same_numbers_and_reason():
+    for p, r in ROWS:
+        s = sample(p, r)
+        traj, case = core_pair(p, r)
+        core = tool_call_prf(traj, case)
+        res = asyncio.run(ar.TrajcheckToolCallF1().as_collections().ascore(
+            user_input=s.user_input, reference_tool_calls=s.reference_tool_calls))
+        assert (res.value, res.reason) == (core.f1, core.reason)
+        direct = ar.TrajcheckCollectionsMetric("trajectory_match", mode="ToolCallAccuracy(strict_order=False)",
+                                               dialect="ragas").score(
+            user_input=s.user_input, reference_tool_calls=s.reference_tool_calls)
+        assert direct.value == trajectory_match(traj, case, "unordered").score
+
+
+def test_forbidden_and_not_applicable():
+    s = sample([("delete", {"id": 1})], [])
+    m = ar.TrajcheckForbiddenCalls(forbidden_calls=["delete"])
+    assert m.multi_turn_score(s) == 0.0
+    # argument correctness with no expected tool called is not applicable -> NaN in RAGAS
+    s2 = sample([("x", {})], [("w", SH)])
+    assert math.isnan(ar.TrajcheckArgumentCorrectness().multi_turn_score(s2))
+
+
+def test_missing_reference_is_an_error():
+    s = MultiTurnSample(user_input=[HumanMessage(content="hi"), AIMessage(content="x")])
+    from trajcheck.errors import DatasetError
+
+    with pytest.raises(DatasetError, match="reference_tool_calls"):
+        ar.TrajcheckToolCallF1().compute(s.user_input, None)
