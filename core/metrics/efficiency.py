@@ -1,0 +1,350 @@
+"""Efficiency of agent runs: steps, tool calls, tokens, cost and latency; step efficiency.
+
+Pure standard library. Policies from ../shared/DESIGN.md:
+
+- Efficiency figures (steps, tool calls, tokens, cost, latency; mean, p50/p95/p99) are computed
+  over SUCCESSFUL runs only -- a run that failed fast is not "efficient".
+- Cost per successful task = cost of ALL runs (failed ones included) / number of successful
+  runs: failures are paid for.
+- Percentiles use linear interpolation between closest ranks (numpy's default "linear"
+  method, Hyndman & Fan 1996 definition 7).
+- Step efficiency (the composite's efficiency part) = optimal_steps / actual_steps capped at
+  1 when the case gives the optimum, else 1 - excess / max_steps floored at 0, else 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import MetricInputError
+from ..model import Trajectory
+from .result import MetricResult
+
+__all__ = [
+    "AGENT_STEP_KINDS",
+    "RunStats",
+    "run_stats",
+    "quantile",
+    "Distribution",
+    "describe",
+    "EfficiencyResult",
+    "efficiency_summary",
+    "efficiency_by_task",
+    "cost_per_success",
+    "step_efficiency",
+]
+
+#: Step kinds that count as one agent step: each is one model turn that produced output.
+AGENT_STEP_KINDS: tuple[str, ...] = ("assistant", "tool_call", "final_response")
+
+_FIELDS = ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms")
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """The efficiency figures of one run.
+
+    ``success``: the run's task outcome; ``steps``: agent steps (see ``run_stats``);
+    ``tool_calls``: number of tool calls; ``tokens``: total tokens; ``cost_usd``: US dollars;
+    ``latency_ms``: wall-clock milliseconds. Any figure may be None when the source lacks it.
+    ``run_id`` / ``task_id`` only label the run in messages.
+    """
+
+    success: bool
+    steps: int | None = None
+    tool_calls: int | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of all fields."""
+        return {"success": self.success, "steps": self.steps, "tool_calls": self.tool_calls,
+                "tokens": self.tokens, "cost_usd": self.cost_usd, "latency_ms": self.latency_ms,
+                "run_id": self.run_id, "task_id": self.task_id}
+
+
+def _sum_opt(values: Sequence[float | int | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return math.fsum(known) if known else None
+
+
+def run_stats(traj: Trajectory, success: bool) -> RunStats:
+    """Read one run's efficiency figures from a ``Trajectory``.
+
+    - ``steps``: the number of steps whose kind is in ``AGENT_STEP_KINDS`` (assistant,
+      tool_call, final_response) -- the agent's own turns. User, system, tool_result and
+      reasoning steps are not counted (reasoning belongs to the turn it precedes; counting it
+      would make the same run longer in formats that split reasoning out).
+    - ``tool_calls``: ``len(traj.tool_calls())`` (parallel calls each count).
+    - ``tokens``: ``traj.total_usage.total`` if given, else the sum of the steps'
+      ``usage.total`` (each: total_tokens, else input + output), else None.
+    - ``cost_usd``: ``traj.total_cost_usd`` if given, else the sum of known step costs, else None.
+    - ``latency_ms``: ``traj.total_latency_ms`` if given, else (last step end_time - first step
+      start_time) * 1000 when step times exist, else the sum of step latencies, else None.
+    ``run_id``/``task_id`` come from ``traj.metadata["run_id"]`` / ``["case_id"]``.
+
+    ``success`` must be a bool (the task outcome, e.g. ``task_success(...).passed``);
+    otherwise ``MetricInputError``.
+    """
+    if not isinstance(success, bool):
+        raise MetricInputError(f"run_stats: success must be a bool, got {success!r}")
+    steps = sum(1 for s in traj.steps if s.kind in AGENT_STEP_KINDS)
+    tokens: float | int | None = None
+    if traj.total_usage is not None and traj.total_usage.total is not None:
+        tokens = traj.total_usage.total
+    else:
+        totals = [s.usage.total for s in traj.steps if s.usage is not None]
+        known = [t for t in totals if t is not None]
+        tokens = sum(known) if known else None
+    cost = traj.total_cost_usd
+    if cost is None:
+        cost = _sum_opt([s.cost_usd for s in traj.steps])
+    latency = traj.total_latency_ms
+    if latency is None:
+        starts = [s.start_time for s in traj.steps if s.start_time is not None]
+        ends = [s.end_time for s in traj.steps if s.end_time is not None]
+        if starts and ends:
+            latency = (max(ends) - min(starts)) * 1000.0
+        else:
+            latency = _sum_opt([s.latency_ms for s in traj.steps])
+    md = traj.metadata or {}
+    run_id = md.get("run_id")
+    task_id = md.get("case_id")
+    return RunStats(success=success, steps=steps, tool_calls=len(traj.tool_calls()),
+                    tokens=int(tokens) if tokens is not None else None, cost_usd=cost,
+                    latency_ms=latency,
+                    run_id=str(run_id) if run_id is not None else None,
+                    task_id=str(task_id) if task_id is not None else None)
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """The q-quantile (0 <= q <= 1) of ``values`` (any order) by linear interpolation:
+    sorted x, h = (N - 1) q, x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
+
+    Equals ``numpy.quantile(values, q)`` with the default ``method="linear"`` (Hyndman & Fan
+    1996, definition 7). Raises ``MetricInputError`` on empty input or q outside [0, 1].
+    """
+    if not values:
+        raise MetricInputError("quantile of an empty sequence")
+    if not 0.0 <= q <= 1.0:
+        raise MetricInputError(f"quantile q must be in [0, 1], got {q!r}")
+    xs = sorted(values)
+    h = (len(xs) - 1) * q
+    lo = math.floor(h)
+    if lo >= len(xs) - 1:
+        return float(xs[-1])
+    return float(xs[lo] + (h - lo) * (xs[lo + 1] - xs[lo]))
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Summary of one figure over runs: count ``n``, ``mean``, ``p50``, ``p95``, ``p99``,
+    ``min``, ``max`` (same unit as the figure)."""
+
+    n: int
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"n": self.n, "mean": self.mean, "p50": self.p50, "p95": self.p95,
+                "p99": self.p99, "min": self.min, "max": self.max}
+
+
+def describe(values: Sequence[float]) -> Distribution | None:
+    """``Distribution`` of the values (linear-interpolation percentiles), or None when empty.
+
+    Raises ``MetricInputError`` for a non-finite value (NaN or infinity).
+    """
+    if not values:
+        return None
+    for i, v in enumerate(values):
+        if not math.isfinite(v):
+            raise MetricInputError(f"value {i} is not finite: {v!r}")
+    return Distribution(n=len(values), mean=math.fsum(values) / len(values),
+                        p50=quantile(values, 0.50), p95=quantile(values, 0.95),
+                        p99=quantile(values, 0.99), min=float(min(values)),
+                        max=float(max(values)))
+
+
+def _label(i: int, r: RunStats) -> str:
+    extra = []
+    if r.run_id is not None:
+        extra.append(f"id {r.run_id!r}")
+    if r.task_id is not None:
+        extra.append(f"task {r.task_id!r}")
+    return f"run {i}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _validate(runs: Sequence[RunStats]) -> None:
+    if not runs:
+        raise MetricInputError("empty suite: no runs given")
+    for i, r in enumerate(runs):
+        if not isinstance(r, RunStats):
+            raise MetricInputError(f"run {i}: expected RunStats, got {type(r).__name__}")
+        if not isinstance(r.success, bool):
+            raise MetricInputError(f"{_label(i, r)}: success must be a bool, got {r.success!r}")
+        for f in _FIELDS:
+            v = getattr(r, f)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise MetricInputError(f"{_label(i, r)}: {f} must be a number, got {v!r}")
+            if math.isnan(v):
+                raise MetricInputError(f"{_label(i, r)}: {f} is NaN")
+            if not math.isfinite(v) or v < 0:
+                raise MetricInputError(
+                    f"{_label(i, r)}: {f} must be finite and >= 0, got {v!r}")
+
+
+def cost_per_success(runs: Sequence[RunStats]) -> float | None:
+    """Cost per successful task = total cost of ALL runs / number of successful runs (USD).
+
+    DESIGN.md policy: failed runs are paid for, so they are in the numerator.
+    Returns None (not inf, not 0) when it is undefined: no run succeeded (division by zero;
+    a gate must treat None as failing), or some run has no cost figure (the total would be
+    understated). Raises ``MetricInputError`` on an empty list or a NaN / negative / infinite
+    cost (naming the run).
+    """
+    _validate(runs)
+    n_success = sum(r.success for r in runs)
+    if n_success == 0 or any(r.cost_usd is None for r in runs):
+        return None
+    return math.fsum(r.cost_usd for r in runs if r.cost_usd is not None) / n_success
+
+
+@dataclass(frozen=True)
+class EfficiencyResult(MetricResult):
+    """Efficiency over a suite of runs.
+
+    ``distributions[figure]`` is a ``Distribution`` over the successful runs that report the
+    figure (None when none does); figures: steps, tool_calls, tokens, cost_usd, latency_ms.
+    ``total_cost_usd`` sums all runs (None if any run lacks a cost); ``cost_per_success`` as
+    ``cost_per_success()``. ``score`` is None: these are measurements, not a [0, 1] score.
+    """
+
+    n_runs: int = 0
+    n_success: int = 0
+    success_rate: float = 0.0
+    distributions: dict[str, Distribution | None] | None = None
+    total_cost_usd: float | None = None
+    cost_per_success: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The common fields plus the typed ones (distributions as dicts)."""
+        d = super().to_dict()
+        d.update(n_runs=self.n_runs, n_success=self.n_success, success_rate=self.success_rate,
+                 distributions={k: (v.to_dict() if v else None)
+                                for k, v in (self.distributions or {}).items()},
+                 total_cost_usd=self.total_cost_usd, cost_per_success=self.cost_per_success)
+        return d
+
+
+def efficiency_summary(runs: Sequence[RunStats], name: str = "efficiency") -> EfficiencyResult:
+    """Steps, tool calls, tokens, cost and latency over SUCCESSFUL runs, with mean and
+    p50/p95/p99 (linear interpolation), plus cost per successful task over ALL runs.
+
+    ``runs``: a non-empty sequence of ``RunStats`` (build them with ``run_stats``).
+    A figure's distribution uses the successful runs that report it; ``parts["missing"]``
+    counts the successful runs without it, so a partial figure is visible, not hidden.
+    DESIGN.md: "Efficiency ... is computed over successful runs only; cost per successful
+    task = total cost / successful tasks" (cost of all runs).
+
+    Raises ``MetricInputError`` for an empty list, a non-RunStats item, a non-bool success,
+    or a NaN / infinite / negative figure -- the message names the run (index, run id, task).
+    """
+    _validate(runs)
+    ok = [r for r in runs if r.success]
+    dists: dict[str, Distribution | None] = {}
+    missing: dict[str, int] = {}
+    for f in _FIELDS:
+        vals = [float(getattr(r, f)) for r in ok if getattr(r, f) is not None]
+        dists[f] = describe(vals)
+        missing[f] = len(ok) - len(vals)
+    total_cost = (None if any(r.cost_usd is None for r in runs)
+                  else math.fsum(r.cost_usd for r in runs if r.cost_usd is not None))
+    cps = cost_per_success(runs)
+    rate = len(ok) / len(runs)
+    if not ok:
+        reason = f"0/{len(runs)} runs succeeded: no efficiency figures; cost per success undefined"
+    else:
+        bits = [f"{len(ok)}/{len(runs)} runs succeeded"]
+        st = dists["steps"]
+        if st is not None:
+            bits.append(f"steps mean {st.mean:.2f} p95 {st.p95:.2f}")
+        lat = dists["latency_ms"]
+        if lat is not None:
+            bits.append(f"latency p50 {lat.p50:.0f} ms p95 {lat.p95:.0f} ms")
+        bits.append("cost per success unknown (a run has no cost)" if cps is None
+                    else f"cost per success ${cps:.4f}")
+        reason = "; ".join(bits)
+    parts: dict[str, Any] = {
+        "n_runs": len(runs), "n_success": len(ok), "success_rate": rate,
+        "total_cost_usd": total_cost, "cost_per_success": cps, "missing": missing,
+        **{f: (d.to_dict() if d else None) for f, d in dists.items()},
+    }
+    return EfficiencyResult(name=name, score=None, reason=reason, parts=parts,
+                            n_runs=len(runs), n_success=len(ok), success_rate=rate,
+                            distributions=dists, total_cost_usd=total_cost,
+                            cost_per_success=cps)
+
+
+def _count(x: Any, what: str, minimum: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, int) or x < minimum:
+        raise MetricInputError(f"step_efficiency: {what} must be an int >= {minimum}, got {x!r}")
+    return x
+
+
+def step_efficiency(actual: int, optimal: int | None = None,
+                    max_steps: int | None = None) -> float:
+    """Step efficiency in [0, 1], the composite score's efficiency part (DESIGN.md "Composite").
+
+    ``actual``: steps the run took (int >= 0); ``optimal``: the case's ``optimal_steps``
+    (int >= 0) or None; ``max_steps``: the case's ``max_steps`` budget (int >= 1) or None.
+
+    - optimum given: min(1, optimal / actual) -- "capped at 1"; actual = 0 gives 1.0
+      (nothing can be fewer), and fewer steps than the optimum also gives 1.0;
+    - else budget given: 1 - excess / max_steps floored at 0, where
+      excess = max(0, actual - max_steps) is the number of steps OVER the budget. Within
+      budget the score is 1; it falls linearly and reaches 0 at twice the budget;
+    - else 1.0 (no reference, no penalty).
+    When both are given the optimum decides (DESIGN.md's order).
+
+    Raises ``MetricInputError`` for a negative / non-int count or max_steps < 1.
+    """
+    actual = _count(actual, "actual", 0)
+    if optimal is not None:
+        optimal = _count(optimal, "optimal", 0)
+        return 1.0 if actual == 0 else min(1.0, optimal / actual)
+    if max_steps is not None:
+        max_steps = _count(max_steps, "max_steps", 1)
+        excess = max(0, actual - max_steps)
+        return max(0.0, 1.0 - excess / max_steps)
+    return 1.0
+
+
+def efficiency_by_task(runs: Sequence[RunStats]) -> dict[str, EfficiencyResult]:
+    """``efficiency_summary`` per task: ``{task_id: EfficiencyResult}`` over that task's
+    runs (same successful-runs-only and cost-of-all-runs policies), tasks in first-seen order.
+
+    Every run needs ``task_id`` (``run_stats`` reads it from ``metadata["case_id"]``).
+    Raises ``MetricInputError`` for an empty list, a run without ``task_id`` (naming it), or
+    anything ``efficiency_summary`` rejects.
+    """
+    _validate(runs)
+    groups: dict[str, list[RunStats]] = {}
+    for i, r in enumerate(runs):
+        if r.task_id is None:
+            raise MetricInputError(f"{_label(i, r)}: no task_id to group by")
+        groups.setdefault(r.task_id, []).append(r)
+    return {tid: efficiency_summary(rs, name=f"efficiency[{tid}]") for tid, rs in groups.items()}

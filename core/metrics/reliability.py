@@ -1,0 +1,650 @@
+"""Reliability statistics over repeated trials: pass^k, pass@k, intervals, paired comparison.
+
+Everything here is pure standard library (``math``, ``random.Random`` with an explicit seed,
+``fractions``) and deterministic given its seed. Definitions follow ../shared/DESIGN.md
+("Semantics that must be exactly right" and "Policies: Intervals"):
+
+- pass^k = mean over tasks of C(c, k) / C(n, k)   (tau-bench, Yao et al. 2024, arXiv 2406.12045;
+  the estimator of tau-bench's and tau2-bench's own code);
+- pass@k = mean over tasks of 1 - C(n - c, k) / C(n, k)   (unbiased estimator of Chen et al.
+  2021, "Evaluating Large Language Models Trained on Code", arXiv 2107.03374, eq. 1);
+- both need n >= k for every task; otherwise ``MetricInputError`` naming the task;
+- the bootstrap resamples tasks (never trials), is seeded and uses percentile intervals;
+- a plain rate gets a Wilson score interval with the exact normal quantile (1.959964 at 95%);
+  zero failures (or zero successes) in n trials also report the rule-of-three bound 3/n.
+
+Task results may be given in any of these shapes (``TaskResults``):
+
+- a mapping ``{task_id: [bool, ...]}`` (one bool per trial),
+- a mapping ``{task_id: (n, c)}`` (n trials, c successes; two non-bool ints),
+- a sequence of either of those values, task ids being the positions 0, 1, ...
+
+Trial outcomes must be real ``bool`` values: a pair of plain ints is always read as
+``(n, c)``, so ``[1, 0]`` is never silently taken for two trial outcomes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..errors import MetricInputError
+from .result import MetricResult
+
+TaskValue = Sequence[bool] | tuple[int, int]
+TaskResults = Mapping[Hashable, TaskValue] | Sequence[TaskValue]
+
+__all__ = [
+    "TaskCounts",
+    "task_counts",
+    "pass_hat_k",
+    "pass_at_k",
+    "pass_hat_k_curve",
+    "pass_at_k_curve",
+    "normal_quantile",
+    "wilson_interval",
+    "rule_of_three",
+    "RateResult",
+    "success_rate",
+    "percentile",
+    "BootstrapCI",
+    "bootstrap_ci",
+    "binomial_two_sided_p",
+    "PairedComparison",
+    "paired_compare",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Input normalisation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskCounts:
+    """One task's trial record: ``n`` trials, ``c`` successes, and the per-trial outcomes
+    (``trials``) when they were given as bools (else None)."""
+
+    task_id: Hashable
+    n: int
+    c: int
+    trials: tuple[bool, ...] | None = None
+
+    @property
+    def rate(self) -> float:
+        """The task's success rate c / n (n >= 1 is guaranteed by ``task_counts``)."""
+        return self.c / self.n
+
+
+def _is_plain_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _one_task(task_id: Hashable, value: Any) -> TaskCounts:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise MetricInputError(
+            f"task {task_id!r}: expected a list of bool trial outcomes or an (n, c) pair, "
+            f"got {type(value).__name__}"
+        )
+    if len(value) == 2 and _is_plain_int(value[0]) and _is_plain_int(value[1]):
+        n, c = int(value[0]), int(value[1])
+        if n < 1:
+            raise MetricInputError(f"task {task_id!r}: n = {n} trials; need n >= 1")
+        if not 0 <= c <= n:
+            raise MetricInputError(f"task {task_id!r}: c = {c} successes is outside 0..n = {n}")
+        return TaskCounts(task_id, n, c)
+    trials = tuple(value)
+    for j, t in enumerate(trials):
+        if not isinstance(t, bool):
+            raise MetricInputError(
+                f"task {task_id!r}, trial {j}: trial outcomes must be bool, got {t!r} "
+                f"({type(t).__name__}); give counts as an (n, c) pair of ints"
+            )
+    if not trials:
+        raise MetricInputError(f"task {task_id!r}: no trials")
+    return TaskCounts(task_id, len(trials), sum(trials), trials)
+
+
+def task_counts(results: TaskResults) -> list[TaskCounts]:
+    """Normalise task results (any ``TaskResults`` shape, see the module doc) to ``TaskCounts``.
+
+    Raises ``MetricInputError`` for an empty suite, a task with no trials, a non-bool trial
+    outcome, or an ``(n, c)`` pair with n < 1 or c outside 0..n; the message names the task.
+    """
+    if isinstance(results, Mapping):
+        items: list[tuple[Hashable, Any]] = list(results.items())
+    elif isinstance(results, Sequence) and not isinstance(results, (str, bytes)):
+        items = list(enumerate(results))
+    else:
+        raise MetricInputError(
+            f"task results must be a mapping or a sequence, got {type(results).__name__}"
+        )
+    if not items:
+        raise MetricInputError("empty suite: no tasks given")
+    return [_one_task(tid, v) for tid, v in items]
+
+
+def _check_k(k: Any) -> int:
+    if not _is_plain_int(k) or k < 1:
+        raise MetricInputError(f"k must be an int >= 1, got {k!r}")
+    return int(k)
+
+
+def _check_n_ge_k(tasks: Sequence[TaskCounts], k: int, what: str) -> None:
+    short = [t for t in tasks if t.n < k]
+    if short:
+        names = ", ".join(f"{t.task_id!r} (n={t.n})" for t in short[:10])
+        more = f" and {len(short) - 10} more" if len(short) > 10 else ""
+        raise MetricInputError(
+            f"{what} needs at least k = {k} trials per task; too few in task {names}{more}"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# pass^k and pass@k
+# --------------------------------------------------------------------------------------------
+
+
+def pass_hat_k(results: TaskResults, k: int) -> float:
+    """pass^k: the chance that k independent trials of a task ALL succeed, averaged over tasks.
+
+    ``results``: any ``TaskResults`` shape (module doc). ``k``: int >= 1.
+    Returns mean over tasks of C(c, k) / C(n, k), in [0, 1] (computed exactly with
+    fractions, then rounded once to float).
+
+    Source: tau-bench (Yao et al. 2024, arXiv 2406.12045, section 5) and DESIGN.md; the same
+    estimator as tau-bench's and tau2-bench's ``pass^k`` code. pass^1 is the mean success rate.
+
+    Raises ``MetricInputError`` when the suite is empty, k < 1, or any task has n < k (the
+    message names the tasks) -- the estimator is undefined there, and tau2-bench's choice of
+    silently lowering k is not followed.
+    """
+    k = _check_k(k)
+    tasks = task_counts(results)
+    _check_n_ge_k(tasks, k, "pass^k")
+    total = sum((Fraction(math.comb(t.c, k), math.comb(t.n, k)) for t in tasks), Fraction(0))
+    return float(total / len(tasks))
+
+
+def pass_at_k(results: TaskResults, k: int) -> float:
+    """pass@k: the chance that at least one of k trials of a task succeeds, averaged over tasks.
+
+    ``results``: any ``TaskResults`` shape (module doc). ``k``: int >= 1.
+    Returns mean over tasks of 1 - C(n - c, k) / C(n, k), in [0, 1] -- the unbiased estimator
+    of Chen et al. 2021 (arXiv 2107.03374, eq. 1), equal to the fraction of k-subsets of a
+    task's n trials that contain a success. Exact fractions, one final rounding.
+
+    Raises ``MetricInputError`` when the suite is empty, k < 1 or any task has n < k.
+    """
+    k = _check_k(k)
+    tasks = task_counts(results)
+    _check_n_ge_k(tasks, k, "pass@k")
+    total = sum(
+        (1 - Fraction(math.comb(t.n - t.c, k), math.comb(t.n, k)) for t in tasks), Fraction(0)
+    )
+    return float(total / len(tasks))
+
+
+def _curve(results: TaskResults, ks: Sequence[int] | None,
+           fn: Callable[[TaskResults, int], float]) -> dict[int, float]:
+    tasks = task_counts(results)
+    if ks is None:
+        ks = range(1, min(t.n for t in tasks) + 1)
+    return {_check_k(k): fn(results, k) for k in ks}
+
+
+def pass_hat_k_curve(results: TaskResults, ks: Sequence[int] | None = None) -> dict[int, float]:
+    """``{k: pass_hat_k(results, k)}`` for each k in ``ks`` (default 1..min trials per task).
+
+    Same input shapes, range and errors as ``pass_hat_k``; the curve is non-increasing in k.
+    """
+    return _curve(results, ks, pass_hat_k)
+
+
+def pass_at_k_curve(results: TaskResults, ks: Sequence[int] | None = None) -> dict[int, float]:
+    """``{k: pass_at_k(results, k)}`` for each k in ``ks`` (default 1..min trials per task).
+
+    Same input shapes, range and errors as ``pass_at_k``; the curve is non-decreasing in k.
+    """
+    return _curve(results, ks, pass_at_k)
+
+
+# --------------------------------------------------------------------------------------------
+# Normal quantile, Wilson interval, rule of three
+# --------------------------------------------------------------------------------------------
+
+# P. J. Acklam's rational approximation of the inverse normal CDF (relative error < 1.15e-9),
+# refined by one Halley step on math.erfc, which brings it to full double precision.
+_A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
+      1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00)
+_B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
+      6.680131188771972e01, -1.328068155288572e01)
+_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00,
+      -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00)
+_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00,
+      3.754408661907416e00)
+_P_LOW = 0.02425
+
+
+def normal_quantile(p: float) -> float:
+    """The standard normal quantile (inverse CDF) Phi^-1(p) for 0 < p < 1.
+
+    Acklam's rational approximation followed by one Halley refinement step using
+    ``math.erfc``; absolute error below 1e-12 over (1e-300, 1 - 1e-16) in practice
+    (tests compare with ``statistics.NormalDist().inv_cdf``). ``normal_quantile(0.975)``
+    is 1.959963984540054.
+
+    Raises ``MetricInputError`` unless 0 < p < 1.
+    """
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 < p < 1.0:
+        raise MetricInputError(f"normal quantile needs 0 < p < 1, got {p!r}")
+    if p < _P_LOW:
+        q = math.sqrt(-2.0 * math.log(p))
+        x = ((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
+             / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
+    elif p <= 1.0 - _P_LOW:
+        q = p - 0.5
+        r = q * q
+        x = ((((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5]) * q
+             / (((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1.0))
+    else:
+        q = math.sqrt(-2.0 * math.log1p(-p))
+        x = -((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
+              / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
+    # One Halley step: e = Phi(x) - p, computed in the tail that keeps precision.
+    if x < 0:
+        e = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p
+    else:
+        e = (1.0 - p) - 0.5 * math.erfc(x / math.sqrt(2.0))
+    u = e * math.sqrt(2.0 * math.pi) * math.exp(x * x / 2.0)
+    if math.isfinite(u):
+        x = x - u / (1.0 + x * u / 2.0)
+    return x
+
+
+def _check_confidence(confidence: Any) -> float:
+    if (not isinstance(confidence, (int, float)) or isinstance(confidence, bool)
+            or not 0.0 < confidence < 1.0):
+        raise MetricInputError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    return float(confidence)
+
+
+def _check_counts(successes: Any, n: Any) -> tuple[int, int]:
+    if not _is_plain_int(n) or n < 1:
+        raise MetricInputError(f"n must be an int >= 1, got {n!r}")
+    if not _is_plain_int(successes) or not 0 <= successes <= n:
+        raise MetricInputError(f"successes must be an int in 0..n = {n}, got {successes!r}")
+    return int(successes), int(n)
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval ``(lo, hi)`` for a binomial rate successes / n.
+
+    ``successes``: int in 0..n; ``n``: int >= 1; ``confidence``: in (0, 1), two-sided.
+    With z = Phi^-1(1 - (1 - confidence) / 2) (exact quantile, 1.959964 at 95%) and p = s/n:
+    centre = (p + z^2/(2n)) / (1 + z^2/n), half-width = z/(1 + z^2/n) * sqrt(p(1-p)/n + z^2/(4n^2)).
+    Result within [0, 1]; lo = 0 exactly when s = 0 and hi = 1 exactly when s = n.
+
+    Source: E. B. Wilson (1927), "Probable inference, the law of succession, and statistical
+    inference", JASA 22:209-212; DESIGN.md "Intervals". Example: 8/10 at 95% -> (0.4902, 0.9433).
+
+    Raises ``MetricInputError`` for n < 1, successes outside 0..n, or confidence outside (0, 1).
+    """
+    s, n = _check_counts(successes, n)
+    confidence = _check_confidence(confidence)
+    z = normal_quantile(1.0 - (1.0 - confidence) / 2.0)
+    p = s / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
+    lo = 0.0 if s == 0 else max(0.0, centre - half)
+    hi = 1.0 if s == n else min(1.0, centre + half)
+    return lo, hi
+
+
+def rule_of_three(n: int) -> float:
+    """The rule-of-three bound 3/n: an approximate 95% upper confidence bound on the rate of
+    an event that was observed 0 times in n independent trials.
+
+    ``n``: int >= 1 (trials). Result in (0, 3]; values above 1 (n < 3) mean "no information".
+    It approximates the exact bound 1 - 0.05^(1/n) ~ -ln(0.05)/n = 2.996/n.
+    Source: Hanley & Lippman-Hand (1983), "If nothing goes wrong, is everything all right?",
+    JAMA 249:1743-1745; DESIGN.md "zero failures in n gets the rule-of-three bound 3/n".
+
+    Raises ``MetricInputError`` for n < 1.
+    """
+    if not _is_plain_int(n) or n < 1:
+        raise MetricInputError(f"rule of three needs n >= 1 trials, got {n!r}")
+    return 3.0 / n
+
+
+@dataclass(frozen=True)
+class RateResult(MetricResult):
+    """A plain success rate with its Wilson interval and, at 0 failures or 0 successes, the
+    rule-of-three bound.
+
+    ``rate`` = successes / n; ``lo``/``hi`` the Wilson interval; ``failure_rate_upper``:
+    3/n when there were no failures (the failure rate is below it at ~95%), else None;
+    ``success_rate_upper``: 3/n when there were no successes, else None.
+    """
+
+    successes: int = 0
+    n: int = 0
+    rate: float = 0.0
+    lo: float = 0.0
+    hi: float = 0.0
+    confidence: float = 0.95
+    failure_rate_upper: float | None = None
+    success_rate_upper: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The common fields plus the typed ones."""
+        d = super().to_dict()
+        d.update(successes=self.successes, n=self.n, rate=self.rate, lo=self.lo, hi=self.hi,
+                 confidence=self.confidence, failure_rate_upper=self.failure_rate_upper,
+                 success_rate_upper=self.success_rate_upper)
+        return d
+
+
+def success_rate(successes: int, n: int, confidence: float = 0.95,
+                 name: str = "success_rate") -> RateResult:
+    """A plain success rate reported with its Wilson interval (DESIGN.md "Intervals").
+
+    With 0 failures in n the result also reports the rule-of-three bound 3/n on the failure
+    rate (``failure_rate_upper``; the reason says "failure rate < 3/n at ~95%"); with 0
+    successes it reports 3/n as the bound on the success rate. The rule-of-three figure is a
+    95% bound whatever ``confidence`` is; the Wilson interval uses ``confidence``.
+
+    Returns a ``RateResult`` with score = rate in [0, 1]. Raises ``MetricInputError`` as
+    ``wilson_interval`` does.
+    """
+    lo, hi = wilson_interval(successes, n, confidence)
+    rate = successes / n
+    fail_up = rule_of_three(n) if successes == n else None
+    succ_up = rule_of_three(n) if successes == 0 else None
+    reason = (f"{successes}/{n} = {rate:.4f}, Wilson {confidence:.0%} interval "
+              f"[{lo:.4f}, {hi:.4f}]")
+    if fail_up is not None:
+        reason += f"; no failures: failure rate < {fail_up:.4g} (rule of three, ~95%)"
+    if succ_up is not None:
+        reason += f"; no successes: success rate < {succ_up:.4g} (rule of three, ~95%)"
+    return RateResult(name=name, score=rate, reason=reason,
+                      parts={"successes": successes, "n": n, "lo": lo, "hi": hi},
+                      successes=successes, n=n, rate=rate, lo=lo, hi=hi, confidence=confidence,
+                      failure_rate_upper=fail_up, success_rate_upper=succ_up)
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap
+# --------------------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-quantile (0 <= q <= 1) of already-sorted values by linear interpolation between
+    closest ranks -- numpy's default ``method="linear"``: h = (N - 1) q, value =
+    x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
+
+    Raises ``MetricInputError`` on an empty sequence or q outside [0, 1].
+    """
+    m = len(sorted_values)
+    if m == 0:
+        raise MetricInputError("percentile of an empty sequence")
+    if not 0.0 <= q <= 1.0:
+        raise MetricInputError(f"quantile q must be in [0, 1], got {q!r}")
+    h = (m - 1) * q
+    lo = math.floor(h)
+    if lo >= m - 1:
+        return float(sorted_values[-1])
+    frac = h - lo
+    a, b = sorted_values[lo], sorted_values[lo + 1]
+    return float(a + frac * (b - a))
+
+
+@dataclass(frozen=True)
+class BootstrapCI(MetricResult):
+    """A statistic with its percentile bootstrap interval over tasks.
+
+    ``estimate`` is the statistic on the original suite; ``lo``/``hi`` the percentile
+    interval at ``confidence``; ``n_units`` the number of tasks resampled.
+    """
+
+    estimate: float = 0.0
+    lo: float = 0.0
+    hi: float = 0.0
+    confidence: float = 0.95
+    n_boot: int = 0
+    seed: int = 0
+    n_units: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The common fields plus the typed ones."""
+        d = super().to_dict()
+        d.update(estimate=self.estimate, lo=self.lo, hi=self.hi, confidence=self.confidence,
+                 n_boot=self.n_boot, seed=self.seed, n_units=self.n_units)
+        return d
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float))  # bools count as 0/1
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs)
+
+
+def bootstrap_ci(
+    data: TaskResults | Sequence[float],
+    statistic: Callable[[Any], float] | None = None,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    name: str = "bootstrap_ci",
+) -> BootstrapCI:
+    """Percentile bootstrap interval of a suite-level statistic, resampling TASKS.
+
+    ``data`` is either
+      - per-task values (a sequence of numbers, one per task; bools count as 0/1); the
+        default ``statistic`` is their mean, and ``statistic`` gets a list of numbers; or
+      - task results (any ``TaskResults`` shape, see the module doc); the default
+        ``statistic`` is pass^1 (the mean per-task success rate), and ``statistic`` gets a
+        list of the per-task values (trial lists or (n, c) pairs), which ``pass_hat_k``,
+        ``pass_at_k`` and friends accept directly, e.g.
+        ``statistic=lambda r: pass_hat_k(r, 2)``.
+    Each of ``n_boot`` replicates draws len(tasks) tasks with replacement with
+    ``random.Random(seed)``; the interval is the (1-confidence)/2 and 1-(1-confidence)/2
+    percentiles (linear interpolation, numpy's default) of the replicates.
+
+    Tasks, not trials, are the unit (DESIGN.md "Intervals"): trials of one task are
+    correlated, so resampling trials would understate the uncertainty.
+    Source: Efron & Tibshirani (1993), "An Introduction to the Bootstrap", ch. 13 (percentile
+    interval). Deterministic for a given seed.
+
+    Returns a ``BootstrapCI`` (score = estimate). Raises ``MetricInputError`` for an empty
+    suite, n_boot < 1, confidence outside (0, 1), a malformed task, or a non-finite value.
+    """
+    confidence = _check_confidence(confidence)
+    if not _is_plain_int(n_boot) or n_boot < 1:
+        raise MetricInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
+    units: list[Any]
+    stat: Callable[[Any], float]
+    if isinstance(data, Mapping):
+        values: Sequence[Any] = list(data.values())
+        keys: list[Any] = list(data.keys())
+    elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
+        values = data
+        keys = list(range(len(data)))
+    else:
+        raise MetricInputError(
+            f"bootstrap data must be a sequence or mapping, got {type(data).__name__}")
+    if len(values) == 0:
+        raise MetricInputError("empty suite: no tasks to bootstrap")
+    if all(_is_number(x) for x in values):
+        units = []
+        for key, x in zip(keys, values):
+            if not math.isfinite(float(x)):
+                raise MetricInputError(f"task {key!r}: per-task value {x!r} is not finite")
+            units.append(float(x))
+        stat = statistic or _mean
+    else:
+        tasks = task_counts(data)  # type: ignore[arg-type]  # validates, naming a bad task
+        if statistic is None:
+            units = [t.rate for t in tasks]  # pass^1 = mean per-task rate (fast path)
+            stat = _mean
+        else:
+            units = list(values)
+            stat = statistic
+    m = len(units)
+    estimate = float(stat(units))
+    rng = random.Random(seed)
+    reps = sorted(float(stat(rng.choices(units, k=m))) for _ in range(n_boot))
+    alpha = 1.0 - confidence
+    lo = percentile(reps, alpha / 2.0)
+    hi = percentile(reps, 1.0 - alpha / 2.0)
+    reason = (f"{estimate:.4f}, {confidence:.0%} percentile bootstrap over {m} tasks "
+              f"[{lo:.4f}, {hi:.4f}] ({n_boot} resamples, seed {seed})")
+    return BootstrapCI(name=name, score=estimate, reason=reason,
+                       parts={"estimate": estimate, "lo": lo, "hi": hi, "n_units": m},
+                       estimate=estimate, lo=lo, hi=hi, confidence=confidence, n_boot=n_boot,
+                       seed=seed, n_units=m)
+
+
+# --------------------------------------------------------------------------------------------
+# Paired comparison
+# --------------------------------------------------------------------------------------------
+
+
+def binomial_two_sided_p(x: int, m: int) -> float:
+    """Exact two-sided p-value of the sign test: x "wins" out of m discordant pairs under
+    Binomial(m, 1/2), p = min(1, 2 * P(X <= min(x, m - x))). p = 1.0 when m = 0.
+
+    This is the exact McNemar test (McNemar 1947; exact binomial form, e.g. Fagerland,
+    Lydersen & Laake 2013, BMC Med Res Methodol 13:91). Computed with exact integers.
+    Raises ``MetricInputError`` unless 0 <= x <= m.
+    """
+    if not _is_plain_int(m) or not _is_plain_int(x) or m < 0 or not 0 <= x <= m:
+        raise MetricInputError(f"sign test needs 0 <= x <= m, got x={x!r}, m={m!r}")
+    if m == 0:
+        return 1.0
+    t = min(x, m - x)
+    tail = Fraction(sum(math.comb(m, i) for i in range(t + 1)), 2 ** m)
+    return float(min(Fraction(1), 2 * tail))
+
+
+@dataclass(frozen=True)
+class PairedComparison(MetricResult):
+    """Agent A versus agent B on the same tasks.
+
+    ``diff`` = mean over tasks of (rate_A - rate_B), in [-1, 1], with its paired percentile
+    bootstrap interval ``lo``/``hi``. ``test_unit`` is "run" or "task"; ``a_only`` / ``b_only``
+    count the discordant pairs (A succeeded and B failed / the reverse) and ``p_value`` is the
+    exact two-sided McNemar (sign) test on them. ``score`` is None (a difference is not a
+    [0, 1] score); ``passed`` is None.
+    """
+
+    n_tasks: int = 0
+    mean_a: float = 0.0
+    mean_b: float = 0.0
+    diff: float = 0.0
+    lo: float = 0.0
+    hi: float = 0.0
+    confidence: float = 0.95
+    test_unit: str = "task"
+    a_only: int = 0
+    b_only: int = 0
+    p_value: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The common fields plus the typed ones."""
+        d = super().to_dict()
+        d.update(n_tasks=self.n_tasks, mean_a=self.mean_a, mean_b=self.mean_b, diff=self.diff,
+                 lo=self.lo, hi=self.hi, confidence=self.confidence, test_unit=self.test_unit,
+                 a_only=self.a_only, b_only=self.b_only, p_value=self.p_value)
+        return d
+
+
+def paired_compare(
+    a: TaskResults,
+    b: TaskResults,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    test_unit: str = "auto",
+    name: str = "paired_compare",
+) -> PairedComparison:
+    """Compare two agent versions run on the same tasks.
+
+    ``a``, ``b``: task results (module doc) keyed by the same task ids (for sequences, the
+    positions). Per task, d_i = rate_A,i - rate_B,i; ``diff`` = mean d_i, with a paired
+    percentile bootstrap over tasks (the same resampled tasks for both sides; seeded).
+
+    Significance: an exact two-sided McNemar / sign test (binomial, p = 1/2) on discordant
+    outcomes.
+      - ``test_unit="run"``: every task must have bool trial lists of equal length on both
+        sides; trial j of A is paired with trial j of B (the runs share task and trial index,
+        e.g. the same user-simulator seed). Discordant = exactly one of the pair succeeded.
+      - ``test_unit="task"``: a sign test on the per-task differences: a task counts for A
+        when rate_A > rate_B, for B when rate_B > rate_A; ties are dropped. With one trial
+        per task this is exactly McNemar's test on per-task outcomes.
+      - ``"auto"`` (default): "run" when possible, else "task".
+    Sources: McNemar (1947), Psychometrika 12:153-157 (exact binomial form); paired bootstrap:
+    Efron & Tibshirani (1993); DESIGN.md "Tasks, not trials, are the unit of a bootstrap".
+
+    Raises ``MetricInputError`` when the task sets differ (the message names the tasks
+    missing from each side), either suite is empty or malformed, or ``test_unit="run"`` is
+    impossible (names the first task whose trials cannot be paired).
+    """
+    ta = {t.task_id: t for t in task_counts(a)}
+    tb = {t.task_id: t for t in task_counts(b)}
+    only_a = [k for k in ta if k not in tb]
+    only_b = [k for k in tb if k not in ta]
+    if only_a or only_b:
+        msg = []
+        if only_a:
+            msg.append(f"missing from B: {', '.join(map(repr, only_a[:20]))}")
+        if only_b:
+            msg.append(f"missing from A: {', '.join(map(repr, only_b[:20]))}")
+        raise MetricInputError("paired comparison needs the same tasks on both sides; "
+                               + "; ".join(msg))
+    if test_unit not in ("auto", "run", "task"):
+        raise MetricInputError(f"test_unit must be 'auto', 'run' or 'task', got {test_unit!r}")
+    ids = list(ta)
+    unpairable = next((k for k in ids if ta[k].trials is None or tb[k].trials is None
+                       or ta[k].n != tb[k].n), None)
+    if test_unit == "run" and unpairable is not None:
+        raise MetricInputError(
+            f"task {unpairable!r}: per-run pairing needs bool trial lists of equal length on "
+            f"both sides (A n={ta[unpairable].n}, B n={tb[unpairable].n})")
+    unit = ("run" if unpairable is None else "task") if test_unit == "auto" else test_unit
+    a_only = b_only = 0
+    for k in ids:
+        if unit == "run":
+            for x, y in zip(ta[k].trials or (), tb[k].trials or ()):
+                a_only += x and not y
+                b_only += y and not x
+        else:
+            ra, rb = Fraction(ta[k].c, ta[k].n), Fraction(tb[k].c, tb[k].n)
+            a_only += ra > rb
+            b_only += rb > ra
+    p = binomial_two_sided_p(a_only, a_only + b_only)
+    diffs = [ta[k].rate - tb[k].rate for k in ids]
+    ci = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, confidence=confidence)
+    mean_a = _mean([ta[k].rate for k in ids])
+    mean_b = _mean([tb[k].rate for k in ids])
+    diff = _mean(diffs)
+    reason = (f"A {mean_a:.4f} vs B {mean_b:.4f} over {len(ids)} tasks: diff {diff:+.4f} "
+              f"[{ci.lo:+.4f}, {ci.hi:+.4f}] ({confidence:.0%} paired bootstrap); exact McNemar "
+              f"on {a_only + b_only} discordant {unit}s ({a_only} A-only, {b_only} B-only): "
+              f"p = {p:.4g}")
+    return PairedComparison(
+        name=name, score=None, reason=reason,
+        parts={"diff": diff, "lo": ci.lo, "hi": ci.hi, "p_value": p, "a_only": a_only,
+               "b_only": b_only, "test_unit": unit, "n_tasks": len(ids)},
+        n_tasks=len(ids), mean_a=mean_a, mean_b=mean_b, diff=diff, lo=ci.lo, hi=ci.hi,
+        confidence=confidence, test_unit=unit, a_only=a_only, b_only=b_only, p_value=p)
