@@ -1,0 +1,27 @@
+"""Documentation that states numbers or tables must stay true to the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajcheck.metrics.trajectory import MODE_TABLE, normalize_mode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _row(r) -> str:
+    differs = r.implementation_differs or "—"
+    return f"| {r.dialect} | `{r.name}` | `{r.neutral}` | {r.args_mode or 'default'} | {differs} |"
+
+
+def test_modes_doc_is_the_mode_table() -> None:
+    doc_rows = [ln for ln in (ROOT / "docs" / "modes.md").read_text().splitlines()
+                if ln.startswith("| ") and not ln.startswith(("| dialect", "| ---"))]
+    assert doc_rows == [_row(r) for r in MODE_TABLE]
+
+
+def test_readme_mode_examples_hold() -> None:
+    # The README quotes these mappings; each must be what normalize_mode returns.
+    assert normalize_mode("any_order_match", "vertex") == "superset"
+    assert normalize_mode("unordered", "agentevals") == "unordered"
+    assert normalize_mode("tool-sequence", "promptfoo") == "in_order"
