@@ -251,3 +251,92 @@ def inspect_cmd(traces: str, fmt: str, max_problems: int) -> None:
         if len(res.problems) > max_problems:
             pt.add_row(f"... and {len(res.problems) - max_problems} more")
         console.print(pt)
+
+
+@main.command("run")
+@click.option("--agent", "agent_spec", required=True, metavar="MODULE:CALLABLE",
+              help="The agent: package.module:callable or path/to/file.py:callable.")
+@click.option("--cases", "cases_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Dataset of cases (JSONL/JSON/YAML).")
+@click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1), help="Runs per case.")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Runs at once (each in its own thread and sandbox).")
+@click.option("--timeout", "timeout_s", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per run; a run still going is recorded as failed ('timeout after Ns').")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False),
+              help="JSONL file the traces are appended to as runs finish; re-running with the same "
+                   "file resumes (finished (case, trial) pairs are not run again).")
+@click.option("--tools", "tools_spec", metavar="MODULE:ATTR",
+              help="The ToolRegistry (default: the agent's .tools attribute or its module's TOOLS).")
+@click.option("--k", "k_spec", metavar="1..N", help="The k of pass^k / pass@k (default 1..trials).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the scorecard JSON here.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Write the HTML report here.")
+@click.option("--md", "md_out", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
+@click.option("--fail-under", type=click.FloatRange(0, 1), default=None,
+              help="Exit with code 1 when the task success rate is below this value.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
+@click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables.")
+def run_command(agent_spec: str, cases_path: str, trials: int, concurrency: int, timeout_s: float,
+                out_path: str | None, tools_spec: str | None, k_spec: str | None, json_out: str | None,
+                html_out: str | None, md_out: str | None, fail_under: float | None, seed: int,
+                no_progress: bool, quiet: bool) -> None:
+    """Run an agent on every case TRIALS times, record the traces, and print a scorecard.
+
+    The agent is called as agent(input, tools) (sync or async) with the case input and the
+    tool registry bound to a fresh sandbox; it returns the final response (see
+    trajcheck.runner for the full contract). Agent exceptions and timeouts are recorded as
+    failed runs; cases that cannot be set up, recorded runs of unknown cases and cases
+    without runs are listed as problems, and the rest is scored as `trajcheck eval` does.
+
+    Exit codes: 0 when scored, 1 when --fail-under is given and the task success rate is
+    below it, 2 for an unknown agent path, an invalid cases file, or nothing to score,
+    130 when interrupted (re-run the same command with the same --out to resume).
+    """
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from .errors import TrajcheckError
+    from .report import render_terminal, to_markdown
+
+    err = Console(stderr=True)
+    try:
+        from .dataset import load_cases
+        from .runner import load_agent, run_suite
+
+        agent = load_agent(agent_spec)
+        tools = load_agent(tools_spec) if tools_spec else None
+        cases = load_cases(cases_path)
+        res = run_suite(agent, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
+                        out=out_path, tools=tools, base_dir=Path(cases_path).parent,
+                        progress=not no_progress, ks=_parse_ks(k_spec), seed=seed,
+                        agent_name=agent_spec)
+    except TrajcheckError as e:
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False, soft_wrap=True)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        where = f"; finished runs are in {out_path}: re-run the same command to resume" if out_path else ""
+        err.print(f"[yellow]interrupted[/yellow]{where}", highlight=False)
+        raise SystemExit(130) from None
+    sc = res.scorecard
+    err.print(f"{res.n_new} run(s) made, {res.n_resumed} taken from {out_path or 'no file'}", highlight=False)
+    if not quiet:
+        render_terminal(sc, Console())
+    elif res.problems:
+        for p in res.problems:
+            err.print(f"problem: {p}", highlight=False, soft_wrap=True)
+    if json_out:
+        sc.to_json(json_out)
+    if md_out:
+        Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
+    if html_out:
+        from .report_html import to_html
+
+        Path(html_out).write_text(to_html(sc), encoding="utf-8")
+    if fail_under is not None:
+        rate = sc.suite.task_success_rate.value or 0.0
+        if rate < fail_under:
+            err.print(f"[red]FAIL[/red]: task success rate {rate:.4f} < --fail-under {fail_under}")
+            raise SystemExit(1)
+        err.print(f"[green]OK[/green]: task success rate {rate:.4f} >= --fail-under {fail_under}")

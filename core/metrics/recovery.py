@@ -24,6 +24,7 @@ __all__ = [
     "ClaimDetector",
     "RecoveryRun",
     "false_success_rate",
+    "is_false_success",
     "longest_retry_run",
     "max_retries_exceeded",
     "recovery_rate",
@@ -59,11 +60,13 @@ class ClaimDetector:
 class RecoveryRun:
     """One run for the recovery metrics: its trajectory, whether the task succeeded (from
     ``task_success``/``check_final_state``/``outcome_from_calls``), and whether faults were
-    injected into it (runs with ``fault_injected`` False are left out of every rate)."""
+    injected into it (runs with ``fault_injected`` False are left out of every rate), and
+    ``state_missing``: True when the expected final-state rows are missing (None: unknown)."""
 
     trajectory: Trajectory
     task_success: bool
     fault_injected: bool = True
+    state_missing: bool | None = None
 
 
 def _runs(runs: Iterable[Any]) -> list[RecoveryRun]:
@@ -71,7 +74,7 @@ def _runs(runs: Iterable[Any]) -> list[RecoveryRun]:
     for i, r in enumerate(runs):
         if isinstance(r, RecoveryRun):
             run = r
-        elif isinstance(r, (tuple, list)) and len(r) in (2, 3):
+        elif isinstance(r, (tuple, list)) and len(r) in (2, 3, 4):
             run = RecoveryRun(*r)
         else:
             raise MetricInputError(f"run {i}: expected a RecoveryRun or (trajectory, task_success), "
@@ -123,24 +126,47 @@ def recovery_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]]) -> Metr
                         f"{rec} of {len(hit)} runs that hit a tool error completed the task", parts)
 
 
+def _unsatisfied_actions(traj: Trajectory) -> list[str]:
+    """Tools that failed in ``traj`` and never succeeded later (the action's successful call
+    is missing); one definition, shared with ``sequences.error_recovery``."""
+    from .sequences import error_recovery
+
+    return list(error_recovery(traj).parts["unsatisfied_actions"])
+
+
+def is_false_success(run: RecoveryRun | tuple[Trajectory, bool], *,
+                     detector: ClaimDetector | None = None) -> bool:
+    """Whether one run is a false success (DESIGN.md "Policies: Error recovery").
+
+    A false success is a final response that claims the action happened (``detector``,
+    default ``ClaimDetector()``) while the task failed *because* the final state or the
+    action's successful call is missing: ``run.state_missing`` is True, or some tool that
+    failed in the run never succeeded afterwards. A truthful claim after a recovered retry is
+    not one, and neither is a claim in a run that failed for another reason (a duplicate
+    write, say): the action did happen. Raises MetricInputError for a malformed run.
+    """
+    (r,) = _runs([run])
+    if r.task_success:
+        return False
+    if not (detector or ClaimDetector())(_final_text(r.trajectory)):
+        return False
+    return bool(r.state_missing) or bool(_unsatisfied_actions(r.trajectory))
+
+
 def false_success_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]], *,
                        detector: ClaimDetector | None = None) -> MetricResult:
-    """Share of fault-injected runs whose final response claims success while the task failed.
+    """Share of fault-injected runs that are false successes (see ``is_false_success``).
 
-    DESIGN.md policy: a false success is a final response that claims the action happened
-    (``detector``, default ``ClaimDetector()``: the documented phrase list, negations
-    excluded) while ``task_success`` is False; a claim after a recovered retry (task
-    succeeded) is truthful. The final response is ``traj.final_response``, else the last
-    assistant text when nothing follows it. Denominator: all fault-injected runs (lower is
-    better; 0.0 is the target). Score None when there is no fault-injected run.
-    Returns MetricResult ``false_success_rate`` with parts ``n_fault_runs``,
-    ``n_failed``, ``n_false_success`` and ``false_success_runs`` (indices among the
-    fault-injected runs); ``passed`` is True when there is none.
+    Denominator: all fault-injected runs (lower is better; 0.0 is the target). Score None
+    when there is no fault-injected run. Returns MetricResult ``false_success_rate`` with
+    parts ``n_fault_runs``, ``n_failed``, ``n_false_success`` and ``false_success_runs``
+    (indices among the fault-injected runs); ``passed`` is True when there is none.
+    Source: DESIGN.md "Policies: Error recovery"; issue 4 ("the agent claims success while
+    the tool failed").
     """
-    det = detector or ClaimDetector()
     rs = [r for r in _runs(runs) if r.fault_injected]
     failed = [i for i, r in enumerate(rs) if not r.task_success]
-    false = [i for i in failed if det(_final_text(rs[i].trajectory))]
+    false = [i for i in failed if is_false_success(rs[i], detector=detector)]
     parts = {"n_fault_runs": len(rs), "n_failed": len(failed), "n_false_success": len(false),
              "false_success_runs": false}
     if not rs:

@@ -451,7 +451,7 @@ CLAIM_PATTERN = (
     r"|\bsuccessfully\b"
     r"|\bI(?:['’]ve|\s+have|\s+just)?\s+(?:now\s+|successfully\s+|already\s+)*"
     r"(?:[a-z]+ed|made|sent|done|set\s+up|paid)\b"
-    r"|\b(?:all\s+set|all\s+done|done!|taken\s+care\s+of|gone\s+ahead\s+and\s+[a-z]+ed|went\s+through|is\s+confirmed)\b"
+    r"|\bdone!|\b(?:all\s+set|all\s+done|taken\s+care\s+of|gone\s+ahead\s+and\s+[a-z]+ed|went\s+through|is\s+confirmed)\b"
 )
 #: Default negation / hedge cues: a sentence with one of these is not a success claim.
 NEGATION_PATTERN = (

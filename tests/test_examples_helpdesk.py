@@ -1,0 +1,126 @@
+"""The help-desk example end to end through `trajcheck run` (issue 5's done-when checks)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from trajcheck.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+HD = ROOT / "examples" / "helpdesk"
+CASES = str(HD / "cases.jsonl")
+CREATE_CASES = {"hd_006_laptop_boot", "hd_007_outlook_crash", "hd_008_vpn_drops",
+                "hd_009_monitor_503", "hd_010_shared_drive_503", "hd_024_excel_503"}
+FAULT_503 = {"hd_009_monitor_503", "hd_010_shared_drive_503", "hd_024_excel_503"}
+
+
+def _run(agent: str, tmp: Path, *extra: str) -> tuple[int, dict, str]:
+    out = tmp / f"{agent}.json"
+    r = CliRunner().invoke(main, ["run", "--agent", f"{HD / 'agents.py'}:{agent}", "--cases", CASES,
+                                  "--trials", "5", "--concurrency", "4", "--no-progress", "-q",
+                                  "--json", str(out), *extra])
+    data = json.loads(out.read_text()) if out.exists() else {}
+    return r.exit_code, data, r.output
+
+
+def test_cases_file_is_valid_and_covers_the_kinds():
+    from trajcheck.dataset import load_cases
+
+    cs = load_cases(CASES)
+    assert len(cs) >= 20
+    assert sum(1 for c in cs if not c.expected_calls) >= 4          # no-tool / clarify / refusal
+    assert sum(1 for c in cs if c.faults) == 4
+    assert any("update_ticket" in c.forbidden_calls and c.expected_calls for c in cs)
+    assert any(("get_ticket", "update_ticket") in c.precedence for c in cs)
+    assert any(c.metadata.get("user_confirms") is False for c in cs)
+    assert sum(1 for c in cs if c.expected_final_state) >= 8
+
+
+def test_good_agent_pass_hat_5_is_one(tmp_path):
+    code, sc, _ = _run("good_agent", tmp_path, "--fail-under", "1.0")
+    assert code == 0
+    assert sc["suite"]["pass_hat_k"]["5"] == 1.0
+    assert sc["suite"]["n_runs"] == 25 * 5
+    assert sc["suite"]["false_success_rate"]["value"] == 0.0
+    assert sc["suite"]["n_fault_runs"] == 20
+
+
+def test_duplicate_agent_fails_final_state_naming_the_duplicate(tmp_path):
+    code, sc, _ = _run("duplicate_agent", tmp_path)
+    assert code == 0
+    failed = {r["case_id"] for r in sc["runs"] if not r["success"]}
+    assert failed == CREATE_CASES
+    for r in sc["runs"]:
+        if not r["success"]:
+            assert r["failure_reason"].startswith("task failed: final state: unexpected added row in tickets:")
+            assert "'key': 'INC-1053'" in r["failure_reason"]
+    assert sc["suite"]["pass_hat_k"]["5"] == round(19 / 25, 4)
+    assert sc["suite"]["duplicate_rate"]["value"] == round(30 / 125, 4)
+
+
+def test_false_success_agent_on_fault_cases(tmp_path):
+    code, sc, out = _run("false_success_agent", tmp_path, "--fail-under", "0.95")
+    assert code == 1 and "FAIL" in out
+    fs = sc["suite"]["false_success_rate"]
+    assert fs["value"] == 0.75 and fs["n"] == 20       # 15 of 20 fault runs (3 of 4 fault cases)
+    bad = {r["case_id"] for r in sc["runs"] if r["false_success"]}
+    assert bad == FAULT_503
+    assert sc["suite"]["pass_hat_k"]["5"] == round(22 / 25, 4)
+
+
+def test_unknown_agent_path_exits_2(tmp_path):
+    r = CliRunner().invoke(main, ["run", "--agent", "no_such_pkg_q.agents:good", "--cases", CASES])
+    assert r.exit_code == 2 and "module 'no_such_pkg_q.agents' not found" in r.output
+    r = CliRunner().invoke(main, ["run", "--agent", f"{HD / 'agents.py'}:best_agent", "--cases", CASES])
+    assert r.exit_code == 2 and "has no attribute 'best_agent'" in r.output and "good_agent" in r.output
+
+
+def test_killed_run_resumes_without_redoing_finished_runs(tmp_path):
+    """A real `trajcheck run` subprocess is SIGKILLed mid-suite, then re-run to completion."""
+    log = tmp_path / "calls.log"
+    agent = tmp_path / "slow_agent.py"
+    agent.write_text(
+        "import os, sys, time\n"
+        f"sys.path.insert(0, {str(HD)!r})\n"
+        "import agents\n"
+        "def slow(request, tools):\n"
+        f"    with open({str(log)!r}, 'a') as f:\n"
+        "        f.write(request + '\\n')\n"
+        "    time.sleep(0.05)\n"
+        "    return agents.good_agent(request, tools)\n"
+        "slow.tools = agents.TOOLS\n")
+    out = tmp_path / "runs.jsonl"
+    cmd = [str(Path(sys.executable).parent / "trajcheck"), "run", "--agent", f"{agent}:slow", "--cases", CASES,
+           "--trials", "2", "--out", str(out), "--no-progress", "-q"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         cwd=tmp_path)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if out.exists() and len(out.read_bytes().splitlines()) >= 10:
+            break
+        time.sleep(0.02)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    done_before = len([ln for ln in out.read_bytes().split(b"\n")[:-1] if ln.strip()])
+    assert 10 <= done_before < 50
+    calls_before = len(log.read_text().splitlines())
+    r = subprocess.run(cmd + ["--json", str(tmp_path / "sc.json")], env=env, capture_output=True,
+                       text=True, cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    calls_after = len(log.read_text().splitlines())
+    lines = out.read_text().splitlines()
+    keys = [(json.loads(x)["metadata"]["case_id"], json.loads(x)["metadata"]["trial"]) for x in lines]
+    assert len(keys) == len(set(keys)) == 50
+    # only the runs not finished before the kill were made again (at most the one in flight is redone)
+    assert calls_after - calls_before == 50 - done_before
+    sc = json.loads((tmp_path / "sc.json").read_text())
+    assert sc["suite"]["pass_hat_k"]["2"] == 1.0
