@@ -6,4 +6,9 @@ PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e '.[dev,sql,langchain,deepeval,ragas,langsmith]'
+# torch first, pinned: 2.13.0 is a CPU build pip takes from this machine's disk. Left to
+# sentence-transformers, pip would pick a newer multi-GB CUDA build.
+"$VENV/bin/python" -m pip install -q torch==2.13.0
+# Every extra (DeepEval, RAGAS, LangSmith, LangChain, sentence-transformers, SQLAlchemy,
+# httpx) and the dev tools: the tests run against the real frameworks.
+"$VENV/bin/python" -m pip install -q -e '.[all,dev]'

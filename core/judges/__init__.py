@@ -1,0 +1,79 @@
+"""Rubric judges on a pluggable model, and their validation against human labels.
+
+Models (``trajcheck.judges.models``): the :class:`JudgeModel` protocol (sync ``complete`` and
+async ``acomplete`` of chat messages) and adapters :class:`OpenAICompatibleModel`,
+:class:`LangChainModel`, :class:`DeepEvalModel`, :class:`CallableModel`, and the test double
+:class:`ScriptedModel`. Judges (``trajcheck.judges.rubrics``): :func:`judge_trajectory`,
+:func:`judge_task_completion`, :func:`judge_plan_quality`, :func:`judge_plan_adherence`
+(plus ``a``-prefixed async twins) returning :class:`Verdict`; :func:`argument_judge` for the
+``judge`` argument matcher. Validation: :func:`judge_agreement`. See docs/judges.md.
+
+Only the standard library is imported here; httpx is imported when an HTTP model is used.
+"""
+
+from __future__ import annotations
+
+from .models import (
+    CallableModel,
+    DeepEvalModel,
+    JudgeModel,
+    LangChainModel,
+    OpenAICompatibleModel,
+    ScriptedModel,
+    as_model,
+    messages_to_prompt,
+    parse_retry_after,
+)
+from .parsing import aask_json, ask_json, parse_json_reply
+from .rubrics import (
+    PLAN_QUALITY_CHECKS,
+    TRAJECTORY_CHECKS,
+    Verdict,
+    VerdictItem,
+    ajudge_plan_adherence,
+    ajudge_plan_quality,
+    ajudge_task_completion,
+    ajudge_trajectory,
+    argument_judge,
+    judge_plan_adherence,
+    judge_plan_quality,
+    judge_task_completion,
+    judge_trajectory,
+    render_trajectory,
+    success_criteria_of,
+)
+from .validation import Agreement, AgreementReport, cohen_kappa, judge_agreement
+
+__all__ = [
+    "PLAN_QUALITY_CHECKS",
+    "TRAJECTORY_CHECKS",
+    "Agreement",
+    "AgreementReport",
+    "CallableModel",
+    "DeepEvalModel",
+    "JudgeModel",
+    "LangChainModel",
+    "OpenAICompatibleModel",
+    "ScriptedModel",
+    "Verdict",
+    "VerdictItem",
+    "aask_json",
+    "ajudge_plan_adherence",
+    "ajudge_plan_quality",
+    "ajudge_task_completion",
+    "ajudge_trajectory",
+    "argument_judge",
+    "as_model",
+    "ask_json",
+    "cohen_kappa",
+    "judge_agreement",
+    "judge_plan_adherence",
+    "judge_plan_quality",
+    "judge_task_completion",
+    "judge_trajectory",
+    "messages_to_prompt",
+    "parse_json_reply",
+    "parse_retry_after",
+    "render_trajectory",
+    "success_criteria_of",
+]

@@ -1,0 +1,125 @@
+"""Reading a judge's JSON reply: repair first, then a bounded number of re-asks, then an error.
+
+Policy (issue 7, "never as a pass"): a reply is parsed as JSON; failing that it is repaired
+(code fences stripped, then the first JSON object in the text extracted); a reply that still
+does not parse, or parses but breaks the judge's expected shape, is re-asked at most
+``retries`` times with the problem stated; after that :class:`~trajcheck.errors.JudgeError`
+is raised, which the judges turn into a verdict with ``error`` set and ``passed`` None.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import JudgeError
+from .models import Message
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+
+Validator = Callable[[dict[str, Any]], Any]
+"""``validate(obj) -> value``: returns the judge's parsed value or raises JudgeError naming
+the problem (sent back to the model on a re-ask)."""
+
+
+def parse_json_reply(text: str) -> dict[str, Any]:
+    """The JSON object in a judge reply.
+
+    Tries, in order: the whole text; the contents of each fenced code block; the first
+    ``{...}`` in the text that decodes as a JSON object (``json.JSONDecoder.raw_decode`` from
+    each ``{``). Raises JudgeError (quoting the start of the reply) when none is an object.
+    """
+    if not isinstance(text, str):
+        raise JudgeError(f"judge reply is not text: {type(text).__name__}")
+    candidates = [text.strip()] + [m.group(1).strip() for m in _FENCE.finditer(text)]
+    for c in candidates:
+        try:
+            obj = json.loads(c)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    dec = json.JSONDecoder()
+    for m in re.finditer(r"\{", text):
+        try:
+            obj, _ = dec.raw_decode(text, m.start())
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    raise JudgeError(f"judge reply holds no JSON object: {text[:160]!r}")
+
+
+def _reask(messages: Sequence[Message], reply: str, problem: str) -> list[dict[str, str]]:
+    return [dict(m) for m in messages] + [
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": f"Your reply could not be used: {problem}. Reply again with "
+                                    "only the JSON object in the required format."},
+    ]
+
+
+def ask_json(model: Any, messages: Sequence[Message], validate: Validator, *,
+             retries: int = 2) -> tuple[Any, str, int]:
+    """Ask ``model`` (a judge model) and return ``(validated value, raw reply, attempts)``.
+
+    ``retries`` is the number of re-asks after the first reply (>= 0). Errors from the model
+    itself (JudgeError from an HTTP adapter) are not re-asked here: the adapter already
+    retried. Raises JudgeError naming the last problem and quoting the last reply.
+    """
+    if not isinstance(retries, int) or retries < 0:
+        raise JudgeError(f"retries must be an int >= 0, got {retries!r}")
+    msgs = [dict(m) for m in messages]
+    problem = ""
+    reply = ""
+    for attempt in range(retries + 1):
+        reply = model.complete(msgs)
+        try:
+            return validate(parse_json_reply(reply)), reply, attempt + 1
+        except JudgeError as e:
+            problem = str(e)
+        msgs = _reask(messages, reply, problem)
+    raise JudgeError(f"judge reply unusable after {retries + 1} attempts: {problem}; "
+                     f"last reply: {reply[:160]!r}")
+
+
+async def aask_json(model: Any, messages: Sequence[Message], validate: Validator, *,
+                    retries: int = 2) -> tuple[Any, str, int]:
+    """Async :func:`ask_json` (``await model.acomplete``)."""
+    if not isinstance(retries, int) or retries < 0:
+        raise JudgeError(f"retries must be an int >= 0, got {retries!r}")
+    msgs = [dict(m) for m in messages]
+    problem = ""
+    reply = ""
+    for attempt in range(retries + 1):
+        reply = await model.acomplete(msgs)
+        try:
+            return validate(parse_json_reply(reply)), reply, attempt + 1
+        except JudgeError as e:
+            problem = str(e)
+        msgs = _reask(messages, reply, problem)
+    raise JudgeError(f"judge reply unusable after {retries + 1} attempts: {problem}; "
+                     f"last reply: {reply[:160]!r}")
+
+
+def as_bool(v: Any, where: str, *, allow_na: bool = False) -> bool | None:
+    """A verdict value as True/False (or None for n/a when ``allow_na``).
+
+    Accepts JSON booleans and the strings pass/fail, yes/no, true/false, met/not met (any
+    case); ``"n/a"``/``"na"``/null only when ``allow_na``. Raises JudgeError naming ``where``.
+    """
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in ("pass", "passed", "yes", "true", "met"):
+            return True
+        if s in ("fail", "failed", "no", "false", "not met", "not_met"):
+            return False
+        if allow_na and s in ("n/a", "na", "not applicable"):
+            return None
+    if v is None and allow_na:
+        return None
+    allowed = "true/false" + (" or \"n/a\"" if allow_na else "")
+    raise JudgeError(f"{where}: expected {allowed}, got {v!r}")

@@ -1,0 +1,578 @@
+"""Rubric judges: a model reads a rendered trajectory and returns a structured verdict.
+
+Every judge here returns a :class:`Verdict` (frozen, ``to_dict``, ``to_metric``) whose
+``items`` hold one :class:`VerdictItem` per check or criterion with its one-line reason or
+evidence. A judge that fails (the model raised, or its reply stayed unusable after the
+bounded re-asks of :func:`~trajcheck.judges.parsing.ask_json`) gives a verdict with ``error``
+set and ``passed``/``score`` None -- never a pass -- or, with ``raise_on_error=True``, raises
+:class:`~trajcheck.errors.JudgeError`.
+
+Sync judges call ``model.complete``; the ``a``-prefixed twins call ``model.acomplete``.
+``model`` may be anything :func:`~trajcheck.judges.models.as_model` accepts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import JudgeError, MetricInputError
+from ..metrics.result import MetricResult
+from ..model import Case, Trajectory
+from .models import as_model
+from .parsing import aask_json, as_bool, ask_json
+
+DEFAULT_MAX_OUTPUT_CHARS = 600
+"""Tool outputs longer than this are cut in the rendered trajectory (errors never are)."""
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True)
+class VerdictItem:
+    """One check or criterion: ``name``, ``passed`` (True/False, None = not applicable) and
+    ``reason`` (the judge's one line of reason or evidence)."""
+
+    name: str
+    passed: bool | None
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name", "passed", "reason"}``."""
+        return {"name": self.name, "passed": self.passed, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's structured verdict.
+
+    ``judge`` names the rubric; ``passed`` is True when every applicable item passed, False
+    when one failed, None on a judge error (``error`` says why) or when nothing applied;
+    ``score`` is the share of applicable items passed in [0, 1] (None likewise); ``items``
+    the per-check results; ``raw`` the model's last reply; ``attempts`` how many replies
+    were read; ``extra`` judge-specific fields (JSON-ready).
+    """
+
+    judge: str
+    passed: bool | None
+    score: float | None
+    items: tuple[VerdictItem, ...] = ()
+    reason: str = ""
+    error: str | None = None
+    raw: str | None = None
+    attempts: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def item(self, name: str) -> VerdictItem:
+        """The item called ``name``; KeyError when absent."""
+        for it in self.items:
+            if it.name == name:
+                return it
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {"judge": self.judge, "passed": self.passed, "score": self.score,
+                "reason": self.reason, "items": [i.to_dict() for i in self.items],
+                "error": self.error, "raw": self.raw, "attempts": self.attempts,
+                "extra": self.extra}
+
+    def to_metric(self) -> MetricResult:
+        """This verdict as a ``MetricResult`` (name ``judge:<judge>``; parts = items + extra)."""
+        parts: dict[str, Any] = {"items": [i.to_dict() for i in self.items], **self.extra}
+        if self.error is not None:
+            parts["error"] = self.error
+        return MetricResult(f"judge:{self.judge}", self.score, self.reason, parts, self.passed)
+
+
+def _summarise(judge: str, items: Sequence[VerdictItem], raw: str, attempts: int,
+               extra: dict[str, Any] | None = None) -> Verdict:
+    applicable = [i for i in items if i.passed is not None]
+    failed = [i.name for i in applicable if not i.passed]
+    if not applicable:
+        return Verdict(judge, None, None, tuple(items), "no check applied", None, raw, attempts,
+                       extra or {})
+    score = (len(applicable) - len(failed)) / len(applicable)
+    reason = (f"all {len(applicable)} checks passed" if not failed
+              else f"{len(failed)} of {len(applicable)} failed: {', '.join(failed)}")
+    return Verdict(judge, not failed, score, tuple(items), reason, None, raw, attempts, extra or {})
+
+
+def _error_verdict(judge: str, e: Exception) -> Verdict:
+    return Verdict(judge, None, None, (), f"judge error: {e}", str(e), None, 0)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _is_error_result(r: Any) -> bool:
+    return bool(r is not None and (r.is_error is True or r.error))
+
+
+def _looks_like_error(output: Any) -> bool:
+    if isinstance(output, Mapping):
+        return any(k in output for k in ("error", "errors", "error_message", "exception"))
+    if isinstance(output, str):
+        s = output.lstrip().lower()
+        return s.startswith(("error", "exception", "traceback"))
+    return False
+
+
+def _as_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    try:
+        return json.dumps(v, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [truncated {len(text) - limit} of {len(text)} chars]"
+
+
+def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> str:
+    """The trajectory as numbered lines a judge reads.
+
+    One line per user/assistant/reasoning/system message (``[i] USER: ...``), per tool call
+    (``[i] CALL name {args}``, unparsed arguments shown raw with their parse error), per tool
+    result (``[i] RESULT name: ...`` or ``[i] RESULT name ERROR: ...``), and the final
+    response. Policy (issue 7): tool outputs longer than ``max_output_chars`` are cut with a
+    ``[truncated N of M chars]`` marker, but an error is always kept whole: the ``error``
+    text of a failed result, and the whole output of a result that failed or whose output
+    looks like an error (a dict with an ``error``/``errors``/``error_message``/``exception``
+    key, or text starting with "error", "exception" or "traceback").
+    """
+    if max_output_chars < 1:
+        raise MetricInputError(f"max_output_chars must be >= 1, got {max_output_chars}")
+    lines: list[str] = []
+    for i, s in enumerate(traj.steps):
+        if s.kind in ("user", "system", "assistant", "reasoning") and s.content is not None:
+            lines.append(f"[{i}] {s.kind.upper()}: {s.content}")
+        for c in s.tool_calls:
+            cid = f" (id {c.call_id})" if c.call_id else ""
+            if c.args is None:
+                lines.append(f"[{i}] CALL {c.name}{cid} with unparsed arguments {c.raw_args!r}"
+                             f" ({c.args_parse_error})")
+            else:
+                lines.append(f"[{i}] CALL {c.name}{cid} {_as_text(c.args)}")
+        r = s.tool_result
+        if r is not None:
+            cid = f" (id {r.call_id})" if r.call_id else ""
+            name = r.name or "?"
+            failed = _is_error_result(r)
+            out = _as_text(r.output) if r.output is not None else ""
+            if failed or _looks_like_error(r.output):
+                body = out
+            else:
+                body = _cut(out, max_output_chars)
+            if failed:
+                err = r.error or ""
+                text = f"ERROR: {err}" + (f" | output: {body}" if body and body != err else "")
+                lines.append(f"[{i}] RESULT {name}{cid} {text}")
+            else:
+                lines.append(f"[{i}] RESULT {name}{cid}: {body}")
+    if traj.final_response is not None:
+        lines.append(f"FINAL RESPONSE: {traj.final_response}")
+    elif not any(s.kind == "final_response" for s in traj.steps):
+        lines.append("FINAL RESPONSE: (none)")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- trajectory judge
+
+TRAJECTORY_CHECKS: tuple[tuple[str, str], ...] = (
+    ("tool_results_used", "The agent used the tool results correctly: it did not ignore, "
+                          "misread or contradict what the tools returned."),
+    ("no_unnecessary_calls", "The agent made no unnecessary or repeated tool calls."),
+    ("confirmation_respected", "Actions that need the user's confirmation (changing, deleting, "
+                               "paying, sending on the user's behalf) were taken only after the "
+                               "user confirmed them."),
+    ("failure_handled", "When a tool failed, the agent responded fittingly (retried sensibly, "
+                        "tried an alternative, or told the user). \"n/a\" when no tool failed."),
+    ("response_faithful", "The final response is faithful to what happened: it claims nothing "
+                          "the trajectory does not show and hides no failure."),
+)
+"""The five binary checks of the field's standard trajectory rubric (name, question)."""
+
+_SYSTEM = ("You are a strict evaluator of an AI agent's tool use. Judge only from the "
+           "trajectory shown. Reply with a single JSON object and nothing else.")
+
+
+def trajectory_messages(traj: Trajectory, *, task: str | None = None,
+                        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> list[dict[str, str]]:
+    """The chat messages the trajectory judge sends (system + one user message)."""
+    checks = "\n".join(f'- "{n}": {q}' for n, q in TRAJECTORY_CHECKS)
+    shape = ", ".join(f'"{n}": {{"pass": true|false, "reason": "<one line>"}}'
+                      for n, _ in TRAJECTORY_CHECKS)
+    task_line = f"The user's task: {task}\n\n" if task else ""
+    user = (f"{task_line}Trajectory (long tool outputs are truncated; errors are shown whole):\n"
+            f"{render_trajectory(traj, max_output_chars=max_output_chars)}\n\n"
+            f"Answer each check with pass true or false and one line of reason:\n{checks}\n\n"
+            f'Only "failure_handled" may be "n/a". Reply as JSON: {{"checks": {{{shape}}}}}')
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def _any_failure(traj: Trajectory) -> bool:
+    return any(_is_error_result(r) for r in traj.tool_results())
+
+
+def _trajectory_validator(traj: Trajectory) -> Callable[[dict[str, Any]], list[VerdictItem]]:
+    had_failure = _any_failure(traj)
+
+    def validate(obj: dict[str, Any]) -> list[VerdictItem]:
+        checks = obj.get("checks", obj)
+        if not isinstance(checks, Mapping):
+            raise JudgeError('"checks" must be an object keyed by check name')
+        items = []
+        for name, _ in TRAJECTORY_CHECKS:
+            if name not in checks:
+                raise JudgeError(f'check "{name}" is missing')
+            v = checks[name]
+            if isinstance(v, Mapping):
+                raw, reason = v.get("pass", v.get("passed")), v.get("reason", "")
+            else:
+                raw, reason = v, ""
+            ok = as_bool(raw, f'check "{name}"', allow_na=name == "failure_handled")
+            if name == "failure_handled":
+                if not had_failure:
+                    ok, reason = None, "n/a: no tool call failed in this trajectory"
+                elif ok is None:
+                    raise JudgeError('check "failure_handled" is "n/a" but a tool call failed '
+                                     "in this trajectory; answer true or false")
+            items.append(VerdictItem(name, ok, str(reason or "")))
+        return items
+
+    return validate
+
+
+def judge_trajectory(model: Any, traj: Trajectory, *, task: str | None = None,
+                     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS, retries: int = 2,
+                     raise_on_error: bool = False) -> Verdict:
+    """The five-check trajectory judge (:data:`TRAJECTORY_CHECKS`).
+
+    ``task`` is the user's request (default: the trajectory's first user message). The
+    model answers each check pass/fail with one line of reason, as JSON. Policy: whether a
+    tool failed is a fact of the trajectory, so ``failure_handled`` is n/a (None) when no
+    tool result failed, whatever the model says, and an "n/a" from the model when one did
+    fail is an unusable reply (re-asked). ``passed`` = every applicable check passed;
+    ``score`` = share passed. Judge errors: see the module doc.
+    """
+    return _run(model, "trajectory",
+                trajectory_messages(traj, task=task if task is not None else traj.user_input,
+                                    max_output_chars=max_output_chars),
+                _trajectory_validator(traj), retries, raise_on_error, lambda items: {})
+
+
+async def ajudge_trajectory(model: Any, traj: Trajectory, *, task: str | None = None,
+                            max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS, retries: int = 2,
+                            raise_on_error: bool = False) -> Verdict:
+    """Async :func:`judge_trajectory`."""
+    return await _arun(model, "trajectory",
+                       trajectory_messages(traj, task=task if task is not None else traj.user_input,
+                                           max_output_chars=max_output_chars),
+                       _trajectory_validator(traj), retries, raise_on_error, lambda items: {})
+
+
+# --------------------------------------------------------------------------- runners
+
+
+def _run(model: Any, judge: str, messages: list[dict[str, str]],
+         validate: Callable[[dict[str, Any]], list[VerdictItem]], retries: int,
+         raise_on_error: bool, extra: Callable[[list[VerdictItem]], dict[str, Any]]) -> Verdict:
+    try:
+        items, raw, n = ask_json(as_model(model), messages, validate, retries=retries)
+    except JudgeError as e:
+        if raise_on_error:
+            raise
+        return _error_verdict(judge, e)
+    return _summarise(judge, items, raw, n, extra(items))
+
+
+async def _arun(model: Any, judge: str, messages: list[dict[str, str]],
+                validate: Callable[[dict[str, Any]], list[VerdictItem]], retries: int,
+                raise_on_error: bool, extra: Callable[[list[VerdictItem]], dict[str, Any]]) -> Verdict:
+    try:
+        items, raw, n = await aask_json(as_model(model), messages, validate, retries=retries)
+    except JudgeError as e:
+        if raise_on_error:
+            raise
+        return _error_verdict(judge, e)
+    return _summarise(judge, items, raw, n, extra(items))
+
+
+# --------------------------------------------------------------------------- task completion
+
+
+def success_criteria_of(case: Case | None, criteria: Sequence[str] | None) -> list[str]:
+    """The criteria to judge: ``criteria`` when given, else ``case.metadata["success_criteria"]``
+    (a list of strings). Raises MetricInputError naming the case when there are none or one
+    is not a non-empty string."""
+    where = f"case {case.id!r}" if case is not None else "task completion"
+    crit = criteria if criteria is not None else (
+        case.metadata.get("success_criteria") if case is not None else None)
+    if crit is None or isinstance(crit, str) or not isinstance(crit, Sequence) or not crit:
+        raise MetricInputError(f"{where}: no success criteria (pass criteria=[...] or set "
+                               'metadata["success_criteria"] to a list of strings)')
+    for i, c in enumerate(crit):
+        if not isinstance(c, str) or not c.strip():
+            raise MetricInputError(f"{where}: success criterion {i} must be a non-empty string, got {c!r}")
+    return list(crit)
+
+
+def task_completion_messages(traj: Trajectory, criteria: Sequence[str], *, task: str | None = None,
+                             max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> list[dict[str, str]]:
+    """The chat messages the task-completion judge sends."""
+    listed = "\n".join(f"{i + 1}. {c}" for i, c in enumerate(criteria))
+    user = ((f"The user's task: {task}\n\n" if task else "")
+            + f"Trajectory:\n{render_trajectory(traj, max_output_chars=max_output_chars)}\n\n"
+            f"Success criteria:\n{listed}\n\nFor each criterion, in order, say whether the "
+            "trajectory shows it met, quoting or pointing to the step that is the evidence. "
+            'Reply as JSON: {"criteria": [{"criterion": "<text>", "met": true|false, '
+            '"evidence": "<one line>"}, ...]}')
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def _criteria_validator(criteria: Sequence[str]) -> Callable[[dict[str, Any]], list[VerdictItem]]:
+    def validate(obj: dict[str, Any]) -> list[VerdictItem]:
+        got = obj.get("criteria")
+        if not isinstance(got, list):
+            raise JudgeError('"criteria" must be a list')
+        if len(got) != len(criteria):
+            raise JudgeError(f'"criteria" has {len(got)} entries; expected {len(criteria)}, one '
+                             "per criterion in order")
+        items = []
+        for i, (c, g) in enumerate(zip(criteria, got)):
+            if not isinstance(g, Mapping):
+                raise JudgeError(f"criterion {i + 1} must be an object")
+            met = as_bool(g.get("met"), f"criterion {i + 1} \"met\"")
+            items.append(VerdictItem(c, met, str(g.get("evidence") or "")))
+        return items
+
+    return validate
+
+
+def _completion_extra(items: list[VerdictItem]) -> dict[str, Any]:
+    return {"task_completed": all(i.passed for i in items)}
+
+
+def judge_task_completion(model: Any, traj: Trajectory, case: Case | None = None, *,
+                          criteria: Sequence[str] | None = None, retries: int = 2,
+                          max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                          raise_on_error: bool = False) -> Verdict:
+    """Task completion against the case's own success criteria.
+
+    Criteria: ``criteria``, else ``case.metadata["success_criteria"]`` (MetricInputError
+    when neither). Each item is one criterion, met or not, with the judge's evidence;
+    ``extra["task_completed"]`` (and ``passed``) = all met; ``score`` = share met.
+    The task shown is ``case.input`` (else the first user message).
+    """
+    crit = success_criteria_of(case, criteria)
+    task = _task_text(case, traj)
+    return _run(model, "task_completion",
+                task_completion_messages(traj, crit, task=task, max_output_chars=max_output_chars),
+                _criteria_validator(crit), retries, raise_on_error, _completion_extra)
+
+
+async def ajudge_task_completion(model: Any, traj: Trajectory, case: Case | None = None, *,
+                                 criteria: Sequence[str] | None = None, retries: int = 2,
+                                 max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                                 raise_on_error: bool = False) -> Verdict:
+    """Async :func:`judge_task_completion`."""
+    crit = success_criteria_of(case, criteria)
+    task = _task_text(case, traj)
+    return await _arun(model, "task_completion",
+                       task_completion_messages(traj, crit, task=task, max_output_chars=max_output_chars),
+                       _criteria_validator(crit), retries, raise_on_error, _completion_extra)
+
+
+def _task_text(case: Case | None, traj: Trajectory) -> str | None:
+    if case is not None and case.input is not None:
+        return case.input if isinstance(case.input, str) else _as_text(case.input)
+    return traj.user_input
+
+
+# --------------------------------------------------------------------------- plans
+
+PLAN_QUALITY_CHECKS: tuple[tuple[str, str], ...] = (
+    ("complete", "Carried out as written, the plan would achieve the whole task."),
+    ("feasible", "Every step can be done with the available tools, in the order given "
+                 "(each step's inputs exist by the time it runs)."),
+    ("efficient", "The plan has no unnecessary, repeated or risky steps."),
+    ("grounded", "The plan assumes no fact the user did not give and no tool could look up."),
+)
+"""The plan-quality rubric (name, question)."""
+
+
+def plan_quality_messages(plan: str | Sequence[str], task: str,
+                          tools: Sequence[str] = ()) -> list[dict[str, str]]:
+    """The chat messages the plan-quality judge sends."""
+    checks = "\n".join(f'- "{n}": {q}' for n, q in PLAN_QUALITY_CHECKS)
+    tool_line = f"Available tools: {', '.join(tools)}\n" if tools else ""
+    user = (f"The user's task: {task}\n{tool_line}\nThe agent's plan:\n{_plan_text(plan)}\n\n"
+            f"Judge the plan (not any execution) on each check:\n{checks}\n\n"
+            'Reply as JSON: {"checks": {"<name>": {"pass": true|false, "reason": "<one line>"}, ...}}')
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def _plan_text(plan: str | Sequence[str]) -> str:
+    if isinstance(plan, str):
+        return plan
+    return "\n".join(f"{i + 1}. {s}" for i, s in enumerate(plan))
+
+
+def _checks_validator(names: Sequence[str]) -> Callable[[dict[str, Any]], list[VerdictItem]]:
+    def validate(obj: dict[str, Any]) -> list[VerdictItem]:
+        checks = obj.get("checks", obj)
+        if not isinstance(checks, Mapping):
+            raise JudgeError('"checks" must be an object keyed by check name')
+        items = []
+        for n in names:
+            if n not in checks:
+                raise JudgeError(f'check "{n}" is missing')
+            v = checks[n]
+            raw, reason = (v.get("pass", v.get("passed")), v.get("reason", "")) if isinstance(
+                v, Mapping) else (v, "")
+            items.append(VerdictItem(n, as_bool(raw, f'check "{n}"'), str(reason or "")))
+        return items
+
+    return validate
+
+
+def _plan_task(task: str | None, traj: Trajectory | None) -> str:
+    t = task if task is not None else (traj.user_input if traj is not None else None)
+    if not t:
+        raise MetricInputError("plan judge: no task text (pass task=...)")
+    return t
+
+
+def judge_plan_quality(model: Any, plan: str | Sequence[str], *, task: str,
+                       tools: Sequence[str] = (), retries: int = 2,
+                       raise_on_error: bool = False) -> Verdict:
+    """Plan quality for plan-then-execute agents: the :data:`PLAN_QUALITY_CHECKS` on the plan
+    alone (``plan`` a text or a list of steps; ``tools`` the available tool names).
+    ``passed`` = all four checks pass; ``score`` = share passed."""
+    names = [n for n, _ in PLAN_QUALITY_CHECKS]
+    return _run(model, "plan_quality", plan_quality_messages(plan, _plan_task(task, None), tools),
+                _checks_validator(names), retries, raise_on_error, lambda items: {})
+
+
+async def ajudge_plan_quality(model: Any, plan: str | Sequence[str], *, task: str,
+                              tools: Sequence[str] = (), retries: int = 2,
+                              raise_on_error: bool = False) -> Verdict:
+    """Async :func:`judge_plan_quality`."""
+    names = [n for n, _ in PLAN_QUALITY_CHECKS]
+    return await _arun(model, "plan_quality", plan_quality_messages(plan, _plan_task(task, None), tools),
+                       _checks_validator(names), retries, raise_on_error, lambda items: {})
+
+
+def _plan_steps(plan: str | Sequence[str]) -> list[str]:
+    if isinstance(plan, str):
+        steps = [ln.strip() for ln in plan.splitlines() if ln.strip()]
+    else:
+        steps = [str(s) for s in plan]
+    if not steps:
+        raise MetricInputError("plan adherence: the plan has no steps")
+    return steps
+
+
+def plan_adherence_messages(plan: Sequence[str], traj: Trajectory, *,
+                            max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> list[dict[str, str]]:
+    """The chat messages the plan-adherence judge sends."""
+    user = (f"The agent's plan:\n{_plan_text(plan)}\n\nWhat it then did:\n"
+            f"{render_trajectory(traj, max_output_chars=max_output_chars)}\n\n"
+            "For each plan step, in order, say whether the execution followed it (done as "
+            "planned, or a deviation the trajectory justifies such as a tool failure), with "
+            "the evidence. Then list actions taken that no plan step called for and that the "
+            'trajectory does not justify. Reply as JSON: {"steps": [{"step": "<text>", '
+            '"followed": true|false, "evidence": "<one line>"}, ...], "unplanned_actions": '
+            '["<action>", ...]}')
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def _adherence_validator(steps: Sequence[str]) -> Callable[[dict[str, Any]], list[VerdictItem]]:
+    def validate(obj: dict[str, Any]) -> list[VerdictItem]:
+        got = obj.get("steps")
+        if not isinstance(got, list) or len(got) != len(steps):
+            raise JudgeError(f'"steps" must be a list of {len(steps)} entries, one per plan step')
+        extra = obj.get("unplanned_actions", [])
+        if not isinstance(extra, list):
+            raise JudgeError('"unplanned_actions" must be a list')
+        items = []
+        for i, (s, g) in enumerate(zip(steps, got)):
+            if not isinstance(g, Mapping):
+                raise JudgeError(f"plan step {i + 1} must be an object")
+            items.append(VerdictItem(s, as_bool(g.get("followed"), f'plan step {i + 1} "followed"'),
+                                     str(g.get("evidence") or "")))
+        items.extend(VerdictItem(f"unplanned: {a}", False, "action not in the plan")
+                     for a in (str(x) for x in extra))
+        return items
+
+    return validate
+
+
+def _adherence_extra(items: list[VerdictItem]) -> dict[str, Any]:
+    steps = [i for i in items if not i.name.startswith("unplanned: ")]
+    return {"steps_followed": sum(bool(i.passed) for i in steps), "n_steps": len(steps),
+            "unplanned_actions": [i.name[len("unplanned: "):] for i in items
+                                  if i.name.startswith("unplanned: ")]}
+
+
+def judge_plan_adherence(model: Any, plan: str | Sequence[str], traj: Trajectory, *,
+                         retries: int = 2, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                         raise_on_error: bool = False) -> Verdict:
+    """Plan adherence: did the execution follow the plan?
+
+    ``plan`` is a list of steps (or a text, one step per non-empty line). One item per plan
+    step (followed or not, with evidence) plus one failed item per unplanned, unjustified
+    action the judge lists; ``passed`` = every step followed and no unplanned action;
+    ``score`` = items passed / items. ``extra``: steps_followed, n_steps, unplanned_actions.
+    """
+    steps = _plan_steps(plan)
+    return _run(model, "plan_adherence",
+                plan_adherence_messages(steps, traj, max_output_chars=max_output_chars),
+                _adherence_validator(steps), retries, raise_on_error, _adherence_extra)
+
+
+async def ajudge_plan_adherence(model: Any, plan: str | Sequence[str], traj: Trajectory, *,
+                                retries: int = 2, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                                raise_on_error: bool = False) -> Verdict:
+    """Async :func:`judge_plan_adherence`."""
+    steps = _plan_steps(plan)
+    return await _arun(model, "plan_adherence",
+                       plan_adherence_messages(steps, traj, max_output_chars=max_output_chars),
+                       _adherence_validator(steps), retries, raise_on_error, _adherence_extra)
+
+
+# --------------------------------------------------------------------------- argument judge
+
+
+def argument_judge(model: Any, *, retries: int = 2) -> Callable[[str, Any, Any], bool]:
+    """A ``MatchContext.judge`` function backed by ``model``: ``fn(rubric, expected, predicted)``
+    asks for ``{"match": true|false, "reason": ...}`` and returns the bool.
+
+    A judge failure raises JudgeError (the ``judge`` matcher reports it as a MatcherError):
+    an unanswered question is never a match.
+    """
+    m = as_model(model)
+
+    def validate(obj: dict[str, Any]) -> bool:
+        return bool(as_bool(obj.get("match"), '"match"'))
+
+    def judge(rubric: str, expected: Any, predicted: Any) -> bool:
+        user = (f"{rubric}\n\nExpected (or the request): {_as_text(expected)}\n"
+                f"Predicted argument value: {_as_text(predicted)}\n\n"
+                'Reply as JSON: {"match": true|false, "reason": "<one line>"}')
+        ok, _, _ = ask_json(m, [{"role": "system", "content": _SYSTEM},
+                                {"role": "user", "content": user}], validate, retries=retries)
+        return bool(ok)
+
+    return judge
+
+
+AsyncJudge = Callable[..., Awaitable[Verdict]]

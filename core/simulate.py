@@ -1,0 +1,434 @@
+"""Simulated users: a model plays a user with a goal and hidden facts against the agent under test.
+
+A :class:`Scenario` (persona, goal, hidden facts, rules, success criteria, max turns, and the
+case fields of its sandbox: ``initial_state``, ``expected_final_state``...) is loaded from
+JSON or YAML with :func:`load_scenarios`. :func:`simulate` alternates a simulated-user model
+(any judge model, see ``trajcheck.judges``) and the agent, in a fresh sandbox per seed:
+
+1. the user speaks first (the scenario's ``opening``, else the user model's first message);
+2. the agent answers: it is called as in ``trajcheck run`` (``agent(message, tools)``, sync
+   or async, ``tools`` a ``BoundTools`` on this run's sandbox; an agent that declares a
+   ``history`` parameter also receives the earlier turns as ``[{"role", "content"}]``); it
+   returns its reply like a final response (str, None, ``AgentRun`` or dict);
+3. the user model reads the conversation and answers, until it writes :data:`STOP_MARKER`
+   (goal met), :data:`GIVE_UP_MARKER` (gives up), or ``max_turns`` user messages were sent.
+
+Each seed gives one ``Trajectory`` (user messages, tool calls and results, agent replies as
+assistant steps, the last reply as ``final_response``) whose metadata carries ``case_id``,
+``trial`` (the seed), ``run_id``, ``state_before``/``state_after`` (so the suite's
+final-state checks apply), ``termination`` (goal_met, gave_up, max_turns or agent_error) and
+``terminated`` False when the conversation was cut off (max turns or an agent error), as the
+suite's outcome policy expects. :meth:`Scenario.to_case` gives the matching ``Case`` (success
+criteria in ``metadata["success_criteria"]`` for ``judge_task_completion``).
+
+:func:`unprompted_reveals` flags hidden facts the simulated user gave away before the agent
+asked for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import AgentError, DatasetError, JudgeError, TrajcheckError
+from .matchers import normalize_text
+from .metrics.result import MetricResult
+from .model import Case, Step, Trajectory
+
+STOP_MARKER = "###STOP###"
+"""The simulated user writes this when its goal is met."""
+GIVE_UP_MARKER = "###GIVE_UP###"
+"""The simulated user writes this when it gives up."""
+
+_CASE_KEYS = ("user", "initial_state", "expected_calls", "optional_calls", "forbidden_calls",
+              "precedence", "expected_final_state", "response_must_include", "max_steps",
+              "optimal_steps", "forbidden_sequences", "faults", "tools", "args_mode", "threshold")
+
+
+@dataclass(frozen=True)
+class HiddenFact:
+    """A fact the user knows but gives only when asked: ``name``, ``value`` (the text whose
+    appearance in a user message counts as revealing it) and ``keywords`` (phrases whose
+    appearance in an agent message counts as asking for it; default: the name with ``_``
+    read as a space)."""
+
+    name: str
+    value: str
+    keywords: tuple[str, ...] = ()
+
+    @property
+    def ask_phrases(self) -> tuple[str, ...]:
+        """The keywords, or the default derived from the name."""
+        return self.keywords or (self.name.replace("_", " "),)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One simulated-user scenario.
+
+    ``id``; ``goal`` (what the user wants, told to the user model); ``persona`` (how it
+    speaks); ``hidden_facts``; ``rules`` (extra instructions to the user model);
+    ``success_criteria`` (for the task-completion judge); ``max_turns`` (user messages, >= 1);
+    ``opening`` (the first user message, else the user model writes it); ``case`` (dataset-row
+    fields for the sandbox and checks: ``initial_state``, ``expected_final_state``, ...).
+    """
+
+    id: str
+    goal: str
+    persona: str = ""
+    hidden_facts: tuple[HiddenFact, ...] = ()
+    rules: tuple[str, ...] = ()
+    success_criteria: tuple[str, ...] = ()
+    max_turns: int = 10
+    opening: str | None = None
+    case: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, where: str = "scenario") -> Scenario:
+        """Build from a JSON/YAML object. ``hidden_facts`` is a mapping name -> value or a list
+        of ``{"name", "value", "keywords"?}``; case fields may sit at the top level or under
+        ``case``. Raises DatasetError naming ``where`` and the field."""
+        if not isinstance(d, Mapping):
+            raise DatasetError(f"{where}: a scenario must be an object, got {type(d).__name__}")
+        sid = d.get("id")
+        where = f"{where} {sid!r}" if sid is not None else where
+        for k in ("id", "goal"):
+            if not isinstance(d.get(k), str) or not d[k].strip():
+                raise DatasetError(f"{where}: field {k!r} must be a non-empty string")
+        mt = d.get("max_turns", 10)
+        if isinstance(mt, bool) or not isinstance(mt, int) or mt < 1:
+            raise DatasetError(f"{where}: field 'max_turns' must be an integer >= 1, got {mt!r}")
+        facts: list[HiddenFact] = []
+        hf = d.get("hidden_facts") or {}
+        if isinstance(hf, Mapping):
+            hf = [{"name": k, "value": v} for k, v in hf.items()]
+        if not isinstance(hf, list):
+            raise DatasetError(f"{where}: 'hidden_facts' must be an object or a list")
+        for i, f in enumerate(hf):
+            if not isinstance(f, Mapping) or not isinstance(f.get("name"), str) or "value" not in f:
+                raise DatasetError(f"{where}: hidden_facts[{i}] needs 'name' and 'value'")
+            kws = f.get("keywords") or ()
+            if isinstance(kws, str) or not all(isinstance(k, str) for k in kws):
+                raise DatasetError(f"{where}: hidden_facts[{i}].keywords must be a list of strings")
+            facts.append(HiddenFact(f["name"], str(f["value"]), tuple(kws)))
+        for k in ("rules", "success_criteria"):
+            v = d.get(k) or ()
+            if isinstance(v, str) or not all(isinstance(x, str) for x in v):
+                raise DatasetError(f"{where}: field {k!r} must be a list of strings")
+        opening = d.get("opening")
+        if opening is not None and not isinstance(opening, str):
+            raise DatasetError(f"{where}: field 'opening' must be a string")
+        case = dict(d.get("case") or {})
+        case.update({k: d[k] for k in _CASE_KEYS if k in d})
+        return cls(id=d["id"], goal=d["goal"], persona=str(d.get("persona") or ""),
+                   hidden_facts=tuple(facts), rules=tuple(d.get("rules") or ()),
+                   success_criteria=tuple(d.get("success_criteria") or ()), max_turns=mt,
+                   opening=opening, case=case)
+
+    def to_case(self) -> Case:
+        """The ``Case`` this scenario is scored as: id, input = the opening (else the goal),
+        the case fields, and ``metadata`` with ``success_criteria`` and ``scenario`` = id."""
+        d: dict[str, Any] = {"id": self.id, "input": self.opening or self.goal, **self.case}
+        meta = dict(d.get("metadata") or {})
+        if self.success_criteria:
+            meta.setdefault("success_criteria", list(self.success_criteria))
+        meta["scenario"] = self.id
+        d["metadata"] = meta
+        return Case.from_dict(d)
+
+
+def load_scenarios(path: str | Path) -> list[Scenario]:
+    """Scenarios from a JSON or YAML file (``.yaml``/``.yml``): one scenario object, a list,
+    or ``{"scenarios": [...]}``; JSON Lines (``.jsonl``) holds one per line. Raises
+    DatasetError naming the file (and line or index) on unreadable input or a bad scenario."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{p}: cannot read scenarios ({e})") from e
+    items: list[tuple[str, Any]] = []
+    try:
+        if p.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        elif p.suffix == ".jsonl":
+            data = None
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    items.append((f"{p}:{n}", json.loads(line)))
+        else:
+            data = json.loads(text)
+    except Exception as e:  # json / yaml parse errors
+        raise DatasetError(f"{p}: not valid {p.suffix.lstrip('.') or 'JSON'}: {e}") from e
+    if p.suffix != ".jsonl":
+        if isinstance(data, Mapping) and "scenarios" in data:
+            data = data["scenarios"]
+        if isinstance(data, Mapping):
+            data = [data]
+        if not isinstance(data, list):
+            raise DatasetError(f"{p}: expected a scenario, a list of scenarios or {{'scenarios': [...]}}")
+        items = [(f"{p}[{i}]", x) for i, x in enumerate(data)]
+    out = [Scenario.from_dict(x, where=w) for w, x in items]
+    seen: set[str] = set()
+    for s in out:
+        if s.id in seen:
+            raise DatasetError(f"{p}: scenario id {s.id!r} appears twice")
+        seen.add(s.id)
+    return out
+
+
+# --------------------------------------------------------------------------- the simulated user
+
+
+def user_system_prompt(scenario: Scenario, seed: int = 0) -> str:
+    """The simulated user's instructions (persona, goal, hidden facts, rules, markers)."""
+    facts = "\n".join(f"- {f.name}: {f.value}" for f in scenario.hidden_facts) or "- (none)"
+    rules = "\n".join(f"- {r}" for r in scenario.rules)
+    return (
+        "You are playing a user talking to a customer-support AI agent. Stay in character; "
+        "write only the user's next message.\n"
+        + (f"Persona: {scenario.persona}\n" if scenario.persona else "")
+        + f"Your goal: {scenario.goal}\n"
+        f"Facts you know but give ONLY when the agent asks for them:\n{facts}\n"
+        + (f"Rules:\n{rules}\n" if rules else "")
+        + f"When your goal has been fully met, reply with {STOP_MARKER}. If the agent cannot "
+        f"help you and further messages would not change that, reply with {GIVE_UP_MARKER}.\n"
+        f"Variation seed: {seed}"
+    )
+
+
+def user_messages(scenario: Scenario, conversation: Sequence[Mapping[str, str]],
+                  seed: int = 0) -> list[dict[str, str]]:
+    """The messages sent to the user model: the system prompt, then the conversation with
+    roles flipped (the agent's replies are ``user`` turns, the user's own are ``assistant``);
+    a conversation that has not started gets a request for the opening message."""
+    msgs = [{"role": "system", "content": user_system_prompt(scenario, seed)}]
+    if not conversation:
+        msgs.append({"role": "user", "content": "(The agent is waiting. Write your first message.)"})
+    for m in conversation:
+        msgs.append({"role": "assistant" if m["role"] == "user" else "user", "content": m["content"]})
+    return msgs
+
+
+def _split_marker(text: str) -> tuple[str, str | None]:
+    for marker, why in ((STOP_MARKER, "goal_met"), (GIVE_UP_MARKER, "gave_up")):
+        if marker in text:
+            return text.replace(marker, "").strip(), why
+    return text.strip(), None
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """One simulated conversation: ``scenario_id``, ``seed``, the ``trajectory``, the
+    ``conversation`` as ``[{"role": "user"|"assistant", "content"}]``, ``termination``
+    (goal_met, gave_up, max_turns, agent_error) and ``error`` (agent or user-model error)."""
+
+    scenario_id: str
+    seed: int
+    trajectory: Trajectory
+    conversation: tuple[dict[str, str], ...]
+    termination: str
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"scenario_id": self.scenario_id, "seed": self.seed, "termination": self.termination,
+                "error": self.error, "conversation": list(self.conversation),
+                "trajectory": self.trajectory.to_dict()}
+
+
+def _wants_history(agent: Any) -> bool:
+    try:
+        return "history" in inspect.signature(agent).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _call_agent(agent: Any, text: str, bound: Any, history: list[dict[str, str]]) -> Any:
+    ret = agent(text, bound, history=list(history)) if _wants_history(agent) else agent(text, bound)
+    if inspect.isawaitable(ret):
+        ret = asyncio.run(_await(ret))
+    return ret
+
+
+async def _await(x: Any) -> Any:
+    return await x
+
+
+def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *, seed: int = 0,
+                 tools: Any = None, sandbox_url: str | None = None,
+                 base_dir: str | Path | None = None) -> SimulationResult:
+    """Run one conversation (see the module doc) and return its :class:`SimulationResult`.
+
+    ``agent``: the agent under test (``trajcheck run``'s contract); ``user_model``: a judge
+    model (``ScriptedModel`` in tests); ``tools``: a ``ToolRegistry`` (else the agent's
+    ``tools``/``TOOLS``, as ``trajcheck.runner.resolve_tools``); ``sandbox_url``/``base_dir``
+    as ``trajcheck.sandbox.open_sandbox``. An agent that raises ends the conversation with
+    termination ``agent_error``; a user model that fails (JudgeError) ends it likewise with
+    ``user_error``. Setup failures (missing fixture, bad tools) raise their TrajcheckError.
+    """
+    from .judges import as_model
+    from .runner import _final, resolve_tools
+    from .sandbox import open_sandbox
+
+    case = scenario.to_case()
+    registry = resolve_tools(agent, tools)
+    umodel = as_model(user_model)
+    sb = open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir)
+    sb.open()
+    try:
+        before = sb.snapshot()
+        bound = registry.bind(sb, case=case, trial=seed)
+        seen = len(bound.steps)  # the bound tools' own first user step is replaced by ours
+        steps: list[Step] = []
+        conv: list[dict[str, str]] = []
+        termination = "max_turns"
+        error: str | None = None
+        last_reply: str | None = None
+
+        def add(kind: str, content: str) -> None:
+            steps.append(Step(index=len(steps), kind=kind, content=content))
+
+        for turn in range(scenario.max_turns):
+            if turn == 0 and scenario.opening is not None:
+                utext, why = _split_marker(scenario.opening)
+            else:
+                try:
+                    utext, why = _split_marker(umodel.complete(user_messages(scenario, conv, seed)))
+                except JudgeError as e:
+                    termination, error = "user_error", f"user model: {e}"
+                    break
+            if utext:
+                conv.append({"role": "user", "content": utext})
+                add("user", utext)
+            if why is not None:
+                termination = why
+                break
+            try:
+                ret = _call_agent(agent, utext, bound, conv[:-1])
+                reply, _, _, _, _, err = _final(ret)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as e:
+                reply, err = None, f"{type(e).__name__}: {e}".rstrip(": ")
+            new = bound.steps[seen:]
+            seen += len(new)
+            for s in new:
+                steps.append(dataclasses.replace(s, index=len(steps)))
+            if err is not None:
+                termination, error = "agent_error", err
+                break
+            if reply is not None:
+                last_reply = reply
+                conv.append({"role": "assistant", "content": reply})
+                add("assistant", reply)
+        after = sb.snapshot()
+    finally:
+        sb.close()
+    if last_reply is not None:
+        steps.append(Step(index=len(steps), kind="final_response", content=last_reply))
+    meta: dict[str, Any] = {"case_id": case.id, "trial": seed, "run_id": f"{case.id}-{seed}",
+                            "scenario": scenario.id, "seed": seed, "termination": termination,
+                            "user_turns": sum(m["role"] == "user" for m in conv),
+                            "state_before": before, "state_after": after}
+    if termination in ("max_turns", "agent_error", "user_error"):
+        meta["terminated"] = False
+    if error is not None:
+        meta["error"] = error
+    if case.faults:
+        meta["faults"] = [dict(f) for f in case.faults]
+    traj = Trajectory(steps=tuple(steps), final_response=last_reply, source_format="trajcheck",
+                      metadata=meta)
+    return SimulationResult(scenario.id, seed, traj, tuple(conv), termination, error)
+
+
+def simulate(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *,
+             seeds: Sequence[int] = (0, 1, 2), tools: Any = None, sandbox_url: str | None = None,
+             base_dir: str | Path | None = None) -> list[SimulationResult]:
+    """:func:`simulate_one` for each seed in ``seeds`` (each in its own fresh sandbox).
+    ``[(r.trajectory, scenario.to_case()) for r in results]`` feeds ``suite.score_runs``.
+    Raises TrajcheckError (AgentError) for an empty or non-integer seed list."""
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise AgentError(f"simulate: seeds must be a non-empty list of integers, got {seeds!r}")
+    return [simulate_one(scenario, agent, user_model, seed=s, tools=tools,
+                         sandbox_url=sandbox_url, base_dir=base_dir) for s in seeds]
+
+
+# --------------------------------------------------------------------------- the reveal check
+
+
+def _contains_phrase(text: str, phrase: str) -> bool:
+    t, p = normalize_text(text), normalize_text(phrase)
+    if not p:
+        return False
+    return re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", t) is not None
+
+
+def unprompted_reveals(result: SimulationResult | Trajectory, scenario: Scenario) -> MetricResult:
+    """Hidden facts the simulated user revealed before the agent asked for them.
+
+    A fact is revealed in the first user message containing its ``value``; it was asked for
+    when some agent message (assistant text) before that one contains one of its ask phrases
+    (``keywords``, default the name with ``_`` as a space). Both comparisons are on
+    normalized text (NFKC, casefold, whitespace collapsed) at word boundaries. The scenario's
+    own ``opening`` (written by the scenario's author, not the model) is not checked.
+    Score = 1 - flagged / revealed (None when no fact was revealed); passed = nothing
+    flagged; ``parts["flagged"]`` lists ``{"fact", "turn"}`` (turn = 0-based user message).
+    """
+    traj = result.trajectory if isinstance(result, SimulationResult) else result
+    if not isinstance(traj, Trajectory):
+        raise TrajcheckError(f"unprompted_reveals: expected a SimulationResult or Trajectory, "
+                             f"got {type(result).__name__}")
+    msgs = [(s.kind, s.content or "") for s in traj.steps if s.kind in ("user", "assistant")]
+    flagged: list[dict[str, Any]] = []
+    revealed: list[str] = []
+    for f in scenario.hidden_facts:
+        uturn = -1
+        for i, (kind, text) in enumerate(msgs):
+            if kind != "user":
+                continue
+            uturn += 1
+            if uturn == 0 and scenario.opening is not None:
+                continue
+            if _contains_phrase(text, f.value):
+                revealed.append(f.name)
+                asked = any(k == "assistant" and any(_contains_phrase(t, p) for p in f.ask_phrases)
+                            for k, t in msgs[:i])
+                if not asked:
+                    flagged.append({"fact": f.name, "turn": uturn})
+                break
+    if not revealed:
+        return MetricResult("unprompted_reveals", None, "no hidden fact was revealed",
+                            {"revealed": [], "flagged": []}, True)
+    score = 1.0 - len(flagged) / len(revealed)
+    reason = (f"{len(revealed)} hidden fact(s) revealed, all after the agent asked" if not flagged
+              else "revealed without being asked: " + ", ".join(
+                  f"{x['fact']} (user turn {x['turn']})" for x in flagged))
+    return MetricResult("unprompted_reveals", score, reason,
+                        {"revealed": revealed, "flagged": flagged}, not flagged)
+
+
+__all__ = [
+    "GIVE_UP_MARKER",
+    "STOP_MARKER",
+    "HiddenFact",
+    "Scenario",
+    "SimulationResult",
+    "load_scenarios",
+    "simulate",
+    "simulate_one",
+    "unprompted_reveals",
+    "user_messages",
+    "user_system_prompt",
+]

