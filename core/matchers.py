@@ -26,8 +26,9 @@ schema     the predicted value validates against a JSON Schema (Draft 2020-12), 
            spec as ``"schema"`` or as the expected value. A schema that is not a valid schema
            raises :class:`~trajcheck.errors.SchemaError`.
 ignore     always matches; the argument may be present or absent.
-semantic   ``ctx.semantic_scorer(expected_text, predicted_text) >= threshold`` (spec
-           ``"threshold"``, default 0.8).
+semantic   ``ctx.semantic_scorer(expected_text, predicted_text) >= threshold``; threshold
+           from the spec's ``"threshold"``, else ``ctx.semantic_threshold``, else 0.75
+           (:data:`SEMANTIC_THRESHOLD`, measured with all-MiniLM-L6-v2: see trajcheck.semantic).
 judge      ``ctx.judge(rubric, expected, predicted)`` is truthy (spec ``"rubric"`` optional).
 ========== ==================================================================================
 
@@ -82,12 +83,18 @@ class MatchContext:
     ``user``: the case's user context dict. ``semantic_scorer(a, b) -> float`` in [0, 1]:
     similarity of two texts, used by ``semantic``. ``judge(rubric, expected, predicted) ->
     bool``: a model judgement, used by ``judge``. Backends are plugged in by the caller.
+    ``semantic_threshold`` / ``relevance_threshold`` (in [0, 1], None = the defaults
+    :data:`SEMANTIC_THRESHOLD` 0.75 / :data:`RELEVANCE_THRESHOLD` 0.5): the ``semantic``
+    matcher's thresholds for expected-vs-predicted and for relevance of an argument with no
+    expected value to ``case_input``, used when the dataset's spec gives no ``threshold``.
     """
 
     case_input: str | None = None
     user: dict[str, Any] | None = None
     semantic_scorer: Callable[[str, str], float] | None = None
     judge: Callable[[str, Any, Any], bool] | None = None
+    semantic_threshold: float | None = None
+    relevance_threshold: float | None = None
 
 
 DEFAULT_CONTEXT = MatchContext()
@@ -108,7 +115,47 @@ def exact_equal(a: Any, b: Any) -> bool:
     only equal bools; strings only equal strings; None only None; mappings need the same key
     set and equal values; lists and tuples need the same length and equal items in order.
     Other objects compare with ``==`` when of the same type.
+
+    Performance: scalars of one exact built-in type, and lists/dicts of them, are compared
+    directly; anything else goes through the general iterative walk (same rule).
     """
+    ta = type(a)
+    if ta is type(b):
+        if ta is str or ta is int or ta is float or ta is bool:
+            return bool(a == b)
+        if ta is _NONE_TYPE:
+            return True
+        if ta is list or ta is tuple:
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                tx = type(x)
+                if tx is type(y) and (tx is str or tx is int or tx is float or tx is bool):
+                    if x != y:
+                        return False
+                elif not _exact_equal_walk(x, y):
+                    return False
+            return True
+        if ta is dict:
+            if len(a) != len(b) or a.keys() != b.keys():
+                return False
+            for k, x in a.items():
+                y = b[k]
+                tx = type(x)
+                if tx is type(y) and (tx is str or tx is int or tx is float or tx is bool):
+                    if x != y:
+                        return False
+                elif not _exact_equal_walk(x, y):
+                    return False
+            return True
+    return _exact_equal_walk(a, b)
+
+
+_NONE_TYPE = type(None)
+
+
+def _exact_equal_walk(a: Any, b: Any) -> bool:
+    """The general iterative walk behind :func:`exact_equal`."""
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
@@ -481,24 +528,42 @@ _NO_JUDGE = ("judge matcher: no judge configured; pass MatchContext(judge=fn) wh
              "fn(rubric, expected, predicted) -> bool, or use another matcher")
 
 
+SEMANTIC_THRESHOLD = 0.75
+"""Default ``semantic`` threshold (expected vs predicted), measured with all-MiniLM-L6-v2 on
+help-desk ticket titles: paraphrases 0.80-0.92, same device with another problem 0.49-0.71,
+unrelated <= 0.25 (table in trajcheck.semantic; asserted in tests/test_semantic.py)."""
+
+RELEVANCE_THRESHOLD = 0.5
+"""Default ``semantic`` threshold for an argument with no expected value, scored against the
+case input: fitting title 0.85, one-sentence description 0.70, unrelated titles <= 0.12."""
+
+
+def _threshold_ok(t: Any, where: str) -> float:
+    if not _is_num(t) or not 0.0 <= t <= 1.0:
+        raise MatcherError(f"{where} must be in [0, 1], got {t!r}")
+    return float(t)
+
+
 @dataclass(frozen=True, repr=False)
 class SemanticMatcher(Matcher):
-    """``ctx.semantic_scorer(expected_text, predicted_text) >= threshold`` (default 0.8).
+    """``ctx.semantic_scorer(expected_text, predicted_text) >= threshold``.
 
-    Non-string values are compared as their JSON text. With no expected value, the predicted
-    value must be non-empty and score >= threshold against ``ctx.case_input`` (relevance).
-    Raises MatcherError when no scorer is configured.
+    Threshold policy: the spec's ``threshold`` when given; else ``ctx.semantic_threshold``;
+    else :data:`SEMANTIC_THRESHOLD` (0.75). Non-string values are compared as their JSON
+    text. With no expected value, the predicted value must be non-empty and score >= the
+    relevance threshold against ``ctx.case_input``: the spec's ``threshold``, else
+    ``ctx.relevance_threshold``, else :data:`RELEVANCE_THRESHOLD` (0.5). Raises MatcherError
+    when no scorer is configured or a context threshold is outside [0, 1].
     """
 
-    threshold: float = 0.8
+    threshold: float | None = None
     name = "semantic"
 
     def __post_init__(self) -> None:
-        t = self.threshold
-        if not _is_num(t) or not 0.0 <= t <= 1.0:
-            raise MatcherError(f"semantic matcher: threshold must be in [0, 1], got {t!r}")
+        if self.threshold is not None:
+            _threshold_ok(self.threshold, "semantic matcher: threshold")
 
-    def _score(self, a: Any, b: Any, ctx: MatchContext) -> bool:
+    def _score(self, a: Any, b: Any, ctx: MatchContext, threshold: float) -> bool:
         if ctx.semantic_scorer is None:
             raise MatcherError(_NO_SCORER)
         try:
@@ -507,12 +572,16 @@ class SemanticMatcher(Matcher):
             raise
         except Exception as e:
             raise MatcherError(f"semantic matcher: the scorer raised {type(e).__name__}: {e}") from e
-        return not math.isnan(s) and s >= self.threshold
+        return not math.isnan(s) and s >= threshold
 
     def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
         if is_empty(predicted) and not is_empty(expected):
             return False
-        return self._score(expected, predicted, ctx)
+        t = self.threshold
+        if t is None:
+            t = (SEMANTIC_THRESHOLD if ctx.semantic_threshold is None
+                 else _threshold_ok(ctx.semantic_threshold, "MatchContext.semantic_threshold"))
+        return self._score(expected, predicted, ctx, t)
 
     def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
         if is_empty(predicted):
@@ -520,7 +589,11 @@ class SemanticMatcher(Matcher):
         if not ctx.case_input:
             raise MatcherError("semantic matcher: argument has no expected value and the case "
                                "has no input text to check relevance against")
-        return self._score(ctx.case_input, predicted, ctx)
+        t = self.threshold
+        if t is None:
+            t = (RELEVANCE_THRESHOLD if ctx.relevance_threshold is None
+                 else _threshold_ok(ctx.relevance_threshold, "MatchContext.relevance_threshold"))
+        return self._score(ctx.case_input, predicted, ctx, t)
 
 
 _DEFAULT_RUBRIC = "Does the predicted argument value mean the same as the expected value?"
@@ -873,6 +946,8 @@ def get_matcher(spec: str | dict[str, Any] | Callable[..., Any] | None) -> Match
 
 __all__ = [
     "MISSING",
+    "RELEVANCE_THRESHOLD",
+    "SEMANTIC_THRESHOLD",
     "CallableMatcher",
     "MatchContext",
     "Matcher",

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from .errors import MatcherError
-from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher, get_matcher
+from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher, exact_equal, get_matcher
 from .model import ARGS_MODES, ExpectedCall, ToolCall, ToolResult, Trajectory
 
 _EXACT = get_matcher("exact")
@@ -27,7 +28,10 @@ class CompiledCall:
 
     ``checks``: (arg, expected value, matcher) for every expected argument;
     ``unexpected``: (arg, matcher) for ``match`` entries with no expected value;
-    ``allowed``: argument names a predicted call may carry under ``exact_keys``.
+    ``allowed``: argument names a predicted call may carry under ``exact_keys``;
+    ``exact_args``: the expected arguments when every one is compared with ``exact`` and
+    no ``match`` entry lacks an expected value (then ``allowed`` is exactly their names and
+    the comparison takes a fast path with the same result), else None.
     """
 
     name: str
@@ -36,6 +40,7 @@ class CompiledCall:
     unexpected: tuple[tuple[str, Matcher], ...]
     allowed: frozenset[str]
     args_mode: str | None
+    exact_args: Mapping[str, Any] | None = None
 
 
 def _check_mode(mode: str) -> str:
@@ -46,6 +51,15 @@ def _check_mode(mode: str) -> str:
 
 def compile_expected(exp: ExpectedCall, *, index: int | None = None) -> CompiledCall:
     """Resolve ``exp``'s matcher specs once. Raises MatcherError/SchemaError naming the call/arg."""
+    if type(exp) is ExpectedCall and not exp.match:
+        # fast path: no matcher specs to resolve (every argument compared with ``exact``)
+        args = exp.args
+        am = exp.args_mode
+        if (am is None or am in ARGS_MODES) and (args is None or type(args) is dict):
+            if args is None:
+                return CompiledCall(exp.name, False, (), (), frozenset(), am, None)
+            return CompiledCall(exp.name, True, tuple(zip(args, args.values(), repeat(_EXACT))),
+                                (), frozenset(args), am, args)
     if not isinstance(exp, ExpectedCall):
         raise MatcherError(f"expected call {index if index is not None else ''} must be an "
                            f"ExpectedCall, got {type(exp).__name__}")
@@ -73,17 +87,65 @@ def compile_expected(exp: ExpectedCall, *, index: int | None = None) -> Compiled
     checks = tuple((k, v, resolved.get(k, _EXACT)) for k, v in (args or {}).items())
     unexpected = tuple((k, m) for k, m in resolved.items() if args is None or k not in args)
     allowed = frozenset(args or ()) | frozenset(resolved)
-    return CompiledCall(exp.name, args is not None, checks, unexpected, allowed, exp.args_mode)
+    exact_args = args if (args is not None and not unexpected
+                          and all(m is _EXACT for _, _, m in checks)) else None
+    return CompiledCall(exp.name, args is not None, checks, unexpected, allowed, exp.args_mode,
+                        exact_args)
+
+
+def compile_all(expected: Sequence[ExpectedCall]) -> list[CompiledCall | ExpectedCall]:
+    """What :func:`compatibility` reads for ``expected`` (internal fast path).
+
+    An ExpectedCall with no ``match`` specs, ``args`` a dict or None and a valid (or no)
+    ``args_mode`` is used as it is (every argument is compared with ``exact``, exactly as its
+    compiled form would); any other is compiled by :func:`compile_expected`, which raises the
+    same errors, naming the call index, as compiling every call would.
+    """
+    out: list[CompiledCall | ExpectedCall] = []
+    for j, e in enumerate(expected):
+        if (type(e) is ExpectedCall and not e.match
+                and (e.args is None or type(e.args) is dict)
+                and (e.args_mode is None or e.args_mode in ARGS_MODES)):
+            out.append(e)
+        else:
+            out.append(compile_expected(e, index=j))
+    return out
+
+
+def _exact_args_ok(pargs: Mapping[str, Any], eargs: Mapping[str, Any], mode: str) -> bool:
+    """``_args_ok`` for a call whose arguments are all compared with ``exact``.
+
+    Same result as the general loop: every expected argument must be present and exactly
+    equal; under ``exact_keys`` the predicted call may carry no other argument, which (given
+    the first rule) is the same as having as many arguments.
+    """
+    if mode == "exact_keys" and len(pargs) != len(eargs):
+        return False
+    for k, ev in eargs.items():
+        pv = pargs.get(k, MISSING)
+        t = type(ev)
+        if t is type(pv) and (t is str or t is int or t is float or t is bool):
+            if ev != pv:
+                return False
+        elif not exact_equal(ev, pv):
+            return False
+    return True
 
 
 def _matches_compiled(pred: ToolCall, cc: CompiledCall, mode: str, ctx: MatchContext) -> bool:
     if pred.name != cc.name:
         return False
     pargs = pred.args
-    if not isinstance(pargs, Mapping):
+    if type(pargs) is not dict and not isinstance(pargs, Mapping):
         return False  # unparsed / non-object args never match (DESIGN policy)
     if mode == "ignore":
         return True
+    if cc.exact_args is not None:
+        return _exact_args_ok(pargs, cc.exact_args, mode)
+    return _args_ok(pargs, cc, mode, ctx)
+
+
+def _args_ok(pargs: Mapping[str, Any], cc: CompiledCall, mode: str, ctx: MatchContext) -> bool:
     for k, m in cc.unexpected:
         if not m.check_unexpected(pargs.get(k, MISSING), ctx):
             return False
@@ -133,22 +195,33 @@ def max_matching(adj: Sequence[Sequence[int]], n_right: int) -> list[int]:
     matching is maximum; among maximum matchings the result is deterministic (neighbours
     are tried in the order given). Raises MatcherError for an out-of-range right index.
     """
-    n_left = len(adj)
     for i, row in enumerate(adj):
         for j in row:
             if not (0 <= j < n_right):
                 raise MatcherError(f"max_matching: left {i} lists right index {j} "
                                    f"outside 0..{n_right - 1}")
+    return _hopcroft_karp(adj, n_right)
+
+
+def _hopcroft_karp(adj: Sequence[Sequence[int]], n_right: int) -> list[int]:
+    """:func:`max_matching` without the index check (for adjacency built here)."""
+    n_left = len(adj)
     INF = n_left + n_right + 5
     match_l = [-1] * n_left
     match_r = [-1] * n_right
     # cheap greedy start; Hopcroft-Karp phases then make it maximum
+    n_matched = 0
     for i, row in enumerate(adj):
         for j in row:
             if match_r[j] == -1:
                 match_l[i] = j
                 match_r[j] = i
+                n_matched += 1
                 break
+    if n_matched == n_left or n_matched == n_right:
+        # every left (or every right) vertex is matched: no augmenting path exists, so the
+        # first phase below would stop at once with this same matching
+        return match_l
     dist = [0] * n_left
     while True:
         # BFS layering from free left vertices
@@ -218,22 +291,45 @@ class CallMatching:
     unmatched_exp: tuple[int, ...]
 
 
-def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall], args_mode: str | None,
-                  ctx: MatchContext) -> list[list[int]]:
-    """``adj[i]`` = expected indices predicted call ``i`` matches (internal helper)."""
+def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall | ExpectedCall],
+                  args_mode: str | None, ctx: MatchContext, *,
+                  default_mode: str | None = None) -> list[list[int]]:
+    """``adj[i]`` = expected indices predicted call ``i`` matches (internal helper).
+
+    ``cexp``: compiled expected calls, or plain ExpectedCalls as :func:`compile_all` passes
+    them through (all-``exact`` arguments). Mode per expected call: ``args_mode``, else the
+    call's own, else ``default_mode`` (used only when ``args_mode`` is None), else
+    ``exact_keys``.
+    """
     by_name: dict[str, list[int]] = {}
     for j, cc in enumerate(cexp):
         by_name.setdefault(cc.name, []).append(j)
-    modes = [_check_mode(args_mode or cc.args_mode or "exact_keys") for cc in cexp]
+    dm = default_mode if args_mode is None else None
+    modes = [_check_mode(args_mode or cc.args_mode or dm or "exact_keys") for cc in cexp]
     adj: list[list[int]] = []
     for p in pred:
-        if not isinstance(p, ToolCall):
+        if type(p) is not ToolCall and not isinstance(p, ToolCall):
             raise MatcherError(f"predicted call {len(adj)} must be a ToolCall, got {type(p).__name__}")
         cand = by_name.get(p.name)
-        if not cand:
-            adj.append([])
+        pargs = p.args
+        if not cand or (type(pargs) is not dict and not isinstance(pargs, Mapping)):
+            adj.append([])  # no expected call of this tool, or unparsed args: never matches
             continue
-        adj.append([j for j in cand if _matches_compiled(p, cexp[j], modes[j], ctx)])
+        row = []
+        for j in cand:
+            cc = cexp[j]
+            mode = modes[j]
+            if mode == "ignore":
+                row.append(j)
+            elif type(cc) is ExpectedCall:  # passed through by compile_all: all exact
+                if cc.args is None or _exact_args_ok(pargs, cc.args, mode):
+                    row.append(j)
+            elif cc.exact_args is not None:  # type: ignore[union-attr]
+                if _exact_args_ok(pargs, cc.exact_args, mode):  # type: ignore[union-attr]
+                    row.append(j)
+            elif _args_ok(pargs, cc, mode, ctx):  # type: ignore[arg-type]
+                row.append(j)
+        adj.append(row)
     return adj
 
 
@@ -247,9 +343,9 @@ def match_calls(pred: Sequence[ToolCall], exp: Sequence[ExpectedCall], *,
     Raises what :func:`call_matches` raises.
     """
     ctx = context or DEFAULT_CONTEXT
-    cexp = [compile_expected(e, index=j) for j, e in enumerate(exp)]
+    cexp = compile_all(exp)
     adj = compatibility(pred, cexp, args_mode, ctx)
-    ml = max_matching(adj, len(cexp))
+    ml = _hopcroft_karp(adj, len(cexp))
     pairs = tuple((i, j) for i, j in enumerate(ml) if j != -1)
     matched_exp = {j for _, j in pairs}
     return CallMatching(
@@ -279,6 +375,8 @@ def retried_failures(traj: Trajectory) -> frozenset[int]:
     called again (e.g. followed only by a different tool) is not retried and stays in.
     Results are joined to calls by :meth:`Trajectory.pairs`.
     """
+    if not any(s.tool_result is not None and is_failed(s.tool_result) for s in traj.steps):
+        return frozenset()  # no failed result at all: nothing to join (same answer, faster)
     pairs = traj.pairs()
     out: set[int] = set()
     seen_later: set[str] = set()

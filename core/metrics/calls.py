@@ -16,7 +16,13 @@ from typing import Any
 
 from ..errors import MetricInputError, SchemaError
 from ..matchers import MatchContext
-from ..matching import compatibility, compile_expected, max_matching, retried_failures
+from ..matching import (
+    CompiledCall,
+    _hopcroft_karp,
+    compatibility,
+    compile_all,
+    retried_failures,
+)
 from ..model import Case, ExpectedCall, ToolCall, Trajectory
 from .result import MetricResult
 
@@ -37,11 +43,14 @@ def calls_and_retries(traj: TrajLike, *, what: str = "trajectory") -> tuple[list
         return traj.tool_calls(), retried_failures(traj)
     if isinstance(traj, (list, tuple)):
         for i, c in enumerate(traj):
-            if not isinstance(c, ToolCall):
+            if type(c) is not ToolCall and not isinstance(c, ToolCall):
                 raise MetricInputError(f"{what}: item {i} is {type(c).__name__}, not a ToolCall")
-        return list(traj), frozenset()
+        return list(traj), _NO_RETRIES
     raise MetricInputError(
         f"{what}: expected a Trajectory or a list of ToolCall, got {type(traj).__name__}")
+
+
+_NO_RETRIES: frozenset[int] = frozenset()
 
 
 def _text(v: Any) -> str:
@@ -57,6 +66,10 @@ def _text(v: Any) -> str:
 
 def context_for(case: Case | None, context: MatchContext | None) -> MatchContext:
     """``context`` with ``case_input``/``user`` filled from ``case`` where unset."""
+    if context is None and case is not None:
+        # same as replace(MatchContext(), ...) below, without the copy
+        return MatchContext(case_input=None if case.input is None else _text(case.input),
+                            user=case.user)
     ctx = context or MatchContext()
     if case is None:
         return ctx
@@ -94,12 +107,22 @@ def match_kept(calls: Sequence[ToolCall], retried: frozenset[int], expected: Seq
     Per-call args mode: ``args_mode`` if given, else the expected call's own, else
     ``default_mode`` (the case's), else ``exact_keys``.
     """
-    kept = [i for i in range(len(calls)) if i not in retried]
-    cexp = [compile_expected(e, index=j) for j, e in enumerate(expected)]
-    if args_mode is None and default_mode is not None:
-        cexp = [cc if cc.args_mode is not None else replace(cc, args_mode=default_mode) for cc in cexp]
-    adj = compatibility([calls[i] for i in kept], cexp, args_mode, ctx)
-    return Matched(kept, max_matching(adj, len(cexp)), len(cexp))
+    cexp = compile_all(expected)
+    return match_compiled(calls, retried, cexp, args_mode=args_mode, default_mode=default_mode,
+                          ctx=ctx)
+
+
+def match_compiled(calls: Sequence[ToolCall], retried: frozenset[int],
+                   cexp: Sequence[CompiledCall | ExpectedCall],
+                   *, args_mode: str | None, default_mode: str | None, ctx: MatchContext) -> Matched:
+    """:func:`match_kept` on expected calls already compiled (``matching.compile_all``)."""
+    if retried:
+        kept = [i for i in range(len(calls)) if i not in retried]
+        kept_calls: Sequence[ToolCall] = [calls[i] for i in kept]
+    else:
+        kept, kept_calls = list(range(len(calls))), calls
+    adj = compatibility(kept_calls, cexp, args_mode, ctx, default_mode=default_mode)
+    return Matched(kept, _hopcroft_karp(adj, len(cexp)), len(cexp))
 
 
 # ---------------------------------------------------------------------------------------
@@ -144,7 +167,7 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
         counted += 1
         if j == -1:
             extra.append(i)
-    tp = m.tp
+    tp = len(m.match_of_kept) - m.match_of_kept.count(-1)
     p, r, f = prf_counts(tp, counted, m.n_expected)
     matched_exp = {j for j in m.match_of_kept if j != -1}
     missing = [j for j in range(m.n_expected) if j not in matched_exp]
@@ -161,8 +184,9 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
         "pairs": [[i, j] for i, j in zip(m.kept, m.match_of_kept) if j != -1],
         "unexpected_calls": extra, "missing_expected": missing,
     }
-    return PRFResult(name=name, score=f, reason=reason, parts=parts, passed=None,
-                     precision=p, recall=r, f1=f, tp=tp, n_counted=counted, n_expected=m.n_expected)
+    # positional (name, score, reason, parts, passed, precision, recall, f1, tp, n_counted,
+    # n_expected): same object as the keyword form, cheaper to build
+    return PRFResult(name, f, reason, parts, None, p, r, f, tp, counted, m.n_expected)
 
 
 def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
@@ -378,10 +402,11 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     case = _check_case(case)
     calls, retried = calls_and_retries(traj)
     ctx = context_for(case, context)
-    by_name = match_kept(calls, retried, case.expected_calls, args_mode="ignore",
-                         default_mode=None, ctx=ctx).tp
-    with_args = match_kept(calls, retried, case.expected_calls, args_mode=args_mode,
-                           default_mode=case.args_mode, ctx=ctx).tp
+    cexp = compile_all(case.expected_calls)
+    by_name = match_compiled(calls, retried, cexp, args_mode="ignore",
+                             default_mode=None, ctx=ctx).tp
+    with_args = match_compiled(calls, retried, cexp, args_mode=args_mode,
+                               default_mode=case.args_mode, ctx=ctx).tp
     if by_name == 0:
         return MetricResult(name="argument_accuracy", score=None,
                             reason="not applicable: no expected tool was called",

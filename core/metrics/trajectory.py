@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MetricInputError
 from ..matchers import MatchContext
-from ..matching import compatibility, compile_expected, max_matching
+from ..matching import _hopcroft_karp, compatibility, compile_all
 from ..model import ARGS_MODES, Case, ExpectedCall, ToolCall, Trajectory
 from .calls import TrajLike, calls_and_retries, context_for, prf_from_calls
 from .result import MetricResult
@@ -381,15 +381,16 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
         return MetricResult(name="trajectory_match", score=score,
                             reason=f"{neutral} {score:.3f}: {r.reason}",
                             parts={**base_parts, **r.parts}, passed=score == 1.0)
-    kept = [i for i in range(len(calls)) if i not in retried]
-    kept_calls = [calls[i] for i in kept]
-    cexp = [compile_expected(e, index=j) for j, e in enumerate(exp_calls)]
-    if eff_args_mode is None and default_mode is not None:
-        cexp = [cc if cc.args_mode is not None else replace(cc, args_mode=default_mode) for cc in cexp]
-    adj_l = compatibility(kept_calls, cexp, eff_args_mode, ctx)
+    if retried:
+        kept = [i for i in range(len(calls)) if i not in retried]
+        kept_calls = [calls[i] for i in kept]
+    else:
+        kept, kept_calls = list(range(len(calls))), calls
+    cexp = compile_all(exp_calls)
+    adj_l = compatibility(kept_calls, cexp, eff_args_mode, ctx, default_mode=default_mode)
     adj = [set(a) for a in adj_l]
     n_exp = len(cexp)
-    ml = max_matching(adj_l, n_exp)
+    ml = _hopcroft_karp(adj_l, n_exp)
     matched_exp = {j for j in ml if j != -1}
     missing = [j for j in range(n_exp) if j not in matched_exp]
     extra = [kept[i] for i, j in enumerate(ml) if j == -1 and kept_calls[i].name not in opt]
