@@ -58,16 +58,38 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
         rows.append(("false-success rate (fault runs)",
                      f"{fmt_est(s.false_success_rate)} over {s.n_fault_runs} runs"))
     eff = s.efficiency or {}
-    for key in ("steps", "tokens", "cost_usd", "latency_ms"):
+    n_ok = eff.get("n_success")
+    for key, label in (("steps", "agent steps"), ("tool_calls", "tool calls"),
+                       ("tokens", "tokens"), ("cost_usd", "cost (USD)"),
+                       ("latency_ms", "latency (ms)")):
         v = eff.get(key)
         if isinstance(v, dict) and v.get("p50") is not None:
-            rows.append((f"{key} over successes (p50/p95/p99)",
-                         f"{fmt(v.get('p50'))} / {fmt(v.get('p95'))} / {fmt(v.get('p99'))}"))
-    if eff.get("cost_per_success") is not None:
-        rows.append(("cost per successful task (USD)", fmt(eff.get("cost_per_success"))))
+            money = 8 if key == "cost_usd" else 4
+            rows.append((f"{label} p50/p95/p99 (successes)",
+                         f"{fmt(v.get('p50'), money)} / {fmt(v.get('p95'), money)} / "
+                         f"{fmt(v.get('p99'), money)} (mean {fmt(v.get('mean'), money)}, "
+                         f"n={v.get('n')})"))
+    if eff.get("cost_usd") is not None or eff.get("total_cost_usd") is not None:
+        # DESIGN.md: cost of ALL runs / successful runs (computed in metrics.efficiency)
+        cps = eff.get("cost_per_success")
+        label = "cost per successful task (USD)"
+        if cps is not None:
+            rows.append((label, f"{fmt(cps, 8)} (all runs {fmt(eff.get('total_cost_usd'), 8)} / "
+                                f"{n_ok} successes)"))
+        else:
+            rows.append((label, "n/a (no successful run)" if n_ok == 0
+                         else "n/a (some run has no cost)"))
     rt = s.routing or {}
     if rt.get("accuracy") is not None:
-        rows.append(("routing accuracy", fmt(rt.get("accuracy"))))
+        what = "exact-set accuracy" if rt.get("kind") == "multi_label" else "accuracy"
+        rows.append((f"routing {what}",
+                     f"{fmt(rt.get('accuracy'))} over {rt.get('n')} runs, macro-F1 "
+                     f"{fmt(rt.get('macro_f1'))}"
+                     + (f", {rt.get('n_no_route')} with no route" if rt.get("n_no_route") else "")))
+        gate = rt.get("recall_floor_gate")
+        if isinstance(gate, dict):
+            rows.append(("routing recall floors", ("pass" if gate.get("passed") else "FAIL")
+                         + f": {gate.get('reason', '')}"))
     return rows
 
 

@@ -106,7 +106,10 @@ def svg_heatmap(labels_rows: Sequence[str], labels_cols: Sequence[str], matrix: 
         return ""
     lw = 8 + 7 * max(len(str(x)) for x in labels_rows)
     th = 8 + 6 * max(len(str(x)) for x in labels_cols)
-    width = lw + cell * len(labels_cols) + 20
+    caption = f"rows: {row_title}; columns: {col_title}"
+    # wide enough for the title and the caption (about 6.5 px per 11-13 px character)
+    width = max(lw + cell * len(labels_cols) + 20, 12 + int(6.2 * len(caption)),
+                12 + int(7.5 * len(title)))
     height = 30 + th + cell * len(labels_rows) + 26
     vmax = max([v for row in matrix for v in row] + [1])
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
@@ -129,8 +132,7 @@ def svg_heatmap(labels_rows: Sequence[str], labels_cols: Sequence[str], matrix: 
                 colr = "#fff" if v / vmax > 0.55 else "#111"
                 parts.append(f'<text x="{lw + j * cell + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" '
                              f'text-anchor="middle" font-size="11" fill="{colr}">{fmt(v)}</text>')
-    parts.append(f'<text x="4" y="{height - 8}" font-size="11" fill="#555">rows: {_e(row_title)}; '
-                 f'columns: {_e(col_title)}</text>')
+    parts.append(f'<text x="4" y="{height - 8}" font-size="11" fill="#555">{_e(caption)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -292,6 +294,37 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
             h.append(f'<p>routing accuracy: <span id="routing-accuracy">{fmt(s.routing.get("accuracy"))}</span></p>')
         if svg:
             h.append(f'<div class="card">{svg}</div>')
+        per = s.routing.get("per_class") or s.routing.get("per_label") or {}
+        if per:
+            h.append("<table><tr><th>route</th><th>precision</th><th>recall</th><th>F1</th>"
+                     "<th>support</th></tr>")
+            for lab, v in per.items():
+                h.append(f'<tr class="route-row"><td>{_e(lab)}</td><td class="num">{fmt(v.get("precision"))}</td>'
+                         f'<td class="num">{fmt(v.get("recall"))}</td><td class="num">{fmt(v.get("f1"))}</td>'
+                         f'<td class="num">{_e(v.get("support"))}</td></tr>')
+            h.append("</table>")
+
+    eff = s.efficiency or {}
+    if eff:
+        # figures as the scorecard holds them (metrics.efficiency, DESIGN.md policy)
+        h.append(f'<h2>Efficiency over successful runs (<span id="eff-n-success">{_e(eff.get("n_success"))}'
+                 f'</span> of {_e(eff.get("n_runs"))})</h2>')
+        h.append("<table><tr><th>figure</th><th>mean</th><th>p50</th><th>p95</th><th>p99</th>"
+                 "<th>min</th><th>max</th><th>n</th></tr>")
+        for key, label in (("steps", "agent steps"), ("tool_calls", "tool calls"), ("tokens", "tokens"),
+                           ("cost_usd", "cost (USD)"), ("latency_ms", "latency (ms)")):
+            dist = eff.get(key)
+            if not isinstance(dist, dict):
+                continue
+            digits = 8 if key == "cost_usd" else 4
+            h.append(f"<tr><th>{_e(label)}</th>" + "".join(
+                f'<td class="num" id="eff-{key}-{q}">{fmt(dist.get(q), digits)}</td>'
+                for q in ("mean", "p50", "p95", "p99", "min", "max"))
+                + f'<td class="num">{_e(dist.get("n"))}</td></tr>')
+        h.append("</table>")
+        h.append(f'<p>cost per successful task (cost of all runs / successful runs): '
+                 f'<span id="eff-cost-per-success">{fmt(eff.get("cost_per_success"), 8)}</span> USD '
+                 f'(total <span id="eff-total-cost">{fmt(eff.get("total_cost_usd"), 8)}</span> USD)</p>')
 
     dists = []
     for key, label, unit in (("steps", "steps per run", ""), ("tokens", "tokens per run", ""),

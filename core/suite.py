@@ -18,7 +18,8 @@ cases, or the runs ``trajcheck run`` just made -- and returns a frozen ``Scoreca
 ``evaluate`` keys trajectories to cases by ``Trajectory.metadata["case_id"]`` and reports
 traces for unknown cases and cases without traces as problems (the rest is still scored).
 
-Every figure is reported rounded to 4 decimals, so a scorecard's JSON round-trips
+Every figure is reported rounded to 4 decimals (money in US dollars to 8, so that a
+fraction-of-a-cent per-run cost is not rounded to 0), and a scorecard's JSON round-trips
 exactly (``Scorecard.load(p).to_dict() == json.load(p)``). The JSON layout is fixed by
 ``trajcheck/schemas/scorecard.schema.json`` (``SCHEMA_VERSION``).
 
@@ -28,6 +29,7 @@ module applies is documented in the function that applies it.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,19 +46,25 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SCHEMA_VERSION = "1"
 DIGITS = 4
+COST_DIGITS = 8
 DEFAULT_SEED = 0
 DEFAULT_BOOTSTRAP = 2000
 SUCCESS_TOL = 1e-6  # a recorded reward counts as success when within this of 1 (tau-bench rule)
 
 
-def _r(x: float | None) -> float | None:
+def _r(x: float | None, digits: int = DIGITS) -> float | None:
     """Round a figure for reporting (None and non-finite values pass through as None)."""
     if x is None:
         return None
     x = float(x)
     if not math.isfinite(x):
         return None
-    return round(x, DIGITS)
+    return round(x, digits)
+
+
+def _usd(x: float | None) -> float | None:
+    """Round a US-dollar amount for reporting (``COST_DIGITS`` decimals; None passes through)."""
+    return _r(x, COST_DIGITS)
 
 
 def fmt_num(x: float | None) -> str:
@@ -118,9 +126,10 @@ class RunResult:
     ``success`` is trajcheck's own outcome (see ``score_run``), ``outcome_reason`` says
     why; ``failure_reason`` is one line naming the first thing that went wrong (None for a
     success). ``precision``/``recall``/``f1`` come from ``metrics.calls.tool_call_prf``;
-    ``composite`` from ``metrics.composite.score_trajectory``. ``steps`` counts trajectory
-    steps, ``tokens`` total tokens, ``cost_usd`` US dollars, ``latency_ms`` milliseconds
-    (None where the source has no figure). ``recorded_reward`` is the source's own reward
+    ``composite`` from ``metrics.composite.score_trajectory``. ``steps`` (agent turns),
+    ``n_calls``, ``tokens``, ``cost_usd`` (US dollars) and ``latency_ms`` (milliseconds) are
+    ``metrics.efficiency.run_stats``' figures (None where the source has no figure).
+    ``route`` is the route the run took (``run_route``), ``expected_route`` the case's. ``recorded_reward`` is the source's own reward
     (tau-bench), ``fault_run`` whether faults were injected, ``false_success`` whether the
     final response claimed an action that did not happen (None unless a fault run).
     ``expected_tools``/``called_tools`` list tool names; ``matched`` the (expected, called)
@@ -169,7 +178,7 @@ class RunResult:
             "expected_route": self.expected_route, "recorded_reward": self.recorded_reward,
             "fault_run": self.fault_run, "false_success": self.false_success,
             "expected_tools": list(self.expected_tools), "called_tools": list(self.called_tools),
-            "matched": [list(p) for p in self.matched], "metrics": self.metrics,
+            "matched": [list(p) for p in self.matched], "metrics": copy.deepcopy(self.metrics),
             "transcript": None if self.transcript is None else list(self.transcript),
         }
 
@@ -294,8 +303,9 @@ class SuiteMetrics:
     ``pass_hat_k``/``pass_at_k`` map k -> value for k = 1..min trials per case, with
     ``*_ci`` k -> (lo, hi) (seeded percentile bootstrap over tasks). Rates are Estimates
     with Wilson intervals (rule of three when no event was seen). ``efficiency`` and
-    ``routing`` are the JSON-ready dicts of the efficiency / routing metrics (None when
-    not applicable). ``tool_confusion`` = {"labels": [...], "matrix": [[...]]}: rows are
+    ``routing`` are the JSON-ready blocks built by ``_efficiency`` (over successful runs;
+    cost per successful task over all runs) and ``_routing`` (None when no case carries an
+    ``expected_route``). ``tool_confusion`` = {"labels": [...], "matrix": [[...]]}: rows are
     expected tools plus "(none)" for extra calls, columns called tools plus "(none)" for
     missed expected calls.
     """
@@ -331,8 +341,9 @@ class SuiteMetrics:
             "forbidden_rate": _est_json(self.forbidden_rate),
             "duplicate_rate": _est_json(self.duplicate_rate),
             "false_success_rate": _est_json(self.false_success_rate),
-            "n_fault_runs": self.n_fault_runs, "efficiency": self.efficiency,
-            "routing": self.routing, "tool_confusion": self.tool_confusion,
+            "n_fault_runs": self.n_fault_runs, "efficiency": copy.deepcopy(self.efficiency),
+            "routing": copy.deepcopy(self.routing),
+            "tool_confusion": copy.deepcopy(self.tool_confusion),
         }
 
     @classmethod
@@ -380,7 +391,7 @@ class Scorecard:
         """JSON-ready dict (see ``trajcheck/schemas/scorecard.schema.json``)."""
         return {
             "schema_version": self.schema_version,
-            "meta": self.meta,
+            "meta": copy.deepcopy(self.meta),
             "suite": self.suite.to_dict(),
             "recorded_reward": None if self.recorded_reward is None else self.recorded_reward.to_dict(),
             "cases": [c.to_dict() for c in self.cases],
@@ -448,7 +459,8 @@ def validate_scorecard_json(data: Mapping[str, Any]) -> None:
     v = jsonschema.Draft202012Validator(scorecard_schema())
     errs = sorted(v.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errs:
-        e = errs[0]
+        # inside a oneOf (null or object) name the object's own fault, not the whole value
+        e = jsonschema.exceptions.best_match([errs[0]])
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
         raise SchemaError(f"scorecard JSON invalid at {where}: {e.message}")
 
@@ -545,6 +557,60 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
     return res
 
 
+ROUTE_SOURCE = ('metadata["route"], else (cases with an expected_route only) the first tool '
+                'call\'s name, or the distinct called tool names when the expected route is a list')
+
+
+def _route_label(v: Any, where: str) -> Any:
+    """A route as stored: a JSON scalar (str, int, float, bool), or a list of them for a
+    multi-label route (duplicates dropped, first-seen order). Anything else (a dict, an
+    object) raises ``MetricInputError`` naming ``where``."""
+    if v is None or isinstance(v, (str, int, float)):
+        return v
+    if isinstance(v, (list, tuple, set, frozenset)):
+        items = sorted(v, key=repr) if isinstance(v, (set, frozenset)) else list(v)
+        for x in items:
+            if not isinstance(x, (str, int, float)):
+                raise MetricInputError(f"{where}: a route in a list must be a string or number, "
+                                       f"got {x!r}")
+        return list(dict.fromkeys(items))
+    raise MetricInputError(f"{where}: a route must be a string, number or list of them, "
+                           f"got {type(v).__name__}")
+
+
+def run_route(traj: Trajectory, case: Case) -> Any:
+    """The route one run took, for the routing metrics (trajcheck policy, ``ROUTE_SOURCE``).
+
+    1. ``traj.metadata["route"]`` when set: ``trajcheck run`` stores there the ``route`` an
+       agent returns (``runner.AgentRun.route``), and a trace author or reader may set it
+       (e.g. the sub-agent a supervisor handed off to).
+    2. Otherwise, only when the case carries an ``expected_route`` (a case that does not test
+       routing gets no invented route): the first tool call's name -- a router that routes by
+       calling a tool or a handoff function (``transfer_to_billing``) -- or, when the
+       expected route is a list (a compound request routed to several places), the distinct
+       names of all calls in first-call order.
+    3. Otherwise None (the routing metrics count it as the label ``(none)``: no route taken).
+
+    ``Step.agent_name`` is not used: in a single-agent trace every step carries the same
+    name, which would read as a route that is always "taken".
+
+    Returns a string/number, a list of them (multi-label), or None. Raises
+    ``MetricInputError`` naming the case for a route that is not a string, number or list.
+    """
+    where = f"case {case.id!r}, run {traj.metadata.get('run_id', '?')!r}"
+    r = traj.metadata.get("route")
+    if r is not None:
+        return _route_label(r, f"{where}: metadata['route']")
+    if case.expected_route is None:
+        return None
+    calls = traj.tool_calls()
+    if not calls:
+        return None
+    if isinstance(case.expected_route, (list, tuple, set, frozenset)):
+        return list(dict.fromkeys(c.name for c in calls))
+    return calls[0].name
+
+
 def _matched_tools(traj: Trajectory, case: Case, context: MatchContext | None
                    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
     from .matching import match_calls, retried_failures
@@ -563,13 +629,16 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     """Score one run against its case (every per-run metric; see ``RunResult``).
 
     ``keep_transcript`` None keeps the compact transcript for failing runs only (the HTML
-    report renders them); True/False forces it. The run id is ``metadata["run_id"]``, else
+    report renders them); True/False forces it. Steps, calls, tokens, cost and latency are
+    ``metrics.efficiency.run_stats``' figures (steps = agent turns); the route is
+    ``run_route``'s. The run id is ``metadata["run_id"]``, else
     ``f"{case.id}-{trial}"``. The failure reason is the outcome's one-line reason for a
     failed run, else the first critical forbidden-sequence violation, else None.
     Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
     """
     from .metrics.calls import tool_call_prf
     from .metrics.composite import score_trajectory
+    from .metrics.efficiency import run_stats
     from .metrics.sequences import (
         call_rates,
         check_forbidden_sequences,
@@ -577,6 +646,10 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         ordering_accuracy,
     )
 
+    if context is not None:  # give every metric the case's input/user (semantic relevance checks)
+        from .metrics.calls import context_for
+
+        context = context_for(case, context)
     meta = traj.metadata
     trial = meta.get("trial")
     run_id = str(meta.get("run_id") or f"{case.id}-{trial if trial is not None else 0}")
@@ -598,7 +671,7 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         fsr = false_success_rate([(traj, success)])
         false_success = bool(fsr.parts.get("n_false_success"))
     exp_tools, called, matched = _matched_tools(traj, case, context)
-    usage = traj.total_usage
+    stats = run_stats(traj, success)
     metrics = {k: v for k, v in {
         "outcome": _md(outcome), "tool_call_prf": _md(prf), "call_rates": _md(rates),
         "forbidden_sequences": _md(forb), "ordering": _md(order), "error_recovery": _md(rec),
@@ -615,11 +688,9 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         success=success, outcome_reason=outcome.reason, failure_reason=failure,
         precision=_r(getattr(prf, "precision", None)), recall=_r(getattr(prf, "recall", None)),
         f1=_r(getattr(prf, "f1", prf.score)), composite=_r(comp.score),
-        composite_passed=comp.passed, steps=len(traj.steps), n_calls=len(traj.tool_calls()),
-        tokens=usage.total if usage is not None else None,
-        cost_usd=_r(traj.total_cost_usd) if traj.total_cost_usd is not None else None,
-        latency_ms=_r(traj.total_latency_ms) if traj.total_latency_ms is not None else None,
-        route=meta.get("route"), expected_route=case.expected_route,
+        composite_passed=comp.passed, steps=stats.steps or 0, n_calls=stats.tool_calls or 0,
+        tokens=stats.tokens, cost_usd=_usd(stats.cost_usd), latency_ms=_r(stats.latency_ms),
+        route=run_route(traj, case), expected_route=case.expected_route,
         recorded_reward=_r(meta["reward"]) if isinstance(meta.get("reward"), (int, float)) else None,
         fault_run=fault_run, false_success=false_success, expected_tools=exp_tools,
         called_tools=called, matched=matched, metrics=metrics,
@@ -754,48 +825,127 @@ def _boot_mean(per_case: Mapping[str, list[float]], *, seed: int, n_boot: int,
     return Estimate(_r(b.estimate), _r(b.lo), _r(b.hi), "bootstrap", len(vals))
 
 
-def _efficiency(runs: Sequence[RunResult]) -> dict[str, Any] | None:
-    """Efficiency over successful runs, from STATS' ``metrics.efficiency``.
+def _dist_json(d: Any, money: bool) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    rnd = _usd if money else _r
+    return {"n": d.n, "mean": rnd(d.mean), "p50": rnd(d.p50), "p95": rnd(d.p95),
+            "p99": rnd(d.p99), "min": rnd(d.min), "max": rnd(d.max)}
 
-    NOT YET WIRED: ``metrics.efficiency`` had not landed when this was written; until its
-    suite-level function (expected name ``suite_efficiency(runs)``) exists this returns None
-    and the scorecard shows no efficiency block.
+
+def _efficiency(runs: Sequence[RunResult]) -> dict[str, Any]:
+    """The scorecard's efficiency block, from ``metrics.efficiency.efficiency_summary``.
+
+    DESIGN.md policy (applied there, in one place): steps, tool calls, tokens, cost and
+    latency -- mean, min, max and p50/p95/p99 by linear interpolation -- over SUCCESSFUL runs
+    only; cost per successful task = cost of ALL runs / number of successful runs (None when
+    no run succeeded or some run has no cost). Each run's figures are its ``RunResult``'s
+    (``metrics.efficiency.run_stats``: steps are agent turns). ``missing`` counts the
+    successful runs without a figure. JSON form (rounded like every scorecard figure)::
+
+        {"n_runs", "n_success", "success_rate", "steps", "tool_calls", "tokens",
+         "cost_usd", "latency_ms", "missing", "total_cost_usd", "cost_per_success", "reason"}
+
+    where each figure is ``{"n", "mean", "p50", "p95", "p99", "min", "max"}`` or None.
+    Raises ``MetricInputError`` naming the run for a negative or non-finite figure.
     """
-    try:
-        from .metrics import efficiency as eff  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    fn = getattr(eff, "suite_efficiency", None)
-    if fn is None:
-        return None
-    res = fn(runs)
-    return json.loads(json.dumps(res.to_dict() if hasattr(res, "to_dict") else res, default=str))  # type: ignore[no-any-return]
+    from .metrics.efficiency import RunStats, efficiency_summary
+
+    res = efficiency_summary([
+        RunStats(success=r.success, steps=r.steps, tool_calls=r.n_calls, tokens=r.tokens,
+                 cost_usd=r.cost_usd, latency_ms=r.latency_ms, run_id=r.run_id,
+                 task_id=r.case_id)
+        for r in runs])
+    dists = res.distributions or {}
+    out: dict[str, Any] = {"n_runs": res.n_runs, "n_success": res.n_success,
+                           "success_rate": _r(res.success_rate)}
+    for f in ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms"):
+        out[f] = _dist_json(dists.get(f), money=(f == "cost_usd"))
+    out.update(missing=dict(res.parts.get("missing") or {}),
+               total_cost_usd=_usd(res.total_cost_usd), cost_per_success=_usd(res.cost_per_success),
+               reason=res.reason)
+    return out
 
 
-def _routing(runs: Sequence[RunResult]) -> dict[str, Any] | None:
-    """Routing quality when cases carry ``expected_route`` and runs a ``route``, from STATS'
-    ``metrics.routing`` (NOT YET WIRED: returns None until ``routing_report(expected,
-    actual)`` exists)."""
-    pairs = [(r.expected_route, r.route) for r in runs
-             if r.expected_route is not None and r.route is not None]
-    if not pairs:
+ROUTE_NONE = "(none)"
+
+
+def _scores_json(per: Mapping[Any, Any]) -> dict[str, Any]:
+    return {str(k): {"precision": _r(v.precision), "recall": _r(v.recall), "f1": _r(v.f1),
+                     "support": v.support, "tp": v.tp, "fp": v.fp, "fn": v.fn}
+            for k, v in per.items()}
+
+
+def _routing(runs: Sequence[RunResult],
+             floors: Mapping[Any, float] | None = None) -> dict[str, Any] | None:
+    """The scorecard's routing block, from ``metrics.routing``; None when no run's case carries
+    an ``expected_route``.
+
+    Every run whose case has an ``expected_route`` is scored against the route it took
+    (``run_route``); a run that took none counts as the label ``(none)`` (single-label) or the
+    empty set (multi-label), so a router that never routes is not left out.
+
+    - Single-label (every expected route and taken route a string or number):
+      ``metrics.routing.routing_metrics`` -- accuracy, macro precision / recall / F1,
+      ``per_class`` scores, and the confusion matrix (``labels``, ``matrix``: rows expected,
+      columns taken, scikit-learn's layout). With ``floors`` ({route: minimum recall}) the
+      block also holds ``recall_floor_gate`` (``metrics.routing.recall_floor_gate``).
+    - Multi-label (some expected or taken route is a list): ``metrics.routing.
+      multilabel_routing`` -- ``accuracy`` = exact-set accuracy, Jaccard, Hamming loss, micro
+      and macro F1, ``per_label`` scores; no matrix. ``floors`` then raise
+      ``MetricInputError`` (recall floors are defined for single-label routing).
+
+    Raises ``MetricInputError`` (naming the case) for an unusable route.
+    """
+    rs = [r for r in runs if r.expected_route is not None]
+    if not rs:
         return None
-    try:
-        from .metrics import routing  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    fn = getattr(routing, "routing_report", None)
-    if fn is None:
-        return None
-    res = fn([e for e, _ in pairs], [p for _, p in pairs])
-    return json.loads(json.dumps(res.to_dict() if hasattr(res, "to_dict") else res, default=str))  # type: ignore[no-any-return]
+    from .metrics.routing import multilabel_routing, recall_floor_gate, routing_metrics
+
+    exp = [_route_label(r.expected_route, f"case {r.case_id!r}: expected_route") for r in rs]
+    got = [_route_label(r.route, f"case {r.case_id!r}, run {r.run_id!r}: route") for r in rs]
+    n_none = sum(g is None or g == [] for g in got)
+    out: dict[str, Any] = {"n": len(rs), "n_no_route": n_none, "route_source": ROUTE_SOURCE}
+    if any(isinstance(x, list) for x in exp + got):
+        if floors:
+            raise MetricInputError("route floors apply to single-label routing; this suite has "
+                                   "list-valued (multi-label) routes")
+        m = multilabel_routing([x if isinstance(x, list) else [x] for x in exp],
+                               [[] if x is None else (x if isinstance(x, list) else [x])
+                                for x in got])
+        labels = sorted({str(k) for k in (m.per_label or {})})
+        out.update(kind="multi_label", accuracy=_r(m.exact_set_accuracy),
+                   exact_set_accuracy=_r(m.exact_set_accuracy), jaccard=_r(m.jaccard),
+                   hamming_loss=_r(m.hamming_loss), micro_precision=_r(m.micro_precision),
+                   micro_recall=_r(m.micro_recall), micro_f1=_r(m.micro_f1),
+                   macro_f1=_r(m.macro_f1), per_label=_scores_json(m.per_label or {}),
+                   labels=labels, matrix=None, recall_floor_gate=None, reason=m.reason)
+        return out
+    pred = [ROUTE_NONE if g is None else g for g in got]
+    res = routing_metrics(exp, pred)
+    cm = res.confusion
+    gate = None
+    if floors:
+        g = recall_floor_gate(exp, pred, floors)
+        gate = {"passed": g.passed, "reason": g.reason,
+                "recalls": {str(k): _r(v) for k, v in (g.recalls or {}).items()},
+                "floors": {str(k): float(v) for k, v in floors.items()},
+                "failed": sorted(str(k) for k in (g.failed or {}))}
+    out.update(kind="single_label", accuracy=_r(res.accuracy),
+               macro_precision=_r(res.macro_precision), macro_recall=_r(res.macro_recall),
+               macro_f1=_r(res.macro_f1), per_class=_scores_json(res.per_class or {}),
+               labels=[str(x) for x in cm.labels] if cm else [],
+               matrix=[list(row) for row in cm.matrix] if cm else None,
+               recall_floor_gate=gate, reason=res.reason)
+    return out
 
 
 def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | None = None,
                context: MatchContext | None = None, seed: int = DEFAULT_SEED,
                n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
                problems: Iterable[str] = (), meta: Mapping[str, Any] | None = None,
-               scored: Sequence[RunResult] | None = None) -> Scorecard:
+               scored: Sequence[RunResult] | None = None,
+               route_floors: Mapping[Any, float] | None = None) -> Scorecard:
     """Score ``(trajectory, case)`` runs into a ``Scorecard``.
 
     ``runs``: one pair per run (a case normally appears once per trial). ``ks``: the k of
@@ -804,15 +954,18 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
     ``seed``/``n_boot``/``confidence``: the percentile bootstrap over tasks (cases) and the
     Wilson intervals. ``problems`` are carried into the scorecard. ``scored``: already
     computed ``RunResult``s to use instead of re-scoring ``runs`` (``trajcheck run`` scores as
-    runs finish).
+    runs finish). ``route_floors``: {route: minimum recall} for the routing recall gate
+    (single-label routing only; see ``_routing``).
 
     Suite definitions: task success rate = successful runs / runs (Wilson); pass^k and
     pass@k per DESIGN (tasks as the bootstrap unit); mean F1 and mean composite = mean over
     cases of the case's mean (bootstrap over cases); forbidden rate = share of runs with a
     forbidden call or a failed forbidden-sequence check; duplicate rate = share of runs with a
     duplicate call; false-success rate over fault-injected runs only; efficiency over
-    successful runs (``metrics.efficiency``); routing when cases carry ``expected_route`` and
-    runs a ``route``. Raises ``MetricInputError`` for an empty suite.
+    successful runs with cost per successful task = cost of all runs / successful runs
+    (``_efficiency``, ``metrics.efficiency``); routing when cases carry ``expected_route``
+    (``_routing``, ``metrics.routing``; the taken route per ``run_route``). Raises
+    ``MetricInputError`` for an empty suite.
     """
     if scored is None:
         results = [score_run(t, c, context=context) for t, c in runs]
@@ -866,7 +1019,7 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
         false_success_rate=_rate(sum(bool(r.false_success) for r in fault), len(fault), confidence),
         n_fault_runs=len(fault),
         efficiency=_efficiency(results),
-        routing=_routing(results),
+        routing=_routing(results, route_floors),
         tool_confusion=_tool_confusion(results),
     )
     from . import __version__
@@ -883,7 +1036,8 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
 def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = None, *,
              ks: Sequence[int] | None = None, context: MatchContext | None = None,
              seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
-             source: str | None = None) -> Scorecard:
+             source: str | None = None,
+             route_floors: Mapping[Any, float] | None = None) -> Scorecard:
     """Score recorded traces against their cases.
 
     ``traces``: a ``traces.LoadResult`` (its ``.problems`` are carried over and, when
@@ -893,7 +1047,8 @@ def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = No
 
     Problems (reported in ``Scorecard.problems``, the rest still scored): a trajectory with
     no ``case_id``, a trajectory whose case id is not among the cases, a case with no
-    trajectory. Raises ``MetricInputError`` when no trajectory could be matched to a case.
+    trajectory. ``route_floors`` as in ``score_runs``. Raises ``MetricInputError`` when no
+    trajectory could be matched to a case.
     """
     problems: list[str] = list(getattr(traces, "problems", None) or ())
     trajs = list(getattr(traces, "trajectories", traces))
@@ -923,7 +1078,7 @@ def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = No
                                + ("; ".join(problems[:5]) or "no traces"))
     return score_runs(runs, ks=ks, context=context, seed=seed, n_boot=n_boot,
                       confidence=confidence, problems=problems,
-                      meta={"source": source} if source else None)
+                      meta={"source": source} if source else None, route_floors=route_floors)
 
 
 # --------------------------------------------------------------------------- comparison

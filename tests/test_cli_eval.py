@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from click.testing import CliRunner
+
 from trajcheck.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +36,18 @@ def test_eval_tau_bench_example_done_when(tmp_path):
     assert f"{rr['agreement']['agree']}/200" in proc.stdout
     for dis in rr["disagreements"]:
         assert dis["run_id"] in proc.stdout and dis["reason"]
+    # efficiency over the successful runs only, checked against the stdlib's inclusive
+    # (linear interpolation) percentiles of the per-run figures in the same JSON
+    eff = d["suite"]["efficiency"]
+    ok_steps = [r["steps"] for r in d["runs"] if r["success"]]
+    assert eff["n_success"] == len(ok_steps) == d["suite"]["n_successes"]
+    cuts = statistics.quantiles(ok_steps, n=100, method="inclusive")
+    assert eff["steps"]["n"] == len(ok_steps)
+    assert [eff["steps"][q] for q in ("p50", "p95", "p99")] == [round(cuts[i], 4) for i in (49, 94, 98)]
+    assert "agent steps p50/p95/p99 (successes)" in proc.stdout
+    # tau-bench records no cost or latency: no figure, and no cost per success
+    assert eff["cost_usd"] is None and eff["cost_per_success"] is None
+    assert d["suite"]["routing"] is None  # tau-bench cases carry no expected_route
 
 
 def test_eval_writes_md_html_and_gates(tmp_path):

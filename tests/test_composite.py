@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.errors import DatasetError, MetricInputError
 from trajcheck.metrics.composite import count_steps, efficiency_score, score_trajectory
 from trajcheck.metrics.result import MetricResult
@@ -51,70 +52,71 @@ def worked(**kw):
 
 
 def test_worked_example_by_hand():
-    t, case = worked(max_steps=2)
+    t, case = worked(max_steps=3)
     r = score_trajectory(t, case, outcome=PASS)
     # tool selection (names): 3 counted calls, 2 name matches -> P = 2/3, R = 2/2 = 1,
     #   F1 = 2 * (2/3) * 1 / (2/3 + 1) = (4/3) / (5/3) = 0.8
     # argument correctness: 2 expected calls name-matched, 1 (get_ticket) with args -> 0.5
-    # efficiency: 3 steps with tool calls, max 2, excess 1 -> 1 - 1/2 = 0.5
+    # efficiency: 4 agent turns (3 tool-call turns + the final response), max 3, excess 1
+    #   -> 1 - 1/3 = 2/3
     # outcome: passed -> 1
-    # composite = 0.50*1 + 0.25*0.8 + 0.15*0.5 + 0.10*0.5 = 0.5 + 0.2 + 0.075 + 0.05 = 0.825
+    # composite = 0.50*1 + 0.25*0.8 + 0.15*0.5 + 0.10*(2/3) = 0.5 + 0.2 + 0.075 + 0.0667 = 0.841667
     assert r.parts["tool_selection"] == pytest.approx(0.8)
     assert r.parts["argument_correctness"] == 0.5
-    assert r.parts["efficiency"] == 0.5
+    assert r.parts["efficiency"] == pytest.approx(2 / 3)
     assert r.parts["outcome"] == 1.0
-    assert r.score == pytest.approx(0.825)
-    assert r.passed is True  # 0.825 >= 0.80
-    # weakest: argument correctness 0.5 ties efficiency 0.5; the first in component order wins
+    assert r.score == pytest.approx(0.775 + 0.2 / 3)
+    assert r.passed is True  # 0.841667 >= 0.80
+    # weakest: argument correctness 0.5
     assert "weakest: argument correctness 0.500" in r.reason
 
 
 def test_worked_example_threshold_and_optimal_steps():
-    t, case = worked(max_steps=2)
+    t, case = worked(max_steps=3)
     r = score_trajectory(t, case, outcome=PASS, threshold=0.9)
-    assert r.score == pytest.approx(0.825) and r.passed is False
-    t, case = worked(max_steps=2, threshold=0.85)
+    assert r.score == pytest.approx(0.775 + 0.2 / 3) and r.passed is False
+    t, case = worked(max_steps=3, threshold=0.85)
     assert score_trajectory(t, case, outcome=PASS).passed is False
-    # optimal 2 of 3 actual steps -> efficiency 2/3;
-    # composite = 0.5 + 0.2 + 0.075 + 0.1*(2/3) = 0.841667
-    t, case = worked(optimal_steps=2, max_steps=2)
+    # optimal 2 of 4 actual steps -> efficiency 1/2 (the optimum wins over max_steps);
+    # composite = 0.5 + 0.2 + 0.075 + 0.1*0.5 = 0.825
+    t, case = worked(optimal_steps=2, max_steps=3)
     r = score_trajectory(t, case, outcome=PASS)
-    assert r.parts["efficiency"] == pytest.approx(2 / 3)
-    assert r.score == pytest.approx(0.775 + 0.2 / 3)
+    assert r.parts["efficiency"] == pytest.approx(0.5)
+    assert r.score == pytest.approx(0.825)
 
 
 def test_outcome_failed_and_renormalised_away():
-    t, case = worked(max_steps=2)
-    # outcome 0: 0 + 0.2 + 0.075 + 0.05 = 0.325
-    assert score_trajectory(t, case, outcome=FAIL).score == pytest.approx(0.325)
+    t, case = worked(max_steps=3)
+    # outcome 0: 0 + 0.2 + 0.075 + 0.1*(2/3) = 0.341667
+    assert score_trajectory(t, case, outcome=FAIL).score == pytest.approx(0.275 + 0.2 / 3)
     # no outcome and no final-state/response requirement: outcome weight dropped,
-    # (0.2 + 0.075 + 0.05) / (0.25 + 0.15 + 0.10) = 0.325 / 0.5 = 0.65
+    # (0.2 + 0.075 + 0.0667) / (0.25 + 0.15 + 0.10) = 0.341667 / 0.5 = 0.683333
     r = score_trajectory(t, case)
-    assert r.score == pytest.approx(0.65)
+    assert r.score == pytest.approx((0.275 + 0.2 / 3) / 0.5)
     assert r.parts["outcome"] is None
     assert r.parts["effective_weights"]["tool_selection"] == pytest.approx(0.5)
     assert "not applicable: outcome" in r.reason
 
 
 def test_outcome_from_calls_used_when_case_has_requirements():
-    t, case = worked(max_steps=2, response_must_include=("Created",))
+    t, case = worked(max_steps=3, response_must_include=("Created",))
     r = score_trajectory(t, case)
     assert r.parts["outcome_source"] == "outcome_from_calls"
-    # create_ticket(medium) does not match create_ticket(high): outcome 0 -> 0.325
-    assert r.parts["outcome"] == 0.0 and r.score == pytest.approx(0.325)
+    # create_ticket(medium) does not match create_ticket(high): outcome 0 -> 0.341667
+    assert r.parts["outcome"] == 0.0 and r.score == pytest.approx(0.275 + 0.2 / 3)
 
 
 def test_critical_violation_zeroes_and_warning_does_not():
-    t, case = worked(max_steps=2, forbidden_calls=("search_*",))
+    t, case = worked(max_steps=3, forbidden_calls=("search_*",))
     r = score_trajectory(t, case, outcome=PASS)
     assert r.score == 0.0 and r.passed is False
     assert r.parts["forbidden"]["critical"] == 1 and "forbidden_calls[0]" in r.reason
-    assert r.parts["raw_score"] == pytest.approx(0.825)
-    t, case = worked(max_steps=2, forbidden_sequences=(
+    assert r.parts["raw_score"] == pytest.approx(0.775 + 0.2 / 3)
+    t, case = worked(max_steps=3, forbidden_sequences=(
         {"tool": "create_ticket", "requires_prior": "search_docs", "severity": "critical"},
         {"tool": "search_docs", "severity": "warning"}))
     r = score_trajectory(t, case, outcome=PASS)
-    assert r.score == pytest.approx(0.825) and r.parts["forbidden"]["warning"] == 1
+    assert r.score == pytest.approx(0.775 + 0.2 / 3) and r.parts["forbidden"]["warning"] == 1
     assert "1 warning" in r.reason
 
 

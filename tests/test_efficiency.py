@@ -135,8 +135,11 @@ def test_step_efficiency_policy():
     assert step_efficiency(40, max_steps=6) == 0.0
     # neither: 1
     assert step_efficiency(99) == 1.0
-    for bad in [dict(actual=-1), dict(actual=2.5), dict(actual=3, max_steps=0),
-                dict(actual=3, optimal=-2), dict(actual=True)]:
+    # a zero budget (the case schema allows max_steps 0): no step is within it
+    assert step_efficiency(0, max_steps=0) == 1.0
+    assert step_efficiency(1, max_steps=0) == 0.0
+    for bad in [dict(actual=-1), dict(actual=2.5), dict(actual=3, max_steps=-1),
+                dict(actual=3, optimal=-2), dict(actual=True), dict(actual=3, max_steps=1.5)]:
         with pytest.raises(MetricInputError):
             step_efficiency(**bad)  # type: ignore[arg-type]
 

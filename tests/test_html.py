@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from test_suite import small_suite
+
 from trajcheck.report import fmt
 from trajcheck.report_html import to_html
 
@@ -102,3 +103,20 @@ def test_html_renders_in_headless_chromium(tmp_path):
     assert p.text["recorded-pass-hat-k-2"] == "0.2733"
     assert dom.count('class="failing-run"') == sum(not r.success for r in sc.runs)
     assert dom.count("<svg") >= 3
+
+
+def test_html_shows_efficiency_and_routing():
+    from test_suite import eff_suite
+
+    sc = eff_suite()
+    doc = to_html(sc)
+    p = _ById()
+    p.feed(doc)
+    e = sc.suite.efficiency
+    for key in ("steps", "tokens", "latency_ms"):
+        for q in ("p50", "p95", "p99"):
+            assert p.text[f"eff-{key}-{q}"] == fmt(e[key][q])
+    assert p.text["eff-tokens-p95"] == "2900" and p.text["eff-cost_usd-p99"] == "0.0497"
+    assert p.text["eff-cost-per-success"] == "0.04" and p.text["eff-total-cost"] == "0.08"
+    assert p.text["routing-accuracy"] == "0.6667"
+    assert "routing confusion" in doc and doc.count('class="route-row"') == 3

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from trajcheck.errors import MetricInputError, TrajcheckError
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
 from trajcheck.suite import (
@@ -224,3 +225,140 @@ def test_tau_bench_outputs_tasks_and_null_reward_runs(tau_scorecard):
                 assert r.success == (rec["reward"] == 1.0), r.run_id
     assert n == 16
     validate_scorecard_json(tau_scorecard.to_dict())
+
+
+# --------------------------------------------------------------------------- efficiency and routing
+
+CASE_R = Case(id="R", input="refund order 7", expected_calls=(ExpectedCall("refund", {"order": 7}),),
+              optional_calls=("lookup",), expected_route="billing")
+CASE_P = Case(id="P", input="reset my password", expected_calls=(ExpectedCall("reset", {"user": "u1"}),),
+              optional_calls=("lookup",), expected_route="it")
+
+
+def _with(t: Trajectory, *, usage, cost, latency, **meta) -> Trajectory:
+    from dataclasses import replace
+
+    return replace(t, total_usage=usage, total_cost_usd=cost, total_latency_ms=latency,
+                   metadata={**t.metadata, **meta})
+
+
+def eff_suite(**kw):
+    """2 successes, 1 failure, each with tokens, cost and latency; routes from metadata
+    (R-0, P-0) and from the first tool call (P-1 routed itself to 'refund')."""
+    from trajcheck.model import Usage
+
+    runs = [
+        (_with(traj("R", 0, [("refund", {"order": 7}, False)]),
+               usage=Usage(input_tokens=800, output_tokens=200), cost=0.02, latency=1500.0,
+               route="billing"), CASE_R),
+        (_with(traj("P", 0, [("lookup", {"user": "u1"}, False), ("reset", {"user": "u1"}, False)]),
+               usage=Usage(total_tokens=3000), cost=0.05, latency=4500.0, route="it"), CASE_P),
+        (_with(traj("P", 1, [("refund", {"order": 7}, False)]),
+               usage=Usage(total_tokens=500), cost=0.01, latency=800.0), CASE_P),
+    ]
+    return score_runs(runs, n_boot=100, **kw)
+
+
+def test_efficiency_over_successes_hand_computed():
+    sc = eff_suite()
+    assert [r.success for r in sc.runs] == [True, True, False]
+    # steps = agent turns (tool_call + final_response steps): R-0 2, P-0 3, P-1 2
+    assert [r.steps for r in sc.runs] == [2, 3, 2]
+    assert [r.tokens for r in sc.runs] == [1000, 3000, 500]
+    e = sc.suite.efficiency
+    assert (e["n_runs"], e["n_success"], e["success_rate"]) == (3, 2, 0.6667)
+    # over the 2 successes only; linear interpolation between the two values x < y:
+    # p50 = (x + y) / 2, p95 = x + 0.95 (y - x), p99 = x + 0.99 (y - x)
+    assert e["tokens"] == {"n": 2, "mean": 2000.0, "p50": 2000.0, "p95": 2900.0, "p99": 2980.0,
+                           "min": 1000.0, "max": 3000.0}
+    assert e["latency_ms"] == {"n": 2, "mean": 3000.0, "p50": 3000.0, "p95": 4350.0, "p99": 4470.0,
+                               "min": 1500.0, "max": 4500.0}
+    assert e["steps"] == {"n": 2, "mean": 2.5, "p50": 2.5, "p95": 2.95, "p99": 2.99,
+                          "min": 2.0, "max": 3.0}
+    c = e["cost_usd"]
+    assert (c["p50"], c["p95"], c["p99"]) == (0.035, 0.0485, 0.0497)
+    assert e["tool_calls"]["p50"] == 1.5  # 1 and 2 calls
+    # cost per successful task = cost of ALL runs / successes = (0.02 + 0.05 + 0.01) / 2
+    assert e["total_cost_usd"] == 0.08
+    assert e["cost_per_success"] == 0.04
+    assert e["missing"] == {"steps": 0, "tool_calls": 0, "tokens": 0, "cost_usd": 0, "latency_ms": 0}
+
+
+def test_efficiency_keeps_sub_cent_costs_and_no_success():
+    from trajcheck.model import Usage
+
+    t0 = _with(traj("R", 0, [("refund", {"order": 7}, False)]), usage=Usage(total_tokens=10),
+               cost=0.00003, latency=5.0)
+    t1 = _with(traj("R", 1, [("refund", {"order": 8}, False)]), usage=Usage(total_tokens=10),
+               cost=0.00005, latency=5.0)
+    sc = score_runs([(t0, CASE_R), (t1, CASE_R)], n_boot=50)
+    assert sc.run("R-0").cost_usd == 0.00003  # not rounded away to 0.0
+    assert sc.suite.efficiency["cost_per_success"] == 0.00008  # (3e-5 + 5e-5) / 1
+    sc = score_runs([(t1, CASE_R)], n_boot=50)
+    e = sc.suite.efficiency
+    assert e["n_success"] == 0 and e["steps"] is None and e["cost_per_success"] is None
+    assert e["total_cost_usd"] == 0.00005
+    validate_scorecard_json(sc.to_dict())
+
+
+def test_routing_hand_computed():
+    sc = eff_suite(route_floors={"it": 0.9, "billing": 0.5})
+    assert [r.route for r in sc.runs] == ["billing", "it", "refund"]  # P-1: first call's name
+    rt = sc.suite.routing
+    assert rt["kind"] == "single_label" and rt["n"] == 3 and rt["n_no_route"] == 0
+    assert rt["accuracy"] == 0.6667  # 2 of 3
+    # labels sorted; rows expected, columns taken
+    assert rt["labels"] == ["billing", "it", "refund"]
+    assert rt["matrix"] == [[1, 0, 0], [0, 1, 1], [0, 0, 0]]
+    # billing P=R=F1=1; it P=1 R=1/2 F1=2/3; refund P=R=F1=0 (never expected, once taken)
+    assert rt["per_class"]["it"] == {"precision": 1.0, "recall": 0.5, "f1": 0.6667, "support": 2,
+                                     "tp": 1, "fp": 0, "fn": 1}
+    assert rt["macro_precision"] == 0.6667 and rt["macro_recall"] == 0.5
+    assert rt["macro_f1"] == 0.5556  # (1 + 2/3 + 0) / 3
+    g = rt["recall_floor_gate"]
+    assert g["passed"] is False and g["failed"] == ["it"]
+    assert g["recalls"] == {"it": 0.5, "billing": 1.0}
+    validate_scorecard_json(sc.to_dict())
+
+
+def test_route_source_and_multilabel():
+    # a case without expected_route gets no invented route; no call -> "(none)"
+    assert score_runs([(traj("A", 0, [("book", {"flight": 1}, False)]), CASE_A)],
+                      n_boot=50).runs[0].route is None
+    sc = score_runs([(traj("R", 0, []), CASE_R)], n_boot=50)
+    assert sc.runs[0].route is None
+    assert sc.suite.routing["labels"] == ["(none)", "billing"] and sc.suite.routing["n_no_route"] == 1
+    assert sc.suite.routing["accuracy"] == 0.0
+    # multi-label: expected a list; taken = distinct called tools in first-call order
+    multi = Case(id="M", input="refund and reset", expected_route=["refund", "reset"])
+    t0 = traj("M", 0, [("refund", {}, False), ("refund", {}, False), ("reset", {}, False)])
+    t1 = traj("M", 1, [("refund", {}, False)])
+    sc = score_runs([(t0, multi), (t1, multi)], n_boot=50)
+    assert [r.route for r in sc.runs] == [["refund", "reset"], ["refund"]]
+    rt = sc.suite.routing
+    assert rt["kind"] == "multi_label" and rt["matrix"] is None
+    # exact sets 1 of 2; Jaccard (1 + 1/2) / 2; Hamming: 1 wrong slot of 2 x 2
+    assert (rt["accuracy"], rt["jaccard"], rt["hamming_loss"]) == (0.5, 0.75, 0.25)
+    validate_scorecard_json(sc.to_dict())
+    with pytest.raises(MetricInputError, match="single-label"):
+        score_runs([(t0, multi)], n_boot=50, route_floors={"refund": 0.5})
+    bad = _with(traj("R", 0, []), usage=None, cost=None, latency=None, route={"to": "x"})
+    with pytest.raises(MetricInputError, match="case 'R'.*route"):
+        score_runs([(bad, CASE_R)], n_boot=50)
+
+
+def test_efficiency_and_routing_round_trip(tmp_path):
+    sc = eff_suite(route_floors={"it": 0.5})
+    validate_scorecard_json(sc.to_dict())
+    p = tmp_path / "sc.json"
+    sc.to_json(p)
+    back = Scorecard.load(p)
+    assert back == sc and back.to_dict() == json.loads(p.read_text())
+    d = sc.to_dict()
+    d["suite"]["efficiency"]["tokens"]["p50"] = -1
+    with pytest.raises(TrajcheckError, match="efficiency"):
+        validate_scorecard_json(d)
+    d = sc.to_dict()
+    d["suite"]["routing"]["kind"] = "fuzzy"
+    with pytest.raises(TrajcheckError, match="routing"):
+        validate_scorecard_json(d)

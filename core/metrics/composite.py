@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import DatasetError, MetricInputError
 from ..model import Case, Trajectory
 from .calls import argument_accuracy, tool_call_prf
+from .efficiency import step_efficiency
 from .result import MetricResult
 from .sequences import check_forbidden_sequences
 
@@ -57,13 +58,10 @@ def check_weights(weights: Mapping[str, Any] | None) -> dict[str, float]:
 
 
 def count_steps(traj: Trajectory) -> int:
-    """Agent steps for efficiency: steps carrying at least one tool call.
+    """Agent steps for efficiency: ``metrics.efficiency.agent_steps`` (agent turns)."""
+    from .efficiency import agent_steps
 
-    One assistant turn that calls tools is one step, however many parallel calls it holds;
-    text-only turns, reasoning, tool results and the final response are not counted. Failed
-    and retried attempts are counted (they are steps the agent took).
-    """
-    return sum(1 for s in traj.steps if s.tool_calls)
+    return agent_steps(traj)
 
 
 def _case_int(case: Case, field: str) -> int | None:
@@ -78,25 +76,22 @@ def _case_int(case: Case, field: str) -> int | None:
 def efficiency_score(traj: Trajectory, case: Case) -> tuple[float, str]:
     """Efficiency component in [0, 1] and how it was computed (DESIGN.md "Policies: Composite").
 
-    With ``case.optimal_steps``: min(1, optimal / actual) (1.0 when actual is 0). Else with
-    ``case.max_steps``: 1 - excess / max_steps floored at 0, excess = max(0, actual -
-    max_steps) (max_steps 0: 1.0 if actual is 0 else 0.0). Else 1.0. Steps per
-    ``count_steps``. Raises MetricInputError for a negative or non-int bound.
+    The policy itself lives in one place, ``metrics.efficiency.step_efficiency``: with
+    ``case.optimal_steps``, min(1, optimal / actual) (1.0 when actual is 0); else with
+    ``case.max_steps``, 1 - excess / max_steps floored at 0, excess = max(0, actual -
+    max_steps) (max_steps 0: 1.0 if actual is 0 else 0.0); else 1.0. Steps per
+    ``count_steps`` (agent turns). Raises MetricInputError naming the case for a
+    negative or non-int bound.
     """
     actual = count_steps(traj)
     opt = _case_int(case, "optimal_steps")
     mx = _case_int(case, "max_steps")
+    val = step_efficiency(actual, opt, mx)
     if opt is not None:
-        val = 1.0 if actual == 0 else min(1.0, opt / actual)
         return val, f"optimal {opt} / actual {actual} steps"
     if mx is not None:
-        excess = max(0, actual - mx)
-        if mx == 0:
-            val = 1.0 if actual == 0 else 0.0
-        else:
-            val = max(0.0, 1.0 - excess / mx)
-        return val, f"{actual} steps, max {mx} (excess {excess})"
-    return 1.0, f"{actual} steps, no step budget in the case"
+        return val, f"{actual} steps, max {mx} (excess {max(0, actual - mx)})"
+    return val, f"{actual} steps, no step budget in the case"
 
 
 def _outcome_value(r: Any, where: str) -> float | None:

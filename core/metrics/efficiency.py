@@ -25,6 +25,7 @@ from .result import MetricResult
 
 __all__ = [
     "AGENT_STEP_KINDS",
+    "agent_steps",
     "RunStats",
     "run_stats",
     "quantile",
@@ -74,6 +75,18 @@ def _sum_opt(values: Sequence[float | int | None]) -> float | None:
     return math.fsum(known) if known else None
 
 
+def agent_steps(traj: Trajectory) -> int:
+    """The number of agent turns in ``traj``: steps whose kind is in ``AGENT_STEP_KINDS``.
+
+    One assistant turn is one step however many parallel calls it holds; tool results,
+    user/system messages and reasoning are not steps. This is trajcheck's one definition of
+    "steps", used by the efficiency figures, ``step_efficiency`` in the composite score and
+    a case's ``max_steps`` / ``optimal_steps``. Failed-and-retried attempts count (the agent
+    took those turns).
+    """
+    return sum(1 for s in traj.steps if s.kind in AGENT_STEP_KINDS)
+
+
 def run_stats(traj: Trajectory, success: bool) -> RunStats:
     """Read one run's efficiency figures from a ``Trajectory``.
 
@@ -94,7 +107,7 @@ def run_stats(traj: Trajectory, success: bool) -> RunStats:
     """
     if not isinstance(success, bool):
         raise MetricInputError(f"run_stats: success must be a bool, got {success!r}")
-    steps = sum(1 for s in traj.steps if s.kind in AGENT_STEP_KINDS)
+    steps = agent_steps(traj)
     tokens: float | int | None = None
     if traj.total_usage is not None and traj.total_usage.total is not None:
         tokens = traj.total_usage.total
@@ -316,19 +329,24 @@ def step_efficiency(actual: int, optimal: int | None = None,
       (nothing can be fewer), and fewer steps than the optimum also gives 1.0;
     - else budget given: 1 - excess / max_steps floored at 0, where
       excess = max(0, actual - max_steps) is the number of steps OVER the budget. Within
-      budget the score is 1; it falls linearly and reaches 0 at twice the budget;
+      budget the score is 1; it falls linearly and reaches 0 at twice the budget. A budget
+      of 0 steps (allowed by the case schema) gives 1.0 for a run of 0 steps and 0.0 for
+      any step (the limit of the formula as the budget shrinks to 0);
     - else 1.0 (no reference, no penalty).
-    When both are given the optimum decides (DESIGN.md's order).
+    When both are given the optimum decides (DESIGN.md's order). This is the one
+    implementation of the policy: ``metrics.composite.efficiency_score`` calls it.
 
-    Raises ``MetricInputError`` for a negative / non-int count or max_steps < 1.
+    Raises ``MetricInputError`` for a negative / non-int count (actual, optimal, max_steps).
     """
     actual = _count(actual, "actual", 0)
     if optimal is not None:
         optimal = _count(optimal, "optimal", 0)
         return 1.0 if actual == 0 else min(1.0, optimal / actual)
     if max_steps is not None:
-        max_steps = _count(max_steps, "max_steps", 1)
+        max_steps = _count(max_steps, "max_steps", 0)
         excess = max(0, actual - max_steps)
+        if max_steps == 0:
+            return 1.0 if actual == 0 else 0.0
         return max(0.0, 1.0 - excess / max_steps)
     return 1.0
 

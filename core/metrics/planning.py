@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MetricInputError
+from ..matchers import exact_equal
+from ..matching import max_matching
 from ..model import ToolCall, Trajectory
 from .result import MetricResult
 
@@ -92,31 +94,16 @@ def parse_plan_step(item: Any, where: str = "plan step") -> PlanStep:
         f"{where}: expected a string or {{name, args}} object, got {type(item).__name__}")
 
 
-def _exact(a: Any, b: Any) -> bool:
-    """Type-aware equality (DESIGN.md ``exact`` matcher): 2 == 2.0, True != 1, "1" != 1;
-    dicts by key regardless of order, lists in order."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_exact(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_exact(x, y) for x, y in zip(a, b))
-    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
-        return False
-    return bool(a == b)
-
-
 def args_agree(constraint: Mapping[str, Any] | None, args: Mapping[str, Any] | None) -> bool:
     """True when every key of ``constraint`` is in ``args`` with an exactly equal value
-    (type-aware, DESIGN.md ``exact``); extra keys in ``args`` are allowed. A None constraint
+    (type-aware, DESIGN.md ``exact``: ``matchers.exact_equal``); extra keys in ``args`` are
+    allowed. A None constraint
     agrees with anything except unparsed arguments (``args`` None never matches, DESIGN.md)."""
     if args is None:
         return False
     if constraint is None:
         return True
-    return all(k in args and _exact(v, args[k]) for k, v in constraint.items())
+    return all(k in args and exact_equal(v, args[k]) for k, v in constraint.items())
 
 
 def _norm_text(s: str) -> str:
@@ -140,28 +127,6 @@ def _step_covers(step: PlanStep, goal: PlanStep) -> bool:
         return False
     hay = " ".join(x for x in (step.name, step.text) if x)
     return _contains_words(hay, needle)
-
-
-def _max_matching(adj: Sequence[Sequence[int]], n_right: int) -> list[int]:
-    """Maximum bipartite matching by augmenting paths (Kuhn); returns right index per left."""
-    match_right = [-1] * n_right
-
-    def augment(u: int, seen: list[bool]) -> bool:
-        for v in adj[u]:
-            if not seen[v]:
-                seen[v] = True
-                if match_right[v] == -1 or augment(match_right[v], seen):
-                    match_right[v] = u
-                    return True
-        return False
-
-    for u in range(len(adj)):
-        augment(u, [False] * n_right)
-    match_left = [-1] * len(adj)
-    for v, u in enumerate(match_right):
-        if u != -1:
-            match_left[u] = v
-    return match_left
 
 
 @dataclass(frozen=True)
@@ -208,7 +173,8 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
         so the sub-goal "refund" is covered by the step "issue a refund".
     ``covers`` replaces this rule (e.g. an embedding or judge comparison).
     Each plan step covers at most one sub-goal and vice versa; the count is a maximum
-    one-to-one matching, so two identical sub-goals need two plan steps.
+    one-to-one matching (``matching.max_matching``), so two identical sub-goals need two
+    plan steps.
     Score = covered / len(subgoals) in [0, 1], or None (not applicable) with no sub-goals.
     Source: trajcheck's deterministic form of plan completeness (DeepEval PlanQualityMetric,
     LLM-judged) and of sub-goal progress (AgentBoard, arXiv 2401.13178).
@@ -223,7 +189,7 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
         return PlanCoverageResult(name=name, score=None, reason="no labelled sub-goals",
                                   parts={"covered": 0, "n_subgoals": 0})
     adj = [[j for j, s in enumerate(steps) if rule(s, g)] for g in goals]
-    match = _max_matching(adj, len(steps))
+    match = max_matching(adj, len(steps))
     pairs = tuple((i, j) for i, j in enumerate(match) if j != -1)
     missing = tuple(goals[i].label() for i, j in enumerate(match) if j == -1)
     cov = len(pairs) / len(goals)
@@ -320,7 +286,7 @@ def plan_adherence(plan: Sequence[Any] | Mapping[str, Any],
         else:
             j += 1
     in_order = dp[0][0]
-    any_order = sum(1 for x in _max_matching(
+    any_order = sum(1 for x in max_matching(
         [[j for j in range(m) if ok[i][j]] for i in range(n)], m) if x != -1)
     not_executed = tuple(steps[i].label() for i in range(n) if not done[i])
     off_plan = tuple(j for j in range(m) if not any(ok[i][j] for i in range(n)))
