@@ -11,12 +11,21 @@ Conventions (documented once, applied by every adapter):
   arguments, DeepEval issue #3172) and ``args=None`` ("no constraint") for an *expected*
   tool, because DeepEval's own default ignores arguments unless asked to compare them.
   A non-None ``output`` becomes a ``tool_result`` step right after the call.
+  DeepEval's ``ToolCall`` has no error flag; ``metadata["failed_calls"]`` (0-based indices
+  into ``tools_called``; for a ``ConversationalTestCase``, into every turn's
+  ``tools_called`` in turn order) marks calls whose result was an error, so a failed call
+  that was retried is set aside as trajcheck's matching policy says (DESIGN.md).
 * A RAGAS ``ToolCall(name, args)`` becomes ``ToolCall(name, args)``; a reference call
   becomes ``ExpectedCall(name, args)`` (RAGAS requires ``args``; ``{}`` means "no arguments").
+  RAGAS messages have no error flag either: a ``ToolMessage`` whose ``metadata`` has
+  ``is_error: True`` is a failed result (``metadata["error"]`` its text). A
+  ``MultiTurnSample`` has no metadata, so per-sample case settings may ride on the first
+  user message, ``HumanMessage(metadata={"trajcheck": {...}})`` (:func:`message_settings`).
 * Messages (OpenAI dicts, LangChain message objects or dicts, RAGAS messages): a user
   message is a ``user`` step, an assistant message with calls a ``tool_call`` step (parallel
-  calls stay together), a tool message a ``tool_result`` step, and the last assistant text
-  is ``final_response``.
+  calls stay together), a tool message a ``tool_result`` step (an error when its
+  ``status`` is ``"error"`` (LangChain), its ``is_error`` is True, or its ``metadata`` has
+  ``is_error: True``), and the last assistant text is ``final_response``.
 * Case settings (``optional_calls``, ``forbidden_calls``, ``precedence``,
   ``forbidden_sequences``, ``expected_final_state``, ``response_must_include``,
   ``max_steps``, ``optimal_steps``, ``args_mode``, ``threshold``, ``user``, ``tools``,
@@ -70,10 +79,14 @@ def _parse_args(raw: Any, where: str) -> tuple[dict[str, Any] | None, str | None
 # --------------------------------------------------------------------------- DeepEval
 
 
-def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called") -> list[Step]:
+def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called",
+                    failed: Iterable[int] = (), offset: int = 0) -> list[Step]:
     """Steps for a DeepEval ``tools_called`` list: one ``tool_call`` step per call, followed
-    by a ``tool_result`` step when the call has an ``output``. Each call gets the id
-    ``"<where>[i]"`` so results join their call."""
+    by a ``tool_result`` step when the call has an ``output`` or is in ``failed``. Each call
+    gets the id ``"<where>[i]"`` so results join their call. ``failed`` holds indices (plus
+    ``offset``, for calls spread over several turns) of calls whose result was an error:
+    their result step has ``is_error=True`` and the ``output`` as given."""
+    bad = set(failed)
     steps: list[Step] = []
     for i, c in enumerate(calls or ()):
         cid = f"{where}[{i}]"
@@ -87,10 +100,31 @@ def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called")
                         tool_type=str(ttype).lower() if ttype is not None else None)
         steps.append(Step(index=0, kind="tool_call", tool_calls=(call,)))
         out = _get(c, "output")
-        if out is not None:
+        if i + offset in bad:
+            steps.append(Step(index=0, kind="tool_result", tool_result=ToolResult(
+                call_id=cid, name=name, output=out, is_error=True)))
+        elif out is not None:
             steps.append(Step(index=0, kind="tool_result",
                               tool_result=ToolResult(call_id=cid, name=name, output=out)))
     return steps
+
+
+def failed_call_indices(metadata: Any, n_calls: int, *, where: str = "metadata") -> frozenset[int]:
+    """The ``failed_calls`` setting of a DeepEval test case's metadata (see
+    :func:`metadata_settings`): 0-based indices into its calls (``n_calls`` of them).
+    Raises ``DatasetError`` naming the entry when it is not a list of in-range integers."""
+    raw = metadata_settings(metadata).get("failed_calls")
+    if raw is None:
+        return frozenset()
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
+        raise DatasetError(f"{where}['failed_calls'] must be a list of call indices, got {type(raw).__name__}")
+    out = set()
+    for j, v in enumerate(raw):
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n_calls:
+            raise DatasetError(f"{where}['failed_calls'][{j}]: {v!r} is not the index of one of the "
+                               f"{n_calls} tools_called")
+        out.add(v)
+    return frozenset(out)
 
 
 def deepeval_expected(calls: Sequence[Any] | None, *, where: str = "expected_tools",
@@ -117,12 +151,15 @@ def _renumber(steps: Iterable[Step]) -> tuple[Step, ...]:
 
 def deepeval_trajectory(test_case: Any) -> Trajectory:
     """The trajectory of a DeepEval ``LLMTestCase``: the ``input`` as a user step, its
-    ``tools_called`` (see :func:`deepeval_called`), and ``actual_output`` as final response."""
+    ``tools_called`` (see :func:`deepeval_called`; ``metadata["failed_calls"]`` marks
+    failed ones), and ``actual_output`` as final response."""
     steps: list[Step] = []
     inp = _get(test_case, "input")
     if inp is not None:
         steps.append(Step(index=0, kind="user", content=str(inp)))
-    steps.extend(deepeval_called(_get(test_case, "tools_called")))
+    called = _get(test_case, "tools_called")
+    failed = failed_call_indices(_get(test_case, "metadata"), len(called or ()))
+    steps.extend(deepeval_called(called, failed=failed))
     final = _get(test_case, "actual_output")
     if final is not None:
         steps.append(Step(index=0, kind="final_response", content=str(final)))
@@ -133,16 +170,24 @@ def deepeval_trajectory(test_case: Any) -> Trajectory:
 def deepeval_conversation_trajectory(test_case: Any) -> Trajectory:
     """The trajectory of a DeepEval ``ConversationalTestCase``: user turns as user steps,
     each assistant turn's ``tools_called`` as call (and result) steps, then its content as
-    an assistant step; the last assistant content is the final response."""
+    an assistant step; the last assistant content is the final response.
+    ``metadata["failed_calls"]`` indexes the calls of all turns, in turn order."""
     steps: list[Step] = []
     final: str | None = None
-    for t, turn in enumerate(_get(test_case, "turns") or ()):
+    turns = list(_get(test_case, "turns") or ())
+    n_calls = sum(len(_get(t, "tools_called") or ()) for t in turns if _get(t, "role") != "user")
+    failed = failed_call_indices(_get(test_case, "metadata"), n_calls)
+    seen = 0
+    for t, turn in enumerate(turns):
         role = _get(turn, "role")
         content = _get(turn, "content")
         if role == "user":
             steps.append(Step(index=0, kind="user", content=content))
             continue
-        steps.extend(deepeval_called(_get(turn, "tools_called"), where=f"turns[{t}].tools_called"))
+        called = _get(turn, "tools_called") or ()
+        steps.extend(deepeval_called(called, where=f"turns[{t}].tools_called", failed=failed,
+                                     offset=seen))
+        seen += len(called)
         if content:
             steps.append(Step(index=0, kind="assistant", content=content))
             final = content
@@ -219,9 +264,14 @@ def messages_trajectory(messages: Sequence[Any], *, source_format: str = "messag
                 final = text
         elif role == "tool":
             status = _get(m, "status")
+            meta = _get(m, "metadata")
+            meta = meta if isinstance(meta, Mapping) else {}
+            flagged = _get(m, "is_error") is True or meta.get("is_error") is True
+            err_text = meta.get("error")
             steps.append(Step(index=0, kind="tool_result", tool_result=ToolResult(
                 call_id=_get(m, "tool_call_id"), name=_get(m, "name"), output=text,
-                is_error=True if status == "error" else (False if status == "success" else None))))
+                is_error=True if (status == "error" or flagged) else (False if status == "success" else None),
+                error=str(err_text) if err_text else None)))
         else:
             raise TraceFormatError(f"messages[{i}]: unknown message role {role!r}")
     if steps and steps[-1].kind == "assistant":
@@ -234,6 +284,23 @@ def messages_trajectory(messages: Sequence[Any], *, source_format: str = "messag
 def ragas_trajectory(user_input: Sequence[Any]) -> Trajectory:
     """The trajectory of a RAGAS ``MultiTurnSample.user_input`` (Human/AI/Tool messages)."""
     return messages_trajectory(user_input, source_format="ragas")
+
+
+def message_settings(messages: Sequence[Any] | None) -> dict[str, Any]:
+    """Per-sample case settings carried by a message list: ``metadata["trajcheck"]`` of the
+    first user message (RAGAS ``HumanMessage(metadata=...)`` or a dict with ``metadata``),
+    ``{}`` when absent. Raises ``DatasetError`` when it is not a dict."""
+    for i, m in enumerate(messages or ()):
+        if _msg_role(m) != "user":
+            continue
+        meta = _get(m, "metadata")
+        if not isinstance(meta, Mapping) or meta.get("trajcheck") is None:
+            return {}
+        inner = meta["trajcheck"]
+        if not isinstance(inner, Mapping):
+            raise DatasetError(f"messages[{i}].metadata['trajcheck'] must be a dict, got {type(inner).__name__}")
+        return dict(inner)
+    return {}
 
 
 def ragas_expected(reference_tool_calls: Sequence[Any] | None) -> tuple[ExpectedCall, ...]:
@@ -358,7 +425,7 @@ def apply_match(expected: Sequence[ExpectedCall], match: Mapping[str, Any] | Non
 def metadata_settings(metadata: Any) -> dict[str, Any]:
     """The trajcheck settings held in a framework's metadata dict: ``metadata["trajcheck"]``
     when present, else the metadata itself (only :data:`CASE_KEYS` and ``before_state``,
-    ``after_state``, ``match`` are read)."""
+    ``after_state``, ``match``, ``failed_calls`` are read)."""
     if not metadata:
         return {}
     if not isinstance(metadata, Mapping):

@@ -5,7 +5,8 @@ Two forms of every metric, with identical numbers:
 * **Legacy** (``ragas.metrics.base.MultiTurnMetric`` dataclasses), the only form
   ``ragas.evaluate()`` accepts for an ``EvaluationDataset`` of ``MultiTurnSample``:
   ``TrajcheckToolCallF1``, ``TrajcheckToolCallAccuracy``, ``TrajcheckTrajectoryMatch``,
-  ``TrajcheckArgumentCorrectness``, ``TrajcheckForbiddenCalls``, ``TrajcheckComposite``.
+  ``TrajcheckArgumentCorrectness``, ``TrajcheckForbiddenCalls``, ``TrajcheckSchemaValidity``,
+  ``TrajcheckComposite``.
   They read the sample's ``user_input`` (Human/AI/Tool messages; every ``AIMessage.tool_calls``
   in order is the run) and ``reference_tool_calls`` (the expected calls, ``args`` compared
   under ``args_mode``, default ``exact_keys``).
@@ -15,8 +16,14 @@ Two forms of every metric, with identical numbers:
   ``MetricResult(value=<core score>, reason=<core reason>)``.
 
 RAGAS strips a sample to the metric's required columns and ``MultiTurnSample`` has no
-metadata field, so every setting (mode, optional/forbidden calls, matchers, forbidden
-sequences, weights) lives on the metric instance. Scores are the core's verbatim (no
+metadata field, so settings (mode, optional/forbidden calls, matchers, forbidden
+sequences, weights) live on the metric instance; case settings that differ per sample
+(``optional_calls``, ``forbidden_calls``, ``precedence``, ``forbidden_sequences``,
+``max_steps``, ``optimal_steps``, ``args_mode``, ``user``, ``tools``, ``match``,
+``expected_calls`` with per-call matchers) may instead ride on the sample's first
+``HumanMessage(metadata={"trajcheck": {...}})``, which RAGAS keeps; the instance's
+settings win. A failed tool result is ``ToolMessage(metadata={"is_error": True})`` (RAGAS
+messages have no error flag), so a failed call that was retried is not counted. Scores are the core's verbatim (no
 rounding). A core score of None (not applicable) becomes NaN in the legacy form (RAGAS's
 "no score") and ``value=None`` in the collections form; the reason says why.
 
@@ -26,7 +33,7 @@ mapped through ``trajcheck.metrics.trajectory.normalize_mode(..., "ragas")``:
 ``strict_order=False`` -> ``unordered`` (same multiset, any order, no extras). The ordering
 flag means what its name says; the score is 1.0/0.0 with arguments matched under
 ``args_mode`` (RAGAS's own metric gives partial argument credit and pairs unordered calls
-by sort-and-zip; see tests/test_differential_ragas.py).
+by sort-and-zip; see tests/test_differential.py).
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ __all__ = [
     "TrajcheckTrajectoryMatch",
     "TrajcheckArgumentCorrectness",
     "TrajcheckForbiddenCalls",
+    "TrajcheckSchemaValidity",
     "TrajcheckComposite",
     "TrajcheckCollectionsMetric",
     "ragas_mode",
@@ -81,10 +89,22 @@ def to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] 
                  settings: Mapping[str, Any], match: Mapping[str, Any] | None,
                  case_id: str = "ragas") -> tuple[Trajectory, Case]:
     """``(Trajectory, Case)`` for a RAGAS sample's ``user_input`` and
-    ``reference_tool_calls`` under a metric's settings (``_convert`` conventions)."""
+    ``reference_tool_calls`` under a metric's settings (``_convert`` conventions).
+
+    Per-sample settings come from the first ``HumanMessage``'s ``metadata["trajcheck"]``
+    (``_convert.message_settings``); the metric's own (non-None) settings win over them, and
+    its ``match`` entries over the sample's. An ``expected_calls`` list there (dataset-row
+    form, with per-call ``match``/``args_mode``) replaces ``reference_tool_calls``.
+    """
     traj = _convert.ragas_trajectory(user_input)
-    expected = _convert.apply_match(_convert.ragas_expected(reference_tool_calls), match)
-    return traj, _convert.build_case(case_id, traj.user_input, expected, settings)
+    per_sample = _convert.message_settings(user_input)
+    merged_match = dict(per_sample.get("match") or {})
+    merged_match.update(match or {})
+    case = _convert.build_case(case_id, traj.user_input, _convert.ragas_expected(reference_tool_calls),
+                               per_sample, settings)
+    from dataclasses import replace
+
+    return traj, replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged_match))
 
 
 def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any]) -> MetricResult:
@@ -227,6 +247,23 @@ class TrajcheckForbiddenCalls(TrajcheckRagasMetric):
 
 
 @dataclass
+class TrajcheckSchemaValidity(TrajcheckRagasMetric):
+    """Schema validity (``metrics.calls.schema_errors``): the fraction of calls whose
+    arguments validate against their tool's JSON Schema in ``tools`` (OpenAI, Anthropic or
+    plain definitions, on the instance or in the sample's per-sample settings). A sample
+    with no ``tools`` raises ``DatasetError``. ``reference_tool_calls`` is not needed."""
+
+    name: str = "trajcheck_schema_validity"
+    _required_columns: dict[MetricType, set[str]] = field(
+        default_factory=lambda: {MetricType.MULTI_TURN: {"user_input", "reference_tool_calls:optional"}})
+    _kind: t.ClassVar[str] = "schema_validity"
+
+    def compute(self, user_input: Any, reference_tool_calls: Any) -> MetricResult:
+        """As the base, but ``reference_tool_calls`` may be None (not needed)."""
+        return super().compute(user_input, reference_tool_calls or [])
+
+
+@dataclass
 class TrajcheckComposite(TrajcheckRagasMetric):
     """Composite score (``metrics.composite.score_trajectory``) without an outcome check
     (RAGAS samples carry no state): selection, arguments and efficiency, renormalised."""
@@ -239,8 +276,8 @@ class TrajcheckCollectionsMetric(_CollectionsBase):  # type: ignore[misc]
     """A trajcheck metric in RAGAS's collections form.
 
     ``kind``: ``tool_call_f1``, ``trajectory_match``, ``argument_correctness``,
-    ``forbidden`` or ``composite``; ``mode``/``dialect`` for ``trajectory_match``; other
-    keyword settings as on the legacy classes. ``ascore(user_input, reference_tool_calls)``
+    ``schema_validity``, ``forbidden`` or ``composite``; ``mode``/``dialect`` for
+    ``trajectory_match``; other keyword settings as on the legacy classes. ``ascore(user_input, reference_tool_calls)``
     returns ``ragas.metrics.result.MetricResult(value=score, reason=reason)``; ``score``
     is the sync form (not inside a running event loop).
     """
@@ -264,7 +301,7 @@ class TrajcheckCollectionsMetric(_CollectionsBase):  # type: ignore[misc]
         """Score one sample; ``value`` and ``reason`` are the core's."""
         if user_input is None:
             raise MetricInputError(f"{self.name}: user_input (a list of RAGAS messages) is required")
-        if reference_tool_calls is None and self.kind == "forbidden":
+        if reference_tool_calls is None and self.kind in ("forbidden", "schema_validity"):
             reference_tool_calls = []
         res = _compute(self.kind, user_input, reference_tool_calls, self.opts)
         return RagasMetricResult(value=res.score, reason=res.reason)

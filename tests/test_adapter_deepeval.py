@@ -276,3 +276,83 @@ def test_span_metric_under_observe():
     # P = 1/2, R = 1, F1 = 2/3
     assert m.score == pytest.approx(2 / 3)
     assert m.reason.startswith("precision 0.500")
+
+
+# --------------------------------------------------------------------- schema validity and
+# argument correctness through evaluate(), against the helpdesk tools' JSON Schemas
+
+
+def _helpdesk_tool_defs():
+    from pathlib import Path
+
+    from trajcheck.runner import load_agent
+
+    agents = Path(__file__).resolve().parent.parent / "examples" / "helpdesk" / "agents.py"
+    return load_agent(f"{agents}:good_agent").tools.definitions("openai")
+
+
+SCHEMA_INPUT = "Raise INC-1043 to high priority."
+# get_ticket: ticket_id must be a string "INC-<n>" -> the integer 1043 is a type error;
+# update_ticket: priority must be one of low/medium/high/critical -> "urgent" is an enum error;
+# search_docs: valid. Two of three calls invalid -> schema validity 1/3.
+SCHEMA_CALLS = [ToolCall(name="get_ticket", input_parameters={"ticket_id": 1043}),
+                ToolCall(name="update_ticket", input_parameters={"ticket_id": "INC-1043", "priority": "urgent"}),
+                ToolCall(name="search_docs", input_parameters={"query": "priority policy"})]
+SCHEMA_EXPECTED = [ToolCall(name="get_ticket", input_parameters={"ticket_id": "INC-1043"}),
+                   ToolCall(name="update_ticket", input_parameters={"ticket_id": "INC-1043", "priority": "high"})]
+
+
+def _schema_case(name, calls, meta=None):
+    return LLMTestCase(name=name, input=SCHEMA_INPUT, actual_output="Done.", tools_called=list(calls),
+                       expected_tools=list(SCHEMA_EXPECTED), metadata=meta)
+
+
+def _schema_core(calls):
+    from trajcheck.metrics.calls import schema_errors
+
+    steps = [Step(index=0, kind="user", content=SCHEMA_INPUT)]
+    steps += [Step(index=i + 1, kind="tool_call", tool_calls=(TC(name=c.name, args=dict(c.input_parameters)),))
+              for i, c in enumerate(calls)]
+    steps.append(Step(index=len(steps), kind="final_response", content="Done."))
+    traj = Trajectory(steps=tuple(steps), final_response="Done.")
+    case = Case(id="x", input=SCHEMA_INPUT,
+                expected_calls=tuple(ExpectedCall(e.name, dict(e.input_parameters)) for e in SCHEMA_EXPECTED))
+    return schema_errors(traj, _helpdesk_tool_defs()), argument_accuracy(traj, case)
+
+
+def test_schema_validity_hand_computed():
+    defs = _helpdesk_tool_defs()
+    m = ad.SchemaValidityMetric(threshold=1.0, tools=defs)
+    assert m.measure(_schema_case("bad", SCHEMA_CALLS)) == pytest.approx(1 / 3)
+    errs = m.score_breakdown["errors"]
+    assert [(e["index"], e["name"]) for e in errs] == [(0, "get_ticket"), (1, "update_ticket")]
+    assert "1043" in errs[0]["error"] and "urgent" in errs[1]["error"]
+    assert m.is_successful() is False
+    core, _ = _schema_core(SCHEMA_CALLS)
+    assert (m.score, m.reason) == (core.score, core.reason)
+    # the tools may come from the test case's metadata instead of the constructor
+    m2 = ad.SchemaValidityMetric()
+    assert m2.measure(_schema_case("meta", SCHEMA_CALLS, {"tools": defs})) == pytest.approx(1 / 3)
+    ok = [ToolCall(name="get_ticket", input_parameters={"ticket_id": "INC-1043"})]
+    assert m2.measure(_schema_case("ok", ok, {"tools": defs})) == 1.0
+    from trajcheck.errors import DatasetError
+
+    with pytest.raises(DatasetError, match="tool definitions"):
+        ad.SchemaValidityMetric().measure(_schema_case("none", SCHEMA_CALLS))
+
+
+@pytest.mark.parametrize("run_async", [True, False])
+def test_schema_validity_and_argument_correctness_in_evaluate(run_async):
+    defs = _helpdesk_tool_defs()
+    fixed = [ToolCall(name="get_ticket", input_parameters={"ticket_id": "INC-1043"}),
+             ToolCall(name="update_ticket", input_parameters={"ticket_id": "INC-1043", "priority": "high"})]
+    metrics = [ad.SchemaValidityMetric(threshold=1.0, tools=defs), ad.ArgumentCorrectnessMetric(threshold=1.0)]
+    res = evaluate([_schema_case("bad", SCHEMA_CALLS), _schema_case("fixed", fixed)], metrics,
+                   async_config=AsyncConfig(run_async=run_async), display_config=QUIET)
+    got = {r.name: [(md.score, md.reason, md.success) for md in r.metrics_data] for r in res.test_results}
+    for name, calls, want_schema, want_args in (("bad", SCHEMA_CALLS, 1 / 3, 0.0), ("fixed", fixed, 1.0, 1.0)):
+        sch, arg = _schema_core(calls)
+        # hand-computed: "bad" has 1 of 3 calls schema-valid, and neither called expected tool
+        # has the expected arguments (1043 != "INC-1043", "urgent" != "high") -> 0/2
+        assert sch.score == pytest.approx(want_schema) and arg.score == want_args
+        assert got[name] == [(sch.score, sch.reason, sch.score >= 1.0), (arg.score, arg.reason, arg.score >= 1.0)]

@@ -162,10 +162,22 @@ def test_error_feedback_keeps_keys():
     assert keys == {"k", "k_precision", "k_recall"}
 
 
+@pytest.fixture
+def test_item(request):
+    # (a marked test cannot take ``request`` itself: with tracking off, langsmith's wrapper
+    # swallows that keyword and calls the test without it)
+    return request.node
+
+
 @pytest.mark.langsmith
-def test_in_langsmith_pytest_marker():
+def test_in_langsmith_pytest_marker(test_item):
     from langsmith import testing as t
 
+    # LangSmith's pytest plugin (entry point langsmith.pytest_plugin) really ran this test:
+    # it replaced the test function by langsmith.testing's wrapper around it
+    assert test_item.config.pluginmanager.hasplugin("langsmith_plugin")
+    assert test_item.obj is not test_in_langsmith_pytest_marker
+    assert test_item.obj.__wrapped__ is test_in_langsmith_pytest_marker
     ev = al.TrajcheckEvaluator("tool_call_f1", key="tool_f1")
     out = {"messages": msgs("q", [("a", {"x": 1})])}
     t.log_inputs({"input": "q"})
@@ -173,3 +185,72 @@ def test_in_langsmith_pytest_marker():
     r = ev(outputs=out, reference_outputs={"expected_calls": [{"name": "a", "args": {"x": 1}}]})
     al.log_feedback(r)
     assert r["results"][0]["score"] == 1.0
+
+
+def test_pytest_marker_example_runs_offline_as_the_readme_says(tmp_path):
+    """examples/langsmith/test_helpdesk_langsmith.py under LangSmith's pytest plugin, in a
+    fresh process with the README's environment (no key, LANGSMITH_TEST_TRACKING=false)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))}
+    env["LANGSMITH_TEST_TRACKING"] = "false"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "examples/langsmith/test_helpdesk_langsmith.py"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "2 passed" in proc.stdout
+
+
+def _helpdesk_tool_defs():
+    from pathlib import Path
+
+    from trajcheck.runner import load_agent
+
+    agents = Path(__file__).resolve().parent.parent / "examples" / "helpdesk" / "agents.py"
+    return load_agent(f"{agents}:good_agent").tools.definitions("openai")
+
+
+def test_schema_arguments_forbidden_final_state_in_evaluate():
+    """Hand-computed values for the evaluators the other tests do not pin, through
+    evaluate(..., upload_results=False)."""
+    defs = _helpdesk_tool_defs()
+    # get_ticket's ticket_id must be a string "INC-<n>" (1043 is not); update_ticket's
+    # priority must be low/medium/high/critical ("urgent" is not): 0 of 2 calls valid, and
+    # neither called expected tool has the expected arguments (0/2). The state: the ticket
+    # was closed although it should have been raised to high priority -> final state 0.
+    calls = [("get_ticket", {"ticket_id": 1043}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "urgent"})]
+    expected = [("get_ticket", {"ticket_id": "INC-1043"}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "high"})]
+    before = {"tickets": [{"id": 1, "key": "INC-1043", "priority": "low", "status": "open"}]}
+    after = {"tickets": [{"id": 1, "key": "INC-1043", "priority": "low", "status": "closed"}]}
+    ex = Example(id=uuid.uuid4(), dataset_id=DS, inputs={"input": "raise INC-1043 to high"},
+                 outputs={"expected_calls": [{"name": n, "args": a} for n, a in expected],
+                          "forbidden_calls": ["update_ticket"],
+                          "expected_final_state": {"tickets": [{"key": "INC-1043", "priority": "high"}]}})
+
+    def target(inputs):
+        return {"messages": msgs(inputs["input"], calls), "before_state": before, "after_state": after}
+
+    evs = [al.TrajcheckEvaluator("schema_validity", tools=defs), al.TrajcheckEvaluator("argument_correctness"),
+           al.TrajcheckEvaluator("forbidden"), al.TrajcheckEvaluator("final_state")]
+    res = OFFLINE.evaluate(target, data=[ex], evaluators=evs, upload_results=False)
+    got = {r.key: (r.score, r.comment) for row in res for r in row["evaluation_results"]["results"]}
+    assert {k: v[0] for k, v in got.items()} == {
+        "trajcheck_schema_validity": 0.0, "trajcheck_argument_correctness": 0.0,
+        "trajcheck_forbidden": 0.0, "trajcheck_final_state": 0.0}
+    from trajcheck.metrics.calls import argument_accuracy, schema_errors
+    from trajcheck.metrics.outcome import check_final_state
+    from trajcheck.metrics.sequences import check_forbidden_sequences
+
+    traj, case = core_pair(ex.inputs["input"], calls, expected)
+    assert got["trajcheck_schema_validity"] == (schema_errors(traj, defs).score, schema_errors(traj, defs).reason)
+    assert got["trajcheck_argument_correctness"][1] == argument_accuracy(traj, case).reason
+    fb = check_forbidden_sequences(traj, [{"tool": "update_ticket", "name": "forbidden_calls[0]"}])
+    assert got["trajcheck_forbidden"] == (fb.score, fb.reason)
+    fs = check_final_state(before, after, ex.outputs["expected_final_state"])
+    assert got["trajcheck_final_state"] == (fs.score, fs.reason)
+    # the same row with schema-valid, expected arguments: both 1.0
+    ok = al.TrajcheckEvaluator("schema_validity", tools=defs)(outputs={"messages": msgs("q", expected)})
+    assert ok["score"] == 1.0

@@ -129,3 +129,73 @@ def test_missing_reference_is_an_error():
 
     with pytest.raises(DatasetError, match="reference_tool_calls"):
         ar.TrajcheckToolCallF1().compute(s.user_input, None)
+
+
+def _helpdesk_tool_defs():
+    from pathlib import Path
+
+    from trajcheck.runner import load_agent
+
+    agents = Path(__file__).resolve().parent.parent / "examples" / "helpdesk" / "agents.py"
+    return load_agent(f"{agents}:good_agent").tools.definitions("openai")
+
+
+def test_schema_validity_and_argument_correctness_in_evaluate():
+    # get_ticket's ticket_id must be a string "INC-<n>" (1043 is a type error); update_ticket's
+    # priority must be low/medium/high/critical ("urgent" is not); search_docs is valid:
+    # schema validity 1/3. Argument correctness: both called expected tools have wrong
+    # arguments -> 0/2 = 0.0; the fixed run scores 1.0 on both.
+    bad = [("get_ticket", {"ticket_id": 1043}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "urgent"}),
+           ("search_docs", {"query": "priority policy"})]
+    fixed = [("get_ticket", {"ticket_id": "INC-1043"}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "high"})]
+    ref = fixed
+    defs = _helpdesk_tool_defs()
+    metrics = [ar.TrajcheckSchemaValidity(tools=defs), ar.TrajcheckArgumentCorrectness()]
+    df = evaluate(EvaluationDataset(samples=[sample(bad, ref), sample(fixed, ref)]), metrics=metrics,
+                  show_progress=False, raise_exceptions=True).to_pandas()
+    assert list(df["trajcheck_schema_validity"]) == [pytest.approx(1 / 3), 1.0]
+    assert list(df["trajcheck_argument_correctness"]) == [0.0, 1.0]
+    from trajcheck.metrics.calls import argument_accuracy, schema_errors
+
+    for i, p in enumerate((bad, fixed)):
+        traj, case = core_pair(p, ref)
+        assert df["trajcheck_schema_validity"][i] == schema_errors(traj, defs).score
+        assert df["trajcheck_argument_correctness"][i] == argument_accuracy(traj, case).score
+    res = metrics[0].as_collections().score(user_input=sample(bad, ref).user_input)
+    assert res.value == pytest.approx(1 / 3) and res.reason == schema_errors(core_pair(bad, ref)[0], defs).reason
+
+
+def test_per_sample_settings_and_failed_results_from_message_metadata():
+    # hd_009-like run: create_ticket fails with a 503, is retried, and succeeds; the agent also
+    # searched the docs. Reference: one create_ticket.
+    call = {"title": "Monitor flickers", "priority": "medium"}
+    msgs = [HumanMessage(content="My monitor flickers; open a ticket.",
+                         metadata={"trajcheck": {"optional_calls": ["search_docs"]}}),
+            AIMessage(content="", tool_calls=[RTC(name="search_docs", args={"query": "monitor"})]),
+            ToolMessage(content="[]"),
+            AIMessage(content="", tool_calls=[RTC(name="create_ticket", args=call)]),
+            ToolMessage(content="503", metadata={"is_error": True, "error": "HTTP 503"}),
+            AIMessage(content="", tool_calls=[RTC(name="create_ticket", args=call)]),
+            ToolMessage(content='{"ticket_id": "INC-1052"}'),
+            AIMessage(content="Opened INC-1052.")]
+    s = MultiTurnSample(user_input=msgs, reference_tool_calls=[RTC(name="create_ticket", args=call)])
+    # optional search_docs not counted, failed-and-retried create_ticket set aside: F1 = 1.0
+    assert ar.TrajcheckToolCallF1().multi_turn_score(s) == 1.0
+    # the instance's setting wins: search_docs counts -> P = 1/2, R = 1, F1 = 2/3
+    assert ar.TrajcheckToolCallF1(optional_calls=[]).multi_turn_score(s) == pytest.approx(2 / 3)
+    # without the error flag the failed attempt is an extra call too: P = 1/3, R = 1 -> 0.5
+    msgs[4] = ToolMessage(content="503")
+    s2 = MultiTurnSample(user_input=msgs, reference_tool_calls=s.reference_tool_calls)
+    assert ar.TrajcheckToolCallF1(optional_calls=[]).multi_turn_score(s2) == pytest.approx(0.5)
+    # per-sample expected calls in dataset-row form carry matchers RAGAS's ToolCall cannot
+    msgs[0] = HumanMessage(content="x", metadata={"trajcheck": {"expected_calls": [
+        {"name": "create_ticket", "args": {"title": "monitor"}, "match": {"title": "contains"},
+         "args_mode": "expected_keys"}], "optional_calls": ["search_docs"]}})
+    s3 = MultiTurnSample(user_input=msgs, reference_tool_calls=[RTC(name="create_ticket", args={})])
+    # the unflagged failed attempt and the retry both match the one expected call: 1 TP, 1 FP
+    assert ar.TrajcheckToolCallF1().multi_turn_score(s3) == pytest.approx(2 / 3)
+    from trajcheck.errors import DatasetError
+
+    msgs[0] = HumanMessage(content="x", metadata={"trajcheck": ["optional_calls"]})
+    with pytest.raises(DatasetError, match=r"metadata\['trajcheck'\] must be a dict"):
+        ar.TrajcheckToolCallF1().compute(msgs, [])

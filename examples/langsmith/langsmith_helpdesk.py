@@ -6,10 +6,14 @@ Run from the repository root:  python examples/langsmith/langsmith_helpdesk.py
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
 
 os.environ.setdefault("LANGSMITH_TRACING", "false")
+# The client's background thread probes the (unreachable) server once and logs a warning;
+# nothing is uploaded with upload_results=False, so keep that warning out of the output.
+logging.getLogger("langsmith").setLevel(logging.ERROR)
 
 from langsmith import Client  # noqa: E402
 from langsmith.schemas import Example  # noqa: E402
@@ -50,7 +54,8 @@ if __name__ == "__main__":
     client = Client(api_key="offline", api_url="http://127.0.0.1:9")
     results = client.evaluate(agent, data=examples, evaluators=[f1, strict],
                               summary_evaluators=[pass_k_summary(strict, k=3)],
-                              num_repetitions=3, upload_results=False)
+                              num_repetitions=3, upload_results=False,
+                              max_concurrency=0)  # one run at a time: deterministic order
     for row in results:
         print(row["example"].inputs["input"],
               {r.key: r.score for r in row["evaluation_results"]["results"]})

@@ -43,7 +43,9 @@ metrics = [
 
 if __name__ == "__main__":
     result = evaluate(EvaluationDataset(samples=[sample]), metrics=metrics, show_progress=False)
-    print(result.to_pandas().drop(columns=["user_input", "reference_tool_calls"]).to_string())
+    row = result.to_pandas().iloc[0]
+    for m in metrics:  # full precision: the same floats trajcheck's core returns
+        print(f"{m.name}: {float(row[m.name])!r}")
     # the same metric in the collections API, with its reason
     r = asyncio.run(metrics[0].as_collections().ascore(
         user_input=sample.user_input, reference_tool_calls=sample.reference_tool_calls))
