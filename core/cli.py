@@ -6,6 +6,9 @@ Heavy modules are imported inside the command so ``trajcheck --help`` stays fast
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from . import __version__
@@ -41,6 +44,44 @@ def _parse_ks(spec: str | None) -> list[int] | None:
     return ks
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _match_context(semantic: bool, threshold: float | None, cases: object, err: Any) -> Any:
+    """The MatchContext for ``--semantic [--semantic-threshold T]`` (``trajcheck.semantic``,
+    imported here; MatcherError when the semantic extra is missing), else None. Without
+    ``--semantic``, cases whose ``semantic`` matchers have no ``fallback`` raise MatcherError
+    naming them, and those with one are scored by it (a note on ``err`` says so)."""
+    from .errors import MatcherError
+    from .semantic import check_available, semantic_context, semantic_uses
+
+    if not semantic and threshold is None:
+        cs = cases if isinstance(cases, (list, tuple)) else []
+        uses = semantic_uses(cs, without_fallback=True)
+        if uses:
+            more = f" and {len(uses) - 3} more" if len(uses) > 3 else ""
+            raise MatcherError(f"the cases use the 'semantic' matcher ({'; '.join(uses[:3])}{more}): "
+                               "pass --semantic to score them with the offline embedding model "
+                               "(the 'semantic' extra)")
+        n_fb = len(semantic_uses(cs))
+        if n_fb:
+            err.print(f"note: {n_fb} 'semantic' argument check(s) scored by their fallback matcher; "
+                      "pass --semantic to use the embedding model", highlight=False, soft_wrap=True)
+        return None
+    check_available()
+    return semantic_context(threshold=threshold)
+
+
+def _semantic_options(f: _F) -> _F:
+    """``--semantic`` and ``--semantic-threshold`` (shared by eval and run)."""
+    f = click.option("--semantic-threshold", type=click.FloatRange(0, 1), default=None, metavar="T",
+                     help="Threshold of the semantic matcher where the dataset gives none "
+                          "(default 0.75; implies --semantic).")(f)
+    return click.option("--semantic", is_flag=True,
+                        help="Score 'semantic' argument matchers with the offline all-MiniLM-L6-v2 "
+                             "embedding model (needs the 'semantic' extra).")(f)
+
+
 @main.command("eval")
 @click.argument("traces", type=click.Path(exists=True, dir_okay=False))
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
@@ -59,9 +100,11 @@ def _parse_ks(spec: str | None) -> list[int] | None:
               help="Trace format of TRACES (auto-detected by default).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables.")
+@_semantic_options
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
-                 trace_format: str, seed: int, quiet: bool) -> None:
+                 trace_format: str, seed: int, quiet: bool, semantic: bool = False,
+                 semantic_threshold: float | None = None) -> None:
     """Score recorded runs in TRACES and print a scorecard.
 
     Each trace is keyed to its case by its case id (tau-bench: the task id). Traces of
@@ -89,7 +132,10 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
             from .dataset import load_cases
 
             cases = load_cases(cases_path)
-        sc = evaluate(loaded, cases, ks=_parse_ks(k_spec), seed=seed, source=str(traces))
+        ctx = _match_context(semantic, semantic_threshold,
+                             cases if cases is not None else list(loaded.cases.values()), err)
+        sc = evaluate(loaded, cases, ks=_parse_ks(k_spec), seed=seed, source=str(traces),
+                      context=ctx)
     except TrajcheckError as e:
         err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
         raise SystemExit(2) from None
@@ -256,8 +302,16 @@ def inspect_cmd(traces: str, fmt: str, max_problems: int) -> None:
 @main.command("run")
 @click.option("--agent", "agent_spec", required=True, metavar="MODULE:CALLABLE",
               help="The agent: package.module:callable or path/to/file.py:callable.")
-@click.option("--cases", "cases_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Dataset of cases (JSONL/JSON/YAML).")
+@click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
+              help="Dataset of cases (JSONL/JSON/YAML). Give this or --scenarios.")
+@click.option("--scenarios", "scenarios_path", type=click.Path(exists=True, dir_okay=False),
+              help="Simulated-user scenarios (JSON/YAML, trajcheck.simulate): each is a conversation "
+                   "between --user-model and the agent, one per trial (seeds 0..trials-1).")
+@click.option("--user-model", "user_model_spec", metavar="SPEC",
+              help="The simulated user for --scenarios: module:callable or file.py:callable (a "
+                   "factory returning a model, or fn(messages) -> str), or openai:MODEL@BASE_URL.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, metavar="VAR",
+              help="Environment variable holding the key of an openai:MODEL@BASE_URL user model.")
 @click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1), help="Runs per case.")
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
               help="Runs at once (each in its own thread and sandbox).")
@@ -277,10 +331,13 @@ def inspect_cmd(traces: str, fmt: str, max_problems: int) -> None:
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables.")
-def run_command(agent_spec: str, cases_path: str, trials: int, concurrency: int, timeout_s: float,
+@_semantic_options
+def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrency: int, timeout_s: float,
                 out_path: str | None, tools_spec: str | None, k_spec: str | None, json_out: str | None,
                 html_out: str | None, md_out: str | None, fail_under: float | None, seed: int,
-                no_progress: bool, quiet: bool) -> None:
+                no_progress: bool, quiet: bool, scenarios_path: str | None = None,
+                user_model_spec: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                semantic: bool = False, semantic_threshold: float | None = None) -> None:
     """Run an agent on every case TRIALS times, record the traces, and print a scorecard.
 
     The agent is called as agent(input, tools) (sync or async) with the case input and the
@@ -288,6 +345,12 @@ def run_command(agent_spec: str, cases_path: str, trials: int, concurrency: int,
     trajcheck.runner for the full contract). Agent exceptions and timeouts are recorded as
     failed runs; cases that cannot be set up, recorded runs of unknown cases and cases
     without runs are listed as problems, and the rest is scored as `trajcheck eval` does.
+
+    With --scenarios (instead of --cases), each scenario is a conversation between the
+    --user-model and the agent (trajcheck.simulate), run once per trial with seeds
+    0..TRIALS-1, each in a fresh sandbox, then scored the same way; --out then receives the
+    conversations' traces (overwritten, no resume) and --concurrency/--timeout do not apply.
+    --semantic scores 'semantic' argument matchers with the offline embedding model.
 
     Exit codes: 0 when scored, 1 when --fail-under is given and the task success rate is
     below it, 2 for an unknown agent path, an invalid cases file, or nothing to score,
@@ -301,17 +364,40 @@ def run_command(agent_spec: str, cases_path: str, trials: int, concurrency: int,
     from .report import render_terminal, to_markdown
 
     err = Console(stderr=True)
+    if (cases_path is None) == (scenarios_path is None):
+        err.print("[red]error:[/red] give either --cases or --scenarios (one of them)", highlight=False)
+        raise SystemExit(2)
+    if scenarios_path is not None and not user_model_spec:
+        err.print("[red]error:[/red] --scenarios needs --user-model", highlight=False)
+        raise SystemExit(2)
     try:
         from .dataset import load_cases
         from .runner import load_agent, run_suite
 
         agent = load_agent(agent_spec)
         tools = load_agent(tools_spec) if tools_spec else None
-        cases = load_cases(cases_path)
-        res = run_suite(agent, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
-                        out=out_path, tools=tools, base_dir=Path(cases_path).parent,
-                        progress=not no_progress, ks=_parse_ks(k_spec), seed=seed,
-                        agent_name=agent_spec)
+        if scenarios_path is not None:
+            from .simulate import load_scenarios, load_user_model, run_scenarios
+
+            scenarios = load_scenarios(scenarios_path)
+            umodel = load_user_model(str(user_model_spec), api_key_env=api_key_env)
+            ctx = _match_context(semantic, semantic_threshold, [x.to_case() for x in scenarios], err)
+            srun = run_scenarios(scenarios, agent, umodel, seeds=range(trials), tools=tools,
+                                 base_dir=Path(scenarios_path).parent, context=ctx,
+                                 ks=_parse_ks(k_spec), seed=seed, agent_name=agent_spec, out=out_path)
+            for sid, info in srun.summary.items():
+                ends = ", ".join(f"{k} {v}" for k, v in sorted(info["termination"].items()))
+                revs = "; ".join(f"{r['fact']} (seed {r['seed']}, user turn {r['turn']})"
+                                 for r in info["unprompted_reveals"]) or "none"
+                err.print(f"scenario {sid}: {info['runs']} conversation(s): {ends}; "
+                          f"revealed without being asked: {revs}", highlight=False, soft_wrap=True)
+        else:
+            cases = load_cases(str(cases_path))
+            ctx = _match_context(semantic, semantic_threshold, cases, err)
+            res = run_suite(agent, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
+                            out=out_path, tools=tools, base_dir=Path(str(cases_path)).parent,
+                            progress=not no_progress, ks=_parse_ks(k_spec), seed=seed,
+                            agent_name=agent_spec, context=ctx)
     except TrajcheckError as e:
         err.print(f"[red]error:[/red] {e}", markup=True, highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
@@ -319,12 +405,18 @@ def run_command(agent_spec: str, cases_path: str, trials: int, concurrency: int,
         where = f"; finished runs are in {out_path}: re-run the same command to resume" if out_path else ""
         err.print(f"[yellow]interrupted[/yellow]{where}", highlight=False)
         raise SystemExit(130) from None
-    sc = res.scorecard
-    err.print(f"{res.n_new} run(s) made, {res.n_resumed} taken from {out_path or 'no file'}", highlight=False)
+    if scenarios_path is not None:
+        sc = srun.scorecard
+        problems: tuple[str, ...] = ()
+    else:
+        sc = res.scorecard
+        problems = res.problems
+        err.print(f"{res.n_new} run(s) made, {res.n_resumed} taken from {out_path or 'no file'}",
+                  highlight=False)
     if not quiet:
         render_terminal(sc, Console())
-    elif res.problems:
-        for p in res.problems:
+    elif problems:
+        for p in problems:
             err.print(f"problem: {p}", highlight=False, soft_wrap=True)
     if json_out:
         sc.to_json(json_out)

@@ -29,7 +29,9 @@ ignore     always matches; the argument may be present or absent.
 semantic   ``ctx.semantic_scorer(expected_text, predicted_text) >= threshold``; threshold
            from the spec's ``"threshold"``, else ``ctx.semantic_threshold``, else 0.75
            (:data:`SEMANTIC_THRESHOLD`, measured with all-MiniLM-L6-v2: see trajcheck.semantic).
-judge      ``ctx.judge(rubric, expected, predicted)`` is truthy (spec ``"rubric"`` optional).
+           Spec ``"fallback"``: a matcher spec used instead when no scorer is configured.
+judge      ``ctx.judge(rubric, expected, predicted)`` is truthy (spec ``"rubric"`` optional;
+           ``"fallback"`` as for ``semantic``, used when no judge is configured).
 ========== ==================================================================================
 
 A ``match`` entry for an argument with no expected value (DESIGN.md: ``title: semantic`` with
@@ -523,7 +525,8 @@ class IgnoreMatcher(Matcher):
 
 _NO_SCORER = ("semantic matcher: no semantic scorer configured; pass "
               "MatchContext(semantic_scorer=fn) where fn(expected_text, predicted_text) -> float "
-              "in [0, 1] (e.g. an embedding cosine similarity), or use another matcher")
+              "in [0, 1] (e.g. trajcheck.semantic.semantic_context(); on the command line: "
+              "--semantic), give the spec a \"fallback\" matcher, or use another matcher")
 _NO_JUDGE = ("judge matcher: no judge configured; pass MatchContext(judge=fn) where "
              "fn(rubric, expected, predicted) -> bool, or use another matcher")
 
@@ -552,16 +555,25 @@ class SemanticMatcher(Matcher):
     else :data:`SEMANTIC_THRESHOLD` (0.75). Non-string values are compared as their JSON
     text. With no expected value, the predicted value must be non-empty and score >= the
     relevance threshold against ``ctx.case_input``: the spec's ``threshold``, else
-    ``ctx.relevance_threshold``, else :data:`RELEVANCE_THRESHOLD` (0.5). Raises MatcherError
-    when no scorer is configured or a context threshold is outside [0, 1].
+    ``ctx.relevance_threshold``, else :data:`RELEVANCE_THRESHOLD` (0.5).
+
+    No scorer configured: the spec's ``fallback`` matcher (any matcher spec, e.g.
+    ``{"type": "contains", "value": "laptop"}``) decides instead, for both checks; without
+    a fallback, MatcherError explains how to configure one. The fallback is chosen by the
+    dataset's author, so a run without the model is never scored by a silent guess. Raises
+    MatcherError for a context threshold outside [0, 1] or a bad fallback spec.
     """
 
     threshold: float | None = None
+    fallback: Any = None
+    _fallback: Matcher | None = field(default=None, compare=False)
     name = "semantic"
 
     def __post_init__(self) -> None:
         if self.threshold is not None:
             _threshold_ok(self.threshold, "semantic matcher: threshold")
+        if self.fallback is not None:
+            object.__setattr__(self, "_fallback", get_matcher(self.fallback))
 
     def _score(self, a: Any, b: Any, ctx: MatchContext, threshold: float) -> bool:
         if ctx.semantic_scorer is None:
@@ -575,6 +587,8 @@ class SemanticMatcher(Matcher):
         return not math.isnan(s) and s >= threshold
 
     def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if ctx.semantic_scorer is None and self._fallback is not None:
+            return self._fallback(expected, predicted, ctx)
         if is_empty(predicted) and not is_empty(expected):
             return False
         t = self.threshold
@@ -584,6 +598,8 @@ class SemanticMatcher(Matcher):
         return self._score(expected, predicted, ctx, t)
 
     def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if ctx.semantic_scorer is None and self._fallback is not None:
+            return self._fallback.check_unexpected(predicted, ctx)
         if is_empty(predicted):
             return False
         if not ctx.case_input:
@@ -605,11 +621,18 @@ class JudgeMatcher(Matcher):
     """``ctx.judge(rubric, expected, predicted)`` is truthy.
 
     With no expected value, ``ctx.judge(relevance_rubric, case_input, predicted)`` decides
-    (after the non-empty check). Raises MatcherError when no judge is configured.
+    (after the non-empty check). No judge configured: the spec's ``fallback`` matcher decides
+    (as for ``semantic``), else MatcherError.
     """
 
     rubric: str = _DEFAULT_RUBRIC
+    fallback: Any = None
+    _fallback: Matcher | None = field(default=None, compare=False)
     name = "judge"
+
+    def __post_init__(self) -> None:
+        if self.fallback is not None:
+            object.__setattr__(self, "_fallback", get_matcher(self.fallback))
 
     def _ask(self, rubric: str, a: Any, b: Any, ctx: MatchContext) -> bool:
         if ctx.judge is None:
@@ -622,11 +645,15 @@ class JudgeMatcher(Matcher):
             raise MatcherError(f"judge matcher: the judge raised {type(e).__name__}: {e}") from e
 
     def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if ctx.judge is None and self._fallback is not None:
+            return self._fallback(expected, predicted, ctx)
         if predicted is MISSING:
             return False
         return self._ask(self.rubric, expected, predicted, ctx)
 
     def check_unexpected(self, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if ctx.judge is None and self._fallback is not None:
+            return self._fallback.check_unexpected(predicted, ctx)
         if is_empty(predicted):
             return False
         rubric = self.rubric if self.rubric != _DEFAULT_RUBRIC else _RELEVANCE_RUBRIC

@@ -88,6 +88,7 @@ __all__ = [
     "RecordedRuns",
     "SuiteRun",
     "load_agent",
+    "parse_agent_return",
     "read_runs",
     "resolve_tools",
     "run_suite",
@@ -363,8 +364,14 @@ def _execute(job: _Job, agent: Callable[..., Any], registry: ToolRegistry, sandb
         q.put((job, "setup", f"{type(e).__name__}: {e}"))
 
 
-def _final(ret: Any) -> tuple[str | None, Usage | None, float | None, Any, dict[str, Any], str | None]:
-    """(final_response, usage, cost, route, agent metadata, error) from an agent's return value."""
+def parse_agent_return(ret: Any) -> tuple[str | None, Usage | None, float | None, Any, dict[str, Any],
+                                          str | None]:
+    """``(final_response, usage, cost_usd, route, agent metadata, error)`` from an agent's
+    return value: a str or None (the final response), an ``AgentRun``, or a dict with only
+    the keys ``final_response``, ``usage`` (dict or ``Usage``), ``cost_usd``, ``route``,
+    ``metadata``. Anything else gives ``error`` (a one-line message; the other fields empty)
+    instead of raising, so the caller records a failed run. Used by ``run_suite`` and by
+    ``trajcheck.simulate`` for each agent turn."""
     if ret is None or isinstance(ret, str):
         return ret, None, None, None, {}, None
     if isinstance(ret, AgentRun):
@@ -377,6 +384,9 @@ def _final(ret: Any) -> tuple[str | None, Usage | None, float | None, Any, dict[
             dict(ret.get("metadata") or {}), None
     return None, None, None, None, {}, (f"agent returned {type(ret).__name__}; expected str, None, "
                                         "AgentRun or a dict with final_response")
+
+
+_final = parse_agent_return  # the former private name
 
 
 def _trace(job: _Job, agent_name: str, *, final: str | None = None, usage: Usage | None = None,
@@ -537,7 +547,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
                     t = _trace(job, name, after=after, duration_ms=dur, error=err)
                 else:
                     ret, after, dur = payload
-                    fr, usage, cost, route, ameta, err = _final(ret)
+                    fr, usage, cost, route, ameta, err = parse_agent_return(ret)
                     t = _trace(job, name, final=fr, usage=usage, cost=cost, route=route, agent_meta=ameta,
                                after=after, duration_ms=dur, error=err)
                 if err is not None:

