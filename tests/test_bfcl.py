@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from trajcheck.errors import MatcherError
 from trajcheck.matchers import get_matcher
 from trajcheck.metrics.calls import bfcl_expected_calls, bfcl_valid

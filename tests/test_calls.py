@@ -7,6 +7,7 @@ import math
 import time
 
 import pytest
+
 from trajcheck.errors import MatcherError, MetricInputError, SchemaError
 from trajcheck.matchers import MatchContext
 from trajcheck.metrics.calls import (

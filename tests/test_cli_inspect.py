@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
+
 from trajcheck.cli import main
 
 DATA = Path(__file__).parent / "data"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from trajcheck.dataset import case_schema, load_cases, load_cases_report
 from trajcheck.errors import DatasetError
 from trajcheck.model import Case, ExpectedCall

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from trajcheck.errors import DatasetError
 from trajcheck.faults import (
     FAULT_KINDS,

@@ -11,6 +11,7 @@ Not here: R6 (an LLM judge's verdict), R9 (an install pin), D10-style reason wor
 from __future__ import annotations
 
 import pytest
+
 from trajcheck.errors import MetricInputError
 from trajcheck.metrics.calls import argument_accuracy, selection_accuracy, tool_call_prf
 from trajcheck.metrics.trajectory import BINARY_MODES, trajectory_match

@@ -8,6 +8,7 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.errors import MatcherError, SchemaError
 from trajcheck.matchers import MatchContext
 from trajcheck.matching import (

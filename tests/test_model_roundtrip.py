@@ -6,6 +6,7 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.model import (
     STEP_KINDS,
     Case,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.errors import MetricInputError
 from trajcheck.metrics.outcome import (
     check_final_state,

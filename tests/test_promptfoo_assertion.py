@@ -19,10 +19,10 @@ except ImportError:  # pytest run without the repository root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trajcheck.metrics.composite import score_trajectory
-from trajcheck.model import Case, ExpectedCall, Step, ToolCall, Trajectory
 
 from promptfoo_provider.assertion import get_assert
+from trajcheck.metrics.composite import score_trajectory
+from trajcheck.model import Case, ExpectedCall, Step, ToolCall, Trajectory
 
 OWN = "file://../../promptfoo_provider/assertion.py"
 

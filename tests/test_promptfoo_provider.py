@@ -15,9 +15,8 @@ try:
 except ImportError:  # pytest run without the repository root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trajcheck.model import Trajectory
-
 from promptfoo_provider.provider import call_api, tool_spans
+from trajcheck.model import Trajectory
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "promptfoo"
 TRACEPARENT = "00-" + "ab" * 16 + "-" + "cd" * 8 + "-01"

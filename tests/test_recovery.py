@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from trajcheck.errors import MetricInputError
 from trajcheck.metrics.recovery import (
     ClaimDetector,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from trajcheck.errors import SandboxError
 from trajcheck.metrics.outcome import check_final_state, state_diff
 from trajcheck.sandbox import SQLAlchemySandbox, SQLiteSandbox, call_tool, open_sandbox, split_sql

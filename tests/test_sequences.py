@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.errors import DatasetError, MetricInputError
 from trajcheck.metrics.sequences import (
     FORBIDDEN_RULE_SCHEMA,

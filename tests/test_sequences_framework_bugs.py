@@ -6,6 +6,7 @@ tests/test_framework_bugs.py.)"""
 from __future__ import annotations
 
 import pytest
+
 from trajcheck.metrics.composite import score_trajectory
 from trajcheck.metrics.result import MetricResult
 from trajcheck.metrics.sequences import call_rates, check_forbidden_sequences, ordering_accuracy

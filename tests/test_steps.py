@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.metrics.calls import argument_accuracy, tool_call_prf
 from trajcheck.metrics.steps import VERDICTS, step_eval
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.errors import TraceFormatError
 from trajcheck.traces import FORMATS, load, read
 

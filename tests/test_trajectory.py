@@ -7,6 +7,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trajcheck.errors import MetricInputError
 from trajcheck.metrics.calls import tool_call_prf
 from trajcheck.metrics.trajectory import (
