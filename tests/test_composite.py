@@ -63,12 +63,20 @@ def test_outcome_failed_and_renormalised_away():
     t, case = worked(max_steps=3)
     # outcome 0: 0 + 0.2 + 0.075 + 0.1*(2/3) = 0.341667
     assert score_trajectory(t, case, outcome=FAIL).score == pytest.approx(0.275 + 0.2 / 3)
-    # no outcome and no final-state/response requirement: outcome weight dropped,
-    # (0.2 + 0.075 + 0.0667) / (0.25 + 0.15 + 0.10) = 0.341667 / 0.5 = 0.683333
+    # no outcome given, but the case expects calls: the outcome is judged from the calls;
+    # create_ticket(medium) does not match create_ticket(high), so it is 0 -> 0.341667
     r = score_trajectory(t, case)
-    assert r.score == pytest.approx((0.275 + 0.2 / 3) / 0.5)
+    assert r.parts["outcome_source"] == "outcome_from_calls" and r.parts["outcome"] == 0.0
+    assert r.score == pytest.approx(0.275 + 0.2 / 3)
+    # a case that states nothing to check the outcome by (no expected calls, final state or
+    # response): the outcome weight is dropped and the rest renormalised. Nothing expected
+    # but 3 calls made: selection F1 0 (precision 0, recall 1), arguments n/a, efficiency
+    # 2/3 -> (0.25*0 + 0.10*(2/3)) / (0.25 + 0.10) = 0.190476
+    bare = Case("b", "x", max_steps=3)
+    r = score_trajectory(t, bare)
     assert r.parts["outcome"] is None
-    assert r.parts["effective_weights"]["tool_selection"] == pytest.approx(0.5)
+    assert r.score == pytest.approx((0.1 * 2 / 3) / 0.35)
+    assert r.parts["effective_weights"]["tool_selection"] == pytest.approx(0.25 / 0.35)
     assert "not applicable: outcome" in r.reason
 
 

@@ -8,7 +8,6 @@ caller sets another threshold.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -111,16 +110,12 @@ def _resolve_outcome(traj: Trajectory, case: Case, outcome: MetricResult | None,
     """(value or None, source, reason of the outcome result)."""
     if outcome is not None:
         return _outcome_value(outcome, "outcome"), "given", outcome.reason
-    if case.expected_final_state is None and not case.response_must_include:
-        return None, "not applicable: the case has no final-state or response requirement", None
-    try:
-        mod = importlib.import_module("trajcheck.metrics.outcome")
-    except ImportError:
-        mod = None
-    fn = getattr(mod, "outcome_from_calls", None)
-    if fn is None:
-        return None, "not evaluated: no outcome given and outcome_from_calls unavailable", None
-    r = fn(traj, case, context=context)
+    if (case.expected_final_state is None and not case.response_must_include
+            and not case.expected_calls):
+        return None, "not applicable: the case states no expected calls, final state or response", None
+    from .outcome import outcome_from_calls
+
+    r = outcome_from_calls(traj, case, context=context)
     return _outcome_value(r, "outcome_from_calls(...)"), "outcome_from_calls", r.reason
 
 
@@ -142,9 +137,10 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
         args_mode: overrides the argument mode of every expected call.
 
     Components, each in [0, 1]:
-        * outcome: from ``outcome``; when None and the case has ``expected_final_state`` or
-          ``response_must_include``, from ``metrics.outcome.outcome_from_calls`` if that exists;
-          otherwise not applicable.
+        * outcome: from ``outcome``; when None, judged from the calls by
+          ``metrics.outcome.outcome_from_calls`` if the case states any expected call, final
+          state or required response (so a run that made the wrong calls cannot pass on
+          selection and efficiency alone); otherwise not applicable.
         * tool_selection: F1 of ``metrics.calls.tool_call_prf`` with ``args_mode="ignore"``
           (tool names under maximum one-to-one matching, optional calls and retries as
           DESIGN.md says; 1.0 when nothing was expected and nothing counted was called).
