@@ -25,3 +25,16 @@ def test_readme_mode_examples_hold() -> None:
     assert normalize_mode("any_order_match", "vertex") == "superset"
     assert normalize_mode("unordered", "agentevals") == "unordered"
     assert normalize_mode("tool-sequence", "promptfoo") == "in_order"
+
+
+def test_readme_python_tour_prints_what_its_comments_say(capsys) -> None:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(block, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("0.5 1.0 0.667 ")
+    assert lines[1:] == ["True", "True", "False"]
+    # and each comment in the block states the printed value
+    comments = [ln.split("#", 1)[1].strip() for ln in block.splitlines() if ln.startswith("print(")]
+    assert comments[0].startswith("0.5 1.0 0.667")
+    assert [c.split()[0] for c in comments[1:]] == ["True", "True", "False"]
