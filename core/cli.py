@@ -7,7 +7,7 @@ Heavy modules are imported inside the command so ``trajcheck --help`` stays fast
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -17,10 +17,28 @@ from . import __version__
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="trajcheck")
 def main() -> None:
-    """Score AI agents on their tool use: calls, trajectories, final state, reliability."""
+    """Score AI agents on their tool use: calls, trajectories, final state, reliability.
+
+    Exit codes of every command: 0 ok, 1 a --fail-under gate failed, 2 bad input (the
+    message starts with "error:" on stderr); run also exits 130 when interrupted.
+    """
 
 
 # Subcommands are defined below, one function each (inspect, eval, run, compare).
+# Shared pieces: _fail (the one way to report bad input), the option decorators
+# (_format_option, _report_options, _semantic_options) and _write_reports/_gate.
+
+
+def _fail(message: object, err: Any = None) -> NoReturn:
+    """Print ``error: <message>`` on stderr (``err``, a rich Console, or a new stderr one) and
+    exit with code 2, the exit code of bad input in every command. The message is printed
+    as text, not as rich markup."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    con = err if err is not None else Console(stderr=True)
+    con.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False, soft_wrap=True)
+    raise SystemExit(2) from None
 
 
 def _parse_ks(spec: str | None) -> list[int] | None:
@@ -72,6 +90,61 @@ def _match_context(semantic: bool, threshold: float | None, cases: object, err: 
     return semantic_context(threshold=threshold)
 
 
+def _format_option(f: _F) -> _F:
+    """``--format`` (shared by inspect and eval), passed to the function as ``trace_format``."""
+    return click.option("--format", "trace_format", default="auto", show_default=True,
+                        help="Trace format of TRACES (auto-detected per record by default).")(f)
+
+
+def _report_options(f: _F) -> _F:
+    """The scorecard options shared by eval and run: ``--k``, ``--json``, ``--html``,
+    ``--md``, ``--fail-under``, ``--seed`` and ``--quiet``/``-q``."""
+    opts = [
+        click.option("--k", "k_spec", metavar="1..N",
+                     help="The k of pass^k / pass@k: 1..N, a list 1,2,4, or N (= 1..N). "
+                          "Default: 1..(fewest runs of any case)."),
+        click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the scorecard JSON here."),
+        click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Write the HTML report here."),
+        click.option("--md", "md_out", type=click.Path(dir_okay=False), help="Write a Markdown summary here."),
+        click.option("--fail-under", type=click.FloatRange(0, 1), default=None,
+                     help="Exit with code 1 when the task success rate (successful runs / runs, "
+                          "trajcheck's own outcome) is below this value."),
+        click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals."),
+        click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _write_reports(sc: Any, json_out: str | None, md_out: str | None, html_out: str | None) -> None:
+    """Write the scorecard ``sc`` as JSON / Markdown / HTML to the paths given (None = skip)."""
+    from pathlib import Path
+
+    from .report import to_markdown
+
+    if json_out:
+        sc.to_json(json_out)
+    if md_out:
+        Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
+    if html_out:
+        from .report_html import to_html
+
+        Path(html_out).write_text(to_html(sc), encoding="utf-8")
+
+
+def _gate(sc: Any, fail_under: float | None, err: Any) -> None:
+    """``--fail-under``: exit 1 (after printing FAIL on ``err``) when the suite's task success
+    rate (None counts as 0) is below ``fail_under``; print OK otherwise; nothing when None."""
+    if fail_under is None:
+        return
+    rate = sc.suite.task_success_rate.value or 0.0
+    if rate < fail_under:
+        err.print(f"[red]FAIL[/red]: task success rate {rate:.4f} < --fail-under {fail_under}")
+        raise SystemExit(1)
+    err.print(f"[green]OK[/green]: task success rate {rate:.4f} >= --fail-under {fail_under}")
+
+
 def _semantic_options(f: _F) -> _F:
     """``--semantic`` and ``--semantic-threshold`` (shared by eval and run)."""
     f = click.option("--semantic-threshold", type=click.FloatRange(0, 1), default=None, metavar="T",
@@ -87,19 +160,8 @@ def _semantic_options(f: _F) -> _F:
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
               help="Dataset of cases (JSONL/JSON/YAML). Not needed for tau-bench result files, "
                    "which carry their own cases.")
-@click.option("--k", "k_spec", metavar="1..N",
-              help="The k of pass^k / pass@k: 1..N, a list 1,2,4, or N (= 1..N). "
-                   "Default: 1..(fewest trials of any case).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the scorecard JSON here.")
-@click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Write the HTML report here.")
-@click.option("--md", "md_out", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
-@click.option("--fail-under", type=click.FloatRange(0, 1), default=None,
-              help="Exit with code 1 when the task success rate (successful runs / runs, "
-                   "trajcheck's own outcome) is below this value.")
-@click.option("--format", "trace_format", default="auto", show_default=True,
-              help="Trace format of TRACES (auto-detected by default).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
-@click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables.")
+@_format_option
+@_report_options
 @_semantic_options
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
@@ -114,12 +176,10 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     task success rate is below it, 2 when TRACES is not a trace file, the cases file is
     invalid, or nothing could be scored.
     """
-    from pathlib import Path
-
     from rich.console import Console
 
     from .errors import TrajcheckError
-    from .report import render_terminal, to_markdown
+    from .report import render_terminal
     from .suite import evaluate
 
     err = Console(stderr=True)
@@ -137,24 +197,11 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         sc = evaluate(loaded, cases, ks=_parse_ks(k_spec), seed=seed, source=str(traces),
                       context=ctx)
     except TrajcheckError as e:
-        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
-        raise SystemExit(2) from None
+        _fail(e, err)
     if not quiet:
         render_terminal(sc, Console())
-    if json_out:
-        sc.to_json(json_out)
-    if md_out:
-        Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
-    if html_out:
-        from .report_html import to_html
-
-        Path(html_out).write_text(to_html(sc), encoding="utf-8")
-    if fail_under is not None:
-        rate = sc.suite.task_success_rate.value or 0.0
-        if rate < fail_under:
-            err.print(f"[red]FAIL[/red]: task success rate {rate:.4f} < --fail-under {fail_under}")
-            raise SystemExit(1)
-        err.print(f"[green]OK[/green]: task success rate {rate:.4f} >= --fail-under {fail_under}")
+    _write_reports(sc, json_out, md_out, html_out)
+    _gate(sc, fail_under, err)
 
 
 @main.command("compare")
@@ -166,8 +213,9 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
     """Paired comparison of two scorecards (B - A) on the cases they share.
 
     Shows per-metric deltas with paired bootstrap intervals over cases and, for the task
-    success rate, the exact McNemar / sign test. Exit code 2 when a file is not a scorecard
-    or the two share no case.
+    success rate, the exact McNemar / sign test.
+
+    Exit codes: 0 when compared, 2 when a file is not a scorecard or the two share no case.
     """
     import json as _json
     from pathlib import Path
@@ -185,8 +233,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
         b = Scorecard.load(b_path)
         cmp = compare_scorecards(a, b, seed=seed)
     except TrajcheckError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {e}", highlight=False)
-        raise SystemExit(2) from None
+        _fail(e)
     t = Table(title=f"B - A over {cmp.n_cases} shared cases (95% paired bootstrap)",
               title_justify="left")
     for col in ("metric", "A", "B", "delta", "interval", "p"):
@@ -205,31 +252,29 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
 
 @main.command("inspect")
 @click.argument("traces", type=click.Path(exists=False))
-@click.option("--format", "fmt", default="auto", show_default=True,
-              help="Trace format name (auto-detected per object by default).")
+@_format_option
 @click.option("--max-problems", default=20, show_default=True, help="How many unreadable lines/records to list.")
-def inspect_cmd(traces: str, fmt: str, max_problems: int) -> None:
+def inspect_cmd(traces: str, trace_format: str, max_problems: int) -> None:
     """Show what was read from TRACES (a file or directory): runs, cases, steps, tool calls
     per tool, failed tool results, usage totals, recorded rewards, formats, and problems.
 
-    Exits 0 even when some lines could not be read; exits 2 with a message when the input
-    is not a trace at all.
+    Exit codes: 0 when read (even when some lines could not be read), 2 when the input is
+    not a trace at all.
     """
     from collections import Counter
 
     from rich.console import Console
     from rich.table import Table
 
-    from .errors import TraceFormatError
+    from .errors import TrajcheckError
     from .model import Usage
     from .traces import load
 
     console = Console()
     try:
-        res = load(traces, format=fmt)
-    except TraceFormatError as e:
-        console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
-        raise SystemExit(2) from None
+        res = load(traces, format=trace_format)
+    except TrajcheckError as e:
+        _fail(e)
 
     runs = res.trajectories
     case_ids = {t.metadata.get("case_id") for t in runs if t.metadata.get("case_id") is not None}
@@ -322,15 +367,8 @@ def inspect_cmd(traces: str, fmt: str, max_problems: int) -> None:
                    "file resumes (finished (case, trial) pairs are not run again).")
 @click.option("--tools", "tools_spec", metavar="MODULE:ATTR",
               help="The ToolRegistry (default: the agent's .tools attribute or its module's TOOLS).")
-@click.option("--k", "k_spec", metavar="1..N", help="The k of pass^k / pass@k (default 1..trials).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the scorecard JSON here.")
-@click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Write the HTML report here.")
-@click.option("--md", "md_out", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
-@click.option("--fail-under", type=click.FloatRange(0, 1), default=None,
-              help="Exit with code 1 when the task success rate is below this value.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
-@click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables.")
+@_report_options
 @_semantic_options
 def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrency: int, timeout_s: float,
                 out_path: str | None, tools_spec: str | None, k_spec: str | None, json_out: str | None,
@@ -361,15 +399,13 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
     from rich.console import Console
 
     from .errors import TrajcheckError
-    from .report import render_terminal, to_markdown
+    from .report import render_terminal
 
     err = Console(stderr=True)
     if (cases_path is None) == (scenarios_path is None):
-        err.print("[red]error:[/red] give either --cases or --scenarios (one of them)", highlight=False)
-        raise SystemExit(2)
+        _fail("give either --cases or --scenarios (one of them)", err)
     if scenarios_path is not None and not user_model_spec:
-        err.print("[red]error:[/red] --scenarios needs --user-model", highlight=False)
-        raise SystemExit(2)
+        _fail("--scenarios needs --user-model", err)
     try:
         from .dataset import load_cases
         from .runner import load_agent, run_suite
@@ -399,8 +435,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
                             progress=not no_progress, ks=_parse_ks(k_spec), seed=seed,
                             agent_name=agent_spec, context=ctx)
     except TrajcheckError as e:
-        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False, soft_wrap=True)
-        raise SystemExit(2) from None
+        _fail(e, err)
     except KeyboardInterrupt:
         where = f"; finished runs are in {out_path}: re-run the same command to resume" if out_path else ""
         err.print(f"[yellow]interrupted[/yellow]{where}", highlight=False)
@@ -418,17 +453,5 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
     elif problems:
         for p in problems:
             err.print(f"problem: {p}", highlight=False, soft_wrap=True)
-    if json_out:
-        sc.to_json(json_out)
-    if md_out:
-        Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
-    if html_out:
-        from .report_html import to_html
-
-        Path(html_out).write_text(to_html(sc), encoding="utf-8")
-    if fail_under is not None:
-        rate = sc.suite.task_success_rate.value or 0.0
-        if rate < fail_under:
-            err.print(f"[red]FAIL[/red]: task success rate {rate:.4f} < --fail-under {fail_under}")
-            raise SystemExit(1)
-        err.print(f"[green]OK[/green]: task success rate {rate:.4f} >= --fail-under {fail_under}")
+    _write_reports(sc, json_out, md_out, html_out)
+    _gate(sc, fail_under, err)

@@ -168,6 +168,17 @@ def _read_fixture(path: Path) -> str:
         raise SandboxError(f"fixture {path}: cannot be read ({e})") from e
 
 
+def _fixture_source(fixture: Path | None, fixture_sql: str | None) -> tuple[str, str] | None:
+    """The fixture SQL of a sandbox and the name its errors give it: ``(file text, path)``,
+    ``(fixture_sql, "<fixture_sql>")``, or None when the sandbox has no fixture. Shared by
+    both back ends; SandboxError when the file cannot be read."""
+    if fixture is not None:
+        return _read_fixture(fixture), str(fixture)
+    if fixture_sql is not None:
+        return fixture_sql, "<fixture_sql>"
+    return None
+
+
 # ---------------------------------------------------------------------------------------
 # values and ordering
 
@@ -311,12 +322,10 @@ class SQLiteSandbox:
         self.close()
 
     def _load(self) -> None:
-        if self.fixture is not None:
-            text, where = _read_fixture(self.fixture), str(self.fixture)
-        elif self.fixture_sql is not None:
-            text, where = self.fixture_sql, "<fixture_sql>"
-        else:
+        src = _fixture_source(self.fixture, self.fixture_sql)
+        if src is None:
             return
+        text, where = src
         conn = self.connection
         pending: list[SqlStatement] = []
         for st in split_sql(text):
@@ -476,12 +485,10 @@ class SQLAlchemySandbox:
         return self
 
     def _load(self) -> None:
-        if self.fixture is not None:
-            text, where = _read_fixture(self.fixture), str(self.fixture)
-        elif self.fixture_sql is not None:
-            text, where = self.fixture_sql, "<fixture_sql>"
-        else:
+        src = _fixture_source(self.fixture, self.fixture_sql)
+        if src is None:
             return
+        text, where = src
         for st in split_sql(text):
             try:
                 self._conn.exec_driver_sql(st.sql)

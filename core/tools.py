@@ -359,8 +359,7 @@ class BoundTools:
         self._append("assistant", content=str(text))
 
     # -- the call pipeline
-    def _prepare(self, name: str, args: Any, kwargs: Mapping[str, Any]
-                 ) -> tuple[ToolCall, ToolResult | None, Tool | None]:
+    def _prepare(self, name: str, args: Any, kwargs: Mapping[str, Any]) -> tuple[ToolCall, Tool | ToolResult]:
         if self._cancelled is not None:
             raise AgentError(f"run cancelled: {self._cancelled}")
         with self._lock:
@@ -393,15 +392,35 @@ class BoundTools:
         if tool is None:
             known = ", ".join(self.registry.names) or "(none)"
             return call, ToolResult(call_id, str(name), None, True,
-                                    f"unknown tool {name!r}; available tools: {known}"), None
+                                    f"unknown tool {name!r}; available tools: {known}")
         if args is None:
             return call, ToolResult(call_id, tool.name, None, True, f"invalid arguments for {tool.name}: "
-                                    f"{parse_err}"), None
+                                    f"{parse_err}")
         problems = validation_problems(tool.parameters, args)
         if problems:
             return call, ToolResult(call_id, tool.name, {"validation_errors": problems}, True,
-                                    f"invalid arguments for {tool.name}: " + "; ".join(problems)), None
-        return call, None, tool
+                                    f"invalid arguments for {tool.name}: " + "; ".join(problems))
+        return call, tool
+
+    def _begin(self, name: str, args: Any, kwargs: Mapping[str, Any]) -> tuple[float, ToolCall, Tool | ToolResult]:
+        """Start a call (shared by ``call`` and ``acall``): record it and return the start time,
+        the call and the Tool to run -- or, when it cannot run (unknown tool, unreadable or
+        invalid arguments), its error result, already recorded."""
+        t0 = time.perf_counter()
+        call, target = self._prepare(name, args, kwargs)
+        if isinstance(target, ToolResult):
+            return t0, call, self._finish(target, t0)
+        return t0, call, target
+
+    def _end(self, t0: float, call: ToolCall, tool: Tool, out: Any = None,
+             error: Exception | None = None) -> ToolResult:
+        """Record the outcome of running ``tool`` (shared by ``call`` and ``acall``): its
+        output, or, when it raised ``error``, the error result after the sandbox's open
+        transaction is rolled back."""
+        if error is not None:
+            self._rollback()
+            return self._finish(_error_result(error, call.call_id or "", tool.name), t0)
+        return self._finish(ToolResult(call.call_id, tool.name, out, False), t0)
 
     def _finish(self, result: ToolResult, t0: float) -> ToolResult:
         self._append("tool_result", tool_result=result, latency_ms=(time.perf_counter() - t0) * 1000.0)
@@ -419,37 +438,33 @@ class BoundTools:
         """Call tool ``name`` synchronously; returns its ``ToolResult`` (never raises for a
         tool's own failure). An async tool is run to completion with ``asyncio.run`` (so
         use ``acall`` from async code). Raises AgentError only after ``cancel``."""
-        t0 = time.perf_counter()
-        call, early, tool = self._prepare(name, args, kwargs)
-        if early is not None or tool is None:
-            return self._finish(early or ToolResult(call.call_id, call.name, None, True, "unknown tool"), t0)
+        t0, call, tool = self._begin(name, args, kwargs)
+        if isinstance(tool, ToolResult):
+            return tool
         fn = self._fns[tool.name]
         try:
             out = fn(**(call.args or {}))
             if inspect.isawaitable(out):
                 out = asyncio.run(_await(out))
         except Exception as e:
-            self._rollback()
-            return self._finish(_error_result(e, call.call_id or "", tool.name), t0)
-        return self._finish(ToolResult(call.call_id, tool.name, out, False), t0)
+            return self._end(t0, call, tool, error=e)
+        return self._end(t0, call, tool, out)
 
     async def acall(self, name: str, args: Mapping[str, Any] | str | None = None,
                     **kwargs: Any) -> ToolResult:
         """Async ``call``: async tools are awaited, sync tools run inline (in the trial's
         thread, which owns the sandbox's connection)."""
-        t0 = time.perf_counter()
-        call, early, tool = self._prepare(name, args, kwargs)
-        if early is not None or tool is None:
-            return self._finish(early or ToolResult(call.call_id, call.name, None, True, "unknown tool"), t0)
+        t0, call, tool = self._begin(name, args, kwargs)
+        if isinstance(tool, ToolResult):
+            return tool
         fn = self._fns[tool.name]
         try:
             out = fn(**(call.args or {}))
             if inspect.isawaitable(out):
                 out = await out
         except Exception as e:
-            self._rollback()
-            return self._finish(_error_result(e, call.call_id or "", tool.name), t0)
-        return self._finish(ToolResult(call.call_id, tool.name, out, False), t0)
+            return self._end(t0, call, tool, error=e)
+        return self._end(t0, call, tool, out)
 
     # -- the record
     def trajectory(self, final_response: str | None = None, *, usage: Usage | None = None,

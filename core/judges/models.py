@@ -174,12 +174,27 @@ class OpenAICompatibleModel:
             raise JudgeError(f"{self.url}: reply has no message content (HTTP {status})")
         return _text_of(content)
 
-    def _outcome(self, resp: Any) -> tuple[str | None, str | None, bool]:
-        """(reply text, error, retryable) for one HTTP response."""
+    def _outcome(self, resp: Any) -> tuple[str | None, str, str | None]:
+        """(reply text, error, Retry-After header) for one HTTP response, shared by the sync
+        and async loops. Text is None when the attempt failed but may be retried; a
+        non-retryable status raises JudgeError at once."""
         if resp.status_code == 200:
-            return self._parse(resp.status_code, resp.text), None, False
+            return self._parse(resp.status_code, resp.text), "", None
         err = f"HTTP {resp.status_code}: {resp.text[:200]!r}"
-        return None, err, resp.status_code in RETRY_STATUSES
+        if resp.status_code not in RETRY_STATUSES:
+            raise JudgeError(f"{self.url}: {err}")
+        return None, err, resp.headers.get("retry-after")
+
+    def _transport_error(self, e: BaseException) -> str:
+        """The ``last`` message for an httpx timeout or connection error (both retried)."""
+        import httpx
+
+        if isinstance(e, httpx.TimeoutException):
+            return f"timed out after {self.timeout}s ({type(e).__name__})"
+        return f"connection error: {type(e).__name__}: {e}"
+
+    def _gave_up(self, last: str) -> JudgeError:
+        return JudgeError(f"{self.url}: gave up after {self.max_retries + 1} attempts; last: {last}")
 
     def complete(self, messages: Sequence[Message]) -> str:
         """POST the messages and return the reply text (sync). Raises JudgeError after the
@@ -193,21 +208,15 @@ class OpenAICompatibleModel:
                 retry_after = None
                 try:
                     resp = client.post(self.url, json=body, headers=hdrs)
-                except httpx.TimeoutException as e:
-                    last = f"timed out after {self.timeout}s ({type(e).__name__})"
-                except httpx.TransportError as e:
-                    last = f"connection error: {type(e).__name__}: {e}"
+                except httpx.TransportError as e:  # includes httpx.TimeoutException
+                    last = self._transport_error(e)
                 else:
-                    text, err, retryable = self._outcome(resp)
+                    text, last, retry_after = self._outcome(resp)
                     if text is not None:
                         return text
-                    last = err or "?"
-                    if not retryable:
-                        raise JudgeError(f"{self.url}: {last}")
-                    retry_after = resp.headers.get("retry-after")
                 if attempt < self.max_retries:
                     time.sleep(self._delay(attempt, retry_after))
-        raise JudgeError(f"{self.url}: gave up after {self.max_retries + 1} attempts; last: {last}")
+        raise self._gave_up(last)
 
     async def acomplete(self, messages: Sequence[Message]) -> str:
         """Async ``complete`` (httpx.AsyncClient, ``asyncio.sleep`` between attempts)."""
@@ -220,21 +229,15 @@ class OpenAICompatibleModel:
                 retry_after = None
                 try:
                     resp = await client.post(self.url, json=body, headers=hdrs)
-                except httpx.TimeoutException as e:
-                    last = f"timed out after {self.timeout}s ({type(e).__name__})"
-                except httpx.TransportError as e:
-                    last = f"connection error: {type(e).__name__}: {e}"
+                except httpx.TransportError as e:  # includes httpx.TimeoutException
+                    last = self._transport_error(e)
                 else:
-                    text, err, retryable = self._outcome(resp)
+                    text, last, retry_after = self._outcome(resp)
                     if text is not None:
                         return text
-                    last = err or "?"
-                    if not retryable:
-                        raise JudgeError(f"{self.url}: {last}")
-                    retry_after = resp.headers.get("retry-after")
                 if attempt < self.max_retries:
                     await asyncio.sleep(self._delay(attempt, retry_after))
-        raise JudgeError(f"{self.url}: gave up after {self.max_retries + 1} attempts; last: {last}")
+        raise self._gave_up(last)
 
 
 # --------------------------------------------------------------------------- other adapters

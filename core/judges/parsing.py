@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from ..errors import JudgeError
@@ -60,6 +60,28 @@ def _reask(messages: Sequence[Message], reply: str, problem: str) -> list[dict[s
     ]
 
 
+def _ask_steps(messages: Sequence[Message], validate: Validator, retries: int
+               ) -> Generator[list[dict[str, str]], str, tuple[Any, str, int]]:
+    """The ask / re-ask policy of :func:`ask_json` and :func:`aask_json`, without the model
+    call: yields each message list to send, is sent the reply, and returns ``(validated
+    value, reply, attempts)``; raises JudgeError for a bad ``retries`` or once the
+    ``retries + 1`` replies are all unusable."""
+    if not isinstance(retries, int) or retries < 0:
+        raise JudgeError(f"retries must be an int >= 0, got {retries!r}")
+    msgs = [dict(m) for m in messages]
+    problem = ""
+    reply = ""
+    for attempt in range(retries + 1):
+        reply = yield msgs
+        try:
+            return validate(parse_json_reply(reply)), reply, attempt + 1
+        except JudgeError as e:
+            problem = str(e)
+        msgs = _reask(messages, reply, problem)
+    raise JudgeError(f"judge reply unusable after {retries + 1} attempts: {problem}; "
+                     f"last reply: {reply[:160]!r}")
+
+
 def ask_json(model: Any, messages: Sequence[Message], validate: Validator, *,
              retries: int = 2) -> tuple[Any, str, int]:
     """Ask ``model`` (a judge model) and return ``(validated value, raw reply, attempts)``.
@@ -68,39 +90,25 @@ def ask_json(model: Any, messages: Sequence[Message], validate: Validator, *,
     itself (JudgeError from an HTTP adapter) are not re-asked here: the adapter already
     retried. Raises JudgeError naming the last problem and quoting the last reply.
     """
-    if not isinstance(retries, int) or retries < 0:
-        raise JudgeError(f"retries must be an int >= 0, got {retries!r}")
-    msgs = [dict(m) for m in messages]
-    problem = ""
-    reply = ""
-    for attempt in range(retries + 1):
-        reply = model.complete(msgs)
+    steps = _ask_steps(messages, validate, retries)
+    msgs = next(steps)
+    while True:
         try:
-            return validate(parse_json_reply(reply)), reply, attempt + 1
-        except JudgeError as e:
-            problem = str(e)
-        msgs = _reask(messages, reply, problem)
-    raise JudgeError(f"judge reply unusable after {retries + 1} attempts: {problem}; "
-                     f"last reply: {reply[:160]!r}")
+            msgs = steps.send(model.complete(msgs))
+        except StopIteration as done:
+            return done.value
 
 
 async def aask_json(model: Any, messages: Sequence[Message], validate: Validator, *,
                     retries: int = 2) -> tuple[Any, str, int]:
     """Async :func:`ask_json` (``await model.acomplete``)."""
-    if not isinstance(retries, int) or retries < 0:
-        raise JudgeError(f"retries must be an int >= 0, got {retries!r}")
-    msgs = [dict(m) for m in messages]
-    problem = ""
-    reply = ""
-    for attempt in range(retries + 1):
-        reply = await model.acomplete(msgs)
+    steps = _ask_steps(messages, validate, retries)
+    msgs = next(steps)
+    while True:
         try:
-            return validate(parse_json_reply(reply)), reply, attempt + 1
-        except JudgeError as e:
-            problem = str(e)
-        msgs = _reask(messages, reply, problem)
-    raise JudgeError(f"judge reply unusable after {retries + 1} attempts: {problem}; "
-                     f"last reply: {reply[:160]!r}")
+            msgs = steps.send(await model.acomplete(msgs))
+        except StopIteration as done:
+            return done.value
 
 
 def as_bool(v: Any, where: str, *, allow_na: bool = False) -> bool | None:

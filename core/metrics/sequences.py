@@ -147,6 +147,15 @@ SEVERITIES: tuple[str, ...] = ("critical", "warning")
 RULE_KEYS: tuple[str, ...] = ("tool", "requires_prior", "severity", "link", "name", "description")
 LINK_KEYS: tuple[str, ...] = ("arg", "prior_arg")
 
+
+def _reject_unknown_keys(obj: Mapping[Any, Any], allowed: Sequence[str], where: str) -> None:
+    """DatasetError ``"<where>: unknown key 'k' (allowed: ...)"`` naming the first unknown key
+    of ``obj`` in sorted order; nothing when every key is in ``allowed``."""
+    unknown = sorted(str(k) for k in obj if k not in allowed)
+    if unknown:
+        raise DatasetError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(allowed)})")
+
+
 #: JSON-Schema (Draft 2020-12) fragment for one ``forbidden_sequences`` item of a case.
 FORBIDDEN_RULE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -210,9 +219,7 @@ def validate_forbidden_rules(rules: Any) -> tuple[ForbiddenRule, ...]:
         where = f"forbidden_sequences[{i}]"
         if not isinstance(r, Mapping):
             raise DatasetError(f"{where}: a rule must be an object, got {type(r).__name__}")
-        unknown = sorted(str(k) for k in r if k not in RULE_KEYS)
-        if unknown:
-            raise DatasetError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(RULE_KEYS)})")
+        _reject_unknown_keys(r, RULE_KEYS, where)
         tool = r.get("tool")
         if not isinstance(tool, str) or not tool:
             raise DatasetError(f"{where}.tool: required non-empty pattern string, got {tool!r}")
@@ -238,9 +245,7 @@ def validate_forbidden_rules(rules: Any) -> tuple[ForbiddenRule, ...]:
             link = r["link"]
             if not isinstance(link, Mapping):
                 raise DatasetError(f"{where}.link: must be an object {{arg, prior_arg}}, got {link!r}")
-            bad = sorted(str(k) for k in link if k not in LINK_KEYS)
-            if bad:
-                raise DatasetError(f"{where}.link: unknown key {bad[0]!r} (allowed: arg, prior_arg)")
+            _reject_unknown_keys(link, LINK_KEYS, f"{where}.link")
             link_arg = link.get("arg")
             link_prior = link.get("prior_arg", link_arg)
             for fld, v in (("arg", link_arg), ("prior_arg", link_prior)):

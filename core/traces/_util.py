@@ -60,6 +60,16 @@ def mapping(v: Any) -> Mapping[str, Any]:
     return v if isinstance(v, Mapping) else {}
 
 
+def tool_name(value: Any, problems: list[str], where: str, field: str = "name") -> str:
+    """The tool name of a call: ``value`` when it is a non-empty string; otherwise a problem
+    ``"<where>: field '<field>' is missing"`` is recorded and the name is ``""`` (None) or
+    ``str(value)`` (any other value), so the call is kept and scored as unnamed."""
+    if isinstance(value, str) and value:
+        return value
+    problems.append(f"{where}: field '{field}' is missing")
+    return "" if value is None else str(value)
+
+
 def parse_args(raw: Any, problems: list[str], where: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
     """Turn a source's argument value into ``(args, raw_args, args_parse_error)``.
 

@@ -33,6 +33,7 @@ from ._util import (
     sum_usage,
     text_of,
     to_int,
+    tool_name,
     usage_or_none,
 )
 
@@ -126,10 +127,7 @@ def read(obj: Any) -> Trajectory:
             elif t in ("thinking", "redacted_thinking"):
                 sl.add("reasoning", content=b.get("thinking") if isinstance(b.get("thinking"), str) else None)
             elif t in _CALL_TYPES:
-                name = b.get("name")
-                if not isinstance(name, str) or not name:
-                    problems.append(f"{wb}: field 'name' is missing")
-                    name = "" if name is None else str(name)
+                name = tool_name(b.get("name"), problems, wb)
                 args, raw, err = parse_args(b.get("input"), problems, f"{wb} ({name})")
                 cid = None if b.get("id") is None else str(b["id"])
                 if cid:

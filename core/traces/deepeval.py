@@ -25,6 +25,7 @@ from ._util import (
     parse_args,
     to_float,
     to_int,
+    tool_name,
     usage_or_none,
 )
 
@@ -68,10 +69,7 @@ def read(obj: Any) -> Trajectory:
         sl.add("user", content=user)
     for i, c in enumerate(calls_src):
         w = f"tools_called[{i}]"
-        name = get(c, "name")
-        if not isinstance(name, str) or not name:
-            problems.append(f"{w}: field 'name' is missing")
-            name = "" if name is None else str(name)
+        name = tool_name(get(c, "name"), problems, w)
         params = get(c, "input_parameters", "inputParameters")
         args, raw, err = parse_args(params, problems, f"{w} ({name})")
         sl.call([ToolCall(name=name, args=args, raw_args=raw, args_parse_error=err,

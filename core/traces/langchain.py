@@ -39,6 +39,7 @@ from ._util import (
     sum_usage,
     text_of,
     to_int,
+    tool_name,
     usage_or_none,
 )
 
@@ -105,10 +106,7 @@ def _ai_calls(d: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCal
         if not isinstance(tc, Mapping):
             problems.append(f"{w} tool_calls[{j}]: not an object; ignored")
             continue
-        name = tc.get("name")
-        if not isinstance(name, str) or not name:
-            problems.append(f"{w} tool_calls[{j}]: field 'name' is missing")
-            name = "" if name is None else str(name)
+        name = tool_name(tc.get("name"), problems, f"{w} tool_calls[{j}]")
         args, raw, err = parse_args(tc.get("args"), problems, f"{w} tool_calls[{j}] ({name})")
         cid = None if tc.get("id") is None else str(tc["id"])
         if cid:

@@ -31,6 +31,7 @@ from ._util import (
     sum_usage,
     text_of,
     to_int,
+    tool_name,
     usage_or_none,
 )
 
@@ -91,10 +92,7 @@ def _calls_of(msg: Mapping[str, Any], problems: list[str], where: str) -> list[T
         fn = as_plain(fn) if fn is not None else {}
         if not isinstance(fn, Mapping):
             fn = {}
-        name = fn.get("name", tc.get("name"))
-        if not isinstance(name, str) or not name:
-            problems.append(f"{w}: field 'function.name' is missing")
-            name = "" if name is None else str(name)
+        name = tool_name(fn.get("name", tc.get("name")), problems, w, "function.name")
         args, raw, err = parse_args(fn.get("arguments", tc.get("arguments")), problems, f"{w} ({name})")
         calls.append(ToolCall(name=name, args=args, call_id=_str(tc.get("id")), raw_args=raw,
                               args_parse_error=err, tool_type="function" if ttype in (None, "function") else str(ttype)))
@@ -103,10 +101,7 @@ def _calls_of(msg: Mapping[str, Any], problems: list[str], where: str) -> list[T
         fc = as_plain(fc)
         w = f"{where} function_call"
         if isinstance(fc, Mapping):
-            name = fc.get("name")
-            if not isinstance(name, str) or not name:
-                problems.append(f"{w}: field 'name' is missing")
-                name = "" if name is None else str(name)
+            name = tool_name(fc.get("name"), problems, w)
             args, raw, err = parse_args(fc.get("arguments"), problems, f"{w} ({name})")
             calls.append(ToolCall(name=name, args=args, call_id=None, raw_args=raw,
                                   args_parse_error=err, tool_type="function"))

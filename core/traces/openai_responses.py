@@ -22,7 +22,17 @@ from typing import Any
 
 from ..errors import TraceFormatError
 from ..model import ToolCall, ToolResult, Trajectory
-from ._util import StepList, as_plain, finalize, get, is_seq, parse_args, sum_usage, text_of
+from ._util import (
+    StepList,
+    as_plain,
+    finalize,
+    get,
+    is_seq,
+    parse_args,
+    sum_usage,
+    text_of,
+    tool_name,
+)
 from .openai_chat import parse_usage
 
 FORMAT = "openai_responses"
@@ -92,10 +102,7 @@ def read(obj: Any) -> Trajectory:
             continue
         t = it.get("type")
         if t in ("function_call", "custom_tool_call"):
-            name = it.get("name")
-            if not isinstance(name, str) or not name:
-                problems.append(f"{w}: field 'name' is missing")
-                name = "" if name is None else str(name)
+            name = tool_name(it.get("name"), problems, w)
             cid = get(it, "call_id")
             cid = None if cid is None else str(cid)
             if cid is None:

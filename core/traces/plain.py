@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import TraceFormatError
 from ..model import ToolCall, ToolResult, Trajectory
-from ._util import StepList, as_plain, is_seq, parse_args
+from ._util import StepList, as_plain, is_seq, parse_args, tool_name
 
 FORMAT = "plain"
 ARG_KEYS = ("args", "arguments", "input", "parameters")
@@ -45,10 +45,7 @@ def read(obj: Any) -> Trajectory:
         if not isinstance(c, Mapping):
             problems.append(f"{w}: not an object; skipped")
             continue
-        name = c.get("name")
-        if not isinstance(name, str) or not name:
-            problems.append(f"{w}: field 'name' is missing")
-            name = "" if name is None else str(name)
+        name = tool_name(c.get("name"), problems, w)
         raw = next((c[k] for k in ARG_KEYS if k in c), None)
         args, raw_s, err = parse_args(raw, problems, f"{w} ({name})")
         cid = c.get("id", c.get("call_id"))

@@ -31,6 +31,7 @@ from ._util import (
     parse_args,
     to_float,
     to_int,
+    tool_name,
     usage_or_none,
 )
 from .openai_chat import _calls_of
@@ -88,10 +89,7 @@ def read(obj: Any) -> Trajectory:
             if not isinstance(tc, Mapping):
                 problems.append(f"{w}: not an object; skipped")
                 continue
-            name = tc.get("name")
-            if not isinstance(name, str) or not name:
-                problems.append(f"{w}: field 'name' is missing")
-                name = "" if name is None else str(name)
+            name = tool_name(tc.get("name"), problems, w)
             args, raw, err = parse_args(tc.get("input", tc.get("arguments")), problems, f"{w} ({name})")
             cid = None if tc.get("id") is None else str(tc["id"])
             sl.call([ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err)])

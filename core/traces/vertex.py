@@ -37,6 +37,7 @@ from ._util import (
     text_of,
     to_float,
     to_int,
+    tool_name,
     usage_or_none,
 )
 
@@ -65,10 +66,7 @@ def _tool_steps(sl: StepList, lst: Any, problems: list[str], where: str) -> None
         if not isinstance(t, Mapping):
             problems.append(f"{w}: not an object; skipped")
             continue
-        name = t.get("tool_name")
-        if not isinstance(name, str) or not name:
-            problems.append(f"{w}: field 'tool_name' is missing")
-            name = "" if name is None else str(name)
+        name = tool_name(t.get("tool_name"), problems, w, "tool_name")
         args, raw, err = parse_args(t.get("tool_input"), problems, f"{w} ({name})")
         sl.call([ToolCall(name=name, args=args, raw_args=raw, args_parse_error=err)])
 
@@ -82,10 +80,7 @@ def _content_text(c: Any) -> str | None:
 
 
 def _fc(part: Mapping[str, Any], problems: list[str], w: str) -> ToolCall:
-    name = part.get("name")
-    if not isinstance(name, str) or not name:
-        problems.append(f"{w}: field 'name' is missing")
-        name = "" if name is None else str(name)
+    name = tool_name(part.get("name"), problems, w)
     args, raw, err = parse_args(part.get("args"), problems, f"{w} ({name})")
     cid = part.get("id")
     return ToolCall(name=name, args=args, call_id=None if cid is None else str(cid), raw_args=raw,
