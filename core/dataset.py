@@ -23,8 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import DatasetError
-from .model import Case
+from .errors import DatasetError, TrajcheckError
+from .model import Case, _unknown_key, did_you_mean
 
 _YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -38,10 +38,72 @@ def case_schema() -> dict[str, Any]:
 
 
 def _json_path(parts: Any) -> str:
-    out = "$"
+    """``expected_calls[0].args_mode`` from a JSON-Schema path (0-based; "" for the row itself)."""
+    out = ""
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out
+
+
+def _at(path: str, msg: str) -> str:
+    return f"{path}: {msg}" if path else msg
+
+
+def _schema_errors(validator: Any, row: Any) -> list[str]:
+    """One message per schema fault of ``row``, each at the deepest relevant place.
+
+    A ``oneOf``/``anyOf`` failure (an expected call is a name *or* an object) is reported by
+    jsonschema's ``best_match`` inside its alternatives, so a bad ``args_mode`` reads
+    ``expected_calls[0].args_mode: 'expected_key' is not one of [...]`` instead of
+    ``... is not valid under any of the given schemas``. An unknown key is named with the
+    closest known one.
+    """
+    from jsonschema.exceptions import best_match
+
+    out: list[tuple[list[str], str]] = []
+    for e in validator.iter_errors(row):
+        if e.context:
+            e = best_match([e]) or e
+        if e.validator == "additionalProperties" and isinstance(e.instance, Mapping):
+            known = set((e.schema.get("properties") or {}) if isinstance(e.schema, Mapping) else ())
+            for k in e.instance:
+                if k not in known:
+                    out.append((list(map(str, e.absolute_path)),
+                                _at(_json_path(e.absolute_path), _unknown_key(str(k), known))))
+            continue
+        msg = e.message
+        if e.context and all(c.validator == "type" and not c.relative_path for c in e.context):
+            types = [str(c.validator_value) for c in e.context]
+            msg = f"{e.instance!r} is not of type {' or '.join(types)}"
+        out.append((list(map(str, e.absolute_path)), _at(_json_path(e.absolute_path), msg)))
+    return [m for _, m in sorted(out, key=lambda x: x[0])]
+
+
+def _match_errors(row: Mapping[str, Any]) -> list[str]:
+    """Unknown or malformed matcher specs in a valid row's ``expected_calls[i].match``.
+
+    Each spec is resolved with ``trajcheck.matchers.get_matcher`` at load time, so a typo
+    (``"contians"``) is reported with its file, line and case instead of at scoring time.
+    A ``semantic`` or ``judge`` spec needs no scorer here: only the spec is checked.
+    """
+    from .matchers import get_matcher, known_matchers
+
+    errors: list[str] = []
+    for i, c in enumerate(row.get("expected_calls") or ()):
+        if not isinstance(c, Mapping):
+            continue
+        for arg, spec in (c.get("match") or {}).items():
+            try:
+                get_matcher(spec)
+            except TrajcheckError as e:
+                msg = str(e)
+                name = spec if isinstance(spec, str) else spec.get("type") if isinstance(spec, Mapping) else None
+                known = known_matchers()
+                if isinstance(name, str) and name not in known:
+                    msg = f"unknown matcher {name!r}" + (did_you_mean(name, known)
+                                                         or f"; known matchers: {', '.join(known)}")
+                errors.append(f"expected_calls[{i}].match.{arg}: {msg}")
+    return errors
 
 
 def _rows_json_list(text: str, start: int) -> list[tuple[Any, int]]:
@@ -126,9 +188,12 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
 
     ``path``: a ``.jsonl``/``.ndjson`` file (one row per line), a ``.json`` file (a list of
     rows or ``{"cases": [...]}``) or a ``.yaml``/``.yml`` file (same shapes). Each row is
-    validated against ``case_schema()``; each error string reads
-    ``"<file>:<line>: case <id>: <JSON path>: <message>"``. A row that is not valid JSON, a
-    row failing the schema, and a row repeating an earlier id are errors; the other rows are
+    validated against ``case_schema()`` (each fault at its deepest relevant place, see
+    ``_schema_errors``) and its ``match`` specs against the matcher registry; each error
+    string reads ``"<file>:<line>: case <id>: <path>: <message>"`` with a 0-based
+    JSON-path-like ``<path>`` such as ``expected_calls[0].match.title`` (left out for the
+    row itself). A row that is not valid JSON, a row failing the schema, a row with an
+    unknown matcher and a row repeating an earlier id are errors; the other rows are
     returned as ``Case`` objects in file order. Raises ``DatasetError`` only when the file
     as a whole cannot be read or has the wrong top-level shape.
     """
@@ -146,14 +211,13 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
             continue
         cid = row.get("id") if isinstance(row, Mapping) else None
         label = f"case {cid!r}" if cid is not None else "case ?"
-        errs = sorted(validator.iter_errors(row), key=lambda e: list(map(str, e.absolute_path)))
+        errs = _schema_errors(validator, row) or _match_errors(row)
         if errs:
-            for e in errs:
-                errors.append(f"{where}: {label}: {_json_path(e.absolute_path)}: {e.message}")
+            errors.extend(f"{where}: {label}: {m}" for m in errs)
             continue
         sid = str(cid)
         if sid in seen:
-            errors.append(f"{where}: {label}: $.id: duplicate case id (first on line {seen[sid]})")
+            errors.append(f"{where}: {label}: id: duplicate case id (first on line {seen[sid]})")
             continue
         seen[sid] = line
         d = dict(row)

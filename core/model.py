@@ -9,9 +9,9 @@ Field meanings follow ../shared/DESIGN.md ("The neutral model", "The dataset row
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, TypeVar
 
 from .errors import DatasetError
 
@@ -25,6 +25,51 @@ STEP_KINDS: tuple[str, ...] = (
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
+
+
+_T = TypeVar("_T")
+
+
+def _frozen(cls: type[_T], values: dict[str, Any]) -> _T:
+    """``cls(**values)`` for one of this module's frozen dataclasses, where ``values`` holds
+    every field in field order, made without the generated ``__init__``.
+
+    That ``__init__`` stores each field through ``object.__setattr__`` one by one, which
+    costs about twice as much as setting the instance dict at once; then it calls
+    ``__post_init__`` when the class has one, and so does this. The ``from_dict`` methods
+    use it only when ``cls`` is the class itself (a subclass goes through its constructor);
+    tests/test_fastpaths.py checks that both routes give the same objects and errors."""
+    obj = object.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    post = getattr(cls, "__post_init__", None)
+    if post is not None:
+        post(obj)
+    return obj
+
+
+def _template(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]:
+    """``({field: default (None when it has no plain default)}, ((field, default_factory), ...))``
+    of a dataclass, in field order: the starting point of :func:`_from_present`."""
+    tpl: dict[str, Any] = {}
+    factories: list[tuple[str, Callable[[], Any]]] = []
+    for f in fields(cls):
+        tpl[f.name] = None if f.default is MISSING else f.default
+        if f.default_factory is not MISSING:
+            factories.append((f.name, f.default_factory))
+    return tpl, tuple(factories)
+
+
+def _from_present(cls: type[_T], template: tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]],
+                  values: dict[str, Any]) -> _T:
+    """``cls(**values)`` for this module's class ``cls`` (via :func:`_frozen`): the fields in
+    ``values`` as given, the others at their defaults (factories called afresh)."""
+    tpl, factories = template
+    d = tpl.copy()
+    d.update(values)
+    for name, make in factories:
+        if name not in values:
+            d[name] = make()
+    return _frozen(cls, d)
 
 
 @dataclass(frozen=True)
@@ -94,15 +139,14 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
-        """Inverse of ``to_dict``."""
-        return cls(
-            name=d["name"],
-            args=d.get("args"),
-            call_id=d.get("call_id"),
-            raw_args=d.get("raw_args"),
-            args_parse_error=d.get("args_parse_error"),
-            tool_type=d.get("tool_type"),
-        )
+        """Inverse of ``to_dict``: ``name`` is required (``KeyError`` without it); the other
+        keys default to None."""
+        name = d["name"]
+        get = d.get
+        values = {"name": name, "args": get("args"), "call_id": get("call_id"),
+                  "raw_args": get("raw_args"), "args_parse_error": get("args_parse_error"),
+                  "tool_type": get("tool_type")}
+        return _frozen(cls, values) if cls is ToolCall else cls(**values)
 
 
 @dataclass(frozen=True)
@@ -131,13 +175,10 @@ class ToolResult:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolResult:
         """Inverse of ``to_dict``."""
-        return cls(
-            call_id=d.get("call_id"),
-            name=d.get("name"),
-            output=d.get("output"),
-            is_error=d.get("is_error"),
-            error=d.get("error"),
-        )
+        get = d.get
+        values = {"call_id": get("call_id"), "name": get("name"), "output": get("output"),
+                  "is_error": get("is_error"), "error": get("error")}
+        return _frozen(cls, values) if cls is ToolResult else cls(**values)
 
 
 @dataclass(frozen=True)
@@ -188,24 +229,27 @@ class Step:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Step:
-        """Inverse of ``to_dict``."""
-        return cls(
-            index=d["index"],
-            kind=d["kind"],
-            content=d.get("content"),
-            tool_calls=tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
-            tool_result=ToolResult.from_dict(d["tool_result"]) if d.get("tool_result") else None,
-            usage=Usage.from_dict(d["usage"]) if d.get("usage") is not None else None,
-            cost_usd=d.get("cost_usd"),
-            latency_ms=d.get("latency_ms"),
-            model=d.get("model"),
-            start_time=d.get("start_time"),
-            end_time=d.get("end_time"),
-            agent_name=d.get("agent_name"),
-            span_id=d.get("span_id"),
-            parent_id=d.get("parent_id"),
-            metadata=dict(d.get("metadata") or {}),
-        )
+        """Inverse of ``to_dict``: ``index`` and ``kind`` are required (``KeyError``)."""
+        index, kind = d["index"], d["kind"]
+        get = d.get
+        values = {
+            "index": index,
+            "kind": kind,
+            "content": get("content"),
+            "tool_calls": tuple(ToolCall.from_dict(c) for c in get("tool_calls") or ()),
+            "tool_result": ToolResult.from_dict(d["tool_result"]) if get("tool_result") else None,
+            "usage": Usage.from_dict(d["usage"]) if get("usage") is not None else None,
+            "cost_usd": get("cost_usd"),
+            "latency_ms": get("latency_ms"),
+            "model": get("model"),
+            "start_time": get("start_time"),
+            "end_time": get("end_time"),
+            "agent_name": get("agent_name"),
+            "span_id": get("span_id"),
+            "parent_id": get("parent_id"),
+            "metadata": dict(get("metadata") or {}),
+        }
+        return _frozen(cls, values) if cls is Step else cls(**values)
 
 
 @dataclass(frozen=True)
@@ -343,12 +387,29 @@ class ExpectedCall:
     matcher spec (a registered name such as ``"normalized"``, or a dict like
     ``{"type": "numeric", "abs_tol": 0.01}``); arguments without an entry use ``exact``.
     ``args_mode`` None means the case's (or the metric's) default.
+
+    Construction checks (``DatasetError`` naming the field): ``name`` is a non-empty string
+    (so a predicted call without a name, read as ``name=""``, never matches), ``args`` is an
+    object or None, ``match`` an object, ``args_mode`` one of ``ARGS_MODES`` or None.
     """
 
     name: str
     args: dict[str, Any] | None = None
     match: dict[str, Any] = field(default_factory=dict)
     args_mode: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise DatasetError(f"expected call: field 'name' must be a non-empty string, got {self.name!r}")
+        if self.args is not None and not isinstance(self.args, Mapping):
+            raise DatasetError(f"expected call {self.name!r}: field 'args' must be an object or null, "
+                               f"got {type(self.args).__name__}")
+        if not isinstance(self.match, Mapping):
+            raise DatasetError(f"expected call {self.name!r}: field 'match' must be an object, "
+                               f"got {type(self.match).__name__}")
+        if self.args_mode is not None and self.args_mode not in ARGS_MODES:
+            raise DatasetError(f"expected call {self.name!r}: field 'args_mode' is {self.args_mode!r}, "
+                               f"not one of {list(ARGS_MODES)}")
 
     def to_dict(self) -> dict[str, Any]:
         """The dataset-row form: ``name`` always, other keys when set."""
@@ -366,15 +427,95 @@ class ExpectedCall:
         """Inverse of ``to_dict``; a bare string is a call with no argument constraint."""
         if isinstance(d, str):
             return cls(name=d)
-        return cls(
-            name=d["name"],
-            args=dict(d["args"]) if d.get("args") is not None else None,
-            match=dict(d.get("match") or {}),
-            args_mode=d.get("args_mode"),
-        )
+        name = d["name"]
+        get = d.get
+        args = get("args")
+        match = get("match")
+        values = {"name": name, "args": dict(args) if args is not None else None,
+                  "match": dict(match) if match else {}, "args_mode": get("args_mode")}
+        return _frozen(cls, values) if cls is ExpectedCall else cls(**values)
 
 
 _CASE_TUPLE_FIELDS = ("optional_calls", "forbidden_calls", "response_must_include")
+_EXPECTED_CALL_KEYS = frozenset({"name", "args", "match", "args_mode"})
+
+
+def did_you_mean(name: str, known: Any) -> str:
+    """``" (did you mean 'x'?)"`` naming the closest of ``known`` to ``name`` (difflib's
+    ratio >= 0.6), or ``""`` when none is close. Used in messages about typos."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _unknown_key(key: str, known: Any) -> str:
+    """``"unknown field 'k'"`` plus the closest known name when one is close."""
+    return f"unknown field {key!r}{did_you_mean(key, known)}"
+
+
+def _seq_field(v: Any, cid: Any, name: str) -> Any:
+    """``v`` when it is a list or tuple (None counts as empty); else ``DatasetError``."""
+    if v is None:
+        return ()
+    if isinstance(v, (list, tuple)):
+        return v
+    raise DatasetError(f"case {cid!r}: field {name!r} must be a list, got {type(v).__name__}")
+
+
+def _expected_call(c: Any, where: str) -> ExpectedCall:
+    """An ``ExpectedCall`` from an ``ExpectedCall``, a bare name or a ``to_dict`` form."""
+    if isinstance(c, ExpectedCall):
+        return c
+    if isinstance(c, str):
+        return ExpectedCall(name=c)
+    if not isinstance(c, Mapping):
+        raise DatasetError(f"{where}: must be an ExpectedCall, a name or an object, got {type(c).__name__}")
+    if "name" not in c:
+        raise DatasetError(f"{where}: missing 'name'")
+    for k in c:
+        if k not in _EXPECTED_CALL_KEYS:
+            raise DatasetError(f"{where}: {_unknown_key(str(k), _EXPECTED_CALL_KEYS)}")
+    args, match = c.get("args"), c.get("match")
+    try:
+        return ExpectedCall(name=c["name"], args=dict(args) if isinstance(args, Mapping) else args,
+                            match=dict(match) if isinstance(match, Mapping) else ({} if match is None else match),
+                            args_mode=c.get("args_mode"))
+    except DatasetError as e:
+        raise DatasetError(f"{where}: {e}") from e
+
+
+def _tuple_of(v: Any) -> tuple[Any, ...]:
+    return tuple(v or ())
+
+
+def _expected_calls_of(v: Any) -> tuple[ExpectedCall, ...]:
+    return tuple(ExpectedCall.from_dict(c) for c in v or ())
+
+
+def _pairs_of(v: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((str(a), str(b)) for a, b in v or ())
+
+
+def _dicts_of(v: Any) -> tuple[dict[str, Any], ...]:
+    return tuple(dict(x) for x in v or ())
+
+
+def _dict_of(v: Any) -> dict[str, Any]:
+    return dict(v or {})
+
+
+#: How ``Case.from_dict`` reads each field present in a row, in field order (None: as given).
+#: A field absent from the row takes its default, which is what each conversion gives for
+#: None: ``()``, ``{}`` or None.
+_CASE_READERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = (
+    ("id", str), ("input", None), ("user", None), ("initial_state", None),
+    ("expected_calls", _expected_calls_of), ("optional_calls", _tuple_of),
+    ("forbidden_calls", _tuple_of), ("precedence", _pairs_of), ("expected_final_state", None),
+    ("response_must_include", _tuple_of), ("max_steps", None), ("optimal_steps", None),
+    ("forbidden_sequences", _dicts_of), ("faults", _dicts_of), ("tools", _dicts_of),
+    ("expected_route", None), ("args_mode", None), ("threshold", None), ("metadata", _dict_of),
+)
 
 
 @dataclass(frozen=True)
@@ -385,6 +526,13 @@ class Case:
     meaning "A before B". ``forbidden_sequences``, ``faults`` and ``tools`` hold rule,
     fault and tool-definition dicts interpreted by ``metrics.sequences``, ``sandbox`` and
     ``metrics.calls`` respectively. ``threshold`` is the composite pass mark (default 0.80).
+
+    Construction converts, for convenience (``__post_init__``): ``expected_calls`` items that
+    are dicts (``ExpectedCall.to_dict`` form) or bare names become ``ExpectedCall`` objects;
+    lists given for the tuple fields become tuples (``precedence`` pairs too). Anything else
+    (a bare string where a list is meant, a dict call without ``name`` or with an unknown
+    key, a precedence item that is not a pair) raises ``DatasetError`` naming the case and
+    the field, e.g. ``case 'c1': expected_calls[0]: missing 'name'``.
     """
 
     id: str
@@ -406,6 +554,26 @@ class Case:
     args_mode: str | None = None
     threshold: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        ec = self.expected_calls
+        if type(ec) is not tuple or not all(type(c) is ExpectedCall for c in ec):
+            object.__setattr__(self, "expected_calls", tuple(
+                _expected_call(c, f"case {self.id!r}: expected_calls[{i}]")
+                for i, c in enumerate(_seq_field(ec, self.id, "expected_calls"))))
+        for k in ("optional_calls", "forbidden_calls", "response_must_include",
+                  "forbidden_sequences", "faults", "tools"):
+            v = getattr(self, k)
+            if type(v) is not tuple:
+                object.__setattr__(self, k, tuple(_seq_field(v, self.id, k)))
+        pr = self.precedence
+        if type(pr) is not tuple or not all(type(p) is tuple and len(p) == 2 for p in pr):
+            pairs = []
+            for i, p in enumerate(_seq_field(pr, self.id, "precedence")):
+                if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != 2:
+                    raise DatasetError(f"case {self.id!r}: precedence[{i}]: must be a pair [A, B], got {p!r}")
+                pairs.append((p[0], p[1]))
+            object.__setattr__(self, "precedence", tuple(pairs))
 
     def to_dict(self) -> dict[str, Any]:
         """The dataset-row form: ``id`` and ``input`` always, other keys when set."""
@@ -435,7 +603,9 @@ class Case:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Case:
-        """Build a case from a dataset row; raises ``DatasetError`` naming the missing field.
+        """Build a case from a dataset row; raises ``DatasetError`` naming the missing field,
+        or an unknown key with the closest known one (``'expected_call'`` -> did you mean
+        ``'expected_calls'``?), so a typo is never silently dropped.
 
         Structural validation of whole files (with JSON paths and line numbers) is done by
         ``trajcheck.dataset.load_cases`` against the shipped JSON Schema.
@@ -445,30 +615,27 @@ class Case:
         for k in ("id", "input"):
             if k not in d:
                 raise DatasetError(f"case {d.get('id', '?')!r}: missing required field {k!r}")
+        if not _CASE_FIELDS.issuperset(d):
+            bad = next(k for k in d if k not in _CASE_FIELDS)
+            raise DatasetError(f"case {d.get('id')!r}: {_unknown_key(str(bad), _CASE_FIELDS)}")
+        values: dict[str, Any] = {}
+        key = "id"
         try:
-            return cls(
-                id=str(d["id"]),
-                input=d["input"],
-                user=d.get("user"),
-                initial_state=d.get("initial_state"),
-                expected_calls=tuple(ExpectedCall.from_dict(c) for c in d.get("expected_calls") or ()),
-                optional_calls=tuple(d.get("optional_calls") or ()),
-                forbidden_calls=tuple(d.get("forbidden_calls") or ()),
-                precedence=tuple((str(a), str(b)) for a, b in d.get("precedence") or ()),
-                expected_final_state=d.get("expected_final_state"),
-                response_must_include=tuple(d.get("response_must_include") or ()),
-                max_steps=d.get("max_steps"),
-                optimal_steps=d.get("optimal_steps"),
-                forbidden_sequences=tuple(dict(x) for x in d.get("forbidden_sequences") or ()),
-                faults=tuple(dict(x) for x in d.get("faults") or ()),
-                tools=tuple(dict(x) for x in d.get("tools") or ()),
-                expected_route=d.get("expected_route"),
-                args_mode=d.get("args_mode"),
-                threshold=d.get("threshold"),
-                metadata=dict(d.get("metadata") or {}),
-            )
+            # Only the keys present are read (in field order, so the first bad field is the
+            # one reported); each conversion maps None to the field's default.
+            for key, read in _CASE_READERS:
+                if key in d:
+                    v = d[key]
+                    values[key] = v if read is None else read(v)
         except (KeyError, TypeError, ValueError) as e:
-            raise DatasetError(f"case {d.get('id')!r}: malformed field ({e})") from e
+            raise DatasetError(f"case {d.get('id')!r}: malformed field {key!r} ({e})") from e
+        if cls is Case:
+            return _from_present(cls, _CASE_TEMPLATE, values)
+        return cls(**values)
+
+
+_CASE_TEMPLATE = _template(Case)
+_CASE_FIELDS = frozenset(f.name for f in fields(Case))
 
 
 __all__ = [

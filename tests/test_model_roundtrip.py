@@ -67,3 +67,28 @@ def test_trajectory_roundtrip(t: Trajectory) -> None:
 def test_case_roundtrip(c: Case) -> None:
     assert Case.from_dict(c.to_dict()) == c
     assert Case.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+@settings(max_examples=200, deadline=None)
+@given(traj)
+def test_trajcheck_reader_keeps_well_formed_trajectories_exactly(t: Trajectory) -> None:
+    # the tolerant reader of our own format changes nothing in a to_dict() object
+    from trajcheck.traces import native
+
+    assert native.read(json.loads(json.dumps(t.to_dict()))) == t
+
+
+@settings(max_examples=200, deadline=None)
+@given(case)
+def test_case_built_from_plain_lists_and_dicts_equals_typed(c: Case) -> None:
+    # Case.__post_init__ converts dict/str expected calls and lists; the result is the typed case
+    loose = Case(id=c.id, input=c.input, user=c.user, initial_state=c.initial_state,
+                 expected_calls=[e.to_dict() for e in c.expected_calls],
+                 optional_calls=list(c.optional_calls), forbidden_calls=list(c.forbidden_calls),
+                 precedence=[list(p) for p in c.precedence], expected_final_state=c.expected_final_state,
+                 response_must_include=list(c.response_must_include), max_steps=c.max_steps,
+                 optimal_steps=c.optimal_steps, forbidden_sequences=list(c.forbidden_sequences),
+                 faults=list(c.faults), tools=list(c.tools), expected_route=c.expected_route,
+                 args_mode=c.args_mode, threshold=c.threshold, metadata=c.metadata)  # type: ignore[arg-type]
+    assert loose == c
+    assert all(type(e) is ExpectedCall for e in loose.expected_calls)

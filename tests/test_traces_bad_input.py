@@ -38,7 +38,7 @@ def test_args_not_json_result_without_call_unknown_role(tmp_path: Path) -> None:
     c = t.tool_calls()[0]
     assert c.args is None and c.raw_args == "{oops" and "not valid JSON" in (c.args_parse_error or "")
     assert [p_.split(": ", 1)[0] for p_ in res.problems] == [f"{p}:1"] * 3
-    assert "message 1 tool_calls[0] (f)" in res.problems[0]
+    assert "messages[1].tool_calls[0] (f)" in res.problems[0]
     assert "'nope' matches no earlier call" in res.problems[1]
     assert "unknown role 'wizard'" in res.problems[2]
     # the orphan result has an id no call has, so it joins nothing

@@ -41,7 +41,7 @@ def test_openai_chat() -> None:
     assert [s.kind for s in t.steps] == ["system", "user", "tool_call", "tool_result", "tool_result",
                                          "tool_result", "final_response"]
     assert len(res.problems) == 3
-    assert "message 2 tool_calls[1]" in res.problems[0] and "openai_chat.json" in res.problems[0]
+    assert "messages[2].tool_calls[1]" in res.problems[0] and "openai_chat.json" in res.problems[0]
     assert "'call_zz' matches no earlier call" in res.problems[1]
     assert "unknown role 'critic'" in res.problems[2]
     pairs = t.pairs()
@@ -214,7 +214,7 @@ def test_plain() -> None:
     assert calls(t) == [("search", {"q": "oslo weather"}, None), ("fetch", {"url": "https://yr.no"}, None),
                         ("fetch", None, None)]
     assert t.tool_calls()[2].raw_args == "{bad"
-    assert len(res.problems) == 1 and "call 2 (fetch)" in res.problems[0]
+    assert len(res.problems) == 1 and "calls[2] (fetch)" in res.problems[0]
 
 
 def test_native_roundtrip_through_jsonl(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ from . import (
     deepeval,
     langchain,
     langsmith,
+    native,
     openai_chat,
     openai_responses,
     otel,
@@ -79,15 +80,21 @@ _SUFFIXES = (".json", ".jsonl", ".ndjson")
 class LoadResult:
     """What ``load`` read.
 
-    ``trajectories``: every trajectory, in source order within a format; ``problems``: one
-    string per tolerated fault, each naming the file (or ``<input>``), the line or record, and
-    the field; ``cases``: case id -> ``Case`` for sources that carry cases (tau-bench);
-    ``formats``: detected format name -> number of trajectories read in it.
+    ``trajectories``: every trajectory, in source order within a format; ``problems``: every
+    message, in the order found, each naming the file (or ``<input>``), the line or record, and
+    the field (see ``load`` for the location style). It is split into two disjoint lists:
+    ``skipped``, the lines, records and files that were not read (no trajectory came from
+    them), and ``faults``, the faults tolerated inside what was read (the trajectory was kept,
+    e.g. a call without a name, arguments that are not JSON, a missing reward).
+    ``cases``: case id -> ``Case`` for sources that carry cases (tau-bench); ``formats``:
+    detected format name -> number of trajectories read in it.
     Iterating yields the trajectories; ``len()`` is their number.
     """
 
     trajectories: list[Trajectory] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
     cases: dict[str, Case] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
 
@@ -108,13 +115,7 @@ def _norm_format(fmt: str) -> str:
     return f
 
 
-def _is_native(obj: Any) -> bool:
-    if not isinstance(obj, Mapping) or not is_seq(obj.get("steps")):
-        return False
-    return all(isinstance(s, Mapping) and "kind" in s and "index" in s for s in obj["steps"]) and (
-        bool(obj["steps"]) or set(obj) <= {"steps", "final_response", "total_usage", "total_cost_usd",
-                                           "total_latency_ms", "source_format", "trace_id", "session_id",
-                                           "metadata"})
+_is_native = native.is_native
 
 
 def _msg_list(obj: Any) -> list[Any] | None:
@@ -212,15 +213,8 @@ def detect(obj: Any) -> str | None:
     return None
 
 
-def _read_native(obj: Any) -> Trajectory:
-    d = as_plain(obj)
-    if not _is_native(d):
-        raise TraceFormatError("trajcheck: expected a Trajectory.to_dict() object with a 'steps' list")
-    return Trajectory.from_dict(d)
-
-
 _READERS = {
-    "trajcheck": _read_native, "tau_bench": tau_bench.read, "otel": otel.read, "langsmith": langsmith.read,
+    "trajcheck": native.read, "tau_bench": tau_bench.read, "otel": otel.read, "langsmith": langsmith.read,
     "promptfoo": promptfoo.read, "vertex": vertex.read, "openai_responses": openai_responses.read,
     "deepeval": deepeval.read, "langchain": langchain.read, "ragas": ragas.read,
     "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,
@@ -261,6 +255,7 @@ def _guarded(fn: Any, obj: Any, fmt: str) -> Any:
 class _Acc:
     trajectories: list[Trajectory] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     cases: dict[str, Case] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
 
@@ -270,45 +265,85 @@ class _Acc:
         for p in t.metadata.get("problems", ()) if isinstance(t.metadata, Mapping) else ():
             self.problems.append(f"{where}: {p}")
 
+    def skip(self, msg: str) -> None:
+        """Record a line, record or file that was not read."""
+        self.problems.append(msg)
+        self.skipped.append(msg)
+
+    def result(self) -> LoadResult:
+        skipped = set(self.skipped)
+        return LoadResult(trajectories=self.trajectories, problems=self.problems, skipped=self.skipped,
+                          faults=[p for p in self.problems if p not in skipped], cases=self.cases,
+                          formats=self.formats)
+
+
+def _is_record(x: Any) -> bool:
+    """One whole trace of a format whose files are lists of such records."""
+    return (tau_bench.is_record(x) or _is_native(x) or promptfoo.is_provider_response(x)
+            or (isinstance(x, Mapping) and ("predicted_trajectory" in x or vertex.is_adk(x))))
+
 
 def _units(doc: Any) -> list[tuple[Any, str | None]]:
-    """Split a parsed JSON document into trace objects with a sub-location label."""
+    """Split a parsed JSON document into trace objects with a sub-location label.
+
+    A list is a list of records (labelled ``record <i>``, 0-based) when at least one item is
+    a whole record (tau-bench, trajcheck, promptfoo, Vertex/ADK) and no item is a chat message
+    or typed item (a mapping with ``role`` or ``type``): the records that fail are then
+    reported one by one and the others read, instead of the whole list being "not a trace".
+    """
     if is_seq(doc) and doc:
         items = [as_plain(x) for x in doc]
-        if all(tau_bench.is_record(x) or _is_native(x) or promptfoo.is_provider_response(x)
-               or (isinstance(x, Mapping) and ("predicted_trajectory" in x or vertex.is_adk(x)))
-               for x in items):
+        if any(_is_record(x) for x in items) and not any(
+                isinstance(x, Mapping) and ("role" in x or "type" in x) for x in items):
             return [(x, f"record {i}") for i, x in enumerate(doc)]
         if all(is_seq(x) for x in doc):
             return [(x, f"record {i}") for i, x in enumerate(doc)]
     return [(doc, None)]
 
 
+def _why_not(obj: Any, formats: Any) -> str:
+    """Why a unit of a file already recognised as one of ``formats`` is not a trace."""
+    plain = as_plain(obj)
+    if "tau_bench" in formats and (tau_bench.looks_like_record(plain) or not isinstance(plain, Mapping)):
+        why = tau_bench.record_problem(plain)
+        if why is not None:
+            return why
+    if "trajcheck" in formats and isinstance(plain, Mapping) and "steps" in plain:
+        return "not a trajcheck trajectory (needs a 'steps' list of {index, kind} objects)"
+    return f"not a trace (expected {EXPECTED})"
+
+
 def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *, strict: bool) -> None:
-    """Read trace objects (``(obj, where)``); batch formats are read together."""
+    """Read trace objects (``(obj, where)``); batch formats are read together.
+
+    Policy (DESIGN.md, "Bad input"): once some unit is recognised as a format, a unit that is
+    not a trace, or that its reader rejects, is reported in ``skipped`` with its location and
+    the rest is read; ``TraceFormatError`` is raised (when ``strict``) only when no unit is a
+    trace, or when the only unit fails.
+    """
     batches: dict[str, list[tuple[Any, str]]] = {}
-    undetected: list[str] = []
+    undetected: list[tuple[Any, str]] = []
     for obj, where in units:
         f = fmt if fmt != "auto" else detect(obj)
         if f is None:
-            undetected.append(where)
+            undetected.append((obj, where))
             continue
         batches.setdefault(f, []).append((obj, where))
     if not batches and units and strict:
         raise TraceFormatError(f"{label}: not a trace; expected {EXPECTED}")
-    for where in undetected:
-        acc.problems.append(f"{where}: not a trace (expected {EXPECTED}); skipped")
+    for obj, where in undetected:
+        acc.skip(f"{where}: {_why_not(obj, batches)}; skipped")
     for f, items in batches.items():
         if f == "tau_bench":
-            records = [o for o, _ in items]
-            trajs, cases, probs = tau_bench.read_records(records, where=f"{label} record")
-            # re-label with precise locations
-            wheres = [w for o, w in items if tau_bench.is_record(as_plain(o))]
-            for t, w in zip(trajs, wheres):
+            res = tau_bench.read_labeled(items)
+            if strict and len(units) == 1 and res.skipped:
+                raise TraceFormatError(f"{label}: {tau_bench.FORMAT}: {res.skipped[0].split(': ', 1)[1]}")
+            for msg in res.skipped:
+                acc.skip(msg)
+            for t, w in res.trajectories:
                 acc.add(t, f, w)
-            acc.problems.extend(p for p in probs if "not a tau-bench record" in p or "differs" in p
-                                or "no 'info.task'" in p)
-            for cid, c in cases.items():
+            acc.problems.extend(res.problems)
+            for cid, c in res.cases.items():
                 acc.cases.setdefault(cid, c)
         elif f in ("otel", "langsmith"):
             mod = otel if f == "otel" else langsmith
@@ -321,7 +356,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             except TraceFormatError as e:
                 if strict and len(batches) == 1:
                     raise TraceFormatError(f"{label}: {e}") from e
-                acc.problems.append(f"{label}: {e}")
+                acc.skip(f"{label}: {e}")
                 continue
             for t in trajs:
                 acc.add(t, f, f"{label} trace {t.trace_id}" if t.trace_id else label)
@@ -332,7 +367,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 except TraceFormatError as e:
                     if strict and len(units) == 1:
                         raise TraceFormatError(f"{label}: {e}") from e
-                    acc.problems.append(f"{w}: {e}")
+                    acc.skip(f"{w}: {e}; skipped")
                     continue
                 acc.add(t, f, w)
 
@@ -346,7 +381,7 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
     except OSError as e:
         raise TraceFormatError(f"{path}: cannot be read ({e.strerror})") from e
     if not text.strip():
-        acc.problems.append(f"{path}: empty file; no traces")
+        acc.skip(f"{path}: empty file; no traces")
         return None
     whole_err: str | None = None
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
@@ -356,9 +391,9 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
             whole_err = str(e)
         else:
             if is_seq(doc) and not doc:
-                acc.problems.append(f"{path}: an empty list; no traces")
+                acc.skip(f"{path}: an empty list; no traces")
                 return None
-            return [(o, f"{path} [{w}]" if w else str(path)) for o, w in _units(doc)]
+            return [(o, f"{path} {w}" if w else str(path)) for o, w in _units(doc)]
     units: list[tuple[Any, str]] = []
     bad: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -372,14 +407,15 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
             bad.append(f"{path}:{n}: not valid JSON: {msg}{col}; line skipped")
             continue
         for o, w in _units(obj):
-            units.append((o, f"{path}:{n}" + (f" [{w}]" if w else "")))
+            units.append((o, f"{path}:{n}" + (f" {w}" if w else "")))
     if not units:
         stream = _raw_stream(text)
         if stream:
-            return [(o, f"{path} [object {i}]") for i, o in enumerate(stream)]
+            return [(o, f"{path} object {i}") for i, o in enumerate(stream)]
         reason = whole_err or (bad[0] if bad else "no JSON")
         raise TraceFormatError(f"{path}: not JSON or JSON Lines ({reason}); expected {EXPECTED}")
-    acc.problems.extend(bad)
+    for b in bad:
+        acc.skip(b)
     return units
 
 
@@ -411,6 +447,14 @@ def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
     file holds a trace); or any already-parsed object or SDK object.
     ``format``: ``"auto"`` (per-object detection, see ``detect``) or a name from ``FORMATS``.
 
+    Locations in messages (one style everywhere): ``<file>:<line>`` for a JSONL line (1-based),
+    ``<file> record <i>`` for an item of a JSON list (0-based index; ``<file>:<line> record
+    <i>`` for a list on a JSONL line), ``<file> object <i>`` for concatenated JSON values
+    (0-based), ``<input>`` for an in-memory object; then, inside a trace, a 0-based JSON-path-like
+    field path such as ``traj[2].tool_calls[0]`` or ``steps[1].tool_calls[0]``.
+    A line or record that is not a trace, or that its reader rejects, is reported in
+    ``skipped`` and the rest is read (only a file in which nothing is a trace raises).
+
     Returns a ``LoadResult``. An empty file yields no trajectories and a problem. Raises
     ``TraceFormatError`` naming the file when the input is not a trace at all (not JSON,
     or JSON in no supported shape), when a path does not exist, or when ``format`` is unknown.
@@ -434,7 +478,8 @@ def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
                     errors.append(str(e))
             if errors and not acc.trajectories:
                 raise TraceFormatError("; ".join(errors))
-            acc.problems.extend(errors)
+            for msg in errors:
+                acc.skip(msg)
         elif path.is_file():
             units = _parse_file(path, acc)
             if units is not None:
@@ -444,12 +489,11 @@ def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
     else:
         obj = path_or_obj
         if is_seq(obj) and not obj:
-            acc.problems.append("<input>: an empty list; no traces")
+            acc.skip("<input>: an empty list; no traces")
         else:
-            _read_units([(o, f"<input> [{w}]" if w else "<input>") for o, w in _units(obj)], fmt, acc,
+            _read_units([(o, f"<input> {w}" if w else "<input>") for o, w in _units(obj)], fmt, acc,
                         "<input>", strict=True)
-    return LoadResult(trajectories=acc.trajectories, problems=acc.problems, cases=acc.cases,
-                      formats=acc.formats)
+    return acc.result()
 
 
 __all__ = ["EXPECTED", "FORMATS", "LoadResult", "detect", "load", "read"]

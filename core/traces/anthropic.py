@@ -94,7 +94,7 @@ def read(obj: Any) -> Trajectory:
     seen: dict[str, str] = {}
     for i, m in enumerate(messages):
         m = as_plain(m)
-        w = f"message {i}"
+        w = f"messages[{i}]"
         if not isinstance(m, Mapping):
             problems.append(f"{w}: not an object; skipped")
             continue
@@ -116,7 +116,7 @@ def read(obj: Any) -> Trajectory:
         calls: list[ToolCall] = []
         for j, b in enumerate(blocks):
             b = as_plain(b)
-            wb = f"{w} content[{j}]"
+            wb = f"{w}.content[{j}]"
             if not isinstance(b, Mapping):
                 problems.append(f"{wb}: not an object; ignored")
                 continue

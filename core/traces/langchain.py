@@ -104,10 +104,10 @@ def _ai_calls(d: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCal
     for j, tc in enumerate(d.get("tool_calls") or ()):
         tc = as_plain(tc)
         if not isinstance(tc, Mapping):
-            problems.append(f"{w} tool_calls[{j}]: not an object; ignored")
+            problems.append(f"{w}.tool_calls[{j}]: not an object; ignored")
             continue
-        name = tool_name(tc.get("name"), problems, f"{w} tool_calls[{j}]")
-        args, raw, err = parse_args(tc.get("args"), problems, f"{w} tool_calls[{j}] ({name})")
+        name = tool_name(tc.get("name"), problems, f"{w}.tool_calls[{j}]")
+        args, raw, err = parse_args(tc.get("args"), problems, f"{w}.tool_calls[{j}] ({name})")
         cid = None if tc.get("id") is None else str(tc["id"])
         if cid:
             ids.add(cid)
@@ -122,7 +122,7 @@ def _ai_calls(d: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCal
             continue
         raw = tc.get("args")
         err = str(tc.get("error") or "invalid tool call")
-        problems.append(f"{w} invalid_tool_calls[{j}]: {err}")
+        problems.append(f"{w}.invalid_tool_calls[{j}]: {err}")
         if cid:
             ids.add(cid)
         calls.append(ToolCall(name=str(tc.get("name") or ""), args=None, call_id=cid,
@@ -138,7 +138,7 @@ def _ai_calls(d: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCal
             if cid and cid in ids:
                 continue
             name = str(b.get("name") or "")
-            args, raw, err = parse_args(b.get("input", b.get("args")), problems, f"{w} content[{j}] ({name})")
+            args, raw, err = parse_args(b.get("input", b.get("args")), problems, f"{w}.content[{j}] ({name})")
             if cid:
                 ids.add(cid)
             calls.append(ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err,
@@ -149,12 +149,12 @@ def _ai_calls(d: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCal
         if is_seq(raw_tcs):
             from .openai_chat import _calls_of
 
-            calls = _calls_of({"tool_calls": raw_tcs}, problems, f"{w} additional_kwargs")
+            calls = _calls_of({"tool_calls": raw_tcs}, problems, f"{w}.additional_kwargs")
     return calls
 
 
 def read_messages(msgs: Sequence[Any], problems: list[str], *, error_channel: bool = True,
-                  where: str = "message") -> list[Step]:
+                  where: str = "messages") -> list[Step]:
     """LangChain-style messages -> steps (no final-response marking).
 
     ``error_channel`` False (RAGAS) makes every ``ToolResult.is_error`` None. Unknown
@@ -163,7 +163,7 @@ def read_messages(msgs: Sequence[Any], problems: list[str], *, error_channel: bo
     sl = StepList()
     seen: dict[str, str] = {}
     for i, m in enumerate(msgs):
-        w = f"{where} {i}"
+        w = f"{where}[{i}]"
         d = normalize_message(m)
         if d is None:
             problems.append(f"{w}: not a message object; skipped")

@@ -73,7 +73,7 @@ def _calls_of(msg: Mapping[str, Any], problems: list[str], where: str) -> list[T
         tcs = None
     for j, tc in enumerate(tcs or ()):
         tc = as_plain(tc)
-        w = f"{where} tool_calls[{j}]"
+        w = f"{where}.tool_calls[{j}]"
         if not isinstance(tc, Mapping):
             problems.append(f"{w}: not an object; ignored")
             continue
@@ -99,7 +99,7 @@ def _calls_of(msg: Mapping[str, Any], problems: list[str], where: str) -> list[T
     fc = msg.get("function_call")
     if fc is not None:
         fc = as_plain(fc)
-        w = f"{where} function_call"
+        w = f"{where}.function_call"
         if isinstance(fc, Mapping):
             name = tool_name(fc.get("name"), problems, w)
             args, raw, err = parse_args(fc.get("arguments"), problems, f"{w} ({name})")
@@ -119,12 +119,12 @@ def read_messages(
     problems: list[str],
     *,
     tool_error: Callable[[Any], bool | None] | None = None,
-    where: str = "message",
+    where: str = "messages",
 ) -> list[Step]:
     """Turn OpenAI chat messages into steps (no final-response marking).
 
-    ``problems`` receives one string per tolerated fault, naming the message index and
-    field: a non-object message, an unknown role (the message is skipped), arguments that
+    ``problems`` receives one string per tolerated fault, located by a 0-based path from
+    ``where`` (the name of the message list), e.g. ``messages[2].tool_calls[1] (search)``: a non-object message, an unknown role (the message is skipped), arguments that
     are not valid JSON (the call is kept with ``args=None``), a tool result whose
     ``tool_call_id`` matches no earlier call (kept, reported). ``tool_error(content)``
     supplies ``ToolResult.is_error`` for sources with an error convention; default None.
@@ -133,7 +133,7 @@ def read_messages(
     seen_ids: list[str | None] = []
     for i, m in enumerate(messages):
         m = as_plain(m)
-        w = f"{where} {i}"
+        w = f"{where}[{i}]"
         if not isinstance(m, Mapping):
             problems.append(f"{w}: not an object ({type(m).__name__}); skipped")
             continue

@@ -96,7 +96,7 @@ def read(obj: Any) -> Trajectory:
 
     for i, it in enumerate(items):
         it = as_plain(it)
-        w = f"item {i}"
+        w = f"items[{i}]"
         if not isinstance(it, Mapping):
             problems.append(f"{w}: not an object; skipped")
             continue

@@ -41,7 +41,7 @@ def read(obj: Any) -> Trajectory:
     sl = StepList()
     for i, c in enumerate(obj):
         c = as_plain(c)
-        w = f"call {i}"
+        w = f"calls[{i}]"
         if not isinstance(c, Mapping):
             problems.append(f"{w}: not an object; skipped")
             continue

@@ -27,6 +27,7 @@ is the call the result answers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -66,8 +67,47 @@ _RETAIL_ONLY = {"find_user_id_by_email", "find_user_id_by_name_zip", "get_order_
 
 
 def is_record(obj: Any) -> bool:
-    """True when ``obj`` looks like one tau-bench record (has ``task_id`` and a ``traj`` list)."""
+    """True when ``obj`` looks like one tau-bench record (has ``task_id`` and a ``traj`` list).
+
+    Detection only: a record that passes may still be unreadable (see ``record_problem``)."""
     return isinstance(obj, Mapping) and "task_id" in obj and is_seq(obj.get("traj"))
+
+
+def looks_like_record(obj: Any) -> bool:
+    """True for a mapping with any tau-bench envelope key (``task_id``, ``traj``, ``trial`` +
+    ``reward``): a record, possibly broken, of a file already recognised as tau-bench."""
+    return isinstance(obj, Mapping) and ("task_id" in obj or "traj" in obj
+                                         or ("trial" in obj and "reward" in obj))
+
+
+def record_problem(obj: Any) -> str | None:
+    """Why ``obj`` cannot be read as a tau-bench record, or None when it can.
+
+    A record needs a ``task_id`` that is an int or a non-empty string (a null id would become
+    a case named ``'None'``) and a ``traj`` list. The reason is phrased to follow a location,
+    e.g. ``"no 'traj' list"`` or ``"field 'task_id' is null"``.
+    """
+    obj = as_plain(obj)
+    if not isinstance(obj, Mapping):
+        return f"not a tau-bench record (a {type(obj).__name__}, not an object)"
+    tid = obj.get("task_id")
+    if "task_id" not in obj:
+        why = "no 'task_id'"
+    elif tid is None:
+        why = "field 'task_id' is null"
+    elif isinstance(tid, bool) or not isinstance(tid, (int, str)) or tid == "":
+        why = f"field 'task_id' is {tid!r}, not an integer or a non-empty string"
+    else:
+        why = ""
+    traj = obj.get("traj")
+    if "traj" not in obj:
+        tw = "no 'traj' list"
+    elif not is_seq(traj):
+        tw = f"no 'traj' list ('traj' is {'null' if traj is None else 'a ' + type(traj).__name__})"
+    else:
+        tw = ""
+    out = "; ".join(x for x in (why, tw) if x)
+    return out or None
 
 
 def tool_error(output: Any) -> bool:
@@ -112,15 +152,17 @@ def _task(record: Mapping[str, Any]) -> Mapping[str, Any]:
 def read(obj: Any, *, domain: str | None = None) -> Trajectory:
     """Read one tau-bench record into a ``Trajectory`` (see the module docstring).
 
-    ``domain`` overrides detection. Raises ``TraceFormatError`` when ``obj`` is not a record
-    (no ``task_id`` or no ``traj`` list). Tolerated faults are listed in ``metadata["problems"]``.
+    ``domain`` overrides detection. Raises ``TraceFormatError`` when ``obj`` is not a readable
+    record (``record_problem``: no or null ``task_id``, no ``traj`` list). Tolerated faults are
+    listed in ``metadata["problems"]``, located by a path inside the record such as
+    ``traj[6].tool_calls[0] (get_user_details)`` (0-based).
     """
     rec = as_plain(obj)
-    if not is_record(rec):
-        raise TraceFormatError(
-            f"{FORMAT}: expected a record with 'task_id' and a 'traj' list, got {type(obj).__name__}")
+    why = record_problem(rec)
+    if why is not None:
+        raise TraceFormatError(f"{FORMAT}: {why}")
     problems: list[str] = []
-    steps = read_messages(rec["traj"], problems, tool_error=tool_error, where="traj message")
+    steps = read_messages(rec["traj"], problems, tool_error=tool_error, where="traj")
     final_steps, final = finalize(steps)
     task_id = rec["task_id"]
     trial = rec.get("trial")
@@ -184,8 +226,9 @@ def case_from_record(obj: Any, *, domain: str | None = None) -> Case:
     Raises ``TraceFormatError`` when ``obj`` is not a record or has no ``info.task``.
     """
     rec = as_plain(obj)
-    if not is_record(rec):
-        raise TraceFormatError(f"{FORMAT}: expected a record with 'task_id' and 'traj'")
+    why = record_problem(rec)
+    if why is not None:
+        raise TraceFormatError(f"{FORMAT}: {why}")
     task = _task(rec)
     if not task:
         raise TraceFormatError(f"{FORMAT}: record task_id={rec.get('task_id')!r} has no 'info.task'")
@@ -211,34 +254,64 @@ def case_from_record(obj: Any, *, domain: str | None = None) -> Case:
     )
 
 
+@dataclass
+class LabeledRead:
+    """What ``read_labeled`` read: ``trajectories`` as ``(Trajectory, label)`` pairs, ``cases``
+    by case id, ``skipped`` (records not read) and ``problems`` (faults of records that were
+    read, outside their trajectories' own ``metadata["problems"]``), each message prefixed by
+    the record's label."""
+
+    trajectories: list[tuple[Trajectory, str]] = field(default_factory=list)
+    cases: dict[str, Case] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def read_labeled(items: Iterable[tuple[Any, str]], *, domain: str | None = None) -> LabeledRead:
+    """Read records given with their locations (``(record, label)`` pairs, e.g.
+    ``("run.json record 3")``); see ``LabeledRead``.
+
+    Policy (DESIGN.md, "Bad input"): a record that cannot be read (``record_problem``) is
+    reported in ``skipped`` as ``"<label>: <reason>; skipped"`` and the other records are read.
+    A record whose task has no ``info.task``, or differs from an earlier record's task with the
+    same ``task_id`` (the first case is kept), is read and reported in ``problems``. Problems
+    inside a read record stay in its ``Trajectory.metadata["problems"]``.
+    """
+    out = LabeledRead()
+    for r, label in items:
+        r = as_plain(r)
+        why = record_problem(r)
+        if why is not None:
+            out.skipped.append(f"{label}: {why}; skipped")
+            continue
+        t = read(r, domain=domain)
+        out.trajectories.append((t, label))
+        try:
+            c = case_from_record(r, domain=domain)
+        except TraceFormatError as e:
+            out.problems.append(f"{label}: {e}")
+            continue
+        if c.id in out.cases:
+            if out.cases[c.id] != c:
+                out.problems.append(f"{label}: task {c.id} differs from an earlier record of the same task; "
+                                    "first kept")
+        else:
+            out.cases[c.id] = c
+    return out
+
+
 def read_records(records: Iterable[Any], *, domain: str | None = None,
                  where: str = "record") -> tuple[list[Trajectory], dict[str, Case], list[str]]:
     """Read many records: ``(trajectories, cases by case id, problems)``.
 
-    A record whose task differs from an earlier record's task with the same ``task_id`` keeps
-    the first case and reports the conflict. Records that are not records are reported and
-    skipped.
+    Records are labelled ``f"{where} {i}"`` (0-based). A record that cannot be read is
+    reported and skipped; a record whose task differs from an earlier record's task with the
+    same ``task_id`` keeps the first case and reports the conflict; each read record's own
+    problems are listed as ``"<label> (run <run_id>): <problem>"`` (see ``read_labeled``).
     """
-    trajs: list[Trajectory] = []
-    cases: dict[str, Case] = {}
-    problems: list[str] = []
-    for i, r in enumerate(records):
-        r = as_plain(r)
-        if not is_record(r):
-            problems.append(f"{where} {i}: not a tau-bench record (needs 'task_id' and a 'traj' list); skipped")
-            continue
-        t = read(r, domain=domain)
-        trajs.append(t)
+    res = read_labeled(((r, f"{where} {i}") for i, r in enumerate(records)), domain=domain)
+    problems = list(res.skipped) + list(res.problems)
+    for t, label in res.trajectories:
         for p in t.metadata.get("problems", ()):
-            problems.append(f"{where} {i} (run {t.metadata['run_id']}): {p}")
-        try:
-            c = case_from_record(r, domain=domain)
-        except TraceFormatError as e:
-            problems.append(f"{where} {i}: {e}")
-            continue
-        if c.id in cases:
-            if cases[c.id] != c:
-                problems.append(f"{where} {i}: task {c.id} differs from an earlier record of the same task; first kept")
-        else:
-            cases[c.id] = c
-    return trajs, cases, problems
+            problems.append(f"{label} (run {t.metadata['run_id']}): {p}")
+    return [t for t, _ in res.trajectories], res.cases, problems
