@@ -32,16 +32,35 @@ Conventions (documented once, applied by every adapter):
   ``expected_calls``) may come from the framework test case's metadata and from the metric's
   constructor; :func:`build_case` merges them (constructor wins) and validates them through
   ``Case.from_dict`` so a bad value raises ``DatasetError`` naming the case.
+
+Reading framework objects: every field is read as ``getattr(obj, name, None)`` (``obj.get(name)``
+for a mapping), through :func:`_getter`. On a pydantic v2 model (RAGAS, DeepEval and LangChain
+messages are) a missing attribute normally costs a Python-level ``AttributeError`` raised in
+pydantic's ``__getattr__``; :func:`_getter` answers such misses from the instance ``__dict__``
+instead, only where that provably gives the same value (see :func:`_plain_model_class`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from trajcheck.errors import DatasetError, TraceFormatError
-from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
+from trajcheck.model import (
+    Case,
+    ExpectedCall,
+    Step,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    _from_present,
+    _frozen,
+    _template,
+)
 
 #: Case fields an adapter accepts from metadata or from a metric's constructor.
 CASE_KEYS: tuple[str, ...] = (
@@ -51,17 +70,153 @@ CASE_KEYS: tuple[str, ...] = (
 )
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
+_ROLE_ALIASES: Mapping[str, str] = {
+    "human": "user", "humanmessage": "user", "ai": "assistant", "aimessage": "assistant",
+    "aimessagechunk": "assistant", "toolmessage": "tool", "function": "tool",
+    "systemmessage": "system", "developer": "system",
+}
+
+#: Every attribute name this module reads from framework objects (through :func:`_getter`);
+#: tests/test_fastpaths.py checks the list against the source.
+_READ_NAMES: frozenset[str] = frozenset({
+    "actual_output", "args", "arguments", "content", "function", "function_call", "id", "input",
+    "input_parameters", "is_error", "metadata", "name", "output", "role", "status",
+    "tool_call_id", "tool_calls", "tools_called", "turns", "type",
+})
+
+
+@lru_cache(maxsize=512)
+def _plain_model_class(cls: type) -> bool:
+    """True when ``cls`` is a pydantic v2 model whose failed attribute lookups go to pydantic's
+    own ``BaseModel.__getattr__`` and which supplies none of :data:`_READ_NAMES` itself (no
+    class attribute of that name in its MRO, no private attribute): then, for an instance
+    whose ``__pydantic_extra__`` is empty, ``getattr(obj, name, None)`` for those names is
+    ``obj.__dict__.get(name)``. The generic lookup finds no class attribute, so it returns the
+    instance ``__dict__`` entry, or else calls ``BaseModel.__getattr__``, which (no private
+    attribute, no extra field, no class attribute of that name) raises ``AttributeError``.
+    Memoised per class (a class is not expected to gain such attributes after its first
+    conversion). False for any other class, including mappings (read with ``get``)."""
+    pm = sys.modules.get("pydantic.main")
+    base = getattr(pm, "BaseModel", None) if pm is not None else None
+    if not isinstance(base, type) or base not in cls.__mro__ or issubclass(cls, Mapping):
+        return False
+    if "__getattr__" not in vars(base) or "__getattribute__" in vars(base):
+        return False
+    for k in cls.__mro__:
+        kd = vars(k)
+        if k is not base and k is not object and ("__getattr__" in kd or "__getattribute__" in kd):
+            return False
+        if not _READ_NAMES.isdisjoint(kd):
+            return False
+    private = getattr(cls, "__private_attributes__", None)
+    return isinstance(private, Mapping) and _READ_NAMES.isdisjoint(private)
+
+
+def _getter(obj: Any) -> Callable[[str], Any]:
+    """A reader ``g(name)`` for one object, ``name`` one of :data:`_READ_NAMES`:
+    ``obj.get(name)`` for a mapping, else ``getattr(obj, name, None)``. Same values, with
+    cheap misses on pydantic models (see :func:`_plain_model_class`)."""
+    if type(obj) is dict:
+        return obj.get
+    try:
+        plain = _plain_model_class(type(obj))
+    except TypeError:  # unhashable class
+        plain = False
+    if plain:
+        try:
+            extra = obj.__pydantic_extra__
+            inst = obj.__dict__
+        except AttributeError:  # not fully initialised: let getattr decide
+            pass
+        else:
+            if not extra and type(inst) is dict:
+                return inst.get
     if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+        return obj.get
+
+    def get_attr(name: str) -> Any:
+        return getattr(obj, name, None)
+    return get_attr
+
+
+# The objects built on the hot paths skip the dataclasses' generated __init__ but not their
+# __post_init__ checks (trajcheck.model._frozen: same objects, cheaper); tests/test_fastpaths.py
+# compares them with the constructors' results field for field.
+_STEP_TEMPLATE = _template(Step)
+_TRAJECTORY_TEMPLATE = _template(Trajectory)
+_CASE_TEMPLATE = _template(Case)
+
+
+def _step(index: int, kind: str, content: str | None = None, tool_calls: tuple[ToolCall, ...] = (),
+          tool_result: ToolResult | None = None) -> Step:
+    """``Step(index, kind, content, tool_calls, tool_result)``."""
+    return _from_present(Step, _STEP_TEMPLATE, {"index": index, "kind": kind, "content": content,
+                                                "tool_calls": tool_calls, "tool_result": tool_result})
+
+
+def _tool_call(name: str, args: dict[str, Any] | None, call_id: Any, raw_args: str | None,
+               args_parse_error: str | None, tool_type: str | None = None) -> ToolCall:
+    """``ToolCall(name, args, call_id, raw_args, args_parse_error, tool_type)``."""
+    return _frozen(ToolCall, {"name": name, "args": args, "call_id": call_id, "raw_args": raw_args,
+                              "args_parse_error": args_parse_error, "tool_type": tool_type})
+
+
+def _expected_call(name: str, args: dict[str, Any] | None) -> ExpectedCall:
+    """``ExpectedCall(name, args)``: no matchers, the default mode."""
+    return _frozen(ExpectedCall, {"name": name, "args": args, "match": {}, "args_mode": None})
+
+
+def _trajectory(steps: tuple[Step, ...], final_response: str | None, source_format: str,
+                metadata: dict[str, Any] | None = None) -> Trajectory:
+    """``Trajectory(steps=..., final_response=..., source_format=..., metadata=...)``."""
+    values: dict[str, Any] = {"steps": steps, "final_response": final_response,
+                              "source_format": source_format}
+    if metadata is not None:
+        values["metadata"] = metadata
+    return _from_present(Trajectory, _TRAJECTORY_TEMPLATE, values)
+
+
+def _getters(objs: Iterable[Any]) -> list[Callable[[str], Any]]:
+    """``[_getter(o) for o in objs]``, looking the class up once per run of same-class objects
+    (a message's tool calls are usually all of one class)."""
+    out: list[Callable[[str], Any]] = []
+    last: type | None = None
+    plain = False
+    for o in objs:
+        t = type(o)
+        if t is dict:
+            out.append(o.get)
+            continue
+        if t is not last:
+            last = t
+            try:
+                plain = _plain_model_class(t)
+            except TypeError:  # unhashable class
+                plain = False
+        if plain:
+            try:
+                extra = o.__pydantic_extra__
+                inst = o.__dict__
+            except AttributeError:
+                pass
+            else:
+                if not extra and type(inst) is dict:
+                    out.append(inst.get)
+                    continue
+        out.append(_getter(o))
+    return out
+
+
+def _get(obj: Any, name: str) -> Any:
+    """``obj.get(name)`` for a mapping, else ``getattr(obj, name, None)``."""
+    return _getter(obj)(name)
 
 
 def _parse_args(raw: Any, where: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
     """``(args, raw_args, parse_error)`` for an argument payload (dict, JSON string or None)."""
     if raw is None:
         return {}, None, None
-    if isinstance(raw, Mapping):
+    if type(raw) is dict or isinstance(raw, Mapping):
         return dict(raw), None, None
     if isinstance(raw, str):
         if raw.strip() == "":
@@ -80,32 +235,35 @@ def _parse_args(raw: Any, where: str) -> tuple[dict[str, Any] | None, str | None
 
 
 def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called",
-                    failed: Iterable[int] = (), offset: int = 0) -> list[Step]:
+                    failed: Iterable[int] = (), offset: int = 0, start: int = 0) -> list[Step]:
     """Steps for a DeepEval ``tools_called`` list: one ``tool_call`` step per call, followed
     by a ``tool_result`` step when the call has an ``output`` or is in ``failed``. Each call
     gets the id ``"<where>[i]"`` so results join their call. ``failed`` holds indices (plus
     ``offset``, for calls spread over several turns) of calls whose result was an error:
-    their result step has ``is_error=True`` and the ``output`` as given."""
+    their result step has ``is_error=True`` and the ``output`` as given. Step indices count
+    up from ``start``."""
     bad = set(failed)
     steps: list[Step] = []
+    k = start
     for i, c in enumerate(calls or ()):
+        g = _getter(c)
         cid = f"{where}[{i}]"
-        name = _get(c, "name")
+        name = g("name")
         if not isinstance(name, str) or not name:
             raise TraceFormatError(f"{where}[{i}]: tool call has no name")
-        args, raw, err = _parse_args(_get(c, "input_parameters"), f"{where}[{i}]")
-        ttype = _get(c, "type")
+        args, raw, err = _parse_args(g("input_parameters"), cid)
+        ttype = g("type")
         ttype = getattr(ttype, "value", ttype)
-        call = ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err,
-                        tool_type=str(ttype).lower() if ttype is not None else None)
-        steps.append(Step(index=0, kind="tool_call", tool_calls=(call,)))
-        out = _get(c, "output")
+        call = _tool_call(name, args, cid, raw, err, str(ttype).lower() if ttype is not None else None)
+        steps.append(_step(k, "tool_call", None, (call,)))
+        k += 1
+        out = g("output")
         if i + offset in bad:
-            steps.append(Step(index=0, kind="tool_result", tool_result=ToolResult(
-                call_id=cid, name=name, output=out, is_error=True)))
+            steps.append(_step(k, "tool_result", None, (), ToolResult(cid, name, out, True)))
+            k += 1
         elif out is not None:
-            steps.append(Step(index=0, kind="tool_result",
-                              tool_result=ToolResult(call_id=cid, name=name, output=out)))
+            steps.append(_step(k, "tool_result", None, (), ToolResult(cid, name, out)))
+            k += 1
     return steps
 
 
@@ -133,20 +291,20 @@ def deepeval_expected(calls: Sequence[Any] | None, *, where: str = "expected_too
     ``compare_args=False``) means no argument constraint."""
     out: list[ExpectedCall] = []
     for i, c in enumerate(calls or ()):
-        name = _get(c, "name")
+        g = _getter(c)
+        name = g("name")
         if not isinstance(name, str) or not name:
             raise DatasetError(f"{where}[{i}]: expected tool has no name")
-        params = _get(c, "input_parameters")
+        params = g("input_parameters")
         if params is not None and not isinstance(params, Mapping):
             raise DatasetError(f"{where}[{i}]: input_parameters must be a dict, got {type(params).__name__}")
-        out.append(ExpectedCall(name=name, args=dict(params) if (params is not None and compare_args) else None))
+        out.append(_expected_call(name, dict(params) if (params is not None and compare_args) else None))
     return tuple(out)
 
 
 def _renumber(steps: Iterable[Step]) -> tuple[Step, ...]:
-    from dataclasses import replace
-
-    return tuple(replace(s, index=i) for i, s in enumerate(steps))
+    """The steps with ``index`` 0, 1, 2, ... (steps already carrying their index are kept)."""
+    return tuple(s if s.index == i else replace(s, index=i) for i, s in enumerate(steps))
 
 
 def deepeval_trajectory(test_case: Any) -> Trajectory:
@@ -154,17 +312,18 @@ def deepeval_trajectory(test_case: Any) -> Trajectory:
     ``tools_called`` (see :func:`deepeval_called`; ``metadata["failed_calls"]`` marks
     failed ones), and ``actual_output`` as final response."""
     steps: list[Step] = []
-    inp = _get(test_case, "input")
+    g = _getter(test_case)
+    inp = g("input")
     if inp is not None:
-        steps.append(Step(index=0, kind="user", content=str(inp)))
-    called = _get(test_case, "tools_called")
-    failed = failed_call_indices(_get(test_case, "metadata"), len(called or ()))
-    steps.extend(deepeval_called(called, failed=failed))
-    final = _get(test_case, "actual_output")
+        steps.append(_step(0, "user", str(inp)))
+    called = g("tools_called")
+    failed = failed_call_indices(g("metadata"), len(called or ()))
+    steps.extend(deepeval_called(called, failed=failed, start=len(steps)))
+    final = g("actual_output")
     if final is not None:
-        steps.append(Step(index=0, kind="final_response", content=str(final)))
-    return Trajectory(steps=_renumber(steps), final_response=None if final is None else str(final),
-                      source_format="deepeval", metadata={"case_id": _get(test_case, "name")})
+        steps.append(_step(len(steps), "final_response", str(final)))
+    return _trajectory(_renumber(steps), None if final is None else str(final), "deepeval",
+                       {"case_id": g("name")})
 
 
 def deepeval_conversation_trajectory(test_case: Any) -> Trajectory:
@@ -179,17 +338,18 @@ def deepeval_conversation_trajectory(test_case: Any) -> Trajectory:
     failed = failed_call_indices(_get(test_case, "metadata"), n_calls)
     seen = 0
     for t, turn in enumerate(turns):
-        role = _get(turn, "role")
-        content = _get(turn, "content")
+        g = _getter(turn)
+        role = g("role")
+        content = g("content")
         if role == "user":
-            steps.append(Step(index=0, kind="user", content=content))
+            steps.append(_step(len(steps), "user", content))
             continue
-        called = _get(turn, "tools_called") or ()
+        called = g("tools_called") or ()
         steps.extend(deepeval_called(called, where=f"turns[{t}].tools_called", failed=failed,
-                                     offset=seen))
+                                     offset=seen, start=len(steps)))
         seen += len(called)
         if content:
-            steps.append(Step(index=0, kind="assistant", content=content))
+            steps.append(_step(len(steps), "assistant", content))
             final = content
     return Trajectory(steps=_renumber(steps), final_response=final, source_format="deepeval",
                       metadata={"case_id": _get(test_case, "name")})
@@ -198,19 +358,18 @@ def deepeval_conversation_trajectory(test_case: Any) -> Trajectory:
 # --------------------------------------------------------------------------- messages
 
 
-def _msg_role(m: Any) -> str | None:
-    role = _get(m, "role") or _get(m, "type")
+def _msg_role(m: Any, g: Callable[[str], Any] | None = None) -> str | None:
+    if g is None:
+        g = _getter(m)
+    role = g("role") or g("type")
     if role is None and not isinstance(m, Mapping):
         role = type(m).__name__
     r = str(role).lower() if role is not None else None
-    aliases = {"human": "user", "humanmessage": "user", "ai": "assistant", "aimessage": "assistant",
-               "aimessagechunk": "assistant", "toolmessage": "tool", "function": "tool",
-               "systemmessage": "system", "developer": "system"}
-    return aliases.get(r, r) if r is not None else None
+    return _ROLE_ALIASES.get(r, r) if r is not None else None
 
 
-def _msg_text(m: Any) -> str | None:
-    c = _get(m, "content")
+def _msg_text(m: Any, g: Callable[[str], Any] | None = None) -> str | None:
+    c = (g or _getter(m))("content")
     if c is None or isinstance(c, str):
         return c
     if isinstance(c, list):  # content blocks
@@ -220,24 +379,28 @@ def _msg_text(m: Any) -> str | None:
     return str(c)
 
 
-def _msg_calls(m: Any, where: str) -> tuple[ToolCall, ...]:
-    raw_calls = _get(m, "tool_calls") or []
-    fc = _get(m, "function_call")
+def _msg_calls(m: Any, where: str, g: Callable[[str], Any] | None = None) -> tuple[ToolCall, ...]:
+    if g is None:
+        g = _getter(m)
+    raw_calls = g("tool_calls") or []
+    fc = g("function_call")
     if not raw_calls and fc:
         raw_calls = [{"function": fc}]
     calls: list[ToolCall] = []
-    for j, c in enumerate(raw_calls):
-        w = f"{where}.tool_calls[{j}]"
-        fn = _get(c, "function")
+    for j, gc in enumerate(_getters(raw_calls)):
+        fn = gc("function")
         if fn is not None:  # OpenAI shape
-            name, payload = _get(fn, "name"), _get(fn, "arguments")
+            gf = _getter(fn)
+            name, payload = gf("name"), gf("arguments")
         else:  # LangChain / RAGAS shape
-            name, payload = _get(c, "name"), _get(c, "args")
+            name, payload = gc("name"), gc("args")
         if not isinstance(name, str) or not name:
-            raise TraceFormatError(f"{w}: tool call has no name")
-        args, raw, err = _parse_args(payload, w)
-        calls.append(ToolCall(name=name, args=args, call_id=_get(c, "id"), raw_args=raw,
-                              args_parse_error=err))
+            raise TraceFormatError(f"{where}.tool_calls[{j}]: tool call has no name")
+        if type(payload) is dict:  # the common case of _parse_args
+            args, raw, err = dict(payload), None, None
+        else:
+            args, raw, err = _parse_args(payload, f"{where}.tool_calls[{j}]")
+        calls.append(_tool_call(name, args, gc("id"), raw, err))
     return tuple(calls)
 
 
@@ -249,36 +412,36 @@ def messages_trajectory(messages: Sequence[Any], *, source_format: str = "messag
     steps: list[Step] = []
     final: str | None = None
     for i, m in enumerate(messages):
-        role = _msg_role(m)
-        text = _msg_text(m)
+        g = _getter(m)
+        role = _msg_role(m, g)
+        text = _msg_text(m, g)
         if role == "user":
-            steps.append(Step(index=0, kind="user", content=text))
+            steps.append(_step(len(steps), "user", text))
         elif role == "system":
-            steps.append(Step(index=0, kind="system", content=text))
+            steps.append(_step(len(steps), "system", text))
         elif role == "assistant":
-            calls = _msg_calls(m, f"messages[{i}]")
+            calls = _msg_calls(m, f"messages[{i}]", g)
             if calls:
-                steps.append(Step(index=0, kind="tool_call", content=text or None, tool_calls=calls))
+                steps.append(_step(len(steps), "tool_call", text or None, calls))
             elif text:
-                steps.append(Step(index=0, kind="assistant", content=text))
+                steps.append(_step(len(steps), "assistant", text))
                 final = text
         elif role == "tool":
-            status = _get(m, "status")
-            meta = _get(m, "metadata")
+            status = g("status")
+            meta = g("metadata")
             meta = meta if isinstance(meta, Mapping) else {}
-            flagged = _get(m, "is_error") is True or meta.get("is_error") is True
+            flagged = g("is_error") is True or meta.get("is_error") is True
             err_text = meta.get("error")
-            steps.append(Step(index=0, kind="tool_result", tool_result=ToolResult(
-                call_id=_get(m, "tool_call_id"), name=_get(m, "name"), output=text,
+            steps.append(_step(len(steps), "tool_result", None, (), ToolResult(
+                call_id=g("tool_call_id"), name=g("name"), output=text,
                 is_error=True if (status == "error" or flagged) else (False if status == "success" else None),
                 error=str(err_text) if err_text else None)))
         else:
             raise TraceFormatError(f"messages[{i}]: unknown message role {role!r}")
     if steps and steps[-1].kind == "assistant":
-        from dataclasses import replace
-
-        steps[-1] = replace(steps[-1], kind="final_response")
-    return Trajectory(steps=_renumber(steps), final_response=final, source_format=source_format)
+        last = steps[-1]  # an assistant step has only index, kind and content set
+        steps[-1] = _step(last.index, "final_response", last.content)
+    return _trajectory(_renumber(steps), final, source_format)
 
 
 def ragas_trajectory(user_input: Sequence[Any]) -> Trajectory:
@@ -291,9 +454,10 @@ def message_settings(messages: Sequence[Any] | None) -> dict[str, Any]:
     first user message (RAGAS ``HumanMessage(metadata=...)`` or a dict with ``metadata``),
     ``{}`` when absent. Raises ``DatasetError`` when it is not a dict."""
     for i, m in enumerate(messages or ()):
-        if _msg_role(m) != "user":
+        g = _getter(m)
+        if _msg_role(m, g) != "user":
             continue
-        meta = _get(m, "metadata")
+        meta = g("metadata")
         if not isinstance(meta, Mapping) or meta.get("trajcheck") is None:
             return {}
         inner = meta["trajcheck"]
@@ -309,13 +473,13 @@ def ragas_expected(reference_tool_calls: Sequence[Any] | None) -> tuple[Expected
     if reference_tool_calls is None:
         raise DatasetError("reference_tool_calls is not set for this sample")
     out = []
-    for i, c in enumerate(reference_tool_calls):
-        name, args = _get(c, "name"), _get(c, "args")
+    for i, g in enumerate(_getters(reference_tool_calls)):
+        name, args = g("name"), g("args")
         if not isinstance(name, str) or not name:
             raise DatasetError(f"reference_tool_calls[{i}]: call has no name")
-        if args is not None and not isinstance(args, Mapping):
+        if args is not None and type(args) is not dict and not isinstance(args, Mapping):
             raise DatasetError(f"reference_tool_calls[{i}]: args must be a dict")
-        out.append(ExpectedCall(name=name, args=dict(args) if args is not None else None))
+        out.append(_expected_call(name, dict(args) if args is not None else None))
     return tuple(out)
 
 
@@ -337,12 +501,11 @@ def any_trajectory(obj: Any, *, where: str = "outputs") -> Trajectory:
             return Trajectory.from_dict(obj)
         if "tool_calls" in obj and _msg_role(obj) is None:
             calls = obj["tool_calls"] or []
-            steps = [Step(index=0, kind="tool_call", tool_calls=_msg_calls({"tool_calls": [c]},
-                                                                           f"{where}"))
-                     for c in calls]
+            steps = [Step(k, "tool_call", None, _msg_calls({"tool_calls": [c]}, f"{where}"))
+                     for k, c in enumerate(calls)]
             fr = obj.get("final_response")
             if fr is not None:
-                steps.append(Step(index=0, kind="final_response", content=str(fr)))
+                steps.append(Step(len(steps), "final_response", str(fr)))
             return Trajectory(steps=_renumber(steps), final_response=fr, source_format="calls")
         if _msg_role(obj) is not None:
             return messages_trajectory([obj])
@@ -390,14 +553,17 @@ def build_case(case_id: str, case_input: Any, expected_calls: Sequence[ExpectedC
             raise DatasetError(f"case {case_id!r}: settings must be a dict, got {type(s).__name__}")
         merged.update({k: v for k, v in s.items() if k in CASE_KEYS and v is not None})
     d.update({k: v for k, v in merged.items() if k != "expected_calls"})
-    case = Case.from_dict(d)
+    # With nothing but the id (a str) and the input, Case.from_dict(d) has nothing to check
+    # and would give Case(id=case_id, input=case_input): build that directly.
+    case = None if (len(d) == 2 and type(case_id) is str) else Case.from_dict(d)
     if "expected_calls" in merged:
         exp = tuple(e if isinstance(e, ExpectedCall) else ExpectedCall.from_dict(e)
                     for e in merged["expected_calls"])
     else:
         exp = tuple(expected_calls or ())
-    from dataclasses import replace
-
+    if case is None:
+        return _from_present(Case, _CASE_TEMPLATE, {"id": case_id, "input": case_input,
+                                                    "expected_calls": exp})
     return replace(case, expected_calls=exp)
 
 
@@ -406,8 +572,6 @@ def apply_match(expected: Sequence[ExpectedCall], match: Mapping[str, Any] | Non
     ``{argument: matcher spec}``; a call's own ``match`` entries win over these."""
     if not match:
         return tuple(expected)
-    from dataclasses import replace
-
     out = []
     for e in expected:
         m: dict[str, Any] = {}

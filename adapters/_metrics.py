@@ -27,7 +27,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from trajcheck.errors import DatasetError, MetricInputError
+from trajcheck.matchers import MatchContext
+from trajcheck.metrics.calls import tool_call_prf
 from trajcheck.metrics.result import MetricResult
+from trajcheck.metrics.trajectory import trajectory_match
 from trajcheck.model import Case, Trajectory
 
 KINDS: tuple[str, ...] = (
@@ -39,8 +42,6 @@ KINDS: tuple[str, ...] = (
 def match_context(case: Case, semantic_scorer: Callable[[str, str], float] | None = None,
                   judge: Callable[[str, Any, Any], bool] | None = None) -> Any:
     """A ``matchers.MatchContext`` for ``case`` (its input and user) and the given backends."""
-    from trajcheck.matchers import MatchContext
-
     inp = case.input if isinstance(case.input, str) else None
     return MatchContext(case_input=inp, user=case.user, semantic_scorer=semantic_scorer, judge=judge)
 
@@ -89,12 +90,8 @@ def compute(kind: str, traj: Trajectory, case: Case, *, mode: str | None = None,
     ctx = match_context(case, semantic_scorer, judge)
     am = args_mode if args_mode is not None else case.args_mode
     if kind == "tool_call_f1":
-        from trajcheck.metrics.calls import tool_call_prf
-
         return tool_call_prf(traj, case, args_mode=am, context=ctx)
     if kind == "trajectory_match":
-        from trajcheck.metrics.trajectory import trajectory_match
-
         return trajectory_match(traj, case, mode or "superset", dialect=dialect,
                                 args_mode=args_mode, context=ctx)
     if kind == "argument_correctness":

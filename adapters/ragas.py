@@ -102,13 +102,15 @@ def to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] 
     merged_match.update(match or {})
     case = _convert.build_case(case_id, traj.user_input, _convert.ragas_expected(reference_tool_calls),
                                per_sample, settings)
+    if not merged_match:  # apply_match would return the same calls
+        return traj, case
     from dataclasses import replace
 
     return traj, replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged_match))
 
 
 def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any]) -> MetricResult:
-    settings = {k: opts.get(k) for k in _SETTINGS}
+    settings = {k: v for k in _SETTINGS if (v := opts.get(k)) is not None}  # build_case drops None
     traj, case = to_trajcheck(user_input, reference_tool_calls, settings, opts.get("match"))
     return _metrics.compute(kind, traj, case, mode=opts.get("mode"), dialect=opts.get("dialect"),
                             args_mode=opts.get("args_mode"),
