@@ -110,27 +110,59 @@ def _report_options(f: _F) -> _F:
                      help="Exit with code 1 when the task success rate (successful runs / runs, "
                           "trajcheck's own outcome) is below this value."),
         click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals."),
-        click.option("--quiet", "-q", is_flag=True, help="Do not print the scorecard tables."),
+        click.option("--quiet", "-q", is_flag=True,
+                     help="Do not print the scorecard tables (problems still go to stderr)."),
     ]
     for opt in reversed(opts):
         f = opt(f)
     return f
 
 
-def _write_reports(sc: Any, json_out: str | None, md_out: str | None, html_out: str | None) -> None:
-    """Write the scorecard ``sc`` as JSON / Markdown / HTML to the paths given (None = skip)."""
+def _write_reports(sc: Any, json_out: str | None, md_out: str | None, html_out: str | None,
+                   err: Any = None) -> None:
+    """Write the scorecard ``sc`` as JSON / Markdown / HTML to the paths given (None = skip),
+    printing ``wrote <path>`` on ``err`` (a rich Console) for each file written."""
     from pathlib import Path
 
     from .report import to_markdown
 
+    written: list[str] = []
     if json_out:
         sc.to_json(json_out)
+        written.append(json_out)
     if md_out:
         Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
+        written.append(md_out)
     if html_out:
         from .report_html import to_html
 
         Path(html_out).write_text(to_html(sc), encoding="utf-8")
+        written.append(html_out)
+    if err is not None:
+        for p in written:
+            err.print(f"wrote {p}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _show_scorecard(sc: Any, quiet: bool, json_out: str | None, html_out: str | None, err: Any) -> None:
+    """Print the scorecard on stdout, or, with ``-q``, only its problems on ``err`` (stderr).
+    The "... and N more" hints name the JSON/HTML files being written, else the options."""
+    from rich.console import Console
+
+    from .report import render_problems, render_terminal
+
+    full = [p for p in (json_out, html_out) if p]
+    if not quiet:
+        render_terminal(sc, Console(), full_reports=full)
+    else:
+        render_problems(sc.problems, err, full_reports=full)
+
+
+def _k_error(k_spec: str | None, e: Any, err: Any) -> NoReturn:
+    """Fail (exit 2) for a ``--k`` above the runs some case has, naming the k the user typed."""
+    typed = f"--k {k_spec}" if k_spec else f"k={e.k}"
+    _fail(f"{typed} asks for pass^k/pass@k up to k={e.k}, but case {e.case_id!r} has only "
+          f"{e.n} run(s): k cannot exceed the runs of any case (n >= k); use --k {e.n} or less",
+          err)
 
 
 def _gate(sc: Any, fail_under: float | None, err: Any) -> None:
@@ -156,7 +188,7 @@ def _semantic_options(f: _F) -> _F:
 
 
 @main.command("eval")
-@click.argument("traces", type=click.Path(exists=True, dir_okay=False))
+@click.argument("traces", type=click.Path(exists=True))
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
               help="Dataset of cases (JSONL/JSON/YAML). Not needed for tau-bench result files, "
                    "which carry their own cases.")
@@ -167,10 +199,12 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                  html_out: str | None, md_out: str | None, fail_under: float | None,
                  trace_format: str, seed: int, quiet: bool, semantic: bool = False,
                  semantic_threshold: float | None = None) -> None:
-    """Score recorded runs in TRACES and print a scorecard.
+    """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
-    Each trace is keyed to its case by its case id (tau-bench: the task id). Traces of
-    unknown cases and cases without traces are listed as problems; the rest is scored.
+    Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
+    run writes it). --cases is needed unless the traces carry their own cases (tau-bench
+    result files). Traces of unknown cases and cases without traces are listed as problems;
+    the rest is scored.
 
     Exit codes: 0 when scored (whatever the scores), 1 when --fail-under is given and the
     task success rate is below it, 2 when TRACES is not a trace file, the cases file is
@@ -179,10 +213,10 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     from rich.console import Console
 
     from .errors import TrajcheckError
-    from .report import render_terminal
-    from .suite import evaluate
+    from .suite import KTooLargeError, evaluate
 
     err = Console(stderr=True)
+    ks = _parse_ks(k_spec)
     try:
         from .traces import load
 
@@ -192,15 +226,18 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
             from .dataset import load_cases
 
             cases = load_cases(cases_path)
+        elif not loaded.cases and len(loaded):
+            _fail("--cases is required: these traces carry no cases (only tau-bench result "
+                  "files carry their own)", err)
         ctx = _match_context(semantic, semantic_threshold,
                              cases if cases is not None else list(loaded.cases.values()), err)
-        sc = evaluate(loaded, cases, ks=_parse_ks(k_spec), seed=seed, source=str(traces),
-                      context=ctx)
+        sc = evaluate(loaded, cases, ks=ks, seed=seed, source=str(traces), context=ctx)
+    except KTooLargeError as e:
+        _k_error(k_spec, e, err)
     except TrajcheckError as e:
         _fail(e, err)
-    if not quiet:
-        render_terminal(sc, Console())
-    _write_reports(sc, json_out, md_out, html_out)
+    _show_scorecard(sc, quiet, json_out, html_out, err)
+    _write_reports(sc, json_out, md_out, html_out, err)
     _gate(sc, fail_under, err)
 
 
@@ -224,7 +261,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
     from rich.table import Table
 
     from .errors import TrajcheckError
-    from .report import fmt
+    from .report import fmt, fmt_p
     from .suite import Scorecard, compare_scorecards
 
     con = Console()
@@ -241,13 +278,14 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
     for d in cmp.deltas:
         t.add_row(d.metric, fmt(d.a), fmt(d.b), fmt(d.delta),
                   f"[{fmt(d.lo)}, {fmt(d.hi)}]" if d.lo is not None else "",
-                  fmt(d.p_value) if d.p_value is not None else "")
+                  fmt_p(d.p_value))
     con.print(t)
     for label, ids in (("only in A", cmp.only_a), ("only in B", cmp.only_b)):
         if ids:
             con.print(f"{len(ids)} case(s) {label}, left out: {', '.join(ids[:20])}", highlight=False)
     if json_out:
         Path(json_out).write_text(_json.dumps(cmp.to_dict(), indent=2) + "\n", encoding="utf-8")
+        Console(stderr=True).print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
 
 
 @main.command("inspect")
@@ -315,7 +353,8 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int) -> None:
     summary.add_row("tool results", f"{n_results:,} ({sum(errs.values()):,} failed)")
     if rewards:
         ones = sum(1 for r in rewards if abs(r - 1.0) <= 1e-6)
-        summary.add_row("recorded rewards", f"{len(rewards):,} runs, {ones:,} with reward 1")
+        summary.add_row("recorded rewards", f"{len(rewards):,} run{'' if len(rewards) == 1 else 's'}, "
+                                            f"{ones:,} with reward 1")
     if usage is not None:
         summary.add_row("input tokens", f"{usage.input_tokens:,}" if usage.input_tokens is not None else "-")
         summary.add_row("output tokens", f"{usage.output_tokens:,}" if usage.output_tokens is not None else "-")
@@ -399,13 +438,19 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
     from rich.console import Console
 
     from .errors import TrajcheckError
-    from .report import render_terminal
+    from .suite import KTooLargeError
 
     err = Console(stderr=True)
     if (cases_path is None) == (scenarios_path is None):
         _fail("give either --cases or --scenarios (one of them)", err)
     if scenarios_path is not None and not user_model_spec:
         _fail("--scenarios needs --user-model", err)
+    ks = _parse_ks(k_spec)
+    if ks and max(ks) > trials:
+        # checked before any run is made: the runs would be made, then not scored
+        _fail(f"--k {k_spec} asks for pass^k/pass@k up to k={max(ks)}, but --trials {trials} "
+              f"gives each case {trials} run(s): k cannot exceed the runs of a case (n >= k); "
+              f"use --trials {max(ks)} or more, or --k {trials} or less", err)
     try:
         from .dataset import load_cases
         from .runner import load_agent, run_suite
@@ -420,7 +465,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
             ctx = _match_context(semantic, semantic_threshold, [x.to_case() for x in scenarios], err)
             srun = run_scenarios(scenarios, agent, umodel, seeds=range(trials), tools=tools,
                                  base_dir=Path(scenarios_path).parent, context=ctx,
-                                 ks=_parse_ks(k_spec), seed=seed, agent_name=agent_spec, out=out_path)
+                                 ks=ks, seed=seed, agent_name=agent_spec, out=out_path)
             for sid, info in srun.summary.items():
                 ends = ", ".join(f"{k} {v}" for k, v in sorted(info["termination"].items()))
                 revs = "; ".join(f"{r['fact']} (seed {r['seed']}, user turn {r['turn']})"
@@ -432,26 +477,26 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
             ctx = _match_context(semantic, semantic_threshold, cases, err)
             res = run_suite(agent, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
                             out=out_path, tools=tools, base_dir=Path(str(cases_path)).parent,
-                            progress=not no_progress, ks=_parse_ks(k_spec), seed=seed,
+                            progress=not no_progress, ks=ks, seed=seed,
                             agent_name=agent_spec, context=ctx)
+    except KTooLargeError as e:
+        _k_error(k_spec, e, err)
     except TrajcheckError as e:
         _fail(e, err)
     except KeyboardInterrupt:
         where = f"; finished runs are in {out_path}: re-run the same command to resume" if out_path else ""
         err.print(f"[yellow]interrupted[/yellow]{where}", highlight=False)
         raise SystemExit(130) from None
+    from .report import plural
+
     if scenarios_path is not None:
         sc = srun.scorecard
-        problems: tuple[str, ...] = ()
     else:
         sc = res.scorecard
-        problems = res.problems
-        err.print(f"{res.n_new} run(s) made, {res.n_resumed} taken from {out_path or 'no file'}",
-                  highlight=False)
-    if not quiet:
-        render_terminal(sc, Console())
-    elif problems:
-        for p in problems:
-            err.print(f"problem: {p}", highlight=False, soft_wrap=True)
-    _write_reports(sc, json_out, md_out, html_out)
+        made = f"{plural(res.n_new, 'run')} made"
+        if out_path:
+            made += f", {res.n_resumed} resumed from {out_path}" if res.n_resumed else f", recorded in {out_path}"
+        err.print(made, markup=False, highlight=False, soft_wrap=True)
+    _show_scorecard(sc, quiet, json_out, html_out, err)
+    _write_reports(sc, json_out, md_out, html_out, err)
     _gate(sc, fail_under, err)

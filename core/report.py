@@ -3,28 +3,105 @@
 Every renderer reads a ``suite.Scorecard`` and shows the same rounded figures the JSON
 holds (4 decimals; rates in the terminal and Markdown as given, never re-computed).
 ``to_html`` lives in ``report_html`` (single offline file, inline SVG).
+
+Failing runs (``failing_runs``) are the runs whose task failed AND the runs whose task
+succeeded but that fail the composite gate (``RunResult.gate_failed``), each marked with
+its kind; pass^k stays on task success (DESIGN.md). The terminal and the Markdown list
+the first ``FAILING_SHOWN`` of them (the terminal cuts each reason at ``REASON_CHARS``);
+the JSON and HTML reports hold all of them with full reasons.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from .suite import Estimate, Scorecard
+    from .suite import Estimate, RunResult, Scorecard
+
+FAILING_SHOWN = 10  # failing runs listed in the terminal and in the Markdown
+PROBLEMS_SHOWN = 10  # problems listed in the terminal and in the Markdown
+REASON_CHARS = 180  # a reason's length in the terminal (the files hold it whole)
+TASK_FAILED = "task failed"
+COMPOSITE_GATE = "composite gate"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 call"``, ``"2 calls"`` (``many`` for an irregular plural)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def fmt(x: Any, digits: int = 4) -> str:
-    """A figure as text: None -> "n/a", floats to ``digits`` decimals without trailing noise."""
+    """A figure as text: None -> "n/a", floats to ``digits`` decimals without trailing noise.
+
+    A figure that is not zero never prints as 0: below ``10**-digits`` it prints as
+    ``"<0.0001"`` (``">-0.0001"`` when negative)."""
     if x is None:
         return "n/a"
     if isinstance(x, bool):
         return "yes" if x else "no"
     if isinstance(x, float):
         s = f"{x:.{digits}f}".rstrip("0").rstrip(".")
-        return s if s not in ("", "-0") else "0"
+        if s in ("", "0", "-0"):
+            if x == 0 or x != x:
+                return "0" if x == 0 else "nan"
+            tiny = f"{10 ** -digits:.{digits}f}"
+            return f"<{tiny}" if x > 0 else f">-{tiny}"
+        return s
     return str(x)
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value as text: ``"<0.0001"`` below 0.0001, else 4 decimals; None -> ``""``."""
+    if p is None:
+        return ""
+    if p < 1e-4:
+        return "<0.0001"
+    return fmt(float(p))
+
+
+def cut(text: str, n: int = REASON_CHARS) -> str:
+    """``text`` cut to ``n`` characters, the cut marked with ``"..."``; a trailing
+    ``" (and N more)"`` is kept after the cut."""
+    if len(text) <= n:
+        return text
+    import re
+
+    m = re.search(r" \(and \d+ more[^()]*\)$", text)
+    tail = m.group(0) if m else ""
+    head = text[: len(text) - len(tail)]
+    return head[: max(0, n - 3 - len(tail))].rstrip() + "..." + tail
+
+
+def failing_runs(sc: Scorecard) -> list[tuple[RunResult, str, str]]:
+    """The runs to list as failing, in run order, as ``(run, kind, reason)``.
+
+    ``kind`` is ``"task failed"`` (trajcheck's outcome failed; reason = the run's
+    ``failure_reason`` or ``outcome_reason``) or ``"composite gate"`` (the task succeeded
+    but the composite score is below its threshold, e.g. a critical forbidden-sequence
+    violation makes it 0; reason = the composite's reason). pass^k counts task success only.
+    """
+    out: list[tuple[RunResult, str, str]] = []
+    for r in sc.runs:
+        if not r.success:
+            out.append((r, TASK_FAILED, r.failure_reason or r.outcome_reason))
+        elif r.gate_failed:
+            comp = (r.metrics.get("composite") or {}).get("reason")
+            out.append((r, COMPOSITE_GATE, comp or r.failure_reason
+                        or f"composite {fmt(r.composite)} below its threshold"))
+    return out
+
+
+def failing_title(sc: Scorecard, rows: Sequence[tuple[RunResult, str, str]]) -> str:
+    """``"failing runs (12 of 200)"``, plus ``": 10 task failed, 2 composite gate only"``
+    when some task successes fail the composite gate."""
+    n_task = sum(1 for _, k, _r in rows if k == TASK_FAILED)
+    head = f"failing runs ({len(rows)} of {len(sc.runs)})"
+    if n_task == len(rows):
+        return head
+    return f"{head}: {n_task} task failed, {len(rows) - n_task} composite gate only"
 
 
 def fmt_est(e: Estimate | None) -> str:
@@ -51,12 +128,19 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
         ("task success rate", f"{fmt_est(s.task_success_rate)} ({s.n_successes}/{s.n_runs})"),
         ("mean tool-call F1", fmt_est(s.mean_f1)),
         ("mean composite", fmt_est(s.mean_composite)),
-        ("runs with a forbidden call", fmt_est(s.forbidden_rate)),
+    ]
+    cpr = s.composite_pass_rate
+    if cpr is not None and cpr.value is not None:
+        n_pass = sum(1 for r in sc.runs if r.composite_passed)
+        rows.append(("composite pass rate", f"{fmt_est(cpr)} ({n_pass}/{cpr.n})"))
+    rows += [
+        ("runs with a forbidden call", fmt_est(s.forbidden_rate) if s.forbidden_rate is not None
+         else "n/a (no case defines forbidden calls)"),
         ("runs with a duplicate call", fmt_est(s.duplicate_rate)),
     ]
     if s.n_fault_runs:
         rows.append(("false-success rate (fault runs)",
-                     f"{fmt_est(s.false_success_rate)} over {s.n_fault_runs} runs"))
+                     f"{fmt_est(s.false_success_rate)} over {plural(s.n_fault_runs, 'run')}"))
     eff = s.efficiency or {}
     n_ok = eff.get("n_success")
     for key, label in (("steps", "agent steps"), ("tool_calls", "tool calls"),
@@ -83,7 +167,7 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
     if rt.get("accuracy") is not None:
         what = "exact-set accuracy" if rt.get("kind") == "multi_label" else "accuracy"
         rows.append((f"routing {what}",
-                     f"{fmt(rt.get('accuracy'))} over {rt.get('n')} runs, macro-F1 "
+                     f"{fmt(rt.get('accuracy'))} over {plural(int(rt.get('n') or 0), 'run')}, macro-F1 "
                      f"{fmt(rt.get('macro_f1'))}"
                      + (f", {rt.get('n_no_route')} with no route" if rt.get("n_no_route") else "")))
         gate = rt.get("recall_floor_gate")
@@ -93,10 +177,37 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
     return rows
 
 
-def render_terminal(sc: Scorecard, console: Console | None = None, *, max_failures: int = 30) -> None:
+def _more_hint(n: int, what: str, full_reports: Sequence[str]) -> str:
+    """``"... and 4 more failing runs; see out.json"`` (``what`` singular, e.g. "failing run")."""
+    where = (f"see {', '.join(full_reports)}" if full_reports
+             else "use --json or --html to see all")
+    return f"... and {plural(n, 'more ' + what)}; {where}"
+
+
+def render_problems(problems: Sequence[str], console: Console, *, limit: int = PROBLEMS_SHOWN,
+                    full_reports: Sequence[str] = ()) -> None:
+    """Print ``problems`` one per line (the first ``limit``, then a hint where the rest are:
+    ``full_reports``, the JSON/HTML files written, or the options that write them)."""
+    if not problems:
+        return
+    console.print(f"[yellow]{plural(len(problems), 'problem')}:[/yellow]", highlight=False)
+    for p in problems[:limit]:
+        console.print(f"  - {p}", markup=False, highlight=False, soft_wrap=True)
+    if len(problems) > limit:
+        console.print(f"  {_more_hint(len(problems) - limit, 'problem', full_reports)}",
+                      markup=False, highlight=False)
+
+
+def render_terminal(sc: Scorecard, console: Console | None = None, *,
+                    max_failures: int = FAILING_SHOWN, full_reports: Sequence[str] = (),
+                    problems: bool = True) -> None:
     """Print the scorecard with rich tables: headline figures, pass^k/pass@k (with the
     recorded reward's pass^k when present), agreement with the recorded reward and its
-    disagreements, failing runs (first ``max_failures``) and problems."""
+    disagreements, failing runs (``failing_runs``: task failures and composite-gate failures,
+    the first ``max_failures``, reasons cut at ``REASON_CHARS``) and, when ``problems``,
+    the problems (first ``PROBLEMS_SHOWN``). ``full_reports``: paths of the JSON/HTML
+    reports being written, named in the "... and N more" hints (else the hint names the
+    options that write them)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -139,7 +250,7 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *, max_failur
         con.print(at)
         if rr.disagreements:
             dt = Table(title="disagreements", title_justify="left")
-            dt.add_column("run")
+            dt.add_column("run", no_wrap=True)
             dt.add_column("trajcheck")
             dt.add_column("recorded")
             dt.add_column("reason", overflow="fold")
@@ -148,33 +259,32 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *, max_failur
                            "pass" if d.recorded else "fail", d.reason)
             con.print(dt)
 
-    failing = [r for r in sc.runs if not r.success]
+    failing = failing_runs(sc)
     if failing:
-        ft = Table(title=f"failing runs ({len(failing)} of {len(sc.runs)})", title_justify="left")
-        ft.add_column("run")
+        ft = Table(title=failing_title(sc, failing), title_justify="left")
+        ft.add_column("run", no_wrap=True)
+        ft.add_column("why", no_wrap=True)
         ft.add_column("F1", justify="right")
         ft.add_column("reason", overflow="fold")
-        for r in failing[:max_failures]:
-            ft.add_row(r.run_id, fmt(r.f1), r.failure_reason or r.outcome_reason)
+        for r, kind, reason in failing[:max_failures]:
+            ft.add_row(r.run_id, kind, fmt(r.f1), cut(reason))
         con.print(ft)
         if len(failing) > max_failures:
-            con.print(f"... {len(failing) - max_failures} more failing runs in the JSON/HTML report")
-    if sc.problems:
-        con.print(f"[yellow]{len(sc.problems)} problem(s):[/yellow]")
-        for p in sc.problems[:20]:
-            con.print(f"  - {p}", markup=False, highlight=False)
-        if len(sc.problems) > 20:
-            con.print(f"  ... {len(sc.problems) - 20} more in the JSON report")
+            con.print(_more_hint(len(failing) - max_failures, "failing run", full_reports),
+                      markup=False, highlight=False)
+    if problems:
+        render_problems(sc.problems, con, full_reports=full_reports)
 
 
 def _md_cell(s: Any) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(sc: Scorecard, *, max_failures: int = 25) -> str:
+def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
     """A Markdown summary for a pull-request comment: headline table, pass^k table, agreement
-    with the recorded reward (with every disagreement) and the first ``max_failures``
-    failing runs."""
+    with the recorded reward (with every disagreement), the first ``max_failures`` failing
+    runs (``failing_runs``, full reasons, marked task failed / composite gate) and the first
+    ``PROBLEMS_SHOWN`` problems, one per line."""
     s = sc.suite
     rr = sc.recorded_reward
     out = ["## trajcheck scorecard", ""]
@@ -207,15 +317,21 @@ def to_markdown(sc: Scorecard, *, max_failures: int = 25) -> str:
                     f"{'pass' if d.recorded else 'fail'} | {_md_cell(d.reason)} |"
                     for d in rr.disagreements]
             out.append("")
-    failing = [r for r in sc.runs if not r.success]
+    failing = failing_runs(sc)
     if failing:
-        out += [f"<details><summary>{len(failing)} failing runs</summary>", "",
-                "| run | F1 | reason |", "| --- | --- | --- |"]
-        out += [f"| {r.run_id} | {fmt(r.f1)} | {_md_cell(r.failure_reason or r.outcome_reason)} |"
-                for r in failing[:max_failures]]
+        out += [f"<details><summary>{_md_cell(failing_title(sc, failing))}</summary>", "",
+                "| run | why | F1 | reason |", "| --- | --- | --- | --- |"]
+        out += [f"| {r.run_id} | {kind} | {fmt(r.f1)} | {_md_cell(reason)} |"
+                for r, kind, reason in failing[:max_failures]]
         if len(failing) > max_failures:
-            out.append(f"| ... | | {len(failing) - max_failures} more |")
+            out.append(f"| ... | | | {len(failing) - max_failures} more; the JSON and HTML "
+                       "reports list all |")
         out += ["", "</details>", ""]
     if sc.problems:
-        out += [f"{len(sc.problems)} problem(s): " + "; ".join(_md_cell(p) for p in sc.problems[:10]), ""]
+        out += [f"{plural(len(sc.problems), 'problem')}:", ""]
+        out += [f"- {_md_cell(p)}" for p in sc.problems[:PROBLEMS_SHOWN]]
+        if len(sc.problems) > PROBLEMS_SHOWN:
+            out.append(f"- ... and {len(sc.problems) - PROBLEMS_SHOWN} more; the JSON and HTML "
+                       "reports list all")
+        out.append("")
     return "\n".join(out)

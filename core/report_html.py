@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .report import fmt, fmt_ci, fmt_est, headline_rows
+from .report import COMPOSITE_GATE, failing_runs, failing_title, fmt, fmt_ci, headline_rows
 from .suite import Scorecard
 
 _CSS = """
@@ -33,6 +33,7 @@ th{background:#f2f4f8}.num{text-align:right;font-variant-numeric:tabular-nums}
 .step.user{border-color:#3b82f6}.step.assistant,.step.final_response{border-color:#10b981}
 .step.tool_call{border-color:#f59e0b}.step.tool_result{border-color:#8b5cf6}.step.system{border-color:#9ca3af;color:#555}
 .err{color:#b42318}.muted{color:#667}code{background:#f4f5f7;padding:0 3px}
+td.run,td.kind{white-space:nowrap}
 details{margin:6px 0}summary{cursor:pointer}
 """
 
@@ -107,9 +108,12 @@ def svg_heatmap(labels_rows: Sequence[str], labels_cols: Sequence[str], matrix: 
     lw = 8 + 7 * max(len(str(x)) for x in labels_rows)
     th = 8 + 6 * max(len(str(x)) for x in labels_cols)
     caption = f"rows: {row_title}; columns: {col_title}"
-    # wide enough for the title and the caption (about 6.5 px per 11-13 px character)
-    width = max(lw + cell * len(labels_cols) + 20, 12 + int(6.2 * len(caption)),
-                12 + int(7.5 * len(title)))
+    # column labels are rotated -55 degrees: each reaches cos(55) * its length (about 6.5 px
+    # per 11 px character) to the right of its column's centre
+    reach = max(lw + j * cell + cell / 2 + 0.574 * 6.5 * len(str(c)) for j, c in enumerate(labels_cols))
+    # wide enough for the grid, the rotated labels, the title and the caption
+    width = max(lw + cell * len(labels_cols) + 20, int(reach) + 12,
+                12 + int(6.2 * len(caption)), 12 + int(7.5 * len(title)))
     height = 30 + th + cell * len(labels_rows) + 26
     vmax = max([v for row in matrix for v in row] + [1])
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
@@ -229,12 +233,16 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
            "runs with a forbidden call": "suite-forbidden-rate",
            "runs with a duplicate call": "suite-duplicate-rate",
            "false-success rate (fault runs)": "suite-false-success-rate"}
+    tsv = fmt(s.task_success_rate.value)
     for label, v in headline_rows(sc):
-        h.append(f'<tr><th>{_e(label)}</th><td id="{ids.get(label, "row-" + _slug(label))}">{_e(v)}</td></tr>')
+        cell = _e(v)
+        if label == "task success rate" and v.startswith(tsv):
+            # the value alone carries an id (read back by tests); shown once, in this row
+            method = s.task_success_rate.method
+            cell = (f'<span id="task-success-value">{_e(tsv)}</span>{_e(v[len(tsv):])}'
+                    + (f' <span class="muted">({_e(method)} interval)</span>' if method else ""))
+        h.append(f'<tr><th>{_e(label)}</th><td id="{ids.get(label, "row-" + _slug(label))}">{cell}</td></tr>')
     h.append("</table>")
-    h.append(f'<p>task success rate: <span id="task-success-value">{fmt(s.task_success_rate.value)}</span> '
-             f'({s.n_successes} of {s.n_runs} runs; {_e(s.task_success_rate.method or "")} interval '
-             f'{_e(fmt_est(s.task_success_rate))})</p>')
 
     if s.pass_hat_k:
         h.append("<h2>Reliability over trials</h2><div class=\"grid\"><div class=\"card\">")
@@ -275,7 +283,7 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
         if rr.disagreements:
             h.append("<table><tr><th>run</th><th>trajcheck</th><th>recorded</th><th>reason</th></tr>")
             for d in rr.disagreements:
-                h.append(f'<tr class="disagreement"><td><a href="#run-{_slug(d.run_id)}">{_e(d.run_id)}</a></td>'
+                h.append(f'<tr class="disagreement"><td class="run"><a href="#run-{_slug(d.run_id)}">{_e(d.run_id)}</a></td>'
                          f'<td class="{"pass" if d.ours else "fail"}">{"pass" if d.ours else "fail"}</td>'
                          f'<td class="{"pass" if d.recorded else "fail"}">{"pass" if d.recorded else "fail"}</td>'
                          f"<td>{_e(d.reason)}</td></tr>")
@@ -322,9 +330,11 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
                 for q in ("mean", "p50", "p95", "p99", "min", "max"))
                 + f'<td class="num">{_e(dist.get("n"))}</td></tr>')
         h.append("</table>")
-        h.append(f'<p>cost per successful task (cost of all runs / successful runs): '
-                 f'<span id="eff-cost-per-success">{fmt(eff.get("cost_per_success"), 8)}</span> USD '
-                 f'(total <span id="eff-total-cost">{fmt(eff.get("total_cost_usd"), 8)}</span> USD)</p>')
+        if eff.get("total_cost_usd") is not None or eff.get("cost_per_success") is not None:
+            # only when the runs record costs (no "n/a USD" line for sources without them)
+            h.append(f'<p>cost per successful task (cost of all runs / successful runs): '
+                     f'<span id="eff-cost-per-success">{fmt(eff.get("cost_per_success"), 8)}</span> USD '
+                     f'(total <span id="eff-total-cost">{fmt(eff.get("total_cost_usd"), 8)}</span> USD)</p>')
 
     dists = []
     for key, label, unit in (("steps", "steps per run", ""), ("tokens", "tokens per run", ""),
@@ -337,21 +347,29 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
     if dists:
         h.append("<h2>Cost, latency and length</h2><div class=\"grid\">" + "".join(dists) + "</div>")
 
-    failing = [r for r in sc.runs if not r.success]
+    failing = failing_runs(sc)
     h.append(f'<h2>Failing runs (<span id="n-failing">{len(failing)}</span>)</h2>')
     if failing:
-        h.append("<table><tr><th>run</th><th>case</th><th>F1</th><th>composite</th><th>reason</th></tr>")
-        for r in failing:
-            h.append(f'<tr class="failing-run"><td><a href="#run-{_slug(r.run_id)}">{_e(r.run_id)}</a></td>'
-                     f"<td>{_e(r.case_id)}</td><td class=\"num\">{fmt(r.f1)}</td>"
+        h.append(f'<p class="muted">{_e(failing_title(sc, failing))}; "composite gate": the task '
+                 "succeeded but the composite score is below its threshold (pass^k counts task "
+                 "success only)</p>")
+        h.append("<table><tr><th>run</th><th>case</th><th>why</th><th>F1</th><th>composite</th>"
+                 "<th>reason</th></tr>")
+        for r, kind, reason in failing:
+            cls = "failing-run gate" if kind == COMPOSITE_GATE else "failing-run"
+            h.append(f'<tr class="{cls}"><td class="run"><a href="#run-{_slug(r.run_id)}">{_e(r.run_id)}</a></td>'
+                     f"<td>{_e(r.case_id)}</td><td class=\"kind\">{_e(kind)}</td>"
+                     f"<td class=\"num\">{fmt(r.f1)}</td>"
                      f"<td class=\"num\">{fmt(r.composite)}</td>"
-                     f"<td>{_e(r.failure_reason or r.outcome_reason)}</td></tr>")
+                     f"<td>{_e(reason)}</td></tr>")
         h.append("</table>")
     h.append("<h2>Trajectories</h2>")
     for r in sc.runs:
         if r.transcript is None:
             continue
-        status = '<span class="pass">pass</span>' if r.success else '<span class="fail">fail</span>'
+        status = ('<span class="fail">fail</span>' if not r.success
+                  else '<span class="pass">pass</span> <span class="fail">(composite gate failed)</span>'
+                  if r.gate_failed else '<span class="pass">pass</span>')
         h.append(f'<section id="run-{_slug(r.run_id)}"><h3>run {_e(r.run_id)} (case {_e(r.case_id)}) '
                  f"{status}</h3><p>{_e(r.outcome_reason)}</p><details><summary>{len(r.transcript)} steps"
                  "</summary>")

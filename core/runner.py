@@ -456,6 +456,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     Returns a ``SuiteRun``. Policies (timeout, agent errors, setup errors, resume, scoring)
     are in the module doc. Raises AgentError for bad ``trials``/``concurrency``/
     ``timeout_s``, duplicate case ids, or an out file holding another agent's runs;
+    ``suite.KTooLargeError`` (a MetricInputError), before any run, when ``max(ks) > trials``;
     MetricInputError (from scoring) when no run could be scored; KeyboardInterrupt when
     interrupted (every finished run is already in ``out``).
     """
@@ -467,6 +468,13 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
                                   or timeout_s <= 0):
         raise AgentError(f"timeout_s must be a positive number of seconds or None, got {timeout_s!r}")
+    if score and ks:
+        # checked before any run is made (DESIGN: pass^k needs n >= k for every task), so a
+        # too-large k does not cost the whole suite's runs and then fail at scoring
+        from .suite import KTooLargeError
+
+        if max(ks) > trials and cases:
+            raise KTooLargeError(max(ks), cases[0].id, trials)
     by_id: dict[str, Case] = {}
     for c in cases:
         if c.id in by_id:

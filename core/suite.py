@@ -53,13 +53,20 @@ SUCCESS_TOL = 1e-6  # a recorded reward counts as success when within this of 1 
 
 
 def _r(x: float | None, digits: int = DIGITS) -> float | None:
-    """Round a figure for reporting (None and non-finite values pass through as None)."""
+    """Round a figure for reporting (None and non-finite values pass through as None).
+
+    Policy: a figure that is not zero never reports as 0 -- one that would round to 0 at
+    ``digits`` decimals keeps ``digits`` significant digits instead (2.3456e-9 -> 2.346e-09).
+    """
     if x is None:
         return None
     x = float(x)
     if not math.isfinite(x):
         return None
-    return round(x, digits)
+    r = round(x, digits)
+    if r == 0 and x != 0:
+        return float(f"{x:.{digits}g}")
+    return r
 
 
 def _usd(x: float | None) -> float | None:
@@ -135,7 +142,10 @@ class RunResult:
     ``expected_tools``/``called_tools`` list tool names; ``matched`` the (expected, called)
     tool-name pairs of the maximum matching. ``metrics`` holds every metric's
     ``MetricResult.to_dict()`` by name; ``transcript`` the steps of a failing run for the
-    HTML report (contents cut at 2,000 characters), else None.
+    HTML report (contents cut at 2,000 characters), else None. ``forbidden_checked``: whether
+    the case defines ``forbidden_calls`` or ``forbidden_sequences`` (None in scorecards
+    written before this field existed). ``gate_failed`` (property): the task succeeded but
+    the composite score is below its threshold (``composite_passed`` False).
     """
 
     run_id: str
@@ -164,6 +174,14 @@ class RunResult:
     matched: tuple[tuple[str, str], ...] = ()
     metrics: dict[str, Any] = field(default_factory=dict)
     transcript: tuple[dict[str, Any], ...] | None = None
+    forbidden_checked: bool | None = None
+
+    @property
+    def gate_failed(self) -> bool:
+        """True when the task succeeded but the run fails the composite gate (DESIGN: e.g. a
+        critical forbidden-sequence violation makes the composite 0). pass^k stays on task
+        success; reports list such runs next to the failed ones, marked "composite gate"."""
+        return self.success and self.composite_passed is False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (see the schema's ``run`` definition)."""
@@ -180,6 +198,7 @@ class RunResult:
             "expected_tools": list(self.expected_tools), "called_tools": list(self.called_tools),
             "matched": [list(p) for p in self.matched], "metrics": copy.deepcopy(self.metrics),
             "transcript": None if self.transcript is None else list(self.transcript),
+            "forbidden_checked": self.forbidden_checked,
         }
 
     @classmethod
@@ -200,6 +219,7 @@ class RunResult:
             matched=tuple((a, b) for a, b in d.get("matched") or ()),
             metrics=dict(d.get("metrics") or {}),
             transcript=None if d.get("transcript") is None else tuple(d["transcript"]),
+            forbidden_checked=d.get("forbidden_checked"),
         )
 
 
@@ -307,7 +327,10 @@ class SuiteMetrics:
     cost per successful task over all runs) and ``_routing`` (None when no case carries an
     ``expected_route``). ``tool_confusion`` = {"labels": [...], "matrix": [[...]]}: rows are
     expected tools plus "(none)" for extra calls, columns called tools plus "(none)" for
-    missed expected calls.
+    missed expected calls. ``composite_pass_rate``: share of runs whose composite score
+    passes its threshold (over runs with a composite score; Wilson). ``forbidden_rate`` is
+    None when no case defines forbidden calls or forbidden sequences (a rate of 0 would be
+    vacuous).
     """
 
     n_runs: int
@@ -327,6 +350,7 @@ class SuiteMetrics:
     efficiency: dict[str, Any] | None = None
     routing: dict[str, Any] | None = None
     tool_confusion: dict[str, Any] = field(default_factory=dict)
+    composite_pass_rate: Estimate | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (k keys become strings)."""
@@ -338,6 +362,7 @@ class SuiteMetrics:
             "pass_at_k": _kmap_to_json(self.pass_at_k),
             "pass_at_k_ci": _kmap_to_json(self.pass_at_k_ci),
             "mean_f1": _est_json(self.mean_f1), "mean_composite": _est_json(self.mean_composite),
+            "composite_pass_rate": _est_json(self.composite_pass_rate),
             "forbidden_rate": _est_json(self.forbidden_rate),
             "duplicate_rate": _est_json(self.duplicate_rate),
             "false_success_rate": _est_json(self.false_success_rate),
@@ -361,6 +386,7 @@ class SuiteMetrics:
             pass_at_k_ci=_kmap_from_json(d.get("pass_at_k_ci"), pair=True),
             mean_f1=Estimate.from_dict(d.get("mean_f1")),
             mean_composite=Estimate.from_dict(d.get("mean_composite")),
+            composite_pass_rate=Estimate.from_dict(d.get("composite_pass_rate")),
             forbidden_rate=Estimate.from_dict(d.get("forbidden_rate")),
             duplicate_rate=Estimate.from_dict(d.get("duplicate_rate")),
             false_success_rate=Estimate.from_dict(d.get("false_success_rate")),
@@ -628,12 +654,13 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
               keep_transcript: bool | None = None) -> RunResult:
     """Score one run against its case (every per-run metric; see ``RunResult``).
 
-    ``keep_transcript`` None keeps the compact transcript for failing runs only (the HTML
-    report renders them); True/False forces it. Steps, calls, tokens, cost and latency are
-    ``metrics.efficiency.run_stats``' figures (steps = agent turns); the route is
-    ``run_route``'s. The run id is ``metadata["run_id"]``, else
-    ``f"{case.id}-{trial}"``. The failure reason is the outcome's one-line reason for a
-    failed run, else the first critical forbidden-sequence violation, else None.
+    ``keep_transcript`` None keeps the compact transcript for failing runs only -- task
+    failures and composite-gate failures (the HTML report renders them); True/False forces
+    it. Steps, calls, tokens, cost and latency are ``metrics.efficiency.run_stats``' figures
+    (steps = agent turns); the route is ``run_route``'s. The run id is
+    ``metadata["run_id"]``, else ``f"{case.id}-{trial}"``. The failure reason is the
+    outcome's one-line reason for a failed run, else the first critical forbidden-sequence
+    violation, else None (reports list composite-gate failures with the composite's reason).
     Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
     """
     from .metrics.calls import tool_call_prf
@@ -682,7 +709,7 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     elif forb is not None and forb.passed is False:
         failure = forb.reason
     if keep_transcript is None:
-        keep_transcript = not success
+        keep_transcript = not success or comp.passed is False
     return RunResult(
         run_id=run_id, case_id=case.id, trial=trial if isinstance(trial, int) else None,
         success=success, outcome_reason=outcome.reason, failure_reason=failure,
@@ -695,6 +722,7 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         fault_run=fault_run, false_success=false_success, expected_tools=exp_tools,
         called_tools=called, matched=matched, metrics=metrics,
         transcript=transcript(traj) if keep_transcript else None,
+        forbidden_checked=bool(case.forbidden_calls or case.forbidden_sequences),
     )
 
 
@@ -756,7 +784,7 @@ def _kcurves(results: Mapping[str, list[bool]], ks: Sequence[int], *, seed: int,
     for k in ks:
         ph[k] = float(pass_hat_k(counts, k))
         pa[k] = float(pass_at_k(counts, k))
-        ph[k], pa[k] = round(ph[k], DIGITS), round(pa[k], DIGITS)
+        ph[k], pa[k] = _r(ph[k]) or 0.0, _r(pa[k]) or 0.0
         # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
         # tasks resamples those per-task values (same replicates as resampling the tasks).
         per_hat = [pass_hat_k({t: nc}, k) for t, nc in counts.items()]
@@ -768,19 +796,32 @@ def _kcurves(results: Mapping[str, list[bool]], ks: Sequence[int], *, seed: int,
     return ph, phc, pa, pac
 
 
+class KTooLargeError(MetricInputError):
+    """A k of pass^k / pass@k above the number of runs of some case (DESIGN: both need
+    n >= k for every task). ``k``: the largest k asked for; ``case_id``: a case with the
+    fewest runs; ``n``: its number of runs (the largest k possible)."""
+
+    def __init__(self, k: int, case_id: str, n: int) -> None:
+        self.k, self.case_id, self.n = k, case_id, n
+        super().__init__(f"pass^k needs n >= k for every case: k={k} asked, but case {case_id!r} "
+                         f"has {n} run(s) (the largest k possible is {n})")
+
+
 def _ks(results: Mapping[str, list[bool]], ks: Sequence[int] | None) -> list[int]:
-    """k = 1..min trials by default; explicit ks beyond the minimum raise MetricInputError."""
+    """k = 1..min trials by default; explicit ks beyond the minimum raise ``KTooLargeError``
+    naming the largest k asked for (the k the user typed, e.g. 5 for ``--k 5``), and k < 1
+    raises ``MetricInputError``."""
     if not results:
         return []
     kmax = min(len(v) for v in results.values())
     if ks is None:
         return list(range(1, kmax + 1))
-    bad = [k for k in ks if not isinstance(k, int) or k < 1 or k > kmax]
-    if bad:
+    low = [k for k in ks if not isinstance(k, int) or isinstance(k, bool) or k < 1]
+    if low:
+        raise MetricInputError(f"k must be an integer >= 1, got {low[0]!r}")
+    if max(ks) > kmax:
         short = min(results, key=lambda t: len(results[t]))
-        raise MetricInputError(
-            f"pass^k needs n >= k for every case: k={bad[0]} but case {short!r} has "
-            f"{len(results[short])} trial(s)")
+        raise KTooLargeError(max(ks), short, len(results[short]))
     return sorted(set(ks))
 
 
@@ -961,7 +1002,9 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
     pass@k per DESIGN (tasks as the bootstrap unit); mean F1 and mean composite = mean over
     cases of the case's mean (bootstrap over cases); forbidden rate = share of runs with a
     forbidden call or a failed forbidden-sequence check; duplicate rate = share of runs with a
-    duplicate call; false-success rate over fault-injected runs only; efficiency over
+    duplicate call (forbidden rate None when no case defines forbidden calls or sequences);
+    composite pass rate = share of runs (with a composite score) whose composite passes its
+    threshold (Wilson); false-success rate over fault-injected runs only; efficiency over
     successful runs with cost per successful task = cost of all runs / successful runs
     (``_efficiency``, ``metrics.efficiency``); routing when cases carry ``expected_route``
     (``_routing``, ``metrics.routing``; the taken route per ``run_route``). Raises
@@ -999,6 +1042,9 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
                     or (r.metrics.get("forbidden_sequences") or {}).get("passed") is False
                     for r in results)
     dup = sum(flag(r, "call_rates", "duplicate") for r in results)
+    # no case defines forbidden calls/sequences: the rate would be a vacuous 0 -> None
+    forbidden_applies = any(r.forbidden_checked is not False for r in results)
+    gated = [r for r in results if r.composite_passed is not None]
     fault = [r for r in results if r.fault_run]
     cases = tuple(
         CaseResult(case_id=c, trials=len(rs), successes=sum(r.success for r in rs),
@@ -1014,7 +1060,9 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
         pass_hat_k=ph, pass_hat_k_ci=phc, pass_at_k=pa, pass_at_k_ci=pac,
         mean_f1=_boot_mean(f1s, seed=seed, n_boot=n_boot, confidence=confidence),
         mean_composite=_boot_mean(comps, seed=seed, n_boot=n_boot, confidence=confidence),
-        forbidden_rate=_rate(forbidden, n, confidence),
+        forbidden_rate=_rate(forbidden, n, confidence) if forbidden_applies else None,
+        composite_pass_rate=_rate(sum(bool(r.composite_passed) for r in gated), len(gated),
+                                  confidence),
         duplicate_rate=_rate(dup, n, confidence),
         false_success_rate=_rate(sum(bool(r.false_success) for r in fault), len(fault), confidence),
         n_fault_runs=len(fault),
@@ -1033,6 +1081,48 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
                      problems=tuple(problems), meta=m)
 
 
+PROBLEMS_SHOWN = 10
+
+
+def problem_lines(problems: Sequence[str], limit: int = PROBLEMS_SHOWN) -> list[str]:
+    """``problems`` as list items (``"  - ..."``), the first ``limit`` of them, then
+    ``"  ... and N more"`` when some are left out."""
+    out = [f"  - {p}" for p in problems[:limit]]
+    if len(problems) > limit:
+        out.append(f"  ... and {len(problems) - limit} more")
+    return out
+
+
+def _unmatched_message(n_traces: int, no_cid: Sequence[int], unknown: Sequence[str],
+                       case_map: Mapping[str, Case], problems: Sequence[str]) -> str:
+    """The error when no trace matched a case: the cause first, then the problems as a list."""
+    def runs(n: int) -> str:
+        return f"{n} run{'' if n == 1 else 's'}"
+
+    causes: list[str] = []
+    if n_traces == 0:
+        causes.append("no traces were read")
+    if not case_map:
+        causes.append("no cases were given and these traces carry none: pass the cases "
+                      "(--cases); only tau-bench result files carry their own")
+    if no_cid:
+        causes.append(f"{runs(len(no_cid))} {'has' if len(no_cid) == 1 else 'have'} no case_id in "
+                      "their metadata: traces must carry metadata.case_id (trajcheck run writes "
+                      "it; tau-bench files carry their own cases)")
+    if unknown and case_map:
+        ids = list(dict.fromkeys(unknown))
+        known = list(case_map)
+        causes.append(f"{runs(len(unknown))} {'names' if len(unknown) == 1 else 'name'} a case id that is not among the {len(known)} "
+                      f"case(s) (e.g. {ids[0]!r}; the cases' ids are "
+                      f"{', '.join(repr(c) for c in known[:5])}{', ...' if len(known) > 5 else ''})")
+    lines = ["no trace could be matched to a case: " + (causes[0] if causes else "see the problems")]
+    lines += [f"also: {c}" for c in causes[1:]]
+    if problems:
+        lines.append(f"{len(problems)} problem(s):")
+        lines += problem_lines(problems)
+    return "\n".join(lines)
+
+
 def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = None, *,
              ks: Sequence[int] | None = None, context: MatchContext | None = None,
              seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
@@ -1048,7 +1138,9 @@ def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = No
     Problems (reported in ``Scorecard.problems``, the rest still scored): a trajectory with
     no ``case_id``, a trajectory whose case id is not among the cases, a case with no
     trajectory. ``route_floors`` as in ``score_runs``. Raises ``MetricInputError`` when no
-    trajectory could be matched to a case.
+    trajectory could be matched to a case; its message leads with the cause (runs without
+    ``metadata.case_id``, no cases at all, or case ids not among the cases), then lists the
+    problems one per line (the first ``PROBLEMS_SHOWN``, then "... and N more").
     """
     problems: list[str] = list(getattr(traces, "problems", None) or ())
     trajs = list(getattr(traces, "trajectories", traces))
@@ -1058,14 +1150,18 @@ def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = No
                                  else {c.id: c for c in cases})
     runs: list[tuple[Trajectory, Case]] = []
     seen: set[str] = set()
+    no_cid: list[int] = []
+    unknown: list[str] = []
     for i, t in enumerate(trajs):
         cid = t.metadata.get("case_id")
         rid = t.metadata.get("run_id") or f"#{i}"
         if cid is None:
+            no_cid.append(i)
             problems.append(f"trace {i} (run {rid}): no case_id in its metadata; not scored")
             continue
         c = case_map.get(str(cid))
         if c is None:
+            unknown.append(str(cid))
             problems.append(f"trace {i} (run {rid}): case id {cid!r} is not among the cases; not scored")
             continue
         seen.add(c.id)
@@ -1074,8 +1170,7 @@ def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = No
         if cid not in seen:
             problems.append(f"case {cid!r}: no traces; not scored")
     if not runs:
-        raise MetricInputError("no trace could be matched to a case: "
-                               + ("; ".join(problems[:5]) or "no traces"))
+        raise MetricInputError(_unmatched_message(len(trajs), no_cid, unknown, case_map, problems))
     return score_runs(runs, ks=ks, context=context, seed=seed, n_boot=n_boot,
                       confidence=confidence, problems=problems,
                       meta={"source": source} if source else None, route_floors=route_floors)
@@ -1089,7 +1184,8 @@ class MetricDelta:
     """B minus A for one metric over the shared cases: ``a``/``b`` the two suite values,
     ``delta`` = b - a with its paired percentile bootstrap interval over cases (``lo``,
     ``hi``; None when not computable), and ``p_value`` of the paired test where one applies
-    (exact McNemar / sign test from ``metrics.reliability.paired_compare``)."""
+    (exact McNemar / sign test from ``metrics.reliability.paired_compare``), kept exact
+    (not rounded: a p of 2e-9 must not read as 0; reports print it as "<0.0001")."""
 
     metric: str
     a: float | None
@@ -1169,7 +1265,8 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
     pc = paired_compare(ra, rb, n_boot=n_boot, seed=seed, confidence=confidence)
     # paired_compare reports A - B; a comparison reads naturally as B - A ("after - before")
     deltas.append(MetricDelta("task_success_rate", _r(pc.mean_a), _r(pc.mean_b), _r(-pc.diff),
-                              _r(-pc.hi), _r(-pc.lo), _r(pc.p_value),
+                              _r(-pc.hi), _r(-pc.lo),
+                              None if pc.p_value is None else float(pc.p_value),
                               f"exact McNemar/sign test per {pc.test_unit} "
                               f"({pc.a_only} A-only vs {pc.b_only} B-only successes)"))
     kmax = min(len(v) for v in list(ra.values()) + list(rb.values()))

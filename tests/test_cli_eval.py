@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -73,7 +74,9 @@ def test_eval_bad_input_exit_2(tmp_path):
     assert r.exit_code == 2
     assert "error" in r.output.lower()
     r = CliRunner().invoke(main, ["eval", str(EXAMPLE), "--k", "1..9"])
-    assert r.exit_code == 2 and "k=5" in r.output
+    # names the k the user typed (9, not the first k that is too large), the case and its 4 runs
+    assert r.exit_code == 2 and "--k 1..9" in r.output and "k=9" in r.output
+    assert "case '0' has only 4 run(s)" in r.output and "use --k 4 or less" in r.output
     r = CliRunner().invoke(main, ["eval", str(EXAMPLE), "--k", "x"])
     assert r.exit_code == 2
 
@@ -106,3 +109,114 @@ def test_compare(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("[]")
     assert CliRunner().invoke(main, ["compare", str(a), str(bad)]).exit_code == 2
+
+
+# ------------------------------------------------------------------ fixes from a new user's report
+
+def _runs_file(path: Path, n: int, *, with_case_id: bool = True, bad_flight_from: int = 99) -> Path:
+    """n recorded runs of case c0 (JSONL, trajcheck's own trace form); runs from
+    ``bad_flight_from`` on book the wrong flight."""
+    from trajcheck.model import Step, ToolCall, ToolResult, Trajectory
+
+    lines = []
+    for t in range(n):
+        flight = 2 if t >= bad_flight_from else 1
+        meta = {"run_id": f"r{t}", "trial": t} | ({"case_id": "c0"} if with_case_id else {})
+        tr = Trajectory(steps=(Step(0, "user", content="book flight 1"),
+                               Step(1, "tool_call", tool_calls=(ToolCall("book", {"flight": flight}, call_id="x"),)),
+                               Step(2, "tool_result", tool_result=ToolResult("x", "book", "ok", is_error=False)),
+                               Step(3, "final_response", content="done")),
+                        final_response="done", metadata=meta)
+        lines.append(json.dumps(tr.to_dict()))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _cases_file(path: Path) -> Path:
+    path.write_text(json.dumps({"id": "c0", "input": "book flight 1",
+                                "expected_calls": [{"name": "book", "args": {"flight": 1}}]}) + "\n")
+    return path
+
+
+def test_eval_accepts_a_directory(tmp_path):
+    d = tmp_path / "runs"
+    d.mkdir()
+    _runs_file(d / "a.jsonl", 2)
+    r = CliRunner().invoke(main, ["eval", str(d), "--cases", str(_cases_file(tmp_path / "cases.jsonl")),
+                                  "--json", str(tmp_path / "o.json")])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "o.json").read_text())["suite"]["n_runs"] == 2
+
+
+def test_eval_without_case_ids_leads_with_the_cause(tmp_path):
+    runs = _runs_file(tmp_path / "traces.jsonl", 13, with_case_id=False)
+    r = CliRunner().invoke(main, ["eval", str(runs), "--cases", str(_cases_file(tmp_path / "cases.jsonl"))])
+    assert r.exit_code == 2
+    lines = r.stderr.splitlines()
+    assert lines[0] == ("error: no trace could be matched to a case: 13 runs have no case_id in their "
+                        "metadata: traces must carry metadata.case_id (trajcheck run writes it; tau-bench "
+                        "files carry their own cases)")
+    assert lines[2].startswith("  - trace 0 (run r0): no case_id") and lines[-1] == "  ... and 4 more"
+    assert len(lines) == 13  # cause, count, 10 problems, "... and N more": one per line
+
+
+def test_eval_without_cases_for_traces_that_carry_none(tmp_path):
+    runs = _runs_file(tmp_path / "runs.jsonl", 2)
+    r = CliRunner().invoke(main, ["eval", str(runs)])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: --cases is required: these traces carry no cases")
+    assert "not among the cases" not in r.output
+
+
+def test_eval_quiet_still_prints_problems_and_says_what_it_wrote(tmp_path):
+    runs = _runs_file(tmp_path / "runs.jsonl", 2)
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(_cases_file(cases).read_text()
+                     + json.dumps({"id": "c_unrun", "input": "x"}) + "\n")
+    out = tmp_path / "o.json"
+    r = CliRunner().invoke(main, ["eval", str(runs), "--cases", str(cases), "-q", "--json", str(out),
+                                  "--md", str(tmp_path / "o.md")])
+    assert r.exit_code == 0, r.output
+    assert r.stdout == ""  # -q: no tables
+    assert "1 problem:\n  - case 'c_unrun': no traces; not scored" in r.stderr
+    assert f"wrote {out}" in r.stderr and f"wrote {tmp_path / 'o.md'}" in r.stderr
+
+
+def test_demo_output_is_capped_and_names_the_files(tmp_path):
+    md = tmp_path / "demo-scorecard.md"
+    r = CliRunner().invoke(main, ["eval", str(EXAMPLE), "--md", str(md)], env={"COLUMNS": "100"})
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    # 117 task failures + 9 composite-gate failures; the first 10 rows, then a hint
+    assert "failing runs (126 of 200): 117 task failed, 9 composite gate only" in out
+    assert "... and 116 more failing runs; use --json or --html to see all" in out
+    assert "'payment_id': 'gift_card_4643416'" not in out  # no whole argument dicts (13-0 not shown)
+    assert re.search(r"runs with a forbidden call\s*│ n/a \(no case defines forbidden calls\)", out)
+    assert f"wrote {md}" in r.stderr
+    text = md.read_text()
+    assert text.count("| task failed |") + text.count("| composite gate |") == 10
+    # 5-1 (the one disagreement): why the closest call did not match
+    assert "closest call 4 of the run differs: flights[0]: unexpected keys origin, destination" in text
+
+
+def test_compare_prints_tiny_p_values_and_keeps_them_exact(tmp_path):
+    from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
+    from trajcheck.suite import evaluate
+
+    cases = [Case(id=f"K{i}", input="book", expected_calls=(ExpectedCall("book", {"flight": 1}),))
+             for i in range(30)]
+
+    def run(cid: str, flight: int) -> Trajectory:
+        return Trajectory(steps=(Step(0, "tool_call", tool_calls=(ToolCall("book", {"flight": flight}, call_id="x"),)),
+                                 Step(1, "tool_result", tool_result=ToolResult("x", "book", "ok", is_error=False))),
+                          metadata={"case_id": cid, "trial": 0})
+
+    evaluate([run(c.id, 2) for c in cases], cases, n_boot=50).to_json(tmp_path / "a.json")
+    evaluate([run(c.id, 1) for c in cases], cases, n_boot=50).to_json(tmp_path / "b.json")
+    r = CliRunner().invoke(main, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
+                                  "--json", str(tmp_path / "c.json")], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.stdout.splitlines() if "task_success_rate" in line)
+    assert row.rstrip(" │").endswith("<0.0001")
+    p = json.loads((tmp_path / "c.json").read_text())["deltas"][0]["p_value"]
+    assert p == 2 * 0.5 ** 30

@@ -73,7 +73,8 @@ def _check(sc, ids: dict[str, str]) -> None:
         for cell, n in rr.matrix.items():
             assert ids[f"agreement-{cell}"] == str(n)
         assert ids["agreement-agree"] == str(rr.agree)
-    assert ids["n-failing"] == str(sum(not r.success for r in sc.runs))
+    # task failures and composite-gate failures (task succeeded, composite below threshold)
+    assert ids["n-failing"] == str(sum(not r.success or r.composite_passed is False for r in sc.runs))
 
 
 def test_html_is_offline_and_holds_the_numbers():
@@ -101,7 +102,9 @@ def test_html_renders_in_headless_chromium(tmp_path):
     p.feed(dom)
     _check(sc, p.text)
     assert p.text["recorded-pass-hat-k-2"] == "0.2733"
-    assert dom.count('class="failing-run"') == sum(not r.success for r in sc.runs)
+    assert dom.count('class="failing-run"') == sum(not r.success for r in sc.runs) == 117
+    # the 9 runs that succeed at the task but fail the composite gate are listed too, marked
+    assert dom.count('class="failing-run gate"') == sum(r.gate_failed for r in sc.runs) == 9
     assert dom.count("<svg") >= 3
 
 

@@ -158,7 +158,7 @@ def test_final_state_matchers_and_updates() -> None:
     assert ok2.passed is True
     # an update the expectation does not allow is a removal
     res = check_final_state(before, after, {"tickets": [{"priority": "high"}, {"status": "closed"}]})
-    assert res.reason == "table tickets: 1 rows removed"
+    assert res.reason == "table tickets: 1 row removed"
     with pytest.raises(MetricInputError, match="unknown keys"):
         check_final_state(before, after, {"tickets": {"add": []}})
 
@@ -222,7 +222,7 @@ def test_outcome_from_calls_worked_examples() -> None:
     dup = _run([("book", {"flight": "HAT1"}, False), ("book", {"flight": "HAT1"}, False)], final="booked")
     r2 = outcome_from_calls(dup, CASE)
     assert r2.passed is False and r2.parts["extra_calls"] == [1]
-    assert r2.reason == "case 'c1': unexpected state-changing call 1 (book {'flight': 'HAT1'})"
+    assert r2.reason == "case 'c1': unexpected state-changing call 1 of the run: book {'flight': 'HAT1'}"
     none = _run([("get_user", {"id": "u1"}, False)], final="booked")
     assert outcome_from_calls(none, CASE).parts["missing_expected"] == [1]
     quiet = _run([("book", {"flight": "HAT1"}, False)], final="ok")
@@ -313,3 +313,90 @@ def test_calls_alone_agree_with_tau_bench_r_actions() -> None:
     flights = [f for i in extra for f in calls[i].args["flights"]]  # type: ignore[index]
     assert all({"origin", "destination"} <= set(f) for f in flights)
     assert len(missing) == len(extra)
+    # the reason says why the closest call did not match (explain.explain_mismatch): the
+    # first flights item carries the two extra keys; the call is call 4 of the run (0-based)
+    r51 = outcome_from_calls(t51, cases["5"])
+    assert r51.reason.startswith(
+        "case '5': expected call 0 (update_reservation_flights) not matched: closest call 4 of "
+        "the run differs: flights[0]: unexpected keys origin, destination")
+
+
+# ------------------------------------------------------------------ failure reasons (wording)
+
+def test_explain_mismatch_names_the_first_differing_place() -> None:
+    from trajcheck.explain import explain_mismatch, value_diff
+
+    exp = ExpectedCall("book", {"flight": "HAT1", "pax": [{"name": "A", "age": 30}], "n": 2})
+    ok = ToolCall("book", {"flight": "HAT1", "pax": [{"name": "A", "age": 30.0}], "n": 2.0})
+    assert explain_mismatch(ok, exp) is None  # 2 == 2.0: the exact matcher agrees
+    cases = [
+        ({"flight": "HAT1", "pax": [{"name": "A", "age": 30}]}, "n: missing (expected 2)"),
+        ({"flight": "HAT2", "pax": [{"name": "A", "age": 30}], "n": 2}, "flight: expected 'HAT1', got 'HAT2'"),
+        ({"flight": "HAT1", "pax": [{"name": "A", "age": 31}], "n": 2}, "pax[0].age: expected 30, got 31"),
+        ({"flight": "HAT1", "pax": [{"name": "A"}], "n": 2}, "pax[0]: missing key age"),
+        ({"flight": "HAT1", "pax": [{"name": "A", "age": 30, "x": 1, "y": 2}], "n": 2},
+         "pax[0]: unexpected keys x, y"),
+        ({"flight": "HAT1", "pax": [], "n": 2}, "pax: expected 1 item, got 0"),
+        ({"flight": "HAT1", "pax": [{"name": "A", "age": 30}], "n": "2"},
+         "n: type differs: expected int 2, got str '2'"),
+        ({"flight": "HAT1", "pax": [{"name": "A", "age": True}], "n": 2},
+         "pax[0].age: type differs: expected int 30, got bool True"),
+        ({"flight": "HAT1", "pax": [{"name": "A", "age": 30}], "n": 2, "z": 0}, "unexpected argument z"),
+    ]
+    for args, why in cases:
+        assert explain_mismatch(ToolCall("book", args), exp) == why, args
+    # expected_keys mode allows the extra argument; ignore mode compares names only
+    extra = ToolCall("book", {"flight": "HAT1", "pax": [{"name": "A", "age": 30}], "n": 2, "z": 0})
+    assert explain_mismatch(extra, exp, args_mode="expected_keys") is None
+    assert explain_mismatch(ToolCall("book", {}), exp, args_mode="ignore") is None
+    assert explain_mismatch(ToolCall("cancel", {}), exp) == "name differs: expected 'book', got 'cancel'"
+    assert explain_mismatch(ToolCall("book", None, raw_args="{bad"), exp) == \
+        "arguments did not parse as a JSON object"
+    # a non-exact matcher is named; a matcher with no expected value checks presence
+    norm = ExpectedCall("note", {"text": "hello world"}, match={"text": "normalized", "title": "exact"})
+    assert explain_mismatch(ToolCall("note", {"text": "bye", "title": "t"}), norm) == \
+        "text: normalized match failed: expected 'hello world', got 'bye'"
+    assert explain_mismatch(ToolCall("note", {"text": " Hello  WORLD "}), norm) == \
+        "title: exact check failed (got nothing)"
+    # explain_mismatch agrees with the matcher on every example: None iff call_matches
+    from trajcheck.matching import call_matches
+
+    for args, _ in cases + [(ok.args, None)]:
+        c = ToolCall("book", args)
+        assert (explain_mismatch(c, exp) is None) == call_matches(c, exp)
+    assert value_diff({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == "a[1].b: expected 2, got 3"
+
+
+def test_outcome_reason_says_why_no_call_matched() -> None:
+    never = _run([("get_user", {"id": "u1"}, False)], final="booked")
+    assert outcome_from_calls(never, CASE).reason == \
+        "case 'c1': expected call 1 (book) not matched: the tool was never called"
+    failed = _run([("book", {"flight": "HAT1"}, True), ("search", {"q": 1}, False)], final="booked")
+    assert outcome_from_calls(failed, CASE).reason == \
+        "case 'c1': expected call 1 (book) not matched: the call of the tool failed (call 0 of the run)"
+    # two wrong bookings: the closer one (call 1: flight right, extra seat key) is named
+    wrong = _run([("book", {"flight": "HAT9", "seat": "1A"}, False), ("book", {"flight": "HAT1", "seat": "2B"}, False)],
+                 final="booked")
+    r = outcome_from_calls(wrong, CASE)
+    assert r.reason == ("case 'c1': expected call 1 (book) not matched: closest call 1 of the run differs: "
+                        "unexpected argument seat (and 2 more)")
+
+
+def test_changed_row_is_told_as_one_changed_row() -> None:
+    from trajcheck.metrics.outcome import describe_rows
+
+    before = {"tickets": [T1, T2]}
+    after = {"tickets": [{**T1, "status": "closed"}, T2]}
+    res = check_final_state(before, after, {"audit_log": []})
+    assert res.reason == "table tickets changed: 1 row changed (status: 'open' -> 'closed')"
+    d = state_diff(before, after)
+    assert d.removed == {"tickets": (T1,)} and d.added == {"tickets": ({**T1, "status": "closed"},)}  # semantics kept
+    assert d.describe("tickets") == "1 row changed (status: 'open' -> 'closed')"
+    new = {"id": 3, "title": "New", "priority": "low", "status": "open"}
+    assert describe_rows([T1, T2], [{**T1, "status": "closed"}, new]) == \
+        "1 row changed (status: 'open' -> 'closed'), 1 row added, 1 row removed"
+    two = describe_rows([T1, T2], [{**T1, "status": "x"}, {**T2, "status": "y", "priority": "low"}])
+    assert two == "2 rows changed (first: status: 'open' -> 'x')"
+    # rows without an id pair when most fields agree
+    assert describe_rows([{"k": "a", "v": 1, "w": 2}], [{"k": "a", "v": 5, "w": 2}]) == "1 row changed (v: 1 -> 5)"
+    assert describe_rows([{"k": "a", "v": 1}], [{"k": "b", "v": 5}]) == "1 row added, 1 row removed"

@@ -197,3 +197,20 @@ def test_load_agent_messages(tmp_path):
     with pytest.raises(AgentError, match="'X' is a int, not a callable"):
         load_agent(f"{f}:X")
     assert load_agent("json:dumps") is json.dumps
+
+
+def test_k_above_trials_raises_before_any_run(cases, tmp_path):
+    from trajcheck.suite import KTooLargeError
+
+    calls: list[str] = []
+
+    def counting(inp: str, tools) -> str:
+        calls.append(inp)
+        return "saved"
+
+    out = tmp_path / "runs.jsonl"
+    with pytest.raises(KTooLargeError, match=r"k=5 asked, but case 'c0' has 2 run\(s\)"):
+        run_suite(counting, cases, trials=2, ks=[1, 2, 3, 4, 5], out=out, tools=_registry(), progress=False)
+    assert calls == [] and not out.exists()  # no run made, nothing lost
+    res = run_suite(counting, cases, trials=2, ks=[2], tools=_registry(), progress=False)
+    assert len(calls) == 6 and res.scorecard.suite.pass_hat_k == {2: 0.0}  # "saved" but no note added

@@ -362,3 +362,92 @@ def test_efficiency_and_routing_round_trip(tmp_path):
     d["suite"]["routing"]["kind"] = "fuzzy"
     with pytest.raises(TrajcheckError, match="routing"):
         validate_scorecard_json(d)
+
+
+# ------------------------------------------------------------------ fixes from a new user's report
+
+
+def test_k_error_names_the_largest_k_asked():
+    from trajcheck.suite import KTooLargeError
+
+    # the user asked for k up to 5 (--k 5 -> 1..5); the error names 5, not the first bad k (3)
+    with pytest.raises(KTooLargeError, match=r"k=5 asked, but case 'A' has 2 run\(s\)") as ei:
+        small_suite(ks=[1, 2, 3, 4, 5])
+    assert (ei.value.k, ei.value.case_id, ei.value.n) == (5, "A", 2)
+    with pytest.raises(MetricInputError, match="k must be an integer >= 1"):
+        small_suite(ks=[0])
+
+
+def test_reported_figures_never_round_a_nonzero_to_zero():
+    from trajcheck.suite import _r
+
+    assert _r(2.3456789e-9) == 2.346e-09 and _r(0.00004) == 4e-05 and _r(-3e-7) == -3e-07
+    assert _r(0.0) == 0.0 and _r(0.12344) == 0.1234 and _r(None) is None and _r(float("nan")) is None
+    # money keeps 8 decimals, and below that its significant digits
+    assert _r(1.5e-10, 8) == 1.5e-10 and _r(0.123456789, 8) == 0.12345679
+
+
+def test_compare_keeps_the_exact_p_value():
+    # 30 cases: A fails every one, B passes every one -> exact McNemar p = 2 * 0.5**30
+    cases = [Case(id=f"K{i}", input="book flight 1", expected_calls=(ExpectedCall("book", {"flight": 1}),))
+             for i in range(30)]
+    a = evaluate([traj(c.id, 0, [("book", {"flight": 2}, False)]) for c in cases], cases, n_boot=50)
+    b = evaluate([traj(c.id, 0, [("book", {"flight": 1}, False)]) for c in cases], cases, n_boot=50)
+    d = {x.metric: x for x in compare_scorecards(a, b, n_boot=50).deltas}
+    p = d["task_success_rate"].p_value
+    assert p == pytest.approx(2 * 0.5 ** 30, rel=1e-9) and p > 0
+    assert json.loads(json.dumps(compare_scorecards(a, b, n_boot=50).to_dict()))["deltas"][0]["p_value"] == p
+
+
+def test_composite_pass_rate_and_gate_failures():
+    # the task succeeds (the booking is made) but a critical forbidden sequence makes composite 0
+    case = Case(id="G", input="book flight 1", expected_calls=(ExpectedCall("book", {"flight": 1}),),
+                optional_calls=("lookup", "pay"),
+                forbidden_sequences=({"tool": "book", "requires_prior": "lookup", "severity": "critical"},))
+    gated = traj("G", 0, [("book", {"flight": 1}, False)])  # booked without looking up first
+    clean = traj("G", 1, [("lookup", {"q": 1}, False), ("book", {"flight": 1}, False)])
+    sc = score_runs([(gated, case), (clean, case)], n_boot=50)
+    g, c = sc.runs
+    assert (g.success, g.composite, g.composite_passed, g.gate_failed) == (True, 0.0, False, True)
+    assert (c.success, c.composite_passed, c.gate_failed) == (True, True, False)
+    assert g.transcript is not None  # the HTML report links to it
+    assert sc.suite.pass_hat_k == {1: 1.0, 2: 1.0}  # pass^k stays on task success (DESIGN)
+    cpr = sc.suite.composite_pass_rate
+    lo, hi = wilson(1, 2)
+    assert (cpr.value, cpr.n, cpr.lo, cpr.hi) == (0.5, 2, round(lo, 4), round(hi, 4))
+    d = sc.to_dict()
+    validate_scorecard_json(d)
+    assert Scorecard.from_dict(d).to_dict() == d
+
+
+def test_forbidden_rate_is_none_when_no_case_defines_forbidden_calls():
+    sc = small_suite()  # CASE_A/CASE_B define no forbidden calls or sequences
+    assert sc.suite.forbidden_rate is None
+    assert all(r.forbidden_checked is False for r in sc.runs)
+    case = Case(id="F", input="book", expected_calls=(ExpectedCall("book", {"flight": 1}),),
+                forbidden_calls=("delete_all",))
+    sc2 = score_runs([(traj("F", 0, [("book", {"flight": 1}, False)]), case),
+                      (traj("F", 1, [("delete_all", {}, False), ("book", {"flight": 1}, False)]), case)],
+                     n_boot=50)
+    fr = sc2.suite.forbidden_rate
+    assert fr is not None and (fr.value, fr.n) == (0.5, 2)
+    validate_scorecard_json(sc.to_dict())
+
+
+def test_no_match_error_leads_with_the_cause_and_lists_problems():
+    no_ids = [Trajectory(steps=(Step(0, "user", content="hi"),), metadata={"run_id": f"r{i}"})
+              for i in range(13)]
+    with pytest.raises(MetricInputError) as ei:
+        evaluate(no_ids, [CASE_A])
+    lines = str(ei.value).splitlines()
+    assert lines[0] == ("no trace could be matched to a case: 13 runs have no case_id in their metadata: "
+                        "traces must carry metadata.case_id (trajcheck run writes it; tau-bench files "
+                        "carry their own cases)")
+    assert lines[1] == "14 problem(s):"  # 13 runs + case A without traces
+    assert lines[2] == "  - trace 0 (run r0): no case_id in its metadata; not scored"
+    assert len(lines) == 2 + 10 + 1 and lines[-1] == "  ... and 4 more"
+    with pytest.raises(MetricInputError, match="^no trace could be matched to a case: no cases were given"):
+        evaluate([traj("A", 0, [])], None)
+    with pytest.raises(MetricInputError, match=r"1 run names a case id that is not among the 1 case\(s\) "
+                                               r"\(e.g. 'Q'; the cases' ids are 'A'\)"):
+        evaluate([traj("Q", 0, [])], [CASE_A])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MetricInputError
-from ..model import Case, Step, ToolCall, Trajectory
+from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory
 from .result import MetricResult
 
 DEFAULT_IGNORE: tuple[str, ...] = ("id", "created_at", "updated_at")
@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_IGNORE",
     "StateDiff",
     "check_final_state",
+    "describe_rows",
     "outcome_from_calls",
     "response_includes",
     "response_text",
@@ -142,6 +143,12 @@ class StateDiff:
             parts.append(s)
         return "; ".join(parts)
 
+    def describe(self, table: str) -> str:
+        """The change to one table in words, e.g. ``1 row changed (status: 'open' -> 'closed'),
+        1 row added`` (see ``describe_rows``; the diff itself is unchanged: a changed row is
+        still one removed and one added row)."""
+        return describe_rows(self.removed.get(table, ()), self.added.get(table, ()), self.ignore)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: added/removed row lists per table, dropped/created tables."""
         return {
@@ -152,6 +159,65 @@ class StateDiff:
             "ignore": list(self.ignore),
             "summary": self.summary(),
         }
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'' if n == 1 else 's'}"
+
+
+def _same_row(r: Mapping[str, Any], a: Mapping[str, Any], ignore: frozenset[str]) -> bool:
+    """Whether removed row ``r`` and added row ``a`` read as one row that changed: both carry
+    the same non-null ``id``; or, without ids, the same field names with fewer than half of
+    the compared (non-ignored) fields different."""
+    if r.get("id") is not None and a.get("id") is not None:
+        return _freeze(r["id"]) == _freeze(a["id"])
+    if "id" in r or "id" in a or set(r) != set(a):
+        return False
+    keys = [k for k in r if k not in ignore]
+    diff = sum(1 for k in keys if _freeze(r[k]) != _freeze(a[k]))
+    return 0 < diff and 2 * diff < len(keys)
+
+
+def describe_rows(removed: Sequence[Mapping[str, Any]], added: Sequence[Mapping[str, Any]],
+                  ignore: Sequence[str] = DEFAULT_IGNORE) -> str:
+    """Removed and added rows of one table in words, for reasons and summaries.
+
+    A removed and an added row that share their key (``_same_row``: same ``id``, or without
+    ids mostly the same fields) are told as one changed row, with the first three changed
+    fields of the first such row: ``"1 row changed (status: 'open' -> 'closed')"``; the rest
+    as ``"N row(s) added"`` / ``"N row(s) removed"``; ``"no change"`` when both are empty.
+    Wording only: ``state_diff`` still counts a changed row as one removed and one added.
+    """
+    ig = frozenset(ignore)
+    left = list(added)
+    changed: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
+    gone: list[Mapping[str, Any]] = []
+    for r in removed:
+        j = next((j for j, a in enumerate(left) if _same_row(r, a, ig)), None)
+        if j is None:
+            gone.append(r)
+        else:
+            changed.append((r, left.pop(j)))
+    bits: list[str] = []
+    if changed:
+        r, a = changed[0]
+        fields = [k for k in dict.fromkeys(list(r) + list(a))
+                  if k not in ig and _freeze(r.get(k)) != _freeze(a.get(k))]
+        what = "; ".join(f"{k}: {_fmt_val(r.get(k))} -> {_fmt_val(a.get(k))}" for k in fields[:3])
+        more = f"; +{len(fields) - 3} more field(s)" if len(fields) > 3 else ""
+        first = "first: " if len(changed) > 1 else ""
+        bits.append(f"{_rows(len(changed))} changed ({first}{what}{more})" if what
+                    else f"{_rows(len(changed))} changed")
+    if left:
+        bits.append(f"{_rows(len(left))} added")
+    if gone:
+        bits.append(f"{_rows(len(gone))} removed")
+    return ", ".join(bits) or "no change"
+
+
+def _fmt_val(v: Any, n: int = 40) -> str:
+    s = repr(v)
+    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 def _minus(rows: list[Mapping[str, Any]], other: list[Mapping[str, Any]],
@@ -342,9 +408,9 @@ def check_final_state(before: State, after: State, expected_final_state: Mapping
                 problems.extend(f"unexpected added row in {t}: {_fmt_row(r)}" for r in extra)
             elif exp_removed is None:
                 if t in diff.tables_dropped:
-                    problems.append(f"table {t}: dropped ({len(extra)} rows removed)")
+                    problems.append(f"table {t}: dropped ({_rows(len(extra))} removed)")
                 elif extra:
-                    problems.append(f"table {t}: {len(extra)} rows removed")
+                    problems.append(f"table {t}: {_rows(len(extra))} removed")
             else:
                 problems.extend(f"unexpected removed row in {t}: {_fmt_row(r)}" for r in extra)
                 if t in diff.tables_dropped:
@@ -354,11 +420,11 @@ def check_final_state(before: State, after: State, expected_final_state: Mapping
             continue
         n_rem, n_add = len(diff.removed.get(t, ())), len(diff.added.get(t, ()))
         if t in diff.tables_dropped:
-            problems.append(f"table {t}: dropped ({n_rem} rows removed)")
+            problems.append(f"table {t}: dropped ({_rows(n_rem)} removed)")
         elif n_rem and n_add:
-            problems.append(f"table {t} changed: {n_add} rows added, {n_rem} rows removed")
+            problems.append(f"table {t} changed: {diff.describe(t)}")
         elif n_rem:
-            problems.append(f"table {t}: {n_rem} rows removed")
+            problems.append(f"table {t}: {_rows(n_rem)} removed")
         elif n_add:
             problems.append(f"unexpected added row in {t}: {_fmt_row(diff.added[t][0])}"
                             + (f" (and {n_add - 1} more)" if n_add > 1 else ""))
@@ -366,10 +432,11 @@ def check_final_state(before: State, after: State, expected_final_state: Mapping
             problems.append(f"table {t}: created")
     ok = not problems
     if ok:
-        reason = (f"final state as expected ({n_matched} expected row change(s) found, "
-                  f"nothing else changed)")
+        reason = (f"final state as expected ({n_matched} expected row change"
+                  f"{'' if n_matched == 1 else 's'} found, nothing else changed)")
     else:
-        reason = problems[0] + (f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else "")
+        more = len(problems) - 1
+        reason = problems[0] + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
     parts = {"problems": problems, "matched": n_matched, "expected": n_expected,
              "diff": diff.to_dict()}
     return MetricResult("final_state", 1.0 if ok else 0.0, reason, parts, ok)
@@ -440,7 +507,8 @@ def response_includes(traj_or_text: Trajectory | str | None, required: Sequence[
         return MetricResult("response_includes", 1.0, "nothing required in the response",
                             {"found": [], "missing": []}, True)
     ok = not missing
-    reason = (f"response contains all {len(req)} required item(s)" if ok
+    reason = ((f"response contains all {len(req)} required items" if len(req) > 1
+               else "response contains the required item") if ok
               else f"response is missing {missing[0]!r}"
               + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
     return MetricResult("response_includes", len(found) / len(req), reason,
@@ -479,6 +547,39 @@ def task_success(final_state_result: MetricResult | None,
 # outcome from calls (no database)
 
 
+def _closest_call_note(traj: Trajectory, exp: ExpectedCall, unmatched: set[int],
+                       args_mode: str | None, context: Any) -> str:
+    """Why no call satisfied ``exp``, for a failure reason: the tool was never called, every
+    call of it failed, or the closest successful call of it and where its arguments differ
+    (``explain.explain_mismatch``). Closest = most expected top-level arguments equal, calls
+    left unpaired by the matching first, then the earliest. Call numbers count from 0."""
+    from ..explain import explain_mismatch, value_diff
+    from ..matching import is_failed
+
+    pairs = traj.pairs()
+    same = [i for i, (c, _r) in enumerate(pairs) if c.name == exp.name]
+    if not same:
+        return "the tool was never called"
+    ok = [i for i in same if not is_failed(pairs[i][1])]
+    if not ok:
+        which = ", ".join(str(i) for i in same[:5]) + (", ..." if len(same) > 5 else "")
+        return (f"{'every call' if len(same) > 1 else 'the call'} of the tool failed "
+                f"({'calls' if len(same) > 1 else 'call'} {which} of the run)")
+    eargs = exp.args or {}
+
+    def closeness(i: int) -> tuple[int, int, int]:
+        a = pairs[i][0].args
+        n_eq = (sum(1 for k, v in eargs.items() if k in a and value_diff(v, a[k]) is None)
+                if isinstance(a, Mapping) else -1)
+        return (-n_eq, 0 if i in unmatched else 1, i)
+
+    best = min(ok, key=closeness)
+    why = explain_mismatch(pairs[best][0], exp, args_mode=args_mode, context=context)
+    if why is None:
+        return f"call {best} of the run matches it but is paired with another expected call"
+    return f"closest call {best} of the run differs: {why}"
+
+
 def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
                        check_response: bool = True, args_mode: str | None = None) -> MetricResult:
     """Task success judged from the calls when there is no database (tau-bench-style proxy).
@@ -496,6 +597,14 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
        fails the run); failed calls (``matching.is_failed``) changed nothing and are
        ignored, so a recovered error does not fail the outcome (DESIGN.md policy);
     3. when ``check_response``: ``response_includes(traj, case.response_must_include)``.
+
+    Reasons: a missing expected call says the tool was never called, that its calls failed,
+    or names the closest call of the same tool and the first place its arguments differ
+    (``_closest_call_note``, ``trajcheck.explain``), e.g. ``"case '5': expected call 0
+    (update_reservation_flights) not matched: closest call 4 of the run differs: flights[0]:
+    unexpected keys origin, destination"``; an extra write reads ``"unexpected
+    state-changing call 13 of the run: <tool> <args>"``. Call numbers are positions in
+    ``traj.tool_calls()``, counted from 0.
 
     Known limit: writes that reach the same state with different arguments (e.g. extra keys
     a tool ignores) are judged wrong. ``context``: a ``MatchContext``; None builds one from
@@ -524,18 +633,19 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
             continue
         pred_idx.append(i)
         pred.append(c)
-    m = match_calls(pred, expected, args_mode=args_mode or case.args_mode, context=context)
+    mode = args_mode or case.args_mode
+    m = match_calls(pred, expected, args_mode=mode, context=context)
     missing = [exp_idx[j] for j in m.unmatched_exp]
     extra = [pred_idx[i] for i in m.unmatched_pred]
     problems: list[str] = []
     for j in missing:
         e = case.expected_calls[j]
-        problems.append(f"case {case.id!r}: expected call {j} ({e.name}) not made successfully "
-                        f"with matching arguments")
+        why = _closest_call_note(traj, e, set(extra), mode, context)
+        problems.append(f"case {case.id!r}: expected call {j} ({e.name}) not matched: {why}")
     calls = traj.tool_calls()
     for i in extra:
-        problems.append(f"case {case.id!r}: unexpected state-changing call {i} ({calls[i].name} "
-                        f"{calls[i].args!r})")
+        problems.append(f"case {case.id!r}: unexpected state-changing call {i} of the run: "
+                        f"{calls[i].name} {calls[i].args!r}")
     parts: dict[str, Any] = {"missing_expected": missing, "extra_calls": extra,
                              "matched": len(m.pairs), "expected_writes": len(expected)}
     resp: MetricResult | None = None
@@ -545,8 +655,11 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
         if not resp.passed:
             problems.append(f"case {case.id!r}: {resp.reason}")
     ok = not problems
-    reason = (f"all {len(expected)} expected state-changing call(s) made, no other write"
-              + (", response complete" if resp is not None and case.response_must_include else "")
+    n_exp = len(expected)
+    made = ("no state-changing call expected and none made" if n_exp == 0
+            else "the expected state-changing call made, no other write" if n_exp == 1
+            else f"all {n_exp} expected state-changing calls made, no other write")
+    reason = (made + (", response complete" if resp is not None and case.response_must_include else "")
               if ok else problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     parts["problems"] = problems
     return MetricResult("outcome_from_calls", 1.0 if ok else 0.0, reason, parts, ok)
