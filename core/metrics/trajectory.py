@@ -407,7 +407,8 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
     else:  # pragma: no cover - lookup_mode only yields known modes
         raise MetricInputError(f"unknown trajectory mode {mode!r}")
     if ok:
-        reason = f"{neutral} match: {len(kept_calls)} calls against {n_exp} expected"
+        n = len(kept_calls)
+        reason = f"{neutral} match: {n} call{'' if n == 1 else 's'} against {n_exp} expected"
     else:
         bits = []
         if missing:
