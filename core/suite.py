@@ -727,9 +727,10 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
 
 
 def _rate(events: int, n: int, confidence: float) -> Estimate | None:
-    """A rate with its Wilson interval; with zero events the interval's upper bound is the
-    rule-of-three 3/n (DESIGN.md "Intervals") when that is tighter... reported as method
-    ``rule_of_three`` with hi = min(1, 3/n)."""
+    """A rate with its Wilson interval (DESIGN.md "Intervals"). With zero events in n the
+    upper bound is the rule-of-three 3/n (method ``rule_of_three``, hi = min(1, 3/n)); with
+    events in all n runs (zero of the other outcome: no failures in a success rate) the
+    lower bound is 1 - 3/n."""
     if n == 0:
         return None
     from .metrics.reliability import rule_of_three, wilson_interval
@@ -737,6 +738,8 @@ def _rate(events: int, n: int, confidence: float) -> Estimate | None:
     lo, hi = wilson_interval(events, n, confidence)
     if events == 0:
         return Estimate(0.0, 0.0, _r(min(1.0, rule_of_three(n))), "rule_of_three", n)
+    if events == n:  # zero of the other outcome: the same bound from the other side
+        return Estimate(1.0, _r(max(0.0, 1.0 - rule_of_three(n))), 1.0, "rule_of_three", n)
     return Estimate(_r(events / n), _r(lo), _r(hi), "wilson", n)
 
 

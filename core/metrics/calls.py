@@ -201,6 +201,8 @@ def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
     - precision = matched / counted, where every predicted call counts except an unmatched
       call of a tool in ``case.optional_calls``; with no counted calls precision is 1.0 when
       nothing was expected, else 0.0;
+    - a call whose arguments did not parse (``args`` None or not an object) never matches
+      an expected call but still counts as a predicted call;
     - recall = matched / len(expected), 1.0 when nothing was expected;
     - F1 = 2PR/(P+R), 0.0 when P + R = 0. ``score`` is F1; ``passed`` is None (threshold it).
 

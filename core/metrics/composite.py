@@ -151,9 +151,11 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
 
     A component that is not applicable is left out and the remaining weights are
     renormalised to sum to 1 (trajcheck policy; ``parts["effective_weights"]`` shows them).
-    With no applicable weighted component the score is None. Any critical violation of
-    ``case.forbidden_sequences`` or of ``case.forbidden_calls`` (each pattern treated as a
-    critical "never allowed" rule) makes the score 0.0; warnings are listed in
+    With no applicable weighted component the score is None. The weighted sum is rounded
+    to 12 decimals, so a score that is exactly the threshold in exact arithmetic (e.g.
+    0.5*0.75 + 0.25 + 0.15*0.5 + 0.1 = 0.80) reaches it despite float rounding.
+    Any critical violation of ``case.forbidden_sequences`` or of ``case.forbidden_calls``
+    (each pattern treated as a critical "never allowed" rule) makes the score 0.0; warnings are listed in
     ``parts["forbidden"]`` and do not change the score.
 
     Returns:
@@ -203,12 +205,15 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     eff_w = {k: (w[k] / total_w if k in applicable else 0.0) for k in COMPONENTS}
     raw: float | None = None
     if applicable:
-        raw = min(1.0, max(0.0, sum(eff_w[k] * float(values[k] or 0.0) for k in applicable)))
+        # rounded to 12 decimals: float noise in the weights (0.15, 0.1, renormalised
+        # weights) must not put a score that is exactly the threshold below it
+        raw = min(1.0, max(0.0, round(math.fsum(eff_w[k] * float(values[k] or 0.0)
+                                                for k in applicable), 12)))
 
     parts: dict[str, Any] = dict(values)
     parts.update({"weights": w, "effective_weights": eff_w, "threshold": thr,
                   "outcome_source": source, "actual_steps": count_steps(traj),
-                  "step_unit": "steps with tool calls", "details": details,
+                  "step_unit": "agent turns", "details": details,
                   "forbidden": {k: forb.parts[k] for k in ("critical", "warning", "violations")},
                   "raw_score": raw})
     warn = forb.parts["warning"]

@@ -177,29 +177,16 @@ def false_success_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]], *,
 
 
 def longest_retry_run(traj: Trajectory) -> int:
-    """The longest run of same-tool calls right after a failed call (the retries).
+    """The longest run of same-tool calls after a failed call (the retries), 0 if none failed.
 
-    For each failed call of tool T (``matching.is_failed``), count the calls that follow it
-    consecutively in ``traj.tool_calls()`` order and are also calls of T, stopping after
-    the first one that succeeds. A failed call followed by a different tool has 0 retries.
-    Returns the maximum over failed calls (0 when nothing failed).
+    DESIGN.md: "A retry is a later call of the same tool after a call whose result was an
+    error"; so for each failed call of tool T the run counts the later calls of T up to and
+    including the first that succeeds, whatever other tools are called in between. This is
+    ``sequences.error_recovery``'s ``longest_retry_run``, the one definition trajcheck has.
     """
-    from ..matching import is_failed
+    from .sequences import error_recovery
 
-    pairs = traj.pairs()
-    best = 0
-    for i, (c, r) in enumerate(pairs):
-        if not is_failed(r):
-            continue
-        n = 0
-        for c2, r2 in pairs[i + 1:]:
-            if c2.name != c.name:
-                break
-            n += 1
-            if not is_failed(r2):
-                break
-        best = max(best, n)
-    return best
+    return int(error_recovery(traj).parts["longest_retry_run"])
 
 
 def max_retries_exceeded(runs: Trajectory | Iterable[RecoveryRun | tuple[Trajectory, bool]], *,
