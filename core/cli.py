@@ -262,7 +262,8 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
 
     from .errors import TrajcheckError
     from .report import fmt, fmt_p
-    from .suite import Scorecard, compare_scorecards
+    from .scorecard import Scorecard
+    from .suite import compare_scorecards
 
     con = Console()
     try:

@@ -34,6 +34,9 @@ judge      ``ctx.judge(rubric, expected, predicted)`` is truthy (spec ``"rubric"
            ``"fallback"`` as for ``semantic``, used when no judge is configured).
 ========== ==================================================================================
 
+``bfcl`` (BFCL possible-answer parity: the Berkeley Function Calling Leaderboard's AST rules)
+is registered too, but defined in :mod:`trajcheck.bfcl` and imported on first use of the name.
+
 A ``match`` entry for an argument with no expected value (DESIGN.md: ``title: semantic`` with
 no ``title`` in ``args``) is checked by :meth:`Matcher.check_unexpected`: the predicted value
 must be present and non-empty, and for ``semantic``/``judge`` relevant to the case input
@@ -45,11 +48,12 @@ with ``""`` accept it.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -705,146 +709,6 @@ def _accepts_three(fn: Callable[..., Any]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# BFCL mode (Berkeley Function Calling Leaderboard AST rules, bfcl-eval 2026.3.23)
-
-_BFCL_TYPES: dict[str, type] = {
-    "string": str, "integer": int, "float": float, "boolean": bool,
-    "array": list, "tuple": list, "dict": dict, "any": str,
-}
-_BFCL_STRIP = re.compile(r"[ ,./\-_*^]")
-
-
-def bfcl_standardize(s: str) -> str:
-    """BFCL's string normalisation: drop spaces and ``,./-_*^``, lowercase, ``'`` -> ``"``."""
-    return _BFCL_STRIP.sub("", s).lower().replace("'", '"')
-
-
-def _bfcl_std(v: Any) -> Any:
-    return bfcl_standardize(v) if type(v) is str else v
-
-
-def _bfcl_answer_type(options: Sequence[Any]) -> type | None:
-    for o in options:
-        if not (type(o) is str and o == ""):
-            return type(o)
-    return None
-
-
-def _bfcl_in(v: Any, options: Sequence[Any]) -> bool:
-    # BFCL compares with Python ``in`` (==), where 1 == 1.0 == True; kept for parity.
-    try:
-        return any(v == o for o in options)
-    except Exception:
-        return False
-
-
-@dataclass(frozen=True, repr=False)
-class BfclMatcher(Matcher):
-    """One BFCL parameter: the expected value is BFCL's list of acceptable values.
-
-    Rules (research/realdata.md §3, from BFCL's AST checker): the value's Python type must
-    equal the declared type (``bool`` is never ``int``; an ``int`` is accepted for a
-    ``float`` and converted; ``tuple`` accepts a list; ``any`` means ``str``), except that a
-    value of the acceptable answers' own type is accepted when that differs from the
-    declared type (BFCL's "variable" escape, then compared by ``in``). Arrays check their
-    items' types one level deep. Strings, list items and one-level dict values are compared
-    after :func:`bfcl_standardize`; lists in order; dict keys must be a subset of the
-    answer's keys and missing keys need ``""``; lists of dicts position by position; other
-    values by ``in``. ``""`` means the parameter may be omitted unless ``required`` (the
-    function doc's ``required`` wins). ``in_doc`` False (a parameter the doc lacks) never
-    matches when present. This is parity mode, not trajcheck's own policy: e.g. it uses
-    Python ``==`` inside ``in``.
-    """
-
-    param_type: str | None = None
-    item_type: str | None = None
-    required: bool = False
-    in_doc: bool = True
-    name = "bfcl"
-
-    def __post_init__(self) -> None:
-        for t in (self.param_type, self.item_type):
-            if t is not None and t not in _BFCL_TYPES:
-                raise MatcherError(f"bfcl matcher: unknown BFCL type {t!r}; known: "
-                                   f"{', '.join(_BFCL_TYPES)}")
-
-    def allows_missing(self, expected: Any) -> bool:
-        if self.required or not isinstance(expected, (list, tuple)):
-            return False
-        return any(type(o) is str and o == "" for o in expected)
-
-    def _type_ok(self, v: Any, options: Any, declared: type,
-                 item: type | None) -> tuple[bool, bool]:
-        """(valid, is_variable) per BFCL's type rule."""
-        ans = _bfcl_answer_type(options)
-        is_var = ans is not None and ans is not declared
-        seq: Any = v
-        if type(v) is declared:
-            if item is None:
-                return True, is_var
-            for o in options:
-                if type(o) is not list:
-                    return True, is_var  # BFCL: a non-list answer (e.g. "") passes the item check
-                if all(self._type_ok(x, o, item, None)[0] for x in seq):
-                    return True, is_var
-        if ans is not None and type(v) is ans:
-            return True, True
-        return False, is_var
-
-    def _dict_ok(self, v: Mapping[str, Any], options: Sequence[Any]) -> bool:
-        for o in options:
-            if type(o) is str and o == "":
-                continue
-            if not isinstance(o, Mapping):
-                continue
-            if any(k not in o for k in v):
-                continue
-            if not all(_bfcl_in(_bfcl_std(x), [_bfcl_std(a) for a in o[k]]) for k, x in v.items()):
-                continue
-            if any(k not in v and "" not in vals for k, vals in o.items()):
-                continue
-            return True
-        return False
-
-    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
-        if predicted is MISSING:
-            return self.allows_missing(expected)
-        if not isinstance(expected, (list, tuple)):
-            raise MatcherError(f"bfcl matcher: expected value must be the list of acceptable "
-                               f"values, got {expected!r}")
-        if not self.in_doc or self.param_type is None:
-            return False
-        declared = _BFCL_TYPES[self.param_type]
-        item = _BFCL_TYPES[self.item_type] if (
-            self.item_type is not None and self.param_type in ("array", "tuple")) else None
-        v = predicted
-        if self.param_type == "tuple" and type(v) is tuple:
-            v = list(v)
-        if self.param_type == "float" and type(v) is int:
-            v = float(v)
-        ok, is_var = self._type_ok(v, expected, declared, item)
-        if not ok:
-            return False
-        if not is_var:
-            if declared is dict:
-                return self._dict_ok(v, expected)
-            if declared is list and item is dict:
-                for o in expected:
-                    seq = o if isinstance(o, (list, tuple)) else []
-                    if len(seq) == len(v) and all(self._dict_ok(d, [a]) for d, a in zip(v, seq)):
-                        return True
-                return False
-            if declared is str:
-                return bfcl_standardize(v) in [bfcl_standardize(o) for o in expected if type(o) is str]
-            if declared is list:
-                sv = [_bfcl_std(x) for x in v]
-                opts = [[_bfcl_std(x) for x in o] if isinstance(o, (list, tuple, str)) else o
-                        for o in expected]
-                return _bfcl_in(sv, opts)
-        return _bfcl_in(v, expected)
-
-
-# ---------------------------------------------------------------------------------------
 # registry
 
 _EXACT = ExactMatcher()
@@ -891,14 +755,29 @@ _FACTORIES: dict[str, Callable[..., Matcher]] = {
     "ignore": _noparam(IgnoreMatcher),
     "semantic": SemanticMatcher,
     "judge": JudgeMatcher,
-    "bfcl": BfclMatcher,
 }
 _DEFAULT_INSTANCES: dict[str, Matcher] = {}
 
+# Matchers defined in their own module, imported on first use of the name so that
+# ``import trajcheck.matchers`` does not load them: name -> (module in this package, factory).
+_LAZY_FACTORIES: dict[str, tuple[str, str]] = {
+    "bfcl": ("bfcl", "BfclMatcher"),  # BFCL possible-answer parity (trajcheck.bfcl)
+}
+# Names that used to be defined here, now in their own module (still importable from here).
+_MOVED: dict[str, str] = {"BfclMatcher": "bfcl", "bfcl_standardize": "bfcl"}
+
+
+def __getattr__(name: str) -> Any:
+    """Names moved to ``trajcheck.bfcl``, resolved from there on first access (so old
+    imports keep working); any other name raises AttributeError."""
+    if name in _MOVED:
+        return getattr(importlib.import_module(f".{_MOVED[name]}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def known_matchers() -> list[str]:
-    """Sorted names of every registered matcher."""
-    return sorted(_FACTORIES)
+    """Sorted names of every registered matcher (including those loaded on first use)."""
+    return sorted(set(_FACTORIES) | set(_LAZY_FACTORIES))
 
 
 def register_matcher(name: str, factory: Callable[..., Any]) -> None:
@@ -917,12 +796,24 @@ def register_matcher(name: str, factory: Callable[..., Any]) -> None:
     _SINGLETONS.pop(name, None)
 
 
+def _load_lazy(name: str) -> Callable[..., Any]:
+    """Import and register the factory of a name in ``_LAZY_FACTORIES`` (called when ``name``
+    is not in ``_FACTORIES``, so a ``register_matcher`` of the same name wins). Raises
+    MatcherError for an unknown name, listing the known ones."""
+    lazy = _LAZY_FACTORIES.get(name)
+    if lazy is None:
+        raise MatcherError(
+            f"unknown matcher {name!r}; known matchers: {', '.join(known_matchers())}") from None
+    module, attr = lazy
+    factory: Callable[..., Any] = getattr(importlib.import_module(f".{module}", __package__), attr)
+    return _FACTORIES.setdefault(name, factory)
+
+
 def _build(name: str, params: dict[str, Any]) -> Matcher:
     try:
         factory = _FACTORIES[name]
     except KeyError:
-        raise MatcherError(
-            f"unknown matcher {name!r}; known matchers: {', '.join(known_matchers())}") from None
+        factory = _load_lazy(name)
     try:
         m = factory(**params)
     except (MatcherError, SchemaError):

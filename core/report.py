@@ -1,6 +1,6 @@
 """Scorecard reports: terminal (rich), Markdown (for a PR comment), JSON and HTML.
 
-Every renderer reads a ``suite.Scorecard`` and shows the same rounded figures the JSON
+Every renderer reads a ``scorecard.Scorecard`` and shows the same rounded figures the JSON
 holds (4 decimals; rates in the terminal and Markdown as given, never re-computed).
 ``to_html`` lives in ``report_html`` (single offline file, inline SVG).
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from .suite import Estimate, RunResult, Scorecard
+    from .scorecard import Estimate, RunResult, Scorecard
 
 FAILING_SHOWN = 10  # failing runs listed in the terminal and in the Markdown
 PROBLEMS_SHOWN = 10  # problems listed in the terminal and in the Markdown

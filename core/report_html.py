@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .report import COMPOSITE_GATE, failing_runs, failing_title, fmt, fmt_ci, headline_rows
-from .suite import Scorecard
+from .scorecard import Scorecard
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1100px;color:#1d2430;line-height:1.4}

@@ -23,472 +23,51 @@ fraction-of-a-cent per-run cost is not rounded to 0), and a scorecard's JSON rou
 exactly (``Scorecard.load(p).to_dict() == json.load(p)``). The JSON layout is fixed by
 ``trajcheck/schemas/scorecard.schema.json`` (``SCHEMA_VERSION``).
 
+The data model (``Scorecard``, ``SuiteMetrics``, ``RunResult``, ``CaseResult``,
+``Estimate``, ``RecordedReward``, ``Disagreement``), its JSON form and the schema check
+(``validate_scorecard_json``) live in ``trajcheck.scorecard``; they are re-exported here
+so ``from trajcheck.suite import Scorecard`` keeps working. This module holds the scoring.
+
 Definitions follow ../shared/DESIGN.md ("Semantics", "Policies"); each policy this
 module applies is documented in the function that applies it.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import MetricInputError, TrajcheckError
+from .errors import MetricInputError
 from .model import Case, Trajectory
+from .scorecard import (  # re-exported: the data model's old home
+    AGREEMENT_CELLS,
+    COST_DIGITS,
+    DIGITS,
+    SCHEMA_VERSION,
+    CaseResult,
+    Disagreement,
+    Estimate,
+    RecordedReward,
+    RunResult,
+    Scorecard,
+    SuiteMetrics,
+    _r,
+    _usd,
+    fmt_num,
+    scorecard_schema,
+    validate_scorecard_json,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .matchers import MatchContext
     from .metrics.result import MetricResult
 
-SCHEMA_VERSION = "1"
-DIGITS = 4
-COST_DIGITS = 8
 DEFAULT_SEED = 0
 DEFAULT_BOOTSTRAP = 2000
 SUCCESS_TOL = 1e-6  # a recorded reward counts as success when within this of 1 (tau-bench rule)
-
-
-def _r(x: float | None, digits: int = DIGITS) -> float | None:
-    """Round a figure for reporting (None and non-finite values pass through as None).
-
-    Policy: a figure that is not zero never reports as 0 -- one that would round to 0 at
-    ``digits`` decimals keeps ``digits`` significant digits instead (2.3456e-9 -> 2.346e-09).
-    """
-    if x is None:
-        return None
-    x = float(x)
-    if not math.isfinite(x):
-        return None
-    r = round(x, digits)
-    if r == 0 and x != 0:
-        return float(f"{x:.{digits}g}")
-    return r
-
-
-def _usd(x: float | None) -> float | None:
-    """Round a US-dollar amount for reporting (``COST_DIGITS`` decimals; None passes through)."""
-    return _r(x, COST_DIGITS)
-
-
-def fmt_num(x: float | None) -> str:
-    """A reported number as short text (None -> "n/a")."""
-    return "n/a" if x is None else f"{x:g}"
-
-
-def _kmap_to_json(m: Mapping[int, Any]) -> dict[str, Any]:
-    return {str(k): (list(v) if isinstance(v, tuple) else v) for k, v in sorted(m.items())}
-
-
-def _kmap_from_json(m: Mapping[str, Any] | None, *, pair: bool = False) -> dict[int, Any]:
-    out: dict[int, Any] = {}
-    for k, v in (m or {}).items():
-        out[int(k)] = (tuple(v) if (pair and v is not None) else v)
-    return out
-
-
-# --------------------------------------------------------------------------- data model
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A reported figure with its interval.
-
-    ``value`` in the metric's units (a rate in [0, 1] for rates); ``lo``/``hi`` the
-    interval bounds or None when no interval applies; ``method`` one of ``"wilson"``,
-    ``"rule_of_three"`` (zero events: upper bound 3/n), ``"bootstrap"`` (seeded
-    percentile bootstrap over tasks) or None; ``n`` the denominator (runs or tasks).
-    """
-
-    value: float | None
-    lo: float | None = None
-    hi: float | None = None
-    method: str | None = None
-    n: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: all five keys, None as null."""
-        return {"value": self.value, "lo": self.lo, "hi": self.hi, "method": self.method,
-                "n": self.n}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> Estimate | None:
-        """Inverse of ``to_dict`` (None stays None)."""
-        if d is None:
-            return None
-        return cls(d.get("value"), d.get("lo"), d.get("hi"), d.get("method"), d.get("n"))
-
-
-def _est_json(e: Estimate | None) -> dict[str, Any] | None:
-    return None if e is None else e.to_dict()
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Everything trajcheck measured on one run (one trajectory of one case).
-
-    ``success`` is trajcheck's own outcome (see ``score_run``), ``outcome_reason`` says
-    why; ``failure_reason`` is one line naming the first thing that went wrong (None for a
-    success). ``precision``/``recall``/``f1`` come from ``metrics.calls.tool_call_prf``;
-    ``composite`` from ``metrics.composite.score_trajectory``. ``steps`` (agent turns),
-    ``n_calls``, ``tokens``, ``cost_usd`` (US dollars) and ``latency_ms`` (milliseconds) are
-    ``metrics.efficiency.run_stats``' figures (None where the source has no figure).
-    ``route`` is the route the run took (``run_route``), ``expected_route`` the case's. ``recorded_reward`` is the source's own reward
-    (tau-bench), ``fault_run`` whether faults were injected, ``false_success`` whether the
-    final response claimed an action that did not happen (None unless a fault run).
-    ``expected_tools``/``called_tools`` list tool names; ``matched`` the (expected, called)
-    tool-name pairs of the maximum matching. ``metrics`` holds every metric's
-    ``MetricResult.to_dict()`` by name; ``transcript`` the steps of a failing run for the
-    HTML report (contents cut at 2,000 characters), else None. ``forbidden_checked``: whether
-    the case defines ``forbidden_calls`` or ``forbidden_sequences`` (None in scorecards
-    written before this field existed). ``gate_failed`` (property): the task succeeded but
-    the composite score is below its threshold (``composite_passed`` False).
-    """
-
-    run_id: str
-    case_id: str
-    trial: int | None
-    success: bool
-    outcome_reason: str
-    failure_reason: str | None = None
-    precision: float | None = None
-    recall: float | None = None
-    f1: float | None = None
-    composite: float | None = None
-    composite_passed: bool | None = None
-    steps: int = 0
-    n_calls: int = 0
-    tokens: int | None = None
-    cost_usd: float | None = None
-    latency_ms: float | None = None
-    route: Any = None
-    expected_route: Any = None
-    recorded_reward: float | None = None
-    fault_run: bool = False
-    false_success: bool | None = None
-    expected_tools: tuple[str, ...] = ()
-    called_tools: tuple[str, ...] = ()
-    matched: tuple[tuple[str, str], ...] = ()
-    metrics: dict[str, Any] = field(default_factory=dict)
-    transcript: tuple[dict[str, Any], ...] | None = None
-    forbidden_checked: bool | None = None
-
-    @property
-    def gate_failed(self) -> bool:
-        """True when the task succeeded but the run fails the composite gate (DESIGN: e.g. a
-        critical forbidden-sequence violation makes the composite 0). pass^k stays on task
-        success; reports list such runs next to the failed ones, marked "composite gate"."""
-        return self.success and self.composite_passed is False
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (see the schema's ``run`` definition)."""
-        return {
-            "run_id": self.run_id, "case_id": self.case_id, "trial": self.trial,
-            "success": self.success, "outcome_reason": self.outcome_reason,
-            "failure_reason": self.failure_reason, "precision": self.precision,
-            "recall": self.recall, "f1": self.f1, "composite": self.composite,
-            "composite_passed": self.composite_passed, "steps": self.steps,
-            "n_calls": self.n_calls, "tokens": self.tokens, "cost_usd": self.cost_usd,
-            "latency_ms": self.latency_ms, "route": self.route,
-            "expected_route": self.expected_route, "recorded_reward": self.recorded_reward,
-            "fault_run": self.fault_run, "false_success": self.false_success,
-            "expected_tools": list(self.expected_tools), "called_tools": list(self.called_tools),
-            "matched": [list(p) for p in self.matched], "metrics": copy.deepcopy(self.metrics),
-            "transcript": None if self.transcript is None else list(self.transcript),
-            "forbidden_checked": self.forbidden_checked,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> RunResult:
-        """Inverse of ``to_dict``."""
-        return cls(
-            run_id=d["run_id"], case_id=d["case_id"], trial=d.get("trial"),
-            success=bool(d["success"]), outcome_reason=d.get("outcome_reason", ""),
-            failure_reason=d.get("failure_reason"), precision=d.get("precision"),
-            recall=d.get("recall"), f1=d.get("f1"), composite=d.get("composite"),
-            composite_passed=d.get("composite_passed"), steps=d.get("steps", 0),
-            n_calls=d.get("n_calls", 0), tokens=d.get("tokens"), cost_usd=d.get("cost_usd"),
-            latency_ms=d.get("latency_ms"), route=d.get("route"),
-            expected_route=d.get("expected_route"), recorded_reward=d.get("recorded_reward"),
-            fault_run=bool(d.get("fault_run", False)), false_success=d.get("false_success"),
-            expected_tools=tuple(d.get("expected_tools") or ()),
-            called_tools=tuple(d.get("called_tools") or ()),
-            matched=tuple((a, b) for a, b in d.get("matched") or ()),
-            metrics=dict(d.get("metrics") or {}),
-            transcript=None if d.get("transcript") is None else tuple(d["transcript"]),
-            forbidden_checked=d.get("forbidden_checked"),
-        )
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """Per-case aggregate: ``trials`` runs, ``successes`` of them successful (own outcome),
-    ``recorded_successes`` by the source's reward (None when it records none),
-    ``mean_f1`` over the case's runs, ``run_ids`` in trial order."""
-
-    case_id: str
-    trials: int
-    successes: int
-    mean_f1: float | None = None
-    recorded_successes: int | None = None
-    run_ids: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"case_id": self.case_id, "trials": self.trials, "successes": self.successes,
-                "mean_f1": self.mean_f1, "recorded_successes": self.recorded_successes,
-                "run_ids": list(self.run_ids)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> CaseResult:
-        """Inverse of ``to_dict``."""
-        return cls(d["case_id"], d["trials"], d["successes"], d.get("mean_f1"),
-                   d.get("recorded_successes"), tuple(d.get("run_ids") or ()))
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """One run where trajcheck's outcome and the recorded reward differ, with our reason."""
-
-    run_id: str
-    case_id: str
-    trial: int | None
-    ours: bool
-    recorded: bool
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"run_id": self.run_id, "case_id": self.case_id, "trial": self.trial,
-                "ours": self.ours, "recorded": self.recorded, "reason": self.reason}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Disagreement:
-        """Inverse of ``to_dict``."""
-        return cls(d["run_id"], d["case_id"], d.get("trial"), bool(d["ours"]),
-                   bool(d["recorded"]), d.get("reason", ""))
-
-
-AGREEMENT_CELLS = ("ours_pass_recorded_pass", "ours_pass_recorded_fail",
-                   "ours_fail_recorded_pass", "ours_fail_recorded_fail")
-
-
-@dataclass(frozen=True)
-class RecordedReward:
-    """The source's own reward, summarised the same way as ours.
-
-    ``pass_hat_k`` {k: value} over the runs that carry a reward (success = reward within
-    1e-6 of 1, tau-bench's rule), ``pass_hat_k_ci`` {k: (lo, hi)} seeded bootstrap over
-    tasks; ``mean`` the mean reward; ``matrix`` the 2x2 agreement counts keyed by
-    ``AGREEMENT_CELLS``; ``agree`` = diagonal, ``n`` = runs compared; ``disagreements``
-    every off-diagonal run with trajcheck's reason.
-    """
-
-    n: int
-    mean: float | None
-    pass_hat_k: dict[int, float]
-    pass_hat_k_ci: dict[int, tuple[float, float] | None]
-    matrix: dict[str, int]
-    agree: int
-    disagreements: tuple[Disagreement, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (k keys become strings)."""
-        return {"n": self.n, "mean": self.mean, "pass_hat_k": _kmap_to_json(self.pass_hat_k),
-                "pass_hat_k_ci": _kmap_to_json(self.pass_hat_k_ci),
-                "agreement": {"matrix": dict(self.matrix), "agree": self.agree, "n": self.n,
-                              "rate": _r(self.agree / self.n) if self.n else None},
-                "disagreements": [x.to_dict() for x in self.disagreements]}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> RecordedReward | None:
-        """Inverse of ``to_dict``."""
-        if d is None:
-            return None
-        ag = d.get("agreement") or {}
-        return cls(n=d["n"], mean=d.get("mean"), pass_hat_k=_kmap_from_json(d.get("pass_hat_k")),
-                   pass_hat_k_ci=_kmap_from_json(d.get("pass_hat_k_ci"), pair=True),
-                   matrix=dict(ag.get("matrix") or {}), agree=ag.get("agree", 0),
-                   disagreements=tuple(Disagreement.from_dict(x)
-                                       for x in d.get("disagreements") or ()))
-
-
-@dataclass(frozen=True)
-class SuiteMetrics:
-    """Suite-level figures (see the module docstring for their definitions).
-
-    ``pass_hat_k``/``pass_at_k`` map k -> value for k = 1..min trials per case, with
-    ``*_ci`` k -> (lo, hi) (seeded percentile bootstrap over tasks). Rates are Estimates
-    with Wilson intervals (rule of three when no event was seen). ``efficiency`` and
-    ``routing`` are the JSON-ready blocks built by ``_efficiency`` (over successful runs;
-    cost per successful task over all runs) and ``_routing`` (None when no case carries an
-    ``expected_route``). ``tool_confusion`` = {"labels": [...], "matrix": [[...]]}: rows are
-    expected tools plus "(none)" for extra calls, columns called tools plus "(none)" for
-    missed expected calls. ``composite_pass_rate``: share of runs whose composite score
-    passes its threshold (over runs with a composite score; Wilson). ``forbidden_rate`` is
-    None when no case defines forbidden calls or forbidden sequences (a rate of 0 would be
-    vacuous).
-    """
-
-    n_runs: int
-    n_cases: int
-    n_successes: int
-    task_success_rate: Estimate
-    pass_hat_k: dict[int, float] = field(default_factory=dict)
-    pass_hat_k_ci: dict[int, tuple[float, float] | None] = field(default_factory=dict)
-    pass_at_k: dict[int, float] = field(default_factory=dict)
-    pass_at_k_ci: dict[int, tuple[float, float] | None] = field(default_factory=dict)
-    mean_f1: Estimate | None = None
-    mean_composite: Estimate | None = None
-    forbidden_rate: Estimate | None = None
-    duplicate_rate: Estimate | None = None
-    false_success_rate: Estimate | None = None
-    n_fault_runs: int = 0
-    efficiency: dict[str, Any] | None = None
-    routing: dict[str, Any] | None = None
-    tool_confusion: dict[str, Any] = field(default_factory=dict)
-    composite_pass_rate: Estimate | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (k keys become strings)."""
-        return {
-            "n_runs": self.n_runs, "n_cases": self.n_cases, "n_successes": self.n_successes,
-            "task_success_rate": self.task_success_rate.to_dict(),
-            "pass_hat_k": _kmap_to_json(self.pass_hat_k),
-            "pass_hat_k_ci": _kmap_to_json(self.pass_hat_k_ci),
-            "pass_at_k": _kmap_to_json(self.pass_at_k),
-            "pass_at_k_ci": _kmap_to_json(self.pass_at_k_ci),
-            "mean_f1": _est_json(self.mean_f1), "mean_composite": _est_json(self.mean_composite),
-            "composite_pass_rate": _est_json(self.composite_pass_rate),
-            "forbidden_rate": _est_json(self.forbidden_rate),
-            "duplicate_rate": _est_json(self.duplicate_rate),
-            "false_success_rate": _est_json(self.false_success_rate),
-            "n_fault_runs": self.n_fault_runs, "efficiency": copy.deepcopy(self.efficiency),
-            "routing": copy.deepcopy(self.routing),
-            "tool_confusion": copy.deepcopy(self.tool_confusion),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SuiteMetrics:
-        """Inverse of ``to_dict``."""
-        tsr = Estimate.from_dict(d["task_success_rate"])
-        if tsr is None:
-            raise TrajcheckError("scorecard: suite.task_success_rate is null")
-        return cls(
-            n_runs=d["n_runs"], n_cases=d["n_cases"], n_successes=d["n_successes"],
-            task_success_rate=tsr,
-            pass_hat_k=_kmap_from_json(d.get("pass_hat_k")),
-            pass_hat_k_ci=_kmap_from_json(d.get("pass_hat_k_ci"), pair=True),
-            pass_at_k=_kmap_from_json(d.get("pass_at_k")),
-            pass_at_k_ci=_kmap_from_json(d.get("pass_at_k_ci"), pair=True),
-            mean_f1=Estimate.from_dict(d.get("mean_f1")),
-            mean_composite=Estimate.from_dict(d.get("mean_composite")),
-            composite_pass_rate=Estimate.from_dict(d.get("composite_pass_rate")),
-            forbidden_rate=Estimate.from_dict(d.get("forbidden_rate")),
-            duplicate_rate=Estimate.from_dict(d.get("duplicate_rate")),
-            false_success_rate=Estimate.from_dict(d.get("false_success_rate")),
-            n_fault_runs=d.get("n_fault_runs", 0), efficiency=d.get("efficiency"),
-            routing=d.get("routing"), tool_confusion=dict(d.get("tool_confusion") or {}),
-        )
-
-
-@dataclass(frozen=True)
-class Scorecard:
-    """The result of scoring a suite: ``suite`` figures, ``cases``, ``runs``, the source's
-    ``recorded_reward`` (None when it records none), ``problems`` (unknown case ids, cases
-    without traces, reader problems), and ``meta`` (source, seed, trajcheck version).
-
-    ``to_dict``/``from_dict``/``to_json``/``load`` round-trip; the JSON form is described
-    by ``trajcheck/schemas/scorecard.schema.json`` (``validate_scorecard_json``).
-    """
-
-    suite: SuiteMetrics
-    cases: tuple[CaseResult, ...] = ()
-    runs: tuple[RunResult, ...] = ()
-    recorded_reward: RecordedReward | None = None
-    problems: tuple[str, ...] = ()
-    meta: dict[str, Any] = field(default_factory=dict)
-    schema_version: str = SCHEMA_VERSION
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (see ``trajcheck/schemas/scorecard.schema.json``)."""
-        return {
-            "schema_version": self.schema_version,
-            "meta": copy.deepcopy(self.meta),
-            "suite": self.suite.to_dict(),
-            "recorded_reward": None if self.recorded_reward is None else self.recorded_reward.to_dict(),
-            "cases": [c.to_dict() for c in self.cases],
-            "runs": [r.to_dict() for r in self.runs],
-            "problems": list(self.problems),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Scorecard:
-        """Inverse of ``to_dict``; raises ``TrajcheckError`` when ``d`` is not a scorecard."""
-        if not isinstance(d, Mapping) or "suite" not in d or "runs" not in d:
-            raise TrajcheckError("not a trajcheck scorecard (expected keys 'suite' and 'runs')")
-        try:
-            return cls(
-                suite=SuiteMetrics.from_dict(d["suite"]),
-                cases=tuple(CaseResult.from_dict(c) for c in d.get("cases") or ()),
-                runs=tuple(RunResult.from_dict(r) for r in d.get("runs") or ()),
-                recorded_reward=RecordedReward.from_dict(d.get("recorded_reward")),
-                problems=tuple(d.get("problems") or ()),
-                meta=dict(d.get("meta") or {}),
-                schema_version=str(d.get("schema_version", SCHEMA_VERSION)),
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise TrajcheckError(f"malformed scorecard: {e!r}") from e
-
-    def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
-        """The JSON text; also written to ``path`` when given."""
-        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
-        if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
-        return text
-
-    @classmethod
-    def load(cls, path: str | Path) -> Scorecard:
-        """Read a scorecard JSON file; raises ``TrajcheckError`` naming the file when unreadable."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise TrajcheckError(f"{path}: cannot read scorecard JSON ({e})") from e
-        try:
-            return cls.from_dict(data)
-        except TrajcheckError as e:
-            raise TrajcheckError(f"{path}: {e}") from e
-
-    def run(self, run_id: str) -> RunResult:
-        """The run with this id; raises ``KeyError`` when absent."""
-        for r in self.runs:
-            if r.run_id == run_id:
-                return r
-        raise KeyError(run_id)
-
-
-def scorecard_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of ``Scorecard.to_dict()``, shipped in the package."""
-    p = Path(__file__).parent / "schemas" / "scorecard.schema.json"
-    return json.loads(p.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
-
-
-def validate_scorecard_json(data: Mapping[str, Any]) -> None:
-    """Validate a scorecard dict against the schema; raises ``SchemaError`` naming the path."""
-    import jsonschema
-
-    from .errors import SchemaError
-
-    v = jsonschema.Draft202012Validator(scorecard_schema())
-    errs = sorted(v.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errs:
-        # inside a oneOf (null or object) name the object's own fault, not the whole value
-        e = jsonschema.exceptions.best_match([errs[0]])
-        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
-        raise SchemaError(f"scorecard JSON invalid at {where}: {e.message}")
 
 
 # --------------------------------------------------------------------------- scoring
@@ -1293,3 +872,42 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
                                   _r(bci.estimate), _r(bci.lo), _r(bci.hi)))
     return Comparison(n_cases=len(shared), deltas=tuple(deltas), only_a=only_a, only_b=only_b,
                       meta={"seed": seed, "n_bootstrap": n_boot, "confidence": confidence})
+
+
+__all__ = [
+    # scoring (this module)
+    "DEFAULT_BOOTSTRAP",
+    "DEFAULT_SEED",
+    "NONE_LABEL",
+    "PROBLEMS_SHOWN",
+    "ROUTE_NONE",
+    "ROUTE_SOURCE",
+    "SUCCESS_TOL",
+    "TRANSCRIPT_CHARS",
+    "Comparison",
+    "KTooLargeError",
+    "MetricDelta",
+    "compare_scorecards",
+    "evaluate",
+    "problem_lines",
+    "run_outcome",
+    "run_route",
+    "score_run",
+    "score_runs",
+    "transcript",
+    # the data model, re-exported from trajcheck.scorecard
+    "AGREEMENT_CELLS",
+    "COST_DIGITS",
+    "DIGITS",
+    "SCHEMA_VERSION",
+    "CaseResult",
+    "Disagreement",
+    "Estimate",
+    "RecordedReward",
+    "RunResult",
+    "Scorecard",
+    "SuiteMetrics",
+    "fmt_num",
+    "scorecard_schema",
+    "validate_scorecard_json",
+]

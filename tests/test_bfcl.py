@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from trajcheck.bfcl import bfcl_expected_calls, bfcl_valid
 from trajcheck.errors import MatcherError
 from trajcheck.matchers import get_matcher
-from trajcheck.metrics.calls import bfcl_expected_calls, bfcl_valid
 
 DATA = Path(__file__).parent / "data" / "bfcl"
 
@@ -88,3 +90,21 @@ def test_bfcl_required_wins_over_empty_string_and_unknown_type():
     assert e.match["s"]["required"] is True
     with pytest.raises(MatcherError, match="unknown BFCL type"):
         get_matcher({"type": "bfcl", "param_type": "String"})
+
+
+def test_bfcl_loads_on_first_use_and_old_names_still_import():
+    # trajcheck.bfcl is not loaded by importing the matchers; get_matcher("bfcl") loads it,
+    # and the names that used to live in matchers / metrics.calls resolve to the same objects.
+    code = (
+        "import sys, trajcheck, trajcheck.matchers as m, trajcheck.metrics.calls as c\n"
+        "print('trajcheck.bfcl' in sys.modules, 'bfcl' in m.known_matchers())\n"
+        "x = m.get_matcher({'type': 'bfcl', 'param_type': 'integer'})\n"
+        "import trajcheck.bfcl as b\n"
+        "print('trajcheck.bfcl' in sys.modules, type(x) is b.BfclMatcher, x([1, 2], 2))\n"
+        "print(m.BfclMatcher is b.BfclMatcher, m.bfcl_standardize is b.bfcl_standardize,\n"
+        "      c.bfcl_valid is b.bfcl_valid, c.bfcl_expected_calls is b.bfcl_expected_calls,\n"
+        "      c.bfcl_predicted_calls is b.bfcl_predicted_calls)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "True", "True", "True"] + ["True"] * 5

@@ -8,7 +8,7 @@ from rich.console import Console
 from test_suite import small_suite
 
 from trajcheck.report import fmt, fmt_est, render_terminal, to_markdown
-from trajcheck.suite import Estimate
+from trajcheck.scorecard import Estimate
 
 
 def test_fmt():

@@ -11,14 +11,8 @@ import pytest
 
 from trajcheck.errors import MetricInputError, TrajcheckError
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
-from trajcheck.suite import (
-    AGREEMENT_CELLS,
-    Scorecard,
-    compare_scorecards,
-    evaluate,
-    score_runs,
-    validate_scorecard_json,
-)
+from trajcheck.scorecard import AGREEMENT_CELLS, Scorecard, validate_scorecard_json
+from trajcheck.suite import compare_scorecards, evaluate, score_runs
 
 DATA = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -378,8 +372,19 @@ def test_k_error_names_the_largest_k_asked():
         small_suite(ks=[0])
 
 
+def test_data_model_names_still_import_from_suite():
+    # the data model moved to trajcheck.scorecard; trajcheck.suite re-exports the same objects
+    import trajcheck.scorecard as sc_mod
+    import trajcheck.suite as suite_mod
+
+    moved = list(sc_mod.__all__)
+    assert "Scorecard" in moved and "validate_scorecard_json" in moved and len(moved) == 14
+    assert all(getattr(suite_mod, n) is getattr(sc_mod, n) for n in moved)
+    assert set(moved) <= set(suite_mod.__all__)
+
+
 def test_reported_figures_never_round_a_nonzero_to_zero():
-    from trajcheck.suite import _r
+    from trajcheck.scorecard import _r
 
     assert _r(2.3456789e-9) == 2.346e-09 and _r(0.00004) == 4e-05 and _r(-3e-7) == -3e-07
     assert _r(0.0) == 0.0 and _r(0.12344) == 0.1234 and _r(None) is None and _r(float("nan")) is None

@@ -539,99 +539,24 @@ def argument_provenance(traj: Trajectory, case: Case,
                         passed=not ungrounded)
 
 
-# ---------------------------------------------------------------------------------------
-# BFCL mode (Berkeley Function Calling Leaderboard AST checker parity)
+# BFCL mode moved to trajcheck.bfcl (imports this module, so it is loaded on first access).
+_MOVED_TO_BFCL = frozenset({"bfcl_expected_calls", "bfcl_predicted_calls", "bfcl_valid"})
 
 
-def bfcl_expected_calls(ground_truth: Sequence[Mapping[str, Any]],
-                        functions: Sequence[Mapping[str, Any]]) -> tuple[ExpectedCall, ...]:
-    """ExpectedCalls for one BFCL entry, each argument a ``bfcl`` (one_of-style) matcher.
+def __getattr__(name: str) -> Any:
+    """Names moved to ``trajcheck.bfcl``, resolved from there on first access (so old
+    imports keep working); any other name raises AttributeError."""
+    if name in _MOVED_TO_BFCL:
+        from .. import bfcl
 
-    ``ground_truth``: BFCL's possible answer, a list of ``{func_name: {param: [acceptable
-    values...]}}``; ``functions``: the entry's function docs ``{name, parameters: {type:
-    "dict", properties, required}}``. Each expected call uses ``exact_keys`` (BFCL rejects a
-    parameter that is not in the possible answer), per-parameter
-    :class:`trajcheck.matchers.BfclMatcher` with the doc's declared type, ``required`` from
-    the doc (so ``""`` cannot waive a doc-required parameter), and a doc-required parameter
-    missing from the possible answer becomes an argument that nothing satisfies (BFCL:
-    required but unexpected). Source: research/realdata.md §3 and BFCL's ast_checker.py.
-    Raises MetricInputError for malformed entries.
-    """
-    docs: dict[str, Mapping[str, Any]] = {}
-    for f in functions:
-        if isinstance(f, Mapping) and isinstance(f.get("name"), str):
-            docs.setdefault(f["name"], f)
-    out: list[ExpectedCall] = []
-    for k, g in enumerate(ground_truth):
-        if not isinstance(g, Mapping) or len(g) != 1:
-            raise MetricInputError(f"BFCL ground truth {k} must be a one-key object, got {g!r}")
-        (fname, params), = g.items()
-        if not isinstance(params, Mapping):
-            raise MetricInputError(f"BFCL ground truth {k} ({fname}): parameters must be an object")
-        doc = docs.get(fname, {})
-        schema = doc.get("parameters") or {}
-        props = schema.get("properties") or {}
-        required = set(schema.get("required") or ())
-
-        def spec(p: str, props: Mapping[str, Any] = props,
-                 required: set[str] = required) -> dict[str, Any]:
-            d = props.get(p) or {}
-            item = (d.get("items") or {}).get("type") if d.get("type") in ("array", "tuple") else None
-            return {"type": "bfcl", "param_type": d.get("type"), "item_type": item,
-                    "required": p in required, "in_doc": p in props}
-
-        args: dict[str, Any] = {}
-        match: dict[str, Any] = {}
-        for p, opts in params.items():
-            if not isinstance(opts, list):
-                raise MetricInputError(f"BFCL ground truth {k} ({fname}): {p!r} must list "
-                                       "acceptable values")
-            args[p] = opts
-            match[p] = spec(p)
-        for p in sorted(required - set(params)):
-            args[p] = []
-            match[p] = spec(p)
-        out.append(ExpectedCall(name=fname, args=args, match=match, args_mode="exact_keys"))
-    return tuple(out)
-
-
-def bfcl_predicted_calls(output: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
-    """BFCL model output ``[{func_name: {param: value}}]`` as ToolCalls (a non-object
-    parameter set becomes ``args=None``, i.e. unparsed)."""
-    calls: list[ToolCall] = []
-    for k, item in enumerate(output):
-        if not isinstance(item, Mapping) or len(item) != 1:
-            raise MetricInputError(f"BFCL output {k} must be a one-key object, got {item!r}")
-        (name, args), = item.items()
-        calls.append(ToolCall(name=str(name), args=dict(args) if isinstance(args, Mapping) else None,
-                              args_parse_error=None if isinstance(args, Mapping) else "not an object"))
-    return calls
-
-
-def bfcl_valid(output: Sequence[Mapping[str, Any]], ground_truth: Sequence[Mapping[str, Any]],
-               functions: Sequence[Mapping[str, Any]]) -> bool:
-    """trajcheck's verdict on one BFCL AST entry: the calls match the possible answers
-    one-to-one with none extra (the ``unordered`` trajectory mode, maximum matching).
-
-    For BFCL's non-parallel categories (one expected call) this is "exactly one call and it
-    matches"; for parallel ones it is BFCL's "same count, every answer matched" but with a
-    maximum matching where BFCL pairs greedily (so trajcheck accepts e.g. parallel_178).
-    """
-    exp = bfcl_expected_calls(ground_truth, functions)
-    pred = bfcl_predicted_calls(output)
-    if len(pred) != len(exp):
-        return False
-    m = match_kept(pred, frozenset(), exp, args_mode=None, default_mode=None, ctx=MatchContext())
-    return m.tp == len(exp)
+        return getattr(bfcl, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "PRFResult",
     "argument_accuracy",
     "argument_provenance",
-    "bfcl_expected_calls",
-    "bfcl_predicted_calls",
-    "bfcl_valid",
     "call_correctness",
     "default_is_id_arg",
     "schema_errors",

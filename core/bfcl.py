@@ -1,0 +1,264 @@
+"""BFCL possible-answer compatibility (Berkeley Function Calling Leaderboard, AST checker).
+
+Parity mode, not trajcheck's own policy: these rules reproduce BFCL's AST checker
+(bfcl-eval 2026.3.23; research/realdata.md §3) so trajcheck's verdicts can be compared with
+BFCL's on its own data (tests/test_bfcl.py).
+
+- ``BfclMatcher`` -- the ``bfcl`` per-argument matcher (``get_matcher("bfcl")`` or a spec
+  ``{"type": "bfcl", "param_type": ..., ...}``). The registry in ``trajcheck.matchers``
+  imports this module on first use of the name, so ``import trajcheck`` does not load it.
+- ``bfcl_standardize`` -- BFCL's string normalisation.
+- ``bfcl_expected_calls`` / ``bfcl_predicted_calls`` -- a BFCL entry's possible answer and
+  a model's output as ``ExpectedCall``s / ``ToolCall``s.
+- ``bfcl_valid`` -- trajcheck's verdict on one BFCL AST entry.
+
+Before this module existed, ``BfclMatcher``/``bfcl_standardize`` lived in
+``trajcheck.matchers`` and ``bfcl_expected_calls``/``bfcl_predicted_calls``/``bfcl_valid``
+in ``trajcheck.metrics.calls``; both still resolve those names (on first access).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MatcherError, MetricInputError
+from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher
+from .metrics.calls import match_kept
+from .model import ExpectedCall, ToolCall
+
+# ---------------------------------------------------------------------------------------
+# the bfcl matcher (BFCL AST rules, bfcl-eval 2026.3.23)
+
+_BFCL_TYPES: dict[str, type] = {
+    "string": str, "integer": int, "float": float, "boolean": bool,
+    "array": list, "tuple": list, "dict": dict, "any": str,
+}
+_BFCL_STRIP = re.compile(r"[ ,./\-_*^]")
+
+
+def bfcl_standardize(s: str) -> str:
+    """BFCL's string normalisation: drop spaces and ``,./-_*^``, lowercase, ``'`` -> ``"``."""
+    return _BFCL_STRIP.sub("", s).lower().replace("'", '"')
+
+
+def _bfcl_std(v: Any) -> Any:
+    return bfcl_standardize(v) if type(v) is str else v
+
+
+def _bfcl_answer_type(options: Sequence[Any]) -> type | None:
+    for o in options:
+        if not (type(o) is str and o == ""):
+            return type(o)
+    return None
+
+
+def _bfcl_in(v: Any, options: Sequence[Any]) -> bool:
+    # BFCL compares with Python ``in`` (==), where 1 == 1.0 == True; kept for parity.
+    try:
+        return any(v == o for o in options)
+    except Exception:
+        return False
+
+
+@dataclass(frozen=True, repr=False)
+class BfclMatcher(Matcher):
+    """One BFCL parameter: the expected value is BFCL's list of acceptable values.
+
+    Rules (research/realdata.md §3, from BFCL's AST checker): the value's Python type must
+    equal the declared type (``bool`` is never ``int``; an ``int`` is accepted for a
+    ``float`` and converted; ``tuple`` accepts a list; ``any`` means ``str``), except that a
+    value of the acceptable answers' own type is accepted when that differs from the
+    declared type (BFCL's "variable" escape, then compared by ``in``). Arrays check their
+    items' types one level deep. Strings, list items and one-level dict values are compared
+    after :func:`bfcl_standardize`; lists in order; dict keys must be a subset of the
+    answer's keys and missing keys need ``""``; lists of dicts position by position; other
+    values by ``in``. ``""`` means the parameter may be omitted unless ``required`` (the
+    function doc's ``required`` wins). ``in_doc`` False (a parameter the doc lacks) never
+    matches when present. This is parity mode, not trajcheck's own policy: e.g. it uses
+    Python ``==`` inside ``in``.
+    """
+
+    param_type: str | None = None
+    item_type: str | None = None
+    required: bool = False
+    in_doc: bool = True
+    name = "bfcl"
+
+    def __post_init__(self) -> None:
+        for t in (self.param_type, self.item_type):
+            if t is not None and t not in _BFCL_TYPES:
+                raise MatcherError(f"bfcl matcher: unknown BFCL type {t!r}; known: "
+                                   f"{', '.join(_BFCL_TYPES)}")
+
+    def allows_missing(self, expected: Any) -> bool:
+        if self.required or not isinstance(expected, (list, tuple)):
+            return False
+        return any(type(o) is str and o == "" for o in expected)
+
+    def _type_ok(self, v: Any, options: Any, declared: type,
+                 item: type | None) -> tuple[bool, bool]:
+        """(valid, is_variable) per BFCL's type rule."""
+        ans = _bfcl_answer_type(options)
+        is_var = ans is not None and ans is not declared
+        seq: Any = v
+        if type(v) is declared:
+            if item is None:
+                return True, is_var
+            for o in options:
+                if type(o) is not list:
+                    return True, is_var  # BFCL: a non-list answer (e.g. "") passes the item check
+                if all(self._type_ok(x, o, item, None)[0] for x in seq):
+                    return True, is_var
+        if ans is not None and type(v) is ans:
+            return True, True
+        return False, is_var
+
+    def _dict_ok(self, v: Mapping[str, Any], options: Sequence[Any]) -> bool:
+        for o in options:
+            if type(o) is str and o == "":
+                continue
+            if not isinstance(o, Mapping):
+                continue
+            if any(k not in o for k in v):
+                continue
+            if not all(_bfcl_in(_bfcl_std(x), [_bfcl_std(a) for a in o[k]]) for k, x in v.items()):
+                continue
+            if any(k not in v and "" not in vals for k, vals in o.items()):
+                continue
+            return True
+        return False
+
+    def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
+        if predicted is MISSING:
+            return self.allows_missing(expected)
+        if not isinstance(expected, (list, tuple)):
+            raise MatcherError(f"bfcl matcher: expected value must be the list of acceptable "
+                               f"values, got {expected!r}")
+        if not self.in_doc or self.param_type is None:
+            return False
+        declared = _BFCL_TYPES[self.param_type]
+        item = _BFCL_TYPES[self.item_type] if (
+            self.item_type is not None and self.param_type in ("array", "tuple")) else None
+        v = predicted
+        if self.param_type == "tuple" and type(v) is tuple:
+            v = list(v)
+        if self.param_type == "float" and type(v) is int:
+            v = float(v)
+        ok, is_var = self._type_ok(v, expected, declared, item)
+        if not ok:
+            return False
+        if not is_var:
+            if declared is dict:
+                return self._dict_ok(v, expected)
+            if declared is list and item is dict:
+                for o in expected:
+                    seq = o if isinstance(o, (list, tuple)) else []
+                    if len(seq) == len(v) and all(self._dict_ok(d, [a]) for d, a in zip(v, seq)):
+                        return True
+                return False
+            if declared is str:
+                return bfcl_standardize(v) in [bfcl_standardize(o) for o in expected if type(o) is str]
+            if declared is list:
+                sv = [_bfcl_std(x) for x in v]
+                opts = [[_bfcl_std(x) for x in o] if isinstance(o, (list, tuple, str)) else o
+                        for o in expected]
+                return _bfcl_in(sv, opts)
+        return _bfcl_in(v, expected)
+
+
+# ---------------------------------------------------------------------------------------
+# BFCL entries as expected / predicted calls, and the verdict on one entry
+
+
+def bfcl_expected_calls(ground_truth: Sequence[Mapping[str, Any]],
+                        functions: Sequence[Mapping[str, Any]]) -> tuple[ExpectedCall, ...]:
+    """ExpectedCalls for one BFCL entry, each argument a ``bfcl`` (one_of-style) matcher.
+
+    ``ground_truth``: BFCL's possible answer, a list of ``{func_name: {param: [acceptable
+    values...]}}``; ``functions``: the entry's function docs ``{name, parameters: {type:
+    "dict", properties, required}}``. Each expected call uses ``exact_keys`` (BFCL rejects a
+    parameter that is not in the possible answer), per-parameter
+    :class:`BfclMatcher` with the doc's declared type, ``required`` from
+    the doc (so ``""`` cannot waive a doc-required parameter), and a doc-required parameter
+    missing from the possible answer becomes an argument that nothing satisfies (BFCL:
+    required but unexpected). Source: research/realdata.md §3 and BFCL's ast_checker.py.
+    Raises MetricInputError for malformed entries.
+    """
+    docs: dict[str, Mapping[str, Any]] = {}
+    for f in functions:
+        if isinstance(f, Mapping) and isinstance(f.get("name"), str):
+            docs.setdefault(f["name"], f)
+    out: list[ExpectedCall] = []
+    for k, g in enumerate(ground_truth):
+        if not isinstance(g, Mapping) or len(g) != 1:
+            raise MetricInputError(f"BFCL ground truth {k} must be a one-key object, got {g!r}")
+        (fname, params), = g.items()
+        if not isinstance(params, Mapping):
+            raise MetricInputError(f"BFCL ground truth {k} ({fname}): parameters must be an object")
+        doc = docs.get(fname, {})
+        schema = doc.get("parameters") or {}
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or ())
+
+        def spec(p: str, props: Mapping[str, Any] = props,
+                 required: set[str] = required) -> dict[str, Any]:
+            d = props.get(p) or {}
+            item = (d.get("items") or {}).get("type") if d.get("type") in ("array", "tuple") else None
+            return {"type": "bfcl", "param_type": d.get("type"), "item_type": item,
+                    "required": p in required, "in_doc": p in props}
+
+        args: dict[str, Any] = {}
+        match: dict[str, Any] = {}
+        for p, opts in params.items():
+            if not isinstance(opts, list):
+                raise MetricInputError(f"BFCL ground truth {k} ({fname}): {p!r} must list "
+                                       "acceptable values")
+            args[p] = opts
+            match[p] = spec(p)
+        for p in sorted(required - set(params)):
+            args[p] = []
+            match[p] = spec(p)
+        out.append(ExpectedCall(name=fname, args=args, match=match, args_mode="exact_keys"))
+    return tuple(out)
+
+
+def bfcl_predicted_calls(output: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
+    """BFCL model output ``[{func_name: {param: value}}]`` as ToolCalls (a non-object
+    parameter set becomes ``args=None``, i.e. unparsed)."""
+    calls: list[ToolCall] = []
+    for k, item in enumerate(output):
+        if not isinstance(item, Mapping) or len(item) != 1:
+            raise MetricInputError(f"BFCL output {k} must be a one-key object, got {item!r}")
+        (name, args), = item.items()
+        calls.append(ToolCall(name=str(name), args=dict(args) if isinstance(args, Mapping) else None,
+                              args_parse_error=None if isinstance(args, Mapping) else "not an object"))
+    return calls
+
+
+def bfcl_valid(output: Sequence[Mapping[str, Any]], ground_truth: Sequence[Mapping[str, Any]],
+               functions: Sequence[Mapping[str, Any]]) -> bool:
+    """trajcheck's verdict on one BFCL AST entry: the calls match the possible answers
+    one-to-one with none extra (the ``unordered`` trajectory mode, maximum matching).
+
+    For BFCL's non-parallel categories (one expected call) this is "exactly one call and it
+    matches"; for parallel ones it is BFCL's "same count, every answer matched" but with a
+    maximum matching where BFCL pairs greedily (so trajcheck accepts e.g. parallel_178).
+    """
+    exp = bfcl_expected_calls(ground_truth, functions)
+    pred = bfcl_predicted_calls(output)
+    if len(pred) != len(exp):
+        return False
+    m = match_kept(pred, frozenset(), exp, args_mode=None, default_mode=None, ctx=MatchContext())
+    return m.tp == len(exp)
+
+
+__all__ = [
+    "BfclMatcher",
+    "bfcl_expected_calls",
+    "bfcl_predicted_calls",
+    "bfcl_standardize",
+    "bfcl_valid",
+]
