@@ -96,6 +96,15 @@ def _format_option(f: _F) -> _F:
                         help="Trace format of TRACES (auto-detected per record by default).")(f)
 
 
+def _error_pattern_option(f: _F) -> _F:
+    """``--error-pattern REGEX`` (shared by inspect and eval), passed as ``error_pattern``."""
+    return click.option("--error-pattern", "error_pattern", default=None, metavar="REGEX",
+                        help="Mark a tool result failed when the source gives no error flag "
+                             "(is_error unknown, e.g. OpenAI chat) and its output text matches "
+                             "REGEX (re.search, case-sensitive unless the pattern says (?i)). "
+                             "Never overrides a source's own error flag.")(f)
+
+
 def _report_options(f: _F) -> _F:
     """The scorecard options shared by eval and run: ``--k``, ``--json``, ``--html``,
     ``--md``, ``--fail-under``, ``--seed`` and ``--quiet``/``-q``."""
@@ -193,12 +202,13 @@ def _semantic_options(f: _F) -> _F:
               help="Dataset of cases (JSONL/JSON/YAML). Not needed for tau-bench result files, "
                    "which carry their own cases.")
 @_format_option
+@_error_pattern_option
 @_report_options
 @_semantic_options
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
                  trace_format: str, seed: int, quiet: bool, semantic: bool = False,
-                 semantic_threshold: float | None = None) -> None:
+                 semantic_threshold: float | None = None, error_pattern: str | None = None) -> None:
     """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
     Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
@@ -220,7 +230,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     try:
         from .traces import load
 
-        loaded = load(traces, format=trace_format)
+        loaded = load(traces, format=trace_format, error_pattern=error_pattern)
         cases = None
         if cases_path is not None:
             from .dataset import load_cases
@@ -246,11 +256,19 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 @click.argument("b_path", metavar="B.json", type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison JSON here.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the paired bootstrap.")
-def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -> None:
+@click.option("--unit", type=click.Choice(["run", "task"]), default=None,
+              help="Unit of the paired test of the task success rate. 'run': pairs trial i of A "
+                   "with trial i of B (treats trials as independent; needs equal trial counts). "
+                   "'task': one pair per case (mean over its trials) -- the conservative choice. "
+                   "Default: per run when every shared case has the same trial count in A and "
+                   "B, else per task.")
+def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
+                    unit: str | None = None) -> None:
     """Paired comparison of two scorecards (B - A) on the cases they share.
 
     Shows per-metric deltas with paired bootstrap intervals over cases and, for the task
-    success rate, the exact McNemar / sign test.
+    success rate, the exact McNemar / sign test, with the unit of that test (per run or per
+    task) next to its p-value.
 
     Exit codes: 0 when compared, 2 when a file is not a scorecard or the two share no case.
     """
@@ -269,17 +287,17 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
     try:
         a = Scorecard.load(a_path)
         b = Scorecard.load(b_path)
-        cmp = compare_scorecards(a, b, seed=seed)
+        cmp = compare_scorecards(a, b, seed=seed, unit=unit)
     except TrajcheckError as e:
         _fail(e)
     t = Table(title=f"B - A over {cmp.n_cases} shared cases (95% paired bootstrap)",
               title_justify="left")
-    for col in ("metric", "A", "B", "delta", "interval", "p"):
+    for col in ("metric", "A", "B", "delta", "interval", "p", "test unit"):
         t.add_column(col)
     for d in cmp.deltas:
         t.add_row(d.metric, fmt(d.a), fmt(d.b), fmt(d.delta),
                   f"[{fmt(d.lo)}, {fmt(d.hi)}]" if d.lo is not None else "",
-                  fmt_p(d.p_value))
+                  fmt_p(d.p_value), _unit_label(d.unit) if d.p_value is not None else "")
     con.print(t)
     for label, ids in (("only in A", cmp.only_a), ("only in B", cmp.only_b)):
         if ids:
@@ -289,11 +307,18 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int) -
         Console(stderr=True).print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
 
 
+def _unit_label(unit: str | None) -> str:
+    """How a paired test's unit is shown: 'per run' / 'per task'."""
+    return {"run": "per run", "task": "per task"}.get(unit or "", unit or "")
+
+
 @main.command("inspect")
 @click.argument("traces", type=click.Path(exists=False))
 @_format_option
+@_error_pattern_option
 @click.option("--max-problems", default=20, show_default=True, help="How many unreadable lines/records to list.")
-def inspect_cmd(traces: str, trace_format: str, max_problems: int) -> None:
+def inspect_cmd(traces: str, trace_format: str, max_problems: int,
+                error_pattern: str | None = None) -> None:
     """Show what was read from TRACES (a file or directory): runs, cases, steps, tool calls
     per tool, failed tool results, usage totals, recorded rewards, formats, and problems.
 
@@ -306,12 +331,13 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int) -> None:
     from rich.table import Table
 
     from .errors import TrajcheckError
+    from .metrics.efficiency import agent_steps
     from .model import Usage
     from .traces import load
 
     console = Console()
     try:
-        res = load(traces, format=trace_format)
+        res = load(traces, format=trace_format, error_pattern=error_pattern)
     except TrajcheckError as e:
         _fail(e)
 
@@ -321,6 +347,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int) -> None:
     per_tool: Counter[str] = Counter()
     errs: Counter[str] = Counter()
     n_steps = 0
+    n_turns = 0
     n_results = 0
     usage: Usage | None = None
     cost = 0.0
@@ -329,6 +356,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int) -> None:
                             if isinstance(t.metadata.get("reward"), (int, float))]
     for t in runs:
         n_steps += len(t.steps)
+        n_turns += agent_steps(t)
         for c in t.tool_calls():
             per_tool[c.name] += 1
         for r in t.tool_results():
@@ -349,7 +377,8 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int) -> None:
     summary.add_row("format(s) detected", ", ".join(f"{k} ({v})" for k, v in res.formats.items()) or "-")
     summary.add_row("runs", f"{len(runs):,}")
     summary.add_row("tasks / cases", f"{n_tasks:,}")
-    summary.add_row("steps", f"{n_steps:,}")
+    summary.add_row("steps (all kinds)", f"{n_steps:,}")
+    summary.add_row("agent turns", f"{n_turns:,}")
     summary.add_row("tool calls", f"{n_calls:,} across {len(per_tool)} tools")
     summary.add_row("tool results", f"{n_results:,} ({sum(errs.values()):,} failed)")
     if rewards:
@@ -467,11 +496,17 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
             srun = run_scenarios(scenarios, agent, umodel, seeds=range(trials), tools=tools,
                                  base_dir=Path(scenarios_path).parent, context=ctx,
                                  ks=ks, seed=seed, agent_name=agent_spec, out=out_path)
+            from .simulate import termination_label
+
+            succ = {c.case_id: c.successes for c in srun.scorecard.cases}
             for sid, info in srun.summary.items():
-                ends = ", ".join(f"{k} {v}" for k, v in sorted(info["termination"].items()))
+                # the termination is the simulated user's view; task success is trajcheck's
+                ends = ", ".join(f"{termination_label(k)} {v}"
+                                 for k, v in sorted(info["termination"].items()))
                 revs = "; ".join(f"{r['fact']} (seed {r['seed']}, user turn {r['turn']})"
                                  for r in info["unprompted_reveals"]) or "none"
                 err.print(f"scenario {sid}: {info['runs']} conversation(s): {ends}; "
+                          f"task success {succ.get(sid, 0)}/{info['runs']}; "
                           f"revealed without being asked: {revs}", highlight=False, soft_wrap=True)
         else:
             cases = load_cases(str(cases_path))

@@ -6,7 +6,10 @@ holds (4 decimals; rates in the terminal and Markdown as given, never re-compute
 
 Failing runs (``failing_runs``) are the runs whose task failed AND the runs whose task
 succeeded but that fail the composite gate (``RunResult.gate_failed``), each marked with
-its kind; pass^k stays on task success (DESIGN.md). The terminal and the Markdown list
+its kind; pass^k stays on task success (DESIGN.md). Runs that violate a precedence
+(ordering) rule are listed too (``flagged_runs``): a failing run gets its violations in a
+"rule violations" entry, a passing one is listed with kind "ordering". Every interval is
+shown with its method ("Wilson", "rule of three", "bootstrap over cases"). The terminal and the Markdown list
 the first ``FAILING_SHOWN`` of them (the terminal cuts each reason at ``REASON_CHARS``);
 the JSON and HTML reports hold all of them with full reasons.
 """
@@ -26,6 +29,9 @@ PROBLEMS_SHOWN = 10  # problems listed in the terminal and in the Markdown
 REASON_CHARS = 180  # a reason's length in the terminal (the files hold it whole)
 TASK_FAILED = "task failed"
 COMPOSITE_GATE = "composite gate"
+ORDERING = "ordering"  # kind of a run listed only for its ordering (precedence) violations
+METHOD_LABELS = {"wilson": "Wilson", "rule_of_three": "rule of three",
+                 "bootstrap": "bootstrap over cases"}
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -94,14 +100,77 @@ def failing_runs(sc: Scorecard) -> list[tuple[RunResult, str, str]]:
     return out
 
 
-def failing_title(sc: Scorecard, rows: Sequence[tuple[RunResult, str, str]]) -> str:
+def ordering_violations(r: RunResult) -> str:
+    """The run's violated precedence rules as text, ``"ordering: B before A; ..."``
+    (from ``metrics["ordering"]["parts"]["rules"]``, as ``metrics.sequences.ordering_accuracy``
+    wrote them), or ``""`` when the case has no precedence rule or every rule held."""
+    parts = (r.metrics.get("ordering") or {}).get("parts") or {}
+    bad = [x for x in parts.get("rules") or () if isinstance(x, dict) and x.get("status") == "violated"]
+    if not bad:
+        return ""
+    rules = "; ".join(f"{x.get('after')} without {x.get('before')} before it" for x in bad)
+    return f"{ORDERING}: {rules}"
+
+
+def flagged_runs(sc: Scorecard) -> list[tuple[RunResult, str, str, str]]:
+    """``failing_runs`` plus the runs that pass but violate a precedence rule, in run order,
+    as ``(run, kind, reason, rule_violations)``. A passing run with ordering violations (and
+    no failed composite gate) has kind ``"ordering"`` and its violations as reason;
+    ``rule_violations`` is ``ordering_violations(run)`` for every row ("" when none)."""
+    failing = {id(r): (k, why) for r, k, why in failing_runs(sc)}
+    out: list[tuple[RunResult, str, str, str]] = []
+    for r in sc.runs:
+        viol = ordering_violations(r)
+        if id(r) in failing:
+            k, why = failing[id(r)]
+            out.append((r, k, why, viol))
+        elif viol:
+            out.append((r, ORDERING, viol, viol))
+    return out
+
+
+def failing_title(sc: Scorecard, rows: Sequence[tuple[Any, ...]]) -> str:
     """``"failing runs (12 of 200)"``, plus ``": 10 task failed, 2 composite gate only"``
-    when some task successes fail the composite gate."""
-    n_task = sum(1 for _, k, _r in rows if k == TASK_FAILED)
-    head = f"failing runs ({len(rows)} of {len(sc.runs)})"
-    if n_task == len(rows):
-        return head
-    return f"{head}: {n_task} task failed, {len(rows) - n_task} composite gate only"
+    when some task successes fail the composite gate, plus ``"; 3 more flagged for
+    ordering"`` when ``rows`` (from ``flagged_runs``) hold passing runs with ordering
+    violations."""
+    n_task = sum(1 for row in rows if row[1] == TASK_FAILED)
+    n_order = sum(1 for row in rows if row[1] == ORDERING)
+    n_fail = len(rows) - n_order
+    head = f"failing runs ({n_fail} of {len(sc.runs)})"
+    if n_task != n_fail:
+        head = f"{head}: {n_task} task failed, {n_fail - n_task} composite gate only"
+    if n_order:
+        head += f"; {n_order} more flagged for ordering"
+    return head
+
+
+def method_label(e: Estimate | None) -> str:
+    """The interval method of ``e`` for display: "Wilson", "rule of three", "bootstrap over
+    cases" (DESIGN.md "Intervals"); "" when there is no interval."""
+    if e is None or e.value is None or e.lo is None or not e.method:
+        return ""
+    return METHOD_LABELS.get(e.method, e.method)
+
+
+def fmt_est_m(e: Estimate | None) -> str:
+    """``fmt_est`` followed by the interval method in parentheses, e.g.
+    ``"1 [0.976, 1] (rule of three)"``, so two intervals on one screen are labelled."""
+    m = method_label(e)
+    return fmt_est(e) + (f" ({m})" if m else "")
+
+
+def mean_ordering_accuracy(sc: Scorecard) -> tuple[float, int] | None:
+    """Mean of the runs' ``ordering_accuracy`` scores over the runs whose case has precedence
+    rules (each run weighs the same), with that number of runs; None when no run has one.
+    Rounded to 4 decimals like every reported figure."""
+    xs = [float(v) for r in sc.runs
+          if isinstance((v := (r.metrics.get("ordering") or {}).get("score")), (int, float))]
+    if not xs:
+        return None
+    import math
+
+    return round(math.fsum(xs) / len(xs), 4), len(xs)
 
 
 def fmt_est(e: Estimate | None) -> str:
@@ -120,27 +189,41 @@ def fmt_ci(ci: Any) -> str:
     return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
 
 
+def _m(e: Estimate | None) -> str:
+    m = method_label(e)
+    return f", {m}" if m else ""
+
+
 def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
-    """The suite's headline figures as (label, text) rows, shared by all renderers."""
+    """The suite's headline figures as (label, text) rows, shared by all renderers. Every
+    interval is followed by its method (``method_label``), and the mean ordering accuracy
+    is shown when some case has precedence rules."""
     s = sc.suite
     rows = [
         ("runs / cases", f"{s.n_runs} / {s.n_cases}"),
-        ("task success rate", f"{fmt_est(s.task_success_rate)} ({s.n_successes}/{s.n_runs})"),
-        ("mean tool-call F1", fmt_est(s.mean_f1)),
-        ("mean composite", fmt_est(s.mean_composite)),
+        ("task success rate", f"{fmt_est(s.task_success_rate)} ({s.n_successes}/{s.n_runs})"
+         + _m(s.task_success_rate)),
+        ("mean tool-call F1", fmt_est_m(s.mean_f1)),
+        ("mean composite", fmt_est_m(s.mean_composite)),
     ]
     cpr = s.composite_pass_rate
     if cpr is not None and cpr.value is not None:
         n_pass = sum(1 for r in sc.runs if r.composite_passed)
-        rows.append(("composite pass rate", f"{fmt_est(cpr)} ({n_pass}/{cpr.n})"))
+        rows.append(("composite pass rate", f"{fmt_est(cpr)} ({n_pass}/{cpr.n})" + _m(cpr)))
+    oa = mean_ordering_accuracy(sc)
+    if oa is not None:
+        n_viol = sum(1 for r in sc.runs if ordering_violations(r))
+        rows.append(("mean ordering accuracy", f"{fmt(oa[0])} over {plural(oa[1], 'run')} with "
+                                               f"precedence rules ({n_viol} with a violation)"))
     rows += [
-        ("runs with a forbidden call", fmt_est(s.forbidden_rate) if s.forbidden_rate is not None
+        ("runs with a forbidden call", fmt_est_m(s.forbidden_rate) if s.forbidden_rate is not None
          else "n/a (no case defines forbidden calls)"),
-        ("runs with a duplicate call", fmt_est(s.duplicate_rate)),
+        ("runs with a duplicate call", fmt_est_m(s.duplicate_rate)),
     ]
     if s.n_fault_runs:
         rows.append(("false-success rate (fault runs)",
-                     f"{fmt_est(s.false_success_rate)} over {plural(s.n_fault_runs, 'run')}"))
+                     f"{fmt_est(s.false_success_rate)} over {plural(s.n_fault_runs, 'run')}"
+                     + _m(s.false_success_rate)))
     eff = s.efficiency or {}
     n_ok = eff.get("n_success")
     for key, label in (("steps", "agent steps"), ("tool_calls", "tool calls"),
@@ -259,15 +342,17 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
                            "pass" if d.recorded else "fail", d.reason)
             con.print(dt)
 
-    failing = failing_runs(sc)
+    failing = flagged_runs(sc)
     if failing:
         ft = Table(title=failing_title(sc, failing), title_justify="left")
         ft.add_column("run", no_wrap=True)
         ft.add_column("why", no_wrap=True)
         ft.add_column("F1", justify="right")
         ft.add_column("reason", overflow="fold")
-        for r, kind, reason in failing[:max_failures]:
-            ft.add_row(r.run_id, kind, fmt(r.f1), cut(reason))
+        for r, kind, reason, viol in failing[:max_failures]:
+            why = kind if not viol or kind == ORDERING else f"{kind}, {ORDERING}"
+            text = reason if not viol or kind == ORDERING else f"{reason}; rule violations: {viol}"
+            ft.add_row(r.run_id, why, fmt(r.f1), cut(text))
         con.print(ft)
         if len(failing) > max_failures:
             con.print(_more_hint(len(failing) - max_failures, "failing run", full_reports),
@@ -317,15 +402,16 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
                     f"{'pass' if d.recorded else 'fail'} | {_md_cell(d.reason)} |"
                     for d in rr.disagreements]
             out.append("")
-    failing = failing_runs(sc)
+    failing = flagged_runs(sc)
     if failing:
         out += [f"<details><summary>{_md_cell(failing_title(sc, failing))}</summary>", "",
-                "| run | why | F1 | reason |", "| --- | --- | --- | --- |"]
-        out += [f"| {r.run_id} | {kind} | {fmt(r.f1)} | {_md_cell(reason)} |"
-                for r, kind, reason in failing[:max_failures]]
+                "| run | why | F1 | reason | rule violations |", "| --- | --- | --- | --- | --- |"]
+        out += [f"| {r.run_id} | {kind if not viol or kind == ORDERING else f'{kind}, {ORDERING}'} | "
+                f"{fmt(r.f1)} | {_md_cell(reason)} | {_md_cell(viol)} |"
+                for r, kind, reason, viol in failing[:max_failures]]
         if len(failing) > max_failures:
             out.append(f"| ... | | | {len(failing) - max_failures} more; the JSON and HTML "
-                       "reports list all |")
+                       "reports list all | |")
         out += ["", "</details>", ""]
     if sc.problems:
         out += [f"{plural(len(sc.problems), 'problem')}:", ""]

@@ -19,7 +19,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .report import COMPOSITE_GATE, failing_runs, failing_title, fmt, fmt_ci, headline_rows
+from .report import (
+    COMPOSITE_GATE,
+    ORDERING,
+    failing_title,
+    flagged_runs,
+    fmt,
+    fmt_ci,
+    headline_rows,
+)
 from .scorecard import Scorecard
 
 _CSS = """
@@ -237,10 +245,9 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
     for label, v in headline_rows(sc):
         cell = _e(v)
         if label == "task success rate" and v.startswith(tsv):
-            # the value alone carries an id (read back by tests); shown once, in this row
-            method = s.task_success_rate.method
-            cell = (f'<span id="task-success-value">{_e(tsv)}</span>{_e(v[len(tsv):])}'
-                    + (f' <span class="muted">({_e(method)} interval)</span>' if method else ""))
+            # the value alone carries an id (read back by tests); shown once, in this row;
+            # the interval method is in the row text (report.headline_rows)
+            cell = f'<span id="task-success-value">{_e(tsv)}</span>{_e(v[len(tsv):])}'
         h.append(f'<tr><th>{_e(label)}</th><td id="{ids.get(label, "row-" + _slug(label))}">{cell}</td></tr>')
     h.append("</table>")
 
@@ -347,33 +354,36 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
     if dists:
         h.append("<h2>Cost, latency and length</h2><div class=\"grid\">" + "".join(dists) + "</div>")
 
-    failing = failing_runs(sc)
-    h.append(f'<h2>Failing runs (<span id="n-failing">{len(failing)}</span>)</h2>')
-    if failing:
-        h.append(f'<p class="muted">{_e(failing_title(sc, failing))}; "composite gate": the task '
+    flagged = flagged_runs(sc)
+    n_failing = sum(1 for row in flagged if row[1] != ORDERING)
+    h.append(f'<h2>Failing runs (<span id="n-failing">{n_failing}</span>)</h2>')
+    if flagged:
+        h.append(f'<p class="muted">{_e(failing_title(sc, flagged))}; "composite gate": the task '
                  "succeeded but the composite score is below its threshold (pass^k counts task "
-                 "success only)</p>")
+                 "success only); \"ordering\": a precedence rule was violated</p>")
         h.append("<table><tr><th>run</th><th>case</th><th>why</th><th>F1</th><th>composite</th>"
-                 "<th>reason</th></tr>")
-        for r, kind, reason in failing:
-            cls = "failing-run gate" if kind == COMPOSITE_GATE else "failing-run"
+                 "<th>reason</th><th>rule violations</th></tr>")
+        for r, kind, reason, viol in flagged:
+            cls = ("failing-run gate" if kind == COMPOSITE_GATE else "flagged-run ordering"
+                   if kind == ORDERING else "failing-run")
+            why = kind if not viol or kind == ORDERING else f"{kind}, {ORDERING}"
             h.append(f'<tr class="{cls}"><td class="run"><a href="#run-{_slug(r.run_id)}">{_e(r.run_id)}</a></td>'
-                     f"<td>{_e(r.case_id)}</td><td class=\"kind\">{_e(kind)}</td>"
+                     f"<td>{_e(r.case_id)}</td><td class=\"kind\">{_e(why)}</td>"
                      f"<td class=\"num\">{fmt(r.f1)}</td>"
                      f"<td class=\"num\">{fmt(r.composite)}</td>"
-                     f"<td>{_e(reason)}</td></tr>")
+                     f"<td>{_e(reason)}</td><td class=\"violations\">{_e(viol)}</td></tr>")
         h.append("</table>")
-    h.append("<h2>Trajectories</h2>")
-    for r in sc.runs:
-        if r.transcript is None:
-            continue
+    shown = [r for r in sc.runs if r.transcript is not None]
+    if shown:  # no heading with nothing under it
+        h.append("<h2>Trajectories</h2>")
+    for r in shown:
         status = ('<span class="fail">fail</span>' if not r.success
                   else '<span class="pass">pass</span> <span class="fail">(composite gate failed)</span>'
                   if r.gate_failed else '<span class="pass">pass</span>')
         h.append(f'<section id="run-{_slug(r.run_id)}"><h3>run {_e(r.run_id)} (case {_e(r.case_id)}) '
-                 f"{status}</h3><p>{_e(r.outcome_reason)}</p><details><summary>{len(r.transcript)} steps"
+                 f"{status}</h3><p>{_e(r.outcome_reason)}</p><details><summary>{len(r.transcript or ())} steps"
                  "</summary>")
-        h.extend(_step_html(st) for st in r.transcript)
+        h.extend(_step_html(st) for st in r.transcript or ())
         h.append("</details></section>")
     if sc.problems:
         h.append(f"<h2>Problems ({len(sc.problems)})</h2><ul>")

@@ -219,6 +219,18 @@ def user_messages(scenario: Scenario, conversation: Sequence[Mapping[str, str]],
     return msgs
 
 
+# How a termination reason is shown: it is the simulated user's (or the loop's) view of the
+# conversation, not trajcheck's task outcome ("goal_met" means the user model said so).
+TERMINATION_LABELS = {"goal_met": "user said goal met", "gave_up": "user gave up",
+                      "max_turns": "hit max turns", "agent_error": "agent error",
+                      "user_error": "user model error"}
+
+
+def termination_label(reason: str) -> str:
+    """The display label of a termination reason (``TERMINATION_LABELS``; unknown -> itself)."""
+    return TERMINATION_LABELS.get(reason, reason)
+
+
 def _split_marker(text: str) -> tuple[str, str | None]:
     for marker, why in ((STOP_MARKER, "goal_met"), (GIVE_UP_MARKER, "gave_up")):
         if marker in text:
@@ -537,6 +549,8 @@ def unprompted_reveals(result: SimulationResult | Trajectory, scenario: Scenario
 __all__ = [
     "GIVE_UP_MARKER",
     "STOP_MARKER",
+    "TERMINATION_LABELS",
+    "termination_label",
     "HiddenFact",
     "Scenario",
     "ScenarioRun",

@@ -606,13 +606,8 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
     ph, phc, pa, pac = _kcurves(outcomes, kk, seed=seed, n_boot=n_boot, confidence=confidence)
     n = len(results)
     succ = sum(r.success for r in results)
+    # every rate through _rate (DESIGN.md "Intervals"): all-successes gets the rule of three
     tsr = _rate(succ, n, confidence)
-    if tsr is not None and succ == n:
-        # all succeeded: Wilson interval, plus the rule-of-three bound on the failure rate
-        from .metrics.reliability import wilson_interval
-
-        lo, hi = wilson_interval(succ, n, confidence)
-        tsr = Estimate(1.0, _r(lo), _r(hi), "wilson", n)
     f1s = {c: [r.f1 for r in rs if r.f1 is not None] for c, rs in by_case.items()}
     comps = {c: [r.composite for r in rs if r.composite is not None] for c, rs in by_case.items()}
 
@@ -767,7 +762,9 @@ class MetricDelta:
     ``delta`` = b - a with its paired percentile bootstrap interval over cases (``lo``,
     ``hi``; None when not computable), and ``p_value`` of the paired test where one applies
     (exact McNemar / sign test from ``metrics.reliability.paired_compare``), kept exact
-    (not rounded: a p of 2e-9 must not read as 0; reports print it as "<0.0001")."""
+    (not rounded: a p of 2e-9 must not read as 0; reports print it as "<0.0001"); ``unit``
+    the unit of that test, ``"run"`` (trial i of A paired with trial i of B) or ``"task"``
+    (one pair per case), None when there is no test."""
 
     metric: str
     a: float | None
@@ -777,11 +774,13 @@ class MetricDelta:
     hi: float | None = None
     p_value: float | None = None
     test: str | None = None
+    unit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"metric": self.metric, "a": self.a, "b": self.b, "delta": self.delta,
-                "lo": self.lo, "hi": self.hi, "p_value": self.p_value, "test": self.test}
+                "lo": self.lo, "hi": self.hi, "p_value": self.p_value, "test": self.test,
+                "unit": self.unit}
 
 
 @dataclass(frozen=True)
@@ -818,7 +817,8 @@ def _case_means(sc: Scorecard, attr: str) -> dict[str, float]:
 
 
 def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
-                       n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95) -> Comparison:
+                       n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
+                       unit: str | None = None) -> Comparison:
     """Paired comparison of two scorecards of the same suite ("did this change help?").
 
     Cases are paired by id; only cases present in both are compared (the others are
@@ -826,14 +826,22 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
 
     - ``task_success_rate``: ``metrics.reliability.paired_compare`` on per-case trial
       outcomes (mean per-case success rate difference, paired bootstrap over cases, exact
-      McNemar test per run when trials line up, else the sign test per case);
+      McNemar test per run when trials line up, else the sign test per case); ``unit``
+      ``"run"`` / ``"task"`` forces the test's unit (None: that default). Per-run pairs
+      treat a case's trials as independent; per task is the conservative choice. The unit
+      used is in the delta's ``unit``;
     - ``pass^k`` for k = 1..min trials on both sides: per-case pass^k differences, paired
       percentile bootstrap over cases (no test);
     - ``mean_f1``, ``mean_composite``: per-case mean differences, paired bootstrap over cases.
 
-    Raises ``MetricInputError`` when the scorecards share no case.
+    Raises ``MetricInputError`` when the scorecards share no case, when ``unit`` is not
+    None/"run"/"task", or when ``unit="run"`` and some shared case has different trial
+    counts in A and B.
     """
     from .metrics.reliability import bootstrap_ci, paired_compare, pass_hat_k
+
+    if unit not in (None, "run", "task"):
+        raise MetricInputError(f"unit must be 'run' or 'task', got {unit!r}")
 
     oa, ob = _case_outcomes(a), _case_outcomes(b)
     shared = [c for c in oa if c in ob]
@@ -844,13 +852,15 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
     ra: dict[Any, Any] = {c: oa[c] for c in shared}
     rb: dict[Any, Any] = {c: ob[c] for c in shared}
     deltas: list[MetricDelta] = []
-    pc = paired_compare(ra, rb, n_boot=n_boot, seed=seed, confidence=confidence)
+    pc = paired_compare(ra, rb, n_boot=n_boot, seed=seed, confidence=confidence,
+                        test_unit=unit or "auto")
     # paired_compare reports A - B; a comparison reads naturally as B - A ("after - before")
     deltas.append(MetricDelta("task_success_rate", _r(pc.mean_a), _r(pc.mean_b), _r(-pc.diff),
                               _r(-pc.hi), _r(-pc.lo),
                               None if pc.p_value is None else float(pc.p_value),
                               f"exact McNemar/sign test per {pc.test_unit} "
-                              f"({pc.a_only} A-only vs {pc.b_only} B-only successes)"))
+                              f"({pc.a_only} A-only vs {pc.b_only} B-only successes)",
+                              None if pc.p_value is None else pc.test_unit))
     kmax = min(len(v) for v in list(ra.values()) + list(rb.values()))
     for k in range(1, kmax + 1):
         da = {c: pass_hat_k({c: (len(ra[c]), sum(ra[c]))}, k) for c in shared}

@@ -217,6 +217,6 @@ def test_compare_prints_tiny_p_values_and_keeps_them_exact(tmp_path):
                                   "--json", str(tmp_path / "c.json")], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     row = next(line for line in r.stdout.splitlines() if "task_success_rate" in line)
-    assert row.rstrip(" │").endswith("<0.0001")
+    assert row.rstrip(" │").endswith("<0.0001 │ per run")  # the test's unit next to its p
     p = json.loads((tmp_path / "c.json").read_text())["deltas"][0]["p_value"]
     assert p == 2 * 0.5 ** 30

@@ -42,7 +42,9 @@ def test_run_drives_scenarios_with_the_scripted_user(tmp_path: Path) -> None:
     assert sc["meta"]["scenarios"] == {
         "sim_clarify_then_file": {"runs": 3, "termination": {"goal_met": 3}, "unprompted_reveals": []},
         "sim_update_after_asking": {"runs": 3, "termination": {"goal_met": 3}, "unprompted_reveals": []}}
-    assert "scenario sim_clarify_then_file: 3 conversation(s): goal_met 3" in out
+    # the termination is labelled as the simulated user's view, with task success beside it
+    assert ("scenario sim_clarify_then_file: 3 conversation(s): user said goal met 3; "
+            "task success 3/3;") in out
     runs = {(r["case_id"], r["trial"]): r for r in sc["runs"]}
     assert set(runs) == {(s, t) for s in ("sim_clarify_then_file", "sim_update_after_asking")
                          for t in range(3)}
@@ -68,6 +70,12 @@ def test_duplicate_agent_fails_the_scenario_final_state(tmp_path: Path) -> None:
     assert code == 0, out
     failed = {r["case_id"] for r in sc["runs"] if not r["success"]}
     assert failed == {"sim_clarify_then_file"}
+    # the simulated user is satisfied every time, the task failed every time: both are shown
+    assert sc["meta"]["scenarios"]["sim_clarify_then_file"]["termination"] == {"goal_met": 3}
+    assert ("sim_clarify_then_file: 3 conversation(s): user said goal met 3; "
+            "task success 0/3;") in out
+    assert "sim_update_after_asking: 3 conversation(s): user said goal met 3; task success 3/3;" in out
+    assert "goal_met" not in out
     for r in sc["runs"]:
         if not r["success"]:
             assert "unexpected added row in tickets" in r["failure_reason"]

@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -221,22 +222,125 @@ _READERS = {
 }
 
 
-def read(obj: Any, format: str = "auto") -> Trajectory:
+def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str] | None = None) -> Trajectory:
     """Read one source object in ``format`` (or the detected one) into a ``Trajectory``.
 
-    Raises ``TraceFormatError`` when ``format`` is unknown, when nothing is detected, or when
-    the object does not have the format's shape. Any unexpected ``TypeError`` /
-    ``ValueError`` / ``KeyError`` / ``AttributeError`` / ``IndexError`` / ``RecursionError``
-    inside a reader is re-raised as ``TraceFormatError`` naming the format, so callers only
-    ever see trajcheck errors for bad input.
+    Wrapper metadata: when ``obj`` is a mapping (e.g. a JSONL record ``{"messages": [...],
+    "metadata": {"case_id": "c1"}}``) carrying a ``metadata`` mapping and/or top-level
+    ``case_id`` / ``trial`` / ``run_id``, those are merged into ``Trajectory.metadata``; the
+    reader's own metadata values win on a clash (see ``with_wrapper_metadata``).
+
+    ``error_pattern`` (opt-in, a regex string or compiled pattern): for sources with no error
+    channel (OpenAI chat, DeepEval, RAGAS, OpenAI Responses function outputs, ...), a
+    ``ToolResult`` whose ``is_error`` is None and whose output text matches it gets
+    ``is_error=True`` (see ``apply_error_pattern``). It never overrides a source's own error
+    flag (``is_error`` True or False is kept as read).
+
+    Raises ``TraceFormatError`` when ``format`` is unknown, when nothing is detected, when
+    ``error_pattern`` is not a valid regex, or when the object does not have the format's
+    shape. Any unexpected ``TypeError`` / ``ValueError`` / ``KeyError`` / ``AttributeError`` /
+    ``IndexError`` / ``RecursionError`` inside a reader is re-raised as ``TraceFormatError``
+    naming the format, so callers only ever see trajcheck errors for bad input.
     """
     fmt = _norm_format(format)
+    pat = _compile_pattern(error_pattern)
     if fmt == "auto":
         det = detect(obj)
         if det is None:
             raise TraceFormatError(f"<input>: not a trace; expected {EXPECTED}")
         fmt = det
-    return _guarded(_READERS[fmt], obj, fmt)
+    t = _read_one(obj, fmt)
+    return apply_error_pattern(t, pat) if pat is not None else t
+
+
+def _read_one(obj: Any, fmt: str) -> Trajectory:
+    """One object through its format's reader, plus the wrapper's metadata."""
+    t = _guarded(_READERS[fmt], obj, fmt)
+    return with_wrapper_metadata(t, obj)
+
+
+_WRAPPER_KEYS = ("case_id", "trial", "run_id")
+# keys of a wrapper's ``metadata`` that a reader already consumes as trace content
+_CONSUMED = {"promptfoo": ("toolCalls",)}
+
+
+def with_wrapper_metadata(t: Trajectory, obj: Any) -> Trajectory:
+    """``t`` with the metadata of the source object ``obj`` merged in.
+
+    ``obj``: the source object ``t`` was read from. When it is a mapping (SDK objects are
+    dumped first), the items of its ``metadata`` mapping (if any) and its top-level
+    ``case_id`` / ``trial`` / ``run_id`` (if present and not None) are added to
+    ``t.metadata``; a key the reader already set keeps the reader's value (DESIGN.md
+    "Traces": the reader's own values win). Keys a format reads as trace content (promptfoo's
+    ``metadata.toolCalls``) are not copied. Returns ``t`` itself when nothing is added.
+    """
+    src = as_plain(obj)
+    if not isinstance(src, Mapping):
+        return t
+    extra: dict[str, Any] = {}
+    meta = src.get("metadata")
+    if isinstance(meta, Mapping):
+        skip = _CONSUMED.get(t.source_format or "", ())
+        extra.update({str(k): v for k, v in meta.items() if k not in skip})
+    for k in _WRAPPER_KEYS:
+        if src.get(k) is not None:
+            extra[k] = src[k]
+    own = t.metadata if isinstance(t.metadata, Mapping) else {}
+    add = {k: v for k, v in extra.items() if k not in own}
+    if not add:
+        return t
+    return replace(t, metadata={**add, **own})
+
+
+def _compile_pattern(p: str | re.Pattern[str] | None) -> re.Pattern[str] | None:
+    if p is None or isinstance(p, re.Pattern):
+        return p
+    try:
+        return re.compile(p)
+    except re.error as e:
+        raise TraceFormatError(f"error_pattern {p!r} is not a valid regular expression: {e}") from e
+
+
+def _output_text(out: Any) -> str | None:
+    if out is None:
+        return None
+    if isinstance(out, str):
+        return out
+    try:
+        return json.dumps(out, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(out)
+
+
+def apply_error_pattern(t: Trajectory, pattern: str | re.Pattern[str]) -> Trajectory:
+    """``t`` with tool results marked failed by a caller-supplied error convention.
+
+    ``pattern``: a regular expression (string or compiled). For each ``tool_result`` step
+    whose ``ToolResult.is_error`` is None (the source has no error channel) and whose output
+    text -- the string itself, or the compact JSON of a structured output -- matches it
+    (``re.search``, case-sensitive unless the pattern says otherwise, e.g. ``(?i)``), the
+    result gets ``is_error=True`` and, when it has no ``error`` text, ``error`` = the first
+    line of the output text. It never overrides a source's own error flag: a result with
+    ``is_error`` True or False is left as read. Opt-in (DESIGN.md "Recovery": an error
+    convention must be declared, never guessed). Raises ``TraceFormatError`` for an invalid
+    regex. Returns ``t`` itself when nothing changes.
+    """
+    pat = _compile_pattern(pattern)
+    if pat is None:
+        return t
+    steps = list(t.steps)
+    changed = False
+    for i, s in enumerate(steps):
+        r = s.tool_result
+        if r is None or r.is_error is not None:
+            continue
+        text = _output_text(r.output)
+        if text is None or pat.search(text) is None:
+            continue
+        first = text.strip().splitlines()[0] if text.strip() else text
+        steps[i] = replace(s, tool_result=replace(r, is_error=True, error=r.error or first))
+        changed = True
+    return replace(t, steps=tuple(steps)) if changed else t
 
 
 def _guarded(fn: Any, obj: Any, fmt: str) -> Any:
@@ -258,8 +362,11 @@ class _Acc:
     skipped: list[str] = field(default_factory=list)
     cases: dict[str, Case] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
+    error_pattern: re.Pattern[str] | None = None
 
     def add(self, t: Trajectory, fmt: str, where: str) -> None:
+        if self.error_pattern is not None:
+            t = apply_error_pattern(t, self.error_pattern)
         self.trajectories.append(t)
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
         for p in t.metadata.get("problems", ()) if isinstance(t.metadata, Mapping) else ():
@@ -363,7 +470,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
         else:
             for o, w in items:
                 try:
-                    t = _guarded(_READERS[f], o, f)
+                    t = _read_one(o, f)
                 except TraceFormatError as e:
                     if strict and len(units) == 1:
                         raise TraceFormatError(f"{label}: {e}") from e
@@ -436,7 +543,8 @@ def _raw_stream(text: str) -> list[Any]:
     return out if len(out) > 1 else []
 
 
-def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
+def load(path_or_obj: Any, format: str = "auto", *,
+         error_pattern: str | re.Pattern[str] | None = None) -> LoadResult:
     """Read traces from a file, a directory, or an in-memory object.
 
     ``path_or_obj``: a ``str`` / ``os.PathLike`` naming a ``.json`` file (one trace, or a list
@@ -446,6 +554,12 @@ def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
     files below it, sorted; a file that is not a trace is reported, not raised, unless no
     file holds a trace); or any already-parsed object or SDK object.
     ``format``: ``"auto"`` (per-object detection, see ``detect``) or a name from ``FORMATS``.
+    ``error_pattern``: opt-in regex marking tool results failed for sources with no error
+    channel; applied to every trajectory read, never overriding a source's own error flag
+    (see ``apply_error_pattern``). Wrapper metadata (``metadata``, ``case_id``, ``trial``,
+    ``run_id`` of a record such as ``{"messages": [...], "metadata": {...}}``) is merged into
+    each trajectory's metadata as in ``read`` (for formats read one object at a time; OTLP,
+    LangSmith and tau-bench, which group records, carry their own ids).
 
     Locations in messages (one style everywhere): ``<file>:<line>`` for a JSONL line (1-based),
     ``<file> record <i>`` for an item of a JSON list (0-based index; ``<file>:<line> record
@@ -461,7 +575,7 @@ def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
     OTLP spans and LangSmith runs of one file are grouped by trace id / root run across lines.
     """
     fmt = _norm_format(format)
-    acc = _Acc()
+    acc = _Acc(error_pattern=_compile_pattern(error_pattern))
     if isinstance(path_or_obj, (str, os.PathLike)):
         path = Path(path_or_obj)
         if path.is_dir():
@@ -496,4 +610,5 @@ def load(path_or_obj: Any, format: str = "auto") -> LoadResult:
     return acc.result()
 
 
-__all__ = ["EXPECTED", "FORMATS", "LoadResult", "detect", "load", "read"]
+__all__ = ["EXPECTED", "FORMATS", "LoadResult", "apply_error_pattern", "detect", "load", "read",
+           "with_wrapper_metadata"]

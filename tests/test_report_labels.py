@@ -1,0 +1,97 @@
+"""Interval-method labels, ordering (precedence) violations in every report, and an HTML
+report without an empty "Trajectories" heading (a second new user's reports)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
+from trajcheck.report import flagged_runs, headline_rows, render_terminal, to_markdown
+from trajcheck.report_html import to_html
+from trajcheck.suite import evaluate
+
+
+def _run(cid: str, trial: int, names: list[str]) -> Trajectory:
+    steps: list[Step] = [Step(0, "user", content="go")]
+    for n in names:
+        i = len(steps)
+        steps.append(Step(i, "tool_call", tool_calls=(ToolCall(n, {}, call_id=f"x{i}"),)))
+        steps.append(Step(i + 1, "tool_result", tool_result=ToolResult(f"x{i}", n, "ok", is_error=False)))
+    steps.append(Step(len(steps), "final_response", content="done"))
+    return Trajectory(steps=tuple(steps), final_response="done",
+                      metadata={"case_id": cid, "trial": trial, "run_id": f"{cid}-{trial}"})
+
+
+def test_all_successes_get_the_rule_of_three_and_every_interval_is_labelled() -> None:
+    cases = [Case(id=f"k{i}", input="x", expected_calls=(ExpectedCall("f"),)) for i in range(25)]
+    runs = [_run(c.id, t, ["f"]) for c in cases for t in range(5)]
+    sc = evaluate(runs, cases, n_boot=50)
+    s = sc.suite
+    # DESIGN.md: zero failures in n -> rule of three, lo = 1 - 3/125 = 0.976 (Wilson gave 0.9702)
+    assert (s.task_success_rate.value, s.task_success_rate.lo, s.task_success_rate.method) == (
+        1.0, 0.976, "rule_of_three")
+    rows = dict(headline_rows(sc))
+    assert rows["task success rate"] == "1 [0.976, 1] (125/125), rule of three"
+    assert rows["composite pass rate"] == "1 [0.976, 1] (125/125), rule of three"
+    assert rows["mean tool-call F1"].endswith("(bootstrap over cases)")
+    assert rows["runs with a duplicate call"] == "0 [0, 0.024] (rule of three)"
+
+
+def test_wilson_rate_is_labelled_wilson() -> None:
+    cases = [Case(id="a", input="x", expected_calls=(ExpectedCall("f"),))]
+    sc = evaluate([_run("a", 0, ["f"]), _run("a", 1, ["g"]), _run("a", 2, ["f"]), _run("a", 3, ["f"])],
+                  cases, n_boot=50)
+    # 3/4: Wilson 95% [0.3006, 0.9544]
+    assert dict(headline_rows(sc))["task success rate"] == "0.75 [0.3006, 0.9544] (3/4), Wilson"
+
+
+def _ordering_suite() -> object:
+    cases = [Case(id="o", input="x", expected_calls=(ExpectedCall("get"), ExpectedCall("update")),
+                  precedence=(("get", "update"),))]
+    runs = [_run("o", 0, ["get", "update"]),           # in order
+            _run("o", 1, ["update", "get"]),           # both calls made, wrong order
+            _run("o", 2, ["update"])]                  # task fails AND update without get
+    return evaluate(runs, cases, n_boot=50)
+
+
+def test_ordering_violations_are_shown_in_terminal_markdown_and_html() -> None:
+    sc = _ordering_suite()
+    by_id = {r.run_id: r for r in sc.runs}  # type: ignore[attr-defined]
+    assert by_id["o-0"].metrics["ordering"]["score"] == 1.0
+    assert by_id["o-1"].metrics["ordering"]["score"] == 0.0
+    rows = {r.run_id: (kind, viol) for r, kind, _why, viol in flagged_runs(sc)}  # type: ignore[arg-type]
+    assert "o-0" not in rows
+    # o-1 passes (task and composite) and is listed for its ordering only; o-2 failed its task
+    assert rows["o-1"][0] == "ordering" and rows["o-2"][0] == "task failed"
+    assert rows["o-2"][1].startswith("ordering: update")
+    assert rows["o-1"][1] == "ordering: update without get before it"
+    # mean ordering accuracy over the 3 runs with precedence rules: (1 + 0 + 0) / 3
+    head = dict(headline_rows(sc))  # type: ignore[arg-type]
+    assert head["mean ordering accuracy"] == "0.3333 over 3 runs with precedence rules (2 with a violation)"
+
+    con = Console(record=True, width=250)
+    render_terminal(sc, con)  # type: ignore[arg-type]
+    term = con.export_text()
+    assert "mean ordering accuracy" in term
+    o1 = next(line for line in term.splitlines() if "o-1" in line)
+    assert "ordering" in o1 and "update without get before it" in o1
+
+    md = to_markdown(sc)  # type: ignore[arg-type]
+    assert "| rule violations |" in md and "ordering: update without get before it" in md
+    assert "| mean ordering accuracy | 0.3333" in md
+
+    html = to_html(sc)  # type: ignore[arg-type]
+    assert "<th>rule violations</th>" in html
+    assert '<td class="violations">ordering: update without get before it</td>' in html
+    assert "mean ordering accuracy" in html
+
+
+def test_no_ordering_line_without_precedence_rules_and_no_empty_trajectories_heading() -> None:
+    cases = [Case(id="a", input="x", expected_calls=(ExpectedCall("f"),))]
+    sc = evaluate([_run("a", 0, ["f"])], cases, n_boot=50)
+    assert "mean ordering accuracy" not in dict(headline_rows(sc))
+    html = to_html(sc)
+    assert all(r.transcript is None for r in sc.runs)
+    assert "Trajectories" not in html
+    failed = evaluate([_run("a", 0, ["g"])], cases, n_boot=50)
+    assert "<h2>Trajectories</h2>" in to_html(failed)
