@@ -89,6 +89,23 @@ def value_diff(expected: Any, predicted: Any, path: str = "") -> str | None:
     return None if equal else f"{where}: expected {_show(expected)}, got {_show(predicted)}"
 
 
+def _similarity_note(m: Any, ev: Any, pv: Any, ctx: Any) -> str:
+    """`` (similarity 0.412 < 0.75)`` for a ``semantic`` matcher that scored with a scorer, else ""."""
+    from .matchers import SEMANTIC_THRESHOLD, SemanticMatcher, _as_text
+
+    scorer = getattr(ctx, "semantic_scorer", None)
+    if not isinstance(m, SemanticMatcher) or scorer is None:
+        return ""
+    t = m.threshold
+    if t is None:
+        t = ctx.semantic_threshold if ctx.semantic_threshold is not None else SEMANTIC_THRESHOLD
+    try:
+        s = float(scorer(_as_text(ev), _as_text(pv)))
+    except Exception:  # noqa: BLE001 -- only a reason: the matcher already reported errors
+        return ""
+    return f" (similarity {s:.3f} < {float(t):.2f})"
+
+
 def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = None,
                      context: Any = None) -> str | None:
     """Why ``pred`` does not satisfy ``exp``: the first differing place, or None when it does.
@@ -97,7 +114,8 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
     ``context`` a ``MatchContext`` for ``semantic``/``judge`` matchers (None: the default).
     Phrases: ``"name differs: expected X, got Y"``, ``"arguments did not parse as a JSON
     object"``, ``"<arg>: missing"``, ``"unexpected argument(s) a, b"`` (``exact_keys``),
-    ``"<arg>: <matcher> match failed: expected X, got Y"`` for a non-``exact`` matcher, the
+    ``"<arg>: <matcher> match failed: expected X, got Y"`` for a non-``exact`` matcher (a
+    ``semantic`` one that scored adds ``" (similarity 0.412 < 0.75)"``: score and threshold), the
     ``exact`` comparison's first difference by ``value_diff`` (``"flights[0]: unexpected keys
     origin, destination"``), and ``"<arg>: <matcher> check failed (got X)"`` for a ``match``
     entry without an expected value. Only for failure reasons: it runs the matchers again.
@@ -132,7 +150,8 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
             continue
         if m.name == "exact":
             return value_diff(ev, pv, str(k)) or f"{k}: expected {_show(ev)}, got {_show(pv)}"
-        return f"{k}: {m.name} match failed: expected {_show(ev)}, got {_show(pv)}"
+        return (f"{k}: {m.name} match failed: expected {_show(ev)}, got {_show(pv)}"
+                f"{_similarity_note(m, ev, pv, ctx)}")
     if mode == "exact_keys":
         extra = [k for k in pargs if k not in cc.allowed]
         if extra:

@@ -23,7 +23,7 @@ from ..matching import (
     compile_all,
     retried_failures,
 )
-from ..model import Case, ExpectedCall, ToolCall, Trajectory
+from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory
 from .result import MetricResult
 
 TrajLike = Trajectory | Sequence[ToolCall]
@@ -44,13 +44,40 @@ def calls_and_retries(traj: TrajLike, *, what: str = "trajectory") -> tuple[list
     if isinstance(traj, (list, tuple)):
         for i, c in enumerate(traj):
             if type(c) is not ToolCall and not isinstance(c, ToolCall):
-                raise MetricInputError(f"{what}: item {i} is {type(c).__name__}, not a ToolCall")
+                raise MetricInputError(f"{what}: item {i} is {type(c).__name__}, not a ToolCall "
+                                      "(expected a Trajectory or a list of ToolCall)")
         return list(traj), _NO_RETRIES
     raise MetricInputError(
         f"{what}: expected a Trajectory or a list of ToolCall, got {type(traj).__name__}")
 
 
 _NO_RETRIES: frozenset[int] = frozenset()
+
+
+def as_trajectory(traj: TrajLike, *, what: str = "trajectory") -> Trajectory:
+    """``traj`` itself, or a list of ToolCall as a Trajectory of one ``tool_call`` step per call.
+
+    The same coercion as :func:`calls_and_retries` (the one ``tool_call_prf`` uses): a plain
+    list carries no results, no final response and no parallel steps, so nothing is a
+    failed-and-retried attempt and call ``i`` is at step ``i``. Raises MetricInputError
+    (naming ``what``) for anything that is neither.
+    """
+    if isinstance(traj, Trajectory):
+        return traj
+    calls, _ = calls_and_retries(traj, what=what)
+    return Trajectory(steps=tuple(Step(i, "tool_call", tool_calls=(c,)) for i, c in enumerate(calls)))
+
+
+def require_trajectory(traj: Any, *, what: str, needs: str) -> Trajectory:
+    """``traj`` when it is a Trajectory; else MetricInputError naming ``what``, the expected
+    type and what a list of ToolCall lacks (``needs``, e.g. "the tool results")."""
+    if isinstance(traj, Trajectory):
+        return traj
+    if isinstance(traj, (list, tuple)):
+        raise MetricInputError(
+            f"{what}: expected a Trajectory, got a {type(traj).__name__}; it needs {needs}, "
+            "which a list of ToolCall does not carry")
+    raise MetricInputError(f"{what}: expected a Trajectory, got {type(traj).__name__}")
 
 
 def _text(v: Any) -> str:
@@ -177,6 +204,8 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
         reason += "; missing: " + ", ".join(expected[j].name for j in missing[:5])
     if extra:
         reason += "; unexpected: " + ", ".join(calls[i].name for i in extra[:5])
+        if missing:
+            reason += _wrong_args_note(calls, extra, expected, missing, args_mode, default_mode, ctx)
     parts = {
         "precision": p, "recall": r, "f1": f, "tp": tp, "n_counted": counted,
         "n_expected": m.n_expected, "n_predicted": len(calls),
@@ -187,6 +216,27 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
     # positional (name, score, reason, parts, passed, precision, recall, f1, tp, n_counted,
     # n_expected): same object as the keyword form, cheaper to build
     return PRFResult(name, f, reason, parts, None, p, r, f, tp, counted, m.n_expected)
+
+
+def _wrong_args_note(calls: Sequence[ToolCall], extra: Sequence[int],
+                     expected: Sequence[ExpectedCall], missing: Sequence[int],
+                     args_mode: str | None, default_mode: str | None, ctx: MatchContext) -> str:
+    """``"; <tool>: <first difference>"`` for the first missing expected call that an
+    unexpected call of the same tool could have been (``explain.explain_mismatch``), else ""."""
+    by_name: dict[str, int] = {}
+    for i in extra:
+        by_name.setdefault(calls[i].name, i)
+    for j in missing:
+        e = expected[j]
+        i = by_name.get(e.name, -1)
+        if i == -1:
+            continue
+        from ..explain import explain_mismatch
+
+        mode = args_mode or e.args_mode or default_mode
+        why = explain_mismatch(calls[i], e, args_mode=mode, context=ctx)
+        return f"; {e.name}: {why}" if why else ""
+    return ""
 
 
 def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
@@ -490,8 +540,8 @@ def argument_provenance(traj: Trajectory, case: Case,
     non-Trajectory or non-Case.
     """
     case = _check_case(case)
-    if not isinstance(traj, Trajectory):
-        raise MetricInputError("argument_provenance needs a Trajectory (it reads tool results)")
+    traj = require_trajectory(traj, what="argument_provenance",
+                              needs="the user messages and tool results before each call")
     if id_args is None:
         is_id: Callable[[str], bool] = default_is_id_arg
     elif callable(id_args):
@@ -557,8 +607,10 @@ __all__ = [
     "PRFResult",
     "argument_accuracy",
     "argument_provenance",
+    "as_trajectory",
     "call_correctness",
     "default_is_id_arg",
+    "require_trajectory",
     "schema_errors",
     "selection_accuracy",
     "tool_call_prf",

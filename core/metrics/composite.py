@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import DatasetError, MetricInputError
 from ..model import Case, Trajectory
-from .calls import argument_accuracy, tool_call_prf
+from .calls import argument_accuracy, require_trajectory, tool_call_prf
 from .efficiency import step_efficiency
 from .result import MetricResult
 from .sequences import check_forbidden_sequences
@@ -163,15 +163,17 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
         score >= threshold (False on a critical violation), ``parts`` with each component,
         ``weights``, ``effective_weights``, ``threshold``, ``outcome_source``,
         ``actual_steps``, ``details`` (each component's reason) and ``forbidden``
-        (``critical``, ``warning``, ``violations``); a one-line reason naming the weakest part.
+        (``critical``, ``warning``, ``violations``); a one-line reason naming the weakest part
+        (``"all parts 1.000"`` when every applicable part is 1.0).
 
     Raises:
-        MetricInputError: not a Trajectory/Case, bad weights, threshold or step bounds, an
+        MetricInputError: not a Trajectory (a list of ToolCall has no steps, results or
+            response: the message says so)/Case, bad weights, threshold or step bounds, an
             outcome that is not a MetricResult. DatasetError: a malformed forbidden rule
             (names the case). MatcherError/SchemaError: from the matching.
     """
-    if not isinstance(traj, Trajectory):
-        raise MetricInputError(f"score_trajectory: traj must be a Trajectory, got {type(traj).__name__}")
+    require_trajectory(traj, what="score_trajectory",
+                       needs="the agent's steps, tool results and final response")
     if not isinstance(case, Case):
         raise MetricInputError(f"score_trajectory: case must be a Case, got {type(case).__name__}")
     w = check_weights(weights)
@@ -230,9 +232,11 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     passed = raw >= thr
     dropped = [_LABEL[k] for k in COMPONENTS if w[k] > 0 and values[k] is None]
     drop_txt = f"; not applicable: {', '.join(dropped)}" if dropped else ""
+    low = float(values[weakest] or 0.0)
+    weak_txt = ("all parts 1.000" if low >= 1.0
+                else f"weakest: {_LABEL[weakest]} {low:.3f}")
     reason = (f"composite {raw:.3f} {'>=' if passed else '<'} {thr:.2f} "
-              f"({'pass' if passed else 'fail'}); weakest: {_LABEL[weakest]} "
-              f"{float(values[weakest] or 0.0):.3f}{drop_txt}{warn_txt}")
+              f"({'pass' if passed else 'fail'}); {weak_txt}{drop_txt}{warn_txt}")
     return MetricResult("composite", raw, reason, parts, passed)
 
 

@@ -82,8 +82,12 @@ def agent_steps(traj: Trajectory) -> int:
     user/system messages and reasoning are not steps. This is trajcheck's one definition of
     "steps", used by the efficiency figures, ``step_efficiency`` in the composite score and
     a case's ``max_steps`` / ``optimal_steps``. Failed-and-retried attempts count (the agent
-    took those turns).
+    took those turns). Raises MetricInputError for a non-Trajectory (a list of ToolCall has
+    no turns).
     """
+    from .calls import require_trajectory
+
+    require_trajectory(traj, what="agent_steps", needs="the agent's steps")
     return sum(1 for s in traj.steps if s.kind in AGENT_STEP_KINDS)
 
 
@@ -103,10 +107,14 @@ def run_stats(traj: Trajectory, success: bool) -> RunStats:
     ``run_id``/``task_id`` come from ``traj.metadata["run_id"]`` / ``["case_id"]``.
 
     ``success`` must be a bool (the task outcome, e.g. ``task_success(...).passed``);
-    otherwise ``MetricInputError``.
+    otherwise ``MetricInputError``; so is a ``traj`` that is not a Trajectory (a list of
+    ToolCall has no steps, usage, cost or timing).
     """
+    from .calls import require_trajectory
+
     if not isinstance(success, bool):
         raise MetricInputError(f"run_stats: success must be a bool, got {success!r}")
+    require_trajectory(traj, what="run_stats", needs="the agent's steps, usage, cost and timing")
     steps = agent_steps(traj)
     tokens: float | int | None = None
     if traj.total_usage is not None and traj.total_usage.total is not None:

@@ -463,8 +463,9 @@ def response_text(traj_or_text: Trajectory | str | None) -> list[str]:
     if isinstance(traj_or_text, str):
         return [traj_or_text]
     if not isinstance(traj_or_text, Trajectory):
-        raise MetricInputError(f"response_includes needs a Trajectory or a string, got "
-                               f"{type(traj_or_text).__name__}")
+        what = ("a list (a list of ToolCall carries no response text)"
+                if isinstance(traj_or_text, (list, tuple)) else type(traj_or_text).__name__)
+        raise MetricInputError(f"response_includes needs a Trajectory or a string, got {what}")
     pieces: list[str] = []
     for s in traj_or_text.steps:
         if isinstance(s, Step) and s.kind in _TEXT_KINDS and isinstance(s.content, str) and s.content:
@@ -613,8 +614,10 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     list and into ``traj.tool_calls()``) and ``response``. Raises MetricInputError for
     non-Trajectory/Case input, MatcherError for a bad matcher spec.
     """
-    if not isinstance(traj, Trajectory):
-        raise MetricInputError(f"outcome_from_calls needs a Trajectory, got {type(traj).__name__}")
+    from .calls import require_trajectory
+
+    require_trajectory(traj, what="outcome_from_calls",
+                       needs="the tool results (failed writes changed nothing) and the final response")
     if not isinstance(case, Case):
         raise MetricInputError(f"outcome_from_calls needs a Case, got {type(case).__name__}")
     from ..matchers import MatchContext

@@ -256,12 +256,9 @@ def plan_adherence(plan: Sequence[Any] | Mapping[str, Any],
     that is neither a Trajectory nor a list of ToolCall.
     """
     steps = [parse_plan_step(s, f"plan step {i}") for i, s in enumerate(_plan_list(plan, "plan"))]
-    if isinstance(traj, Trajectory):
-        calls = traj.tool_calls()
-    elif isinstance(traj, Sequence) and all(isinstance(c, ToolCall) for c in traj):
-        calls = list(traj)
-    else:
-        raise MetricInputError("plan_adherence: traj must be a Trajectory or a list of ToolCall")
+    from .calls import calls_and_retries
+
+    calls, _retried = calls_and_retries(traj, what="plan_adherence")  # every call counts
     if not steps:
         return PlanAdherenceResult(name=name, score=None, reason="empty plan",
                                    parts={"n_plan_steps": 0})

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MetricInputError
-from ..model import Trajectory
+from ..model import ToolCall, Trajectory
+from .calls import require_trajectory
 from .result import MetricResult
 
 __all__ = [
@@ -79,9 +80,8 @@ def _runs(runs: Iterable[Any]) -> list[RecoveryRun]:
         else:
             raise MetricInputError(f"run {i}: expected a RecoveryRun or (trajectory, task_success), "
                                    f"got {type(r).__name__}")
-        if not isinstance(run.trajectory, Trajectory):
-            raise MetricInputError(f"run {i}: trajectory must be a Trajectory, got "
-                                   f"{type(run.trajectory).__name__}")
+        require_trajectory(run.trajectory, what=f"run {i}",
+                           needs="the tool results and the final response")
         if not isinstance(run.task_success, bool):
             raise MetricInputError(f"run {i}: task_success must be a bool, got {run.task_success!r}")
         out.append(run)
@@ -186,6 +186,7 @@ def longest_retry_run(traj: Trajectory) -> int:
     """
     from .sequences import error_recovery
 
+    require_trajectory(traj, what="longest_retry_run", needs="the tool results")
     return int(error_recovery(traj).parts["longest_retry_run"])
 
 
@@ -198,7 +199,7 @@ def max_retries_exceeded(runs: Trajectory | Iterable[RecoveryRun | tuple[Traject
     else 0.0, ``passed`` = not exceeded. For runs: score = share of fault-injected runs
     that exceeded it (None when there are none), ``passed`` when none did. Parts: the
     budget, ``longest`` per run, ``exceeded`` indices. ``retry_budget`` >= 0, else
-    MetricInputError.
+    MetricInputError; a list of ToolCall (no results) is a MetricInputError too.
     """
     if isinstance(retry_budget, bool) or not isinstance(retry_budget, int) or retry_budget < 0:
         raise MetricInputError(f"retry_budget must be an integer >= 0, got {retry_budget!r}")
@@ -209,6 +210,8 @@ def max_retries_exceeded(runs: Trajectory | Iterable[RecoveryRun | tuple[Traject
                             f"longest retry run {n} {'exceeds' if ex else 'is within'} the budget of {retry_budget}",
                             {"retry_budget": retry_budget, "longest": [n], "exceeded": [0] if ex else []},
                             not ex)
+    if isinstance(runs, (list, tuple)) and runs and all(isinstance(c, ToolCall) for c in runs):
+        require_trajectory(runs, what="max_retries_exceeded", needs="the tool results")
     rs = [r for r in _runs(runs) if r.fault_injected]
     longest = [longest_retry_run(r.trajectory) for r in rs]
     exceeded = [i for i, n in enumerate(longest) if n > retry_budget]

@@ -22,6 +22,7 @@ from ..errors import DatasetError, MetricInputError
 from ..matchers import exact_equal
 from ..matching import is_failed, retried_failures
 from ..model import Case, ToolCall, Trajectory
+from .calls import TrajLike, as_trajectory, require_trajectory
 from .result import MetricResult
 
 # ---------------------------------------------------------------------------------------
@@ -59,11 +60,12 @@ def _counted_call_steps(traj: Trajectory) -> list[tuple[int, int, ToolCall]]:
     return [(ci, si, c) for ci, (si, c) in enumerate(traj.iter_call_steps()) if ci not in skip]
 
 
-def ordering_accuracy(traj: Trajectory, precedence: Any) -> MetricResult:
+def ordering_accuracy(traj: TrajLike, precedence: Any) -> MetricResult:
     """Fraction of applicable precedence rules ``A before B`` that hold in ``traj``.
 
     Args:
-        traj: the run.
+        traj: the run, or a list of ToolCall (``calls.as_trajectory``: no results, so
+            nothing failed or was retried; call i is at step i).
         precedence: a sequence of ``(A, B)`` pairs of exact tool names (``Case.precedence``
             form; a ``Case`` is also accepted and its ``precedence`` used).
 
@@ -93,6 +95,7 @@ def ordering_accuracy(traj: Trajectory, precedence: Any) -> MetricResult:
         MetricInputError: ``precedence`` is not a list of pairs of non-empty, distinct
             tool names (the message names the rule index).
     """
+    traj = as_trajectory(traj, what="ordering_accuracy")
     rules = _precedence_pairs(precedence)
     calls = _counted_call_steps(traj)
     first_step: dict[str, int] = {}
@@ -269,11 +272,12 @@ def _rules_from(rules: Any) -> tuple[ForbiddenRule, ...]:
     return validate_forbidden_rules(rules)
 
 
-def check_forbidden_sequences(traj: Trajectory, rules: Any) -> MetricResult:
+def check_forbidden_sequences(traj: TrajLike, rules: Any) -> MetricResult:
     """Check forbidden tools and "needs a prior call" rules on one run.
 
     Args:
-        traj: the run.
+        traj: the run, or a list of ToolCall (``calls.as_trajectory``: no results, so
+            nothing failed or was retried; call i is at step i).
         rules: rule dicts as described in ``validate_forbidden_rules`` (``Case.forbidden_sequences``
             form), e.g. ``{"tool": "delete_booking", "requires_prior": ["confirm*"],
             "link": {"arg": "booking_id"}, "severity": "critical"}`` (deleting booking X needs an
@@ -296,9 +300,15 @@ def check_forbidden_sequences(traj: Trajectory, rules: Any) -> MetricResult:
     7.0, "7" != 7); a gated call whose arguments did not parse or lack ``arg`` cannot be
     linked and is a violation.
 
+    Reason: ``"no violations of 2 forbidden-sequence rules"``; rules named
+    ``forbidden_calls[i]`` (the composite's form of ``Case.forbidden_calls``) are counted as
+    forbidden calls: ``"none of 1 forbidden call made"``.
+
     Raises:
         DatasetError: a malformed rule (names the rule index and field).
+        MetricInputError: ``traj`` is neither a Trajectory nor a list of ToolCall.
     """
+    traj = as_trajectory(traj, what="check_forbidden_sequences")
     checked = _rules_from(rules)
     pairs = traj.pairs()
     steps = [si for si, _c in traj.iter_call_steps()]
@@ -326,13 +336,24 @@ def check_forbidden_sequences(traj: Trajectory, rules: Any) -> MetricResult:
     if not checked:
         return MetricResult("forbidden_sequences", 1.0, "no forbidden-sequence rules", parts, True)
     if not violations:
-        reason = f"no violations of {len(checked)} forbidden-sequence rules"
+        reason = _no_violation_reason(checked)
     else:
         v = violations[0]
         reason = (f"{critical} critical, {warning} warning violations; first: call {v['call_index']} "
                   f"{v['tool']} breaks {v['rule']} ({v['why']})")
     return MetricResult("forbidden_sequences", 0.0 if critical else 1.0, reason, parts,
                         critical == 0)
+
+
+def _no_violation_reason(rules: Sequence[ForbiddenRule]) -> str:
+    n_calls = sum(r.name.startswith("forbidden_calls[") for r in rules)
+    n_seq = len(rules) - n_calls
+    bits = []
+    if n_seq:
+        bits.append(f"no violations of {n_seq} forbidden-sequence rule{'s' if n_seq != 1 else ''}")
+    if n_calls:
+        bits.append(f"none of {n_calls} forbidden call{'s' if n_calls != 1 else ''} made")
+    return "; ".join(bits)
 
 
 class _PriorIndex:
@@ -394,12 +415,13 @@ def _prior_missing(rule: ForbiddenRule, call: ToolCall, step: int, idx: _PriorIn
 # call rates
 
 
-def call_rates(traj: Trajectory, case: Case, *, args_mode: str | None = None,
+def call_rates(traj: TrajLike, case: Case, *, args_mode: str | None = None,
                context: Any = None) -> MetricResult:
     """Unnecessary, duplicate and forbidden call rates of one run against a case.
 
     Args:
-        traj: the run.
+        traj: the run, or a list of ToolCall (``calls.as_trajectory``: no results, so
+            nothing failed or was retried; call i is at step i).
         case: supplies ``expected_calls``, ``optional_calls``, ``forbidden_calls`` and
             ``args_mode``.
         args_mode, context: passed to the matching (``matching.match_calls``).
@@ -428,7 +450,7 @@ def call_rates(traj: Trajectory, case: Case, *, args_mode: str | None = None,
     """
     from .steps import step_eval
 
-    ev = step_eval(traj, case, args_mode=args_mode, context=context)
+    ev = step_eval(as_trajectory(traj, what="call_rates"), case, args_mode=args_mode, context=context)
     counted = [r for r in ev.predicted if "retried" not in r.flags]
     n = len(counted)
     counts = {k: sum(k in r.flags for r in counted) for k in ("unnecessary", "duplicate", "forbidden")}
@@ -558,8 +580,10 @@ def error_recovery(traj: Trajectory, *, retry_budget: int = 2,
           Rates over fault-injected runs are computed by ``metrics.recovery``, not here.
 
     Raises:
-        MetricInputError: ``retry_budget`` is not a non-negative int.
+        MetricInputError: ``retry_budget`` is not a non-negative int, or ``traj`` is not a
+            Trajectory (a list of ToolCall has no results to recover from).
     """
+    traj = require_trajectory(traj, what="error_recovery", needs="the tool results")
     if isinstance(retry_budget, bool) or not isinstance(retry_budget, int) or retry_budget < 0:
         raise MetricInputError(f"retry_budget must be an int >= 0, got {retry_budget!r}")
     pairs = traj.pairs()

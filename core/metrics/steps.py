@@ -16,8 +16,8 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..matching import match_calls, retried_failures
-from ..model import Case, ExpectedCall, ToolCall, Trajectory
-from .calls import context_for
+from ..model import Case, ExpectedCall, ToolCall
+from .calls import TrajLike, as_trajectory, context_for
 from .result import MetricResult
 
 #: Verdicts, in the priority used when several flags apply to one predicted call.
@@ -144,12 +144,13 @@ def call_key(call: ToolCall) -> Any:
         return None
 
 
-def step_eval(traj: Trajectory, case: Case, *, args_mode: str | None = None,
+def step_eval(traj: TrajLike, case: Case, *, args_mode: str | None = None,
               context: Any = None) -> StepEval:
     """Per-call verdicts of one run against one case.
 
     Args:
-        traj: the run (calls indexed as in ``traj.tool_calls()``).
+        traj: the run (calls indexed as in ``traj.tool_calls()``), or a list of ToolCall
+            (``calls.as_trajectory``: no results, so nothing is retried; call i at step i).
         case: ``expected_calls``, ``optional_calls`` (exact tool names), ``forbidden_calls``
             (fnmatch patterns, case-sensitive) and ``args_mode``.
         args_mode: overrides every expected call's mode (``exact_keys``, ``expected_keys``,
@@ -187,8 +188,10 @@ def step_eval(traj: Trajectory, case: Case, *, args_mode: str | None = None,
            including retried ones); ``parse_error``: arguments did not parse (never match).
 
     Raises:
+        MetricInputError: ``traj`` is neither a Trajectory nor a list of ToolCall.
         MatcherError / SchemaError: from the matching (unknown matcher, bad schema, args_mode).
     """
+    traj = as_trajectory(traj, what="step_eval")
     calls = traj.tool_calls()
     step_of = [si for si, _c in traj.iter_call_steps()]
     retried = retried_failures(traj)
