@@ -160,19 +160,6 @@ def fmt_est_m(e: Estimate | None) -> str:
     return fmt_est(e) + (f" ({m})" if m else "")
 
 
-def mean_ordering_accuracy(sc: Scorecard) -> tuple[float, int] | None:
-    """Mean of the runs' ``ordering_accuracy`` scores over the runs whose case has precedence
-    rules (each run weighs the same), with that number of runs; None when no run has one.
-    Rounded to 4 decimals like every reported figure."""
-    xs = [float(v) for r in sc.runs
-          if isinstance((v := (r.metrics.get("ordering") or {}).get("score")), (int, float))]
-    if not xs:
-        return None
-    import math
-
-    return round(math.fsum(xs) / len(xs), 4), len(xs)
-
-
 def fmt_est(e: Estimate | None) -> str:
     """``value [lo, hi]`` (or just the value when there is no interval)."""
     if e is None or e.value is None:
@@ -210,11 +197,13 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
     if cpr is not None and cpr.value is not None:
         n_pass = sum(1 for r in sc.runs if r.composite_passed)
         rows.append(("composite pass rate", f"{fmt_est(cpr)} ({n_pass}/{cpr.n})" + _m(cpr)))
-    oa = mean_ordering_accuracy(sc)
-    if oa is not None:
+    oa = s.ordering_accuracy
+    if oa is not None and oa.value is not None:
+        n_rules = sum(1 for r in sc.runs if isinstance(
+            (r.metrics.get("ordering") or {}).get("score"), (int, float)))
         n_viol = sum(1 for r in sc.runs if ordering_violations(r))
-        rows.append(("mean ordering accuracy", f"{fmt(oa[0])} over {plural(oa[1], 'run')} with "
-                                               f"precedence rules ({n_viol} with a violation)"))
+        rows.append(("mean ordering accuracy", f"{fmt_est(oa)} over {plural(n_rules, 'run')} with "
+                                               f"precedence rules ({n_viol} with a violation)" + _m(oa)))
     rows += [
         ("runs with a forbidden call", fmt_est_m(s.forbidden_rate) if s.forbidden_rate is not None
          else "n/a (no case defines forbidden calls)"),

@@ -315,7 +315,9 @@ class SuiteMetrics:
     missed expected calls. ``composite_pass_rate``: share of runs whose composite score
     passes its threshold (over runs with a composite score; Wilson). ``forbidden_rate`` is
     None when no case defines forbidden calls or forbidden sequences (a rate of 0 would be
-    vacuous).
+    vacuous). ``ordering_accuracy``: mean of the runs' ``metrics.sequences.ordering_accuracy``
+    over runs with an applicable precedence rule (per-case means, bootstrap over cases, as
+    ``mean_f1``); None when no run has one.
     """
 
     n_runs: int
@@ -336,6 +338,7 @@ class SuiteMetrics:
     routing: dict[str, Any] | None = None
     tool_confusion: dict[str, Any] = field(default_factory=dict)
     composite_pass_rate: Estimate | None = None
+    ordering_accuracy: Estimate | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (k keys become strings)."""
@@ -348,6 +351,7 @@ class SuiteMetrics:
             "pass_at_k_ci": _kmap_to_json(self.pass_at_k_ci),
             "mean_f1": _est_json(self.mean_f1), "mean_composite": _est_json(self.mean_composite),
             "composite_pass_rate": _est_json(self.composite_pass_rate),
+            "ordering_accuracy": _est_json(self.ordering_accuracy),
             "forbidden_rate": _est_json(self.forbidden_rate),
             "duplicate_rate": _est_json(self.duplicate_rate),
             "false_success_rate": _est_json(self.false_success_rate),
@@ -372,6 +376,7 @@ class SuiteMetrics:
             mean_f1=Estimate.from_dict(d.get("mean_f1")),
             mean_composite=Estimate.from_dict(d.get("mean_composite")),
             composite_pass_rate=Estimate.from_dict(d.get("composite_pass_rate")),
+            ordering_accuracy=Estimate.from_dict(d.get("ordering_accuracy")),
             forbidden_rate=Estimate.from_dict(d.get("forbidden_rate")),
             duplicate_rate=Estimate.from_dict(d.get("duplicate_rate")),
             false_success_rate=Estimate.from_dict(d.get("false_success_rate")),

@@ -610,6 +610,10 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
     tsr = _rate(succ, n, confidence)
     f1s = {c: [r.f1 for r in rs if r.f1 is not None] for c, rs in by_case.items()}
     comps = {c: [r.composite for r in rs if r.composite is not None] for c, rs in by_case.items()}
+    # ordering_accuracy is None for runs whose case has no applicable precedence rule
+    ords = {c: [float(v) for r in rs
+                if isinstance(v := (r.metrics.get("ordering") or {}).get("score"), (int, float))]
+            for c, rs in by_case.items()}
 
     def flag(r: RunResult, metric: str, key: str) -> bool:
         parts = (r.metrics.get(metric) or {}).get("parts") or {}
@@ -637,6 +641,7 @@ def score_runs(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | N
         pass_hat_k=ph, pass_hat_k_ci=phc, pass_at_k=pa, pass_at_k_ci=pac,
         mean_f1=_boot_mean(f1s, seed=seed, n_boot=n_boot, confidence=confidence),
         mean_composite=_boot_mean(comps, seed=seed, n_boot=n_boot, confidence=confidence),
+        ordering_accuracy=_boot_mean(ords, seed=seed, n_boot=n_boot, confidence=confidence),
         forbidden_rate=_rate(forbidden, n, confidence) if forbidden_applies else None,
         composite_pass_rate=_rate(sum(bool(r.composite_passed) for r in gated), len(gated),
                                   confidence),

@@ -65,9 +65,15 @@ def test_ordering_violations_are_shown_in_terminal_markdown_and_html() -> None:
     assert rows["o-1"][0] == "ordering" and rows["o-2"][0] == "task failed"
     assert rows["o-2"][1].startswith("ordering: update")
     assert rows["o-1"][1] == "ordering: update without get before it"
-    # mean ordering accuracy over the 3 runs with precedence rules: (1 + 0 + 0) / 3
+    # mean ordering accuracy over the 3 runs with precedence rules: (1 + 0 + 0) / 3; one case,
+    # so the bootstrap over cases has nothing to vary; the figure is stored in the scorecard
+    oa = sc.suite.ordering_accuracy  # type: ignore[attr-defined]
+    assert (oa.value, oa.lo, oa.hi, oa.method, oa.n) == (0.3333, 0.3333, 0.3333, "bootstrap", 1)
+    assert sc.to_dict()["suite"]["ordering_accuracy"]["value"] == 0.3333  # type: ignore[attr-defined]
     head = dict(headline_rows(sc))  # type: ignore[arg-type]
-    assert head["mean ordering accuracy"] == "0.3333 over 3 runs with precedence rules (2 with a violation)"
+    assert head["mean ordering accuracy"] == (
+        "0.3333 [0.3333, 0.3333] over 3 runs with precedence rules (2 with a violation)"
+        ", bootstrap over cases")
 
     con = Console(record=True, width=250)
     render_terminal(sc, con)  # type: ignore[arg-type]
@@ -90,6 +96,7 @@ def test_no_ordering_line_without_precedence_rules_and_no_empty_trajectories_hea
     cases = [Case(id="a", input="x", expected_calls=(ExpectedCall("f"),))]
     sc = evaluate([_run("a", 0, ["f"])], cases, n_boot=50)
     assert "mean ordering accuracy" not in dict(headline_rows(sc))
+    assert sc.suite.ordering_accuracy is None
     html = to_html(sc)
     assert all(r.transcript is None for r in sc.runs)
     assert "Trajectories" not in html
