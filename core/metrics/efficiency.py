@@ -15,7 +15,7 @@ Pure standard library. Policies from ../shared/DESIGN.md:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "describe",
     "EfficiencyResult",
     "efficiency_summary",
+    "summary_from_values",
     "efficiency_by_task",
     "cost_per_success",
     "step_efficiency",
@@ -286,20 +287,39 @@ def efficiency_summary(runs: Sequence[RunStats], name: str = "efficiency") -> Ef
     """
     _validate(runs)
     ok = [r for r in runs if r.success]
+    values = {f: [float(getattr(r, f)) for r in ok if getattr(r, f) is not None]
+              for f in _FIELDS}
+    total_cost = (None if any(r.cost_usd is None for r in runs)
+                  else math.fsum(r.cost_usd for r in runs if r.cost_usd is not None))
+    return summary_from_values(len(runs), len(ok), values, total_cost, name=name)
+
+
+def summary_from_values(n_runs: int, n_success: int, values: Mapping[str, Sequence[float]],
+                        total_cost_usd: float | None,
+                        name: str = "efficiency") -> EfficiencyResult:
+    """``efficiency_summary`` from what it needs, already gathered: ``n_runs`` runs (>= 1),
+    ``n_success`` of them successful, ``values[figure]`` the successful runs' figures (any
+    order; figures as in ``RunStats``), ``total_cost_usd`` the exact total of ALL runs' costs
+    (None when some run has none). Streaming and engine aggregation gather these without
+    keeping runs; the result equals ``efficiency_summary`` over the same runs.
+
+    Raises ``MetricInputError`` for n_runs < 1 or a non-finite value.
+    """
+    if n_runs < 1:
+        raise MetricInputError("empty suite: no runs given")
     dists: dict[str, Distribution | None] = {}
     missing: dict[str, int] = {}
     for f in _FIELDS:
-        vals = [float(getattr(r, f)) for r in ok if getattr(r, f) is not None]
+        vals = values.get(f) or []
         dists[f] = describe(vals)
-        missing[f] = len(ok) - len(vals)
-    total_cost = (None if any(r.cost_usd is None for r in runs)
-                  else math.fsum(r.cost_usd for r in runs if r.cost_usd is not None))
-    cps = cost_per_success(runs)
-    rate = len(ok) / len(runs)
-    if not ok:
-        reason = f"0/{len(runs)} runs succeeded: no efficiency figures; cost per success undefined"
+        missing[f] = n_success - len(vals)
+    total_cost = total_cost_usd
+    cps = None if n_success == 0 or total_cost is None else total_cost / n_success
+    rate = n_success / n_runs
+    if not n_success:
+        reason = f"0/{n_runs} runs succeeded: no efficiency figures; cost per success undefined"
     else:
-        bits = [f"{len(ok)}/{len(runs)} runs succeeded"]
+        bits = [f"{n_success}/{n_runs} runs succeeded"]
         st = dists["steps"]
         if st is not None:
             bits.append(f"steps mean {st.mean:.2f} p95 {st.p95:.2f}")
@@ -310,12 +330,12 @@ def efficiency_summary(runs: Sequence[RunStats], name: str = "efficiency") -> Ef
                     else f"cost per success ${cps:.4f}")
         reason = "; ".join(bits)
     parts: dict[str, Any] = {
-        "n_runs": len(runs), "n_success": len(ok), "success_rate": rate,
+        "n_runs": n_runs, "n_success": n_success, "success_rate": rate,
         "total_cost_usd": total_cost, "cost_per_success": cps, "missing": missing,
         **{f: (d.to_dict() if d else None) for f, d in dists.items()},
     }
     return EfficiencyResult(name=name, score=None, reason=reason, parts=parts,
-                            n_runs=len(runs), n_success=len(ok), success_rate=rate,
+                            n_runs=n_runs, n_success=n_success, success_rate=rate,
                             distributions=dists, total_cost_usd=total_cost,
                             cost_per_success=cps)
 

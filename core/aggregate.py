@@ -1,0 +1,660 @@
+"""Mergeable aggregation: per-run results into partial aggregates, partials into a scorecard.
+
+This is the third stage of a suite evaluation (reading -> per-run scoring -> mergeable
+aggregation -> reporting). It never scores a run: it takes ``RunResult``s (from
+``trajcheck.scoring``) and keeps only what the suite figures need, in a ``SuitePartial``
+that merges associatively and commutatively with another partial:
+
+- per case: runs, successes (pass^k / pass@k need only these (n, c) pairs), exact sums and
+  counts of F1, composite and ordering accuracy (a per-case mean needs nothing else), the
+  source's recorded successes, the run ids;
+- per suite: counts for every rate, the successful runs' efficiency figures (exact
+  percentiles need the values: 8 bytes per successful run and figure), the exact total
+  cost, tool-confusion cell counts, routing pairs, recorded-reward agreement counts and
+  the disagreeing runs;
+- the runs a report shows: every run (``keep_runs=None``), or up to ``keep_runs`` of them,
+  failing runs first, in input order.
+
+Every run carries a sequence number (its position in the input); a merged partial orders
+cases by their first run and runs by their number, so any split of the input into batches,
+merged in any grouping, gives the same scorecard as one pass over it (the bootstrap over
+cases depends on the case order). Sums are exact (Shewchuk's non-overlapping partials,
+summed with ``math.fsum``), so a merged sum equals ``math.fsum`` over all values.
+
+``finalize`` turns a partial into a ``Scorecard``; its figures are defined in
+``trajcheck.suite.score_runs`` (DESIGN.md "Semantics", "Policies", "Intervals").
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .errors import MetricInputError
+from .scorecard import (
+    AGREEMENT_CELLS,
+    CaseResult,
+    Disagreement,
+    Estimate,
+    RecordedReward,
+    RunResult,
+    Scorecard,
+    SuiteMetrics,
+    _r,
+    _usd,
+    fmt_num,
+)
+
+DEFAULT_SEED = 0
+DEFAULT_BOOTSTRAP = 2000
+SUCCESS_TOL = 1e-6  # a recorded reward counts as success when within this of 1 (tau-bench rule)
+NONE_LABEL = "(none)"
+ROUTE_NONE = "(none)"
+EFFICIENCY_FIELDS = ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms")
+_RUN_FIELD = {"steps": "steps", "tool_calls": "n_calls", "tokens": "tokens",
+              "cost_usd": "cost_usd", "latency_ms": "latency_ms"}
+
+
+# --------------------------------------------------------------------------- exact sums
+
+
+def exact_add(partials: list[float], x: float) -> None:
+    """Add ``x`` to ``partials``, a list of non-overlapping floats whose exact sum is a
+    running total (Shewchuk 1997, "Adaptive precision floating-point arithmetic", the
+    grow-expansion step). ``math.fsum(partials)`` is then the correctly rounded total,
+    whatever the order of the additions or of merging two such lists."""
+    i = 0
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i:] = [x]
+
+
+def _merge_sums(a: list[float], b: Iterable[float]) -> None:
+    for x in b:
+        exact_add(a, x)
+
+
+# --------------------------------------------------------------------------- partials
+
+
+def _run_flags(r: RunResult) -> tuple[float | None, bool, bool]:
+    """(ordering accuracy or None, forbidden flag, duplicate flag) of one run, read from its
+    metric dicts (a compact ``RunResult`` keeps just these keys)."""
+    m = r.metrics
+    o = (m.get("ordering") or {}).get("score")
+    parts = (m.get("call_rates") or {}).get("parts") or {}
+    forb = bool(parts.get("forbidden")) or (m.get("forbidden_sequences") or {}).get("passed") is False
+    return (float(o) if isinstance(o, (int, float)) else None), forb, bool(parts.get("duplicate"))
+
+
+class _Case:
+    """One case's share of a partial (see the module docstring)."""
+
+    __slots__ = ("first", "n", "succ", "f1", "n_f1", "comp", "n_comp", "ords", "n_ord",
+                 "rec_first", "rec_n", "rec_succ", "runs")
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        self.n = self.succ = self.n_f1 = self.n_comp = self.n_ord = 0
+        self.rec_first = -1
+        self.rec_n = self.rec_succ = 0
+        self.f1: list[float] = []
+        self.comp: list[float] = []
+        self.ords: list[float] = []
+        self.runs: list[tuple[int, str]] = []
+
+    def merge(self, o: _Case) -> None:
+        self.first = min(self.first, o.first)
+        self.n += o.n
+        self.succ += o.succ
+        _merge_sums(self.f1, o.f1)
+        _merge_sums(self.comp, o.comp)
+        _merge_sums(self.ords, o.ords)
+        self.n_f1 += o.n_f1
+        self.n_comp += o.n_comp
+        self.n_ord += o.n_ord
+        if o.rec_n:
+            self.rec_first = o.rec_first if not self.rec_n else min(self.rec_first, o.rec_first)
+        self.rec_n += o.rec_n
+        self.rec_succ += o.rec_succ
+        self.runs.extend(o.runs)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, st: tuple[Any, ...]) -> None:
+        for k, v in zip(self.__slots__, st):
+            setattr(self, k, v)
+
+
+class SuitePartial:
+    """A mergeable partial aggregate of scored runs (module docstring).
+
+    ``keep_runs``: None keeps every ``RunResult`` (the scorecard lists every run, as
+    ``score_runs`` always did); an int keeps at most that many, failing runs (task failures
+    and composite-gate failures) before passing ones, each group in input order -- a bounded
+    memory for any number of runs. ``add`` takes runs in any order, each with its position
+    in the input (``seq``; default: the number of runs added so far, right for one pass);
+    ``merge`` folds another partial in. Picklable (engines ship partials between workers).
+    """
+
+    def __init__(self, keep_runs: int | None = None) -> None:
+        if keep_runs is not None and (isinstance(keep_runs, bool) or not isinstance(keep_runs, int)
+                                      or keep_runs < 0):
+            raise MetricInputError(f"keep_runs must be None or an int >= 0, got {keep_runs!r}")
+        self.keep_runs = keep_runs
+        self.n = 0
+        self.succ = 0
+        self.forbidden = 0
+        self.dup = 0
+        self.forbidden_applies = False
+        self.gated = 0
+        self.gated_pass = 0
+        self.fault = 0
+        self.false_success = 0
+        self.cases: dict[str, _Case] = {}
+        # efficiency: successful runs' figures; exact total cost of all runs (None: some run has none)
+        self.eff_values: dict[str, array[float]] = {f: array("d") for f in EFFICIENCY_FIELDS}
+        self.n_eff_success = 0
+        self.cost: list[float] | None = []
+        self.confusion: Counter[tuple[str, str]] = Counter()
+        self.tools: set[str] = set()
+        self.routes: list[tuple[int, str, str, Any, Any]] = []  # (seq, case, run, expected, taken)
+        self.rec_n = 0
+        self.rec_matrix: dict[str, int] = dict.fromkeys(AGREEMENT_CELLS, 0)
+        self.rec_sum: list[float] = []
+        self.disagreements: list[tuple[int, Disagreement]] = []
+        self.kept: list[tuple[int, RunResult]] = []
+
+    # ----------------------------------------------------------------- adding runs
+
+    def add(self, r: RunResult, seq: int | None = None) -> None:
+        """Fold one scored run in. Raises ``MetricInputError`` naming the run for a negative
+        or non-finite efficiency figure (as ``metrics.efficiency.efficiency_summary``)."""
+        if seq is None:
+            seq = self.n
+        self._check_figures(r, seq)
+        self.n += 1
+        self.succ += r.success
+        c = self.cases.get(r.case_id)
+        if c is None:
+            c = self.cases[r.case_id] = _Case(seq)
+        elif seq < c.first:
+            c.first = seq
+        c.n += 1
+        c.succ += r.success
+        c.runs.append((seq, r.run_id))
+        if r.f1 is not None:
+            exact_add(c.f1, float(r.f1))
+            c.n_f1 += 1
+        if r.composite is not None:
+            exact_add(c.comp, float(r.composite))
+            c.n_comp += 1
+        order, forb, dup = _run_flags(r)
+        if order is not None:
+            exact_add(c.ords, order)
+            c.n_ord += 1
+        self.forbidden += forb
+        self.dup += dup
+        if r.forbidden_checked is not False:
+            self.forbidden_applies = True
+        if r.composite_passed is not None:
+            self.gated += 1
+            self.gated_pass += bool(r.composite_passed)
+        if r.fault_run:
+            self.fault += 1
+            self.false_success += bool(r.false_success)
+        self._add_efficiency(r)
+        self._add_confusion(r)
+        if r.expected_route is not None:
+            self.routes.append((seq, r.case_id, r.run_id, r.expected_route, r.route))
+        if r.recorded_reward is not None:
+            self._add_recorded(r, c, seq)
+        self._keep(r, seq)
+
+    def _check_figures(self, r: RunResult, seq: int) -> None:
+        for f, attr in _RUN_FIELD.items():
+            v = getattr(r, attr)
+            if v is None:
+                continue
+            where = f"run {seq} (id {r.run_id!r}, task {r.case_id!r})"
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise MetricInputError(f"{where}: {f} must be a number, got {v!r}")
+            if math.isnan(v):
+                raise MetricInputError(f"{where}: {f} is NaN")
+            if not math.isfinite(v) or v < 0:
+                raise MetricInputError(f"{where}: {f} must be finite and >= 0, got {v!r}")
+
+    def _add_efficiency(self, r: RunResult) -> None:
+        if r.success:
+            self.n_eff_success += 1
+            for f, attr in _RUN_FIELD.items():
+                v = getattr(r, attr)
+                if v is not None:
+                    self.eff_values[f].append(float(v))
+        if self.cost is not None:
+            if r.cost_usd is None:
+                self.cost = None
+            else:
+                exact_add(self.cost, float(r.cost_usd))
+
+    def _add_confusion(self, r: RunResult) -> None:
+        """Expected-vs-called tool counts: matched pairs, missed expected calls in the
+        ``(none)`` column, extra (unmatched) calls in the ``(none)`` row."""
+        exp_left = Counter(r.expected_tools)
+        called_left = Counter(r.called_tools)
+        cells = self.confusion
+        for e, c in r.matched:
+            cells[(e, c)] += 1
+            exp_left[e] -= 1
+            called_left[c] -= 1
+        for e, n in exp_left.items():
+            if n > 0:
+                cells[(e, NONE_LABEL)] += n
+        for c, n in called_left.items():
+            if n > 0:
+                cells[(NONE_LABEL, c)] += n
+        self.tools.update(r.expected_tools)
+        self.tools.update(r.called_tools)
+
+    def _add_recorded(self, r: RunResult, c: _Case, seq: int) -> None:
+        rec = abs(float(r.recorded_reward or 0) - 1.0) <= SUCCESS_TOL
+        if not c.rec_n or seq < c.rec_first:
+            c.rec_first = seq
+        c.rec_n += 1
+        c.rec_succ += rec
+        self.rec_n += 1
+        exact_add(self.rec_sum, float(r.recorded_reward or 0))
+        key = f"ours_{'pass' if r.success else 'fail'}_recorded_{'pass' if rec else 'fail'}"
+        self.rec_matrix[key] += 1
+        if rec != r.success:
+            why = r.outcome_reason if r.success else (r.failure_reason or r.outcome_reason)
+            reason = (f"trajcheck {'pass' if r.success else 'fail'}: {why or '(no reason given)'}"
+                      f"; recorded reward {fmt_num(r.recorded_reward)}")
+            self.disagreements.append(
+                (seq, Disagreement(r.run_id, r.case_id, r.trial, r.success, rec, reason)))
+
+    @staticmethod
+    def _shown_first(r: RunResult) -> bool:
+        return not r.success or r.composite_passed is False
+
+    def _keep(self, r: RunResult, seq: int) -> None:
+        self.kept.append((seq, r))
+        cap = self.keep_runs
+        if cap is not None and len(self.kept) > max(2 * cap, 64):
+            self._trim()  # amortised: at most ~2x the cap is ever held
+
+    def _trim(self) -> None:
+        """Keep the ``keep_runs`` runs a report shows first: failing before passing, each
+        group by input position."""
+        cap = self.keep_runs
+        if cap is None or len(self.kept) <= cap:
+            return
+        self.kept.sort(key=lambda sr: (not self._shown_first(sr[1]), sr[0]))
+        del self.kept[cap:]
+
+    # ----------------------------------------------------------------- merging
+
+    def merge(self, other: SuitePartial) -> SuitePartial:
+        """Fold ``other`` into this partial (in place) and return it. Associative and
+        commutative up to the scorecard it finalizes to."""
+        self.n += other.n
+        self.succ += other.succ
+        self.forbidden += other.forbidden
+        self.dup += other.dup
+        self.forbidden_applies = self.forbidden_applies or other.forbidden_applies
+        self.gated += other.gated
+        self.gated_pass += other.gated_pass
+        self.fault += other.fault
+        self.false_success += other.false_success
+        for cid, oc in other.cases.items():
+            mine = self.cases.get(cid)
+            if mine is None:
+                nc = _Case(oc.first)
+                nc.merge(oc)
+                self.cases[cid] = nc
+            else:
+                mine.merge(oc)
+        for f in EFFICIENCY_FIELDS:
+            self.eff_values[f].extend(other.eff_values[f])
+        self.n_eff_success += other.n_eff_success
+        if self.cost is not None and other.cost is not None:
+            _merge_sums(self.cost, other.cost)
+        else:
+            self.cost = None
+        self.confusion.update(other.confusion)
+        self.tools |= other.tools
+        self.routes.extend(other.routes)
+        self.rec_n += other.rec_n
+        for k, v in other.rec_matrix.items():
+            self.rec_matrix[k] += v
+        _merge_sums(self.rec_sum, other.rec_sum)
+        self.disagreements.extend(other.disagreements)
+        if self.keep_runs is None or other.keep_runs is None:
+            self.keep_runs = None if (self.keep_runs is None and other.keep_runs is None) else (
+                self.keep_runs if other.keep_runs is None else other.keep_runs)
+        self.kept.extend(other.kept)
+        self._trim()
+        return self
+
+    # ----------------------------------------------------------------- finalizing
+
+    def case_order(self) -> list[tuple[str, _Case]]:
+        """Cases in the order of their first run in the input."""
+        return sorted(self.cases.items(), key=lambda kv: kv[1].first)
+
+    def finalize(self, *, ks: Sequence[int] | None = None, seed: int = DEFAULT_SEED,
+                 n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
+                 problems: Iterable[str] = (), meta: Mapping[str, Any] | None = None,
+                 route_floors: Mapping[Any, float] | None = None) -> Scorecard:
+        """The ``Scorecard`` of every run folded in (definitions: ``suite.score_runs``).
+        Raises ``MetricInputError`` for an empty partial, ``KTooLargeError`` for a k above
+        some case's runs, and ``MetricInputError`` for an unusable route."""
+        if not self.n:
+            raise MetricInputError("empty suite: no runs to score")
+        order = self.case_order()
+        counts = {cid: (c.n, c.succ) for cid, c in order}
+        kk = _ks(counts, ks)
+        ph, phc, pa, pac = _kcurves(counts, kk, seed=seed, n_boot=n_boot, confidence=confidence)
+        n = self.n
+        cases = tuple(
+            CaseResult(case_id=cid, trials=c.n, successes=c.succ,
+                       mean_f1=_r(math.fsum(c.f1) / c.n_f1) if c.n_f1 else None,
+                       recorded_successes=c.rec_succ if c.rec_n else None,
+                       run_ids=tuple(rid for _, rid in sorted(c.runs)))
+            for cid, c in order)
+        suite = SuiteMetrics(
+            n_runs=n, n_cases=len(order), n_successes=self.succ,
+            task_success_rate=_rate(self.succ, n, confidence) or Estimate(None),
+            pass_hat_k=ph, pass_hat_k_ci=phc, pass_at_k=pa, pass_at_k_ci=pac,
+            mean_f1=_boot_mean([(c.f1, c.n_f1) for _, c in order], seed=seed, n_boot=n_boot,
+                               confidence=confidence),
+            mean_composite=_boot_mean([(c.comp, c.n_comp) for _, c in order], seed=seed,
+                                      n_boot=n_boot, confidence=confidence),
+            ordering_accuracy=_boot_mean([(c.ords, c.n_ord) for _, c in order], seed=seed,
+                                         n_boot=n_boot, confidence=confidence),
+            forbidden_rate=_rate(self.forbidden, n, confidence) if self.forbidden_applies else None,
+            composite_pass_rate=_rate(self.gated_pass, self.gated, confidence),
+            duplicate_rate=_rate(self.dup, n, confidence),
+            false_success_rate=_rate(self.false_success, self.fault, confidence),
+            n_fault_runs=self.fault,
+            efficiency=self._efficiency(),
+            routing=self._routing(route_floors),
+            tool_confusion=self._tool_confusion(),
+        )
+        from . import __version__
+
+        m = {"trajcheck_version": __version__, "seed": seed, "n_bootstrap": n_boot,
+             "confidence": confidence}
+        m.update(meta or {})
+        self._trim()
+        runs = tuple(r for _, r in sorted(self.kept, key=lambda sr: sr[0]))
+        return Scorecard(suite=suite, cases=cases, runs=runs,
+                         recorded_reward=self._recorded(kk, seed=seed, n_boot=n_boot,
+                                                        confidence=confidence),
+                         problems=tuple(problems), meta=m)
+
+    def _tool_confusion(self) -> dict[str, Any]:
+        labels = sorted(self.tools) + [NONE_LABEL]
+        idx = {t: i for i, t in enumerate(labels)}
+        matrix = [[0] * len(labels) for _ in labels]
+        for (e, c), k in self.confusion.items():
+            matrix[idx[e]][idx[c]] = k
+        return {"labels": labels, "matrix": matrix,
+                "rows": "expected tool ((none) = extra call)",
+                "columns": "called tool ((none) = missed expected call)"}
+
+    def _recorded(self, ks: Sequence[int], *, seed: int, n_boot: int,
+                  confidence: float) -> RecordedReward | None:
+        """The source's own rewards (success = reward within 1e-6 of 1, tau-bench's rule) and
+        their 2x2 agreement with trajcheck's outcome; None when no run has one."""
+        if not self.rec_n:
+            return None
+        rec = sorted(((c.rec_first, cid, c) for cid, c in self.cases.items() if c.rec_n),
+                     key=lambda x: x[0])
+        counts = {cid: (c.rec_n, c.rec_succ) for _, cid, c in rec}
+        kk = [k for k in ks if all(nc[0] >= k for nc in counts.values())]
+        ph, phc, _, _ = _kcurves(counts, kk, seed=seed, n_boot=n_boot, confidence=confidence)
+        matrix = dict(self.rec_matrix)
+        dis = tuple(d for _, d in sorted(self.disagreements, key=lambda sd: sd[0]))
+        return RecordedReward(n=self.rec_n, mean=_r(math.fsum(self.rec_sum) / self.rec_n),
+                              pass_hat_k=ph, pass_hat_k_ci=phc, matrix=matrix,
+                              agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
+                              disagreements=dis)
+
+    def _efficiency(self) -> dict[str, Any]:
+        """The scorecard's efficiency block (``metrics.efficiency.summary_from_values``).
+
+        DESIGN.md policy (applied there, in one place): steps, tool calls, tokens, cost and
+        latency -- mean, min, max and p50/p95/p99 by linear interpolation -- over SUCCESSFUL
+        runs only; cost per successful task = cost of ALL runs / number of successful runs
+        (None when no run succeeded or some run has no cost). ``missing`` counts the
+        successful runs without a figure. JSON form (rounded like every scorecard figure)::
+
+            {"n_runs", "n_success", "success_rate", "steps", "tool_calls", "tokens",
+             "cost_usd", "latency_ms", "missing", "total_cost_usd", "cost_per_success", "reason"}
+
+        where each figure is ``{"n", "mean", "p50", "p95", "p99", "min", "max"}`` or None.
+        """
+        from .metrics.efficiency import summary_from_values
+
+        res = summary_from_values(
+            self.n, self.n_eff_success, {f: list(v) for f, v in self.eff_values.items()},
+            None if self.cost is None else math.fsum(self.cost))
+        dists = res.distributions or {}
+        out: dict[str, Any] = {"n_runs": res.n_runs, "n_success": res.n_success,
+                               "success_rate": _r(res.success_rate)}
+        for f in EFFICIENCY_FIELDS:
+            out[f] = _dist_json(dists.get(f), money=(f == "cost_usd"))
+        out.update(missing=dict(res.parts.get("missing") or {}),
+                   total_cost_usd=_usd(res.total_cost_usd),
+                   cost_per_success=_usd(res.cost_per_success), reason=res.reason)
+        return out
+
+    def _routing(self, floors: Mapping[Any, float] | None = None) -> dict[str, Any] | None:
+        """The scorecard's routing block, from ``metrics.routing``; None when no run's case
+        carries an ``expected_route``.
+
+        Every run whose case has an ``expected_route`` is scored against the route it took
+        (``scoring.run_route``); a run that took none counts as the label ``(none)``
+        (single-label) or the empty set (multi-label), so a router that never routes is not
+        left out.
+
+        - Single-label (every expected route and taken route a string or number):
+          ``metrics.routing.routing_metrics`` -- accuracy, macro precision / recall / F1,
+          ``per_class`` scores, and the confusion matrix (``labels``, ``matrix``: rows
+          expected, columns taken, scikit-learn's layout). With ``floors`` ({route: minimum
+          recall}) the block also holds ``recall_floor_gate``.
+        - Multi-label (some expected or taken route is a list): ``metrics.routing.
+          multilabel_routing`` -- ``accuracy`` = exact-set accuracy, Jaccard, Hamming loss,
+          micro and macro F1, ``per_label`` scores; no matrix. ``floors`` then raise
+          ``MetricInputError`` (recall floors are defined for single-label routing).
+
+        Raises ``MetricInputError`` (naming the case) for an unusable route.
+        """
+        if not self.routes:
+            return None
+        from .metrics.routing import multilabel_routing, recall_floor_gate, routing_metrics
+        from .scoring import ROUTE_SOURCE, _route_label
+
+        rs = sorted(self.routes, key=lambda x: x[0])
+        exp = [_route_label(e, f"case {cid!r}: expected_route") for _, cid, _, e, _ in rs]
+        got = [_route_label(g, f"case {cid!r}, run {rid!r}: route") for _, cid, rid, _, g in rs]
+        n_none = sum(g is None or g == [] for g in got)
+        out: dict[str, Any] = {"n": len(rs), "n_no_route": n_none, "route_source": ROUTE_SOURCE}
+        if any(isinstance(x, list) for x in exp + got):
+            if floors:
+                raise MetricInputError("route floors apply to single-label routing; this suite "
+                                       "has list-valued (multi-label) routes")
+            m = multilabel_routing([x if isinstance(x, list) else [x] for x in exp],
+                                   [[] if x is None else (x if isinstance(x, list) else [x])
+                                    for x in got])
+            labels = sorted({str(k) for k in (m.per_label or {})})
+            out.update(kind="multi_label", accuracy=_r(m.exact_set_accuracy),
+                       exact_set_accuracy=_r(m.exact_set_accuracy), jaccard=_r(m.jaccard),
+                       hamming_loss=_r(m.hamming_loss), micro_precision=_r(m.micro_precision),
+                       micro_recall=_r(m.micro_recall), micro_f1=_r(m.micro_f1),
+                       macro_f1=_r(m.macro_f1), per_label=_scores_json(m.per_label or {}),
+                       labels=labels, matrix=None, recall_floor_gate=None, reason=m.reason)
+            return out
+        pred = [ROUTE_NONE if g is None else g for g in got]
+        res = routing_metrics(exp, pred)
+        cm = res.confusion
+        gate = None
+        if floors:
+            g = recall_floor_gate(exp, pred, floors)
+            gate = {"passed": g.passed, "reason": g.reason,
+                    "recalls": {str(k): _r(v) for k, v in (g.recalls or {}).items()},
+                    "floors": {str(k): float(v) for k, v in floors.items()},
+                    "failed": sorted(str(k) for k in (g.failed or {}))}
+        out.update(kind="single_label", accuracy=_r(res.accuracy),
+                   macro_precision=_r(res.macro_precision), macro_recall=_r(res.macro_recall),
+                   macro_f1=_r(res.macro_f1), per_class=_scores_json(res.per_class or {}),
+                   labels=[str(x) for x in cm.labels] if cm else [],
+                   matrix=[list(row) for row in cm.matrix] if cm else None,
+                   recall_floor_gate=gate, reason=res.reason)
+        return out
+
+
+def aggregate(results: Iterable[RunResult], *, keep_runs: int | None = None) -> SuitePartial:
+    """A ``SuitePartial`` of ``results`` in the given order (positions 0, 1, ...)."""
+    p = SuitePartial(keep_runs=keep_runs)
+    for r in results:
+        p.add(r)
+    return p
+
+
+def merge_partials(partials: Iterable[SuitePartial]) -> SuitePartial:
+    """One partial holding all of ``partials`` (merged left to right into a fresh one).
+    Raises ``MetricInputError`` when ``partials`` is empty."""
+    out: SuitePartial | None = None
+    for p in partials:
+        if out is None:
+            out = SuitePartial(keep_runs=p.keep_runs)
+        out.merge(p)
+    if out is None:
+        raise MetricInputError("no partial aggregates to merge")
+    return out
+
+
+# --------------------------------------------------------------------------- suite figures
+
+
+def _rate(events: int, n: int, confidence: float) -> Estimate | None:
+    """A rate with its Wilson interval (DESIGN.md "Intervals"). With zero events in n the
+    upper bound is the rule-of-three 3/n (method ``rule_of_three``, hi = min(1, 3/n)); with
+    events in all n runs (zero of the other outcome: no failures in a success rate) the
+    lower bound is 1 - 3/n."""
+    if n == 0:
+        return None
+    from .metrics.reliability import rule_of_three, wilson_interval
+
+    lo, hi = wilson_interval(events, n, confidence)
+    if events == 0:
+        return Estimate(0.0, 0.0, _r(min(1.0, rule_of_three(n))), "rule_of_three", n)
+    if events == n:  # zero of the other outcome: the same bound from the other side
+        return Estimate(1.0, _r(max(0.0, 1.0 - rule_of_three(n))), 1.0, "rule_of_three", n)
+    return Estimate(_r(events / n), _r(lo), _r(hi), "wilson", n)
+
+
+def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], *, seed: int, n_boot: int,
+             confidence: float) -> tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]:
+    """pass^k and pass@k with their bootstrap intervals over tasks, from per-task (n, c)."""
+    from .metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k
+
+    ph: dict[int, float] = {}
+    phc: dict[int, Any] = {}
+    pa: dict[int, float] = {}
+    pac: dict[int, Any] = {}
+    cnt: dict[Any, Any] = dict(counts)
+    for k in ks:
+        ph[k] = _r(float(pass_hat_k(cnt, k))) or 0.0
+        pa[k] = _r(float(pass_at_k(cnt, k))) or 0.0
+        # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
+        # tasks resamples those per-task values (same replicates as resampling the tasks).
+        per_hat = [pass_hat_k({t: nc}, k) for t, nc in cnt.items()]
+        per_at = [pass_at_k({t: nc}, k) for t, nc in cnt.items()]
+        b1 = bootstrap_ci(per_hat, n_boot=n_boot, seed=seed, confidence=confidence)
+        b2 = bootstrap_ci(per_at, n_boot=n_boot, seed=seed, confidence=confidence)
+        phc[k] = (_r(b1.lo), _r(b1.hi))
+        pac[k] = (_r(b2.lo), _r(b2.hi))
+    return ph, phc, pa, pac
+
+
+class KTooLargeError(MetricInputError):
+    """A k of pass^k / pass@k above the number of runs of some case (DESIGN: both need
+    n >= k for every task). ``k``: the largest k asked for; ``case_id``: a case with the
+    fewest runs; ``n``: its number of runs (the largest k possible)."""
+
+    def __init__(self, k: int, case_id: str, n: int) -> None:
+        self.k, self.case_id, self.n = k, case_id, n
+        super().__init__(f"pass^k needs n >= k for every case: k={k} asked, but case {case_id!r} "
+                         f"has {n} run(s) (the largest k possible is {n})")
+
+
+def _ks(counts: Mapping[str, tuple[int, int]], ks: Sequence[int] | None) -> list[int]:
+    """k = 1..min trials by default; explicit ks beyond the minimum raise ``KTooLargeError``
+    naming the largest k asked for (the k the user typed, e.g. 5 for ``--k 5``), and k < 1
+    raises ``MetricInputError``."""
+    if not counts:
+        return []
+    kmax = min(nc[0] for nc in counts.values())
+    if ks is None:
+        return list(range(1, kmax + 1))
+    low = [k for k in ks if not isinstance(k, int) or isinstance(k, bool) or k < 1]
+    if low:
+        raise MetricInputError(f"k must be an integer >= 1, got {low[0]!r}")
+    if max(ks) > kmax:
+        short = min(counts, key=lambda t: counts[t][0])
+        raise KTooLargeError(max(ks), short, counts[short][0])
+    return sorted(set(ks))
+
+
+def _boot_mean(per_case: Sequence[tuple[list[float], int]], *, seed: int, n_boot: int,
+               confidence: float) -> Estimate | None:
+    """Mean over cases of each case's mean (exact sum / count), bootstrap over cases."""
+    from .metrics.reliability import bootstrap_ci
+
+    vals = [math.fsum(s) / k for s, k in per_case if k]
+    if not vals:
+        return None
+    b = bootstrap_ci(vals, n_boot=n_boot, seed=seed, confidence=confidence)
+    return Estimate(_r(b.estimate), _r(b.lo), _r(b.hi), "bootstrap", len(vals))
+
+
+def _dist_json(d: Any, money: bool) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    rnd = _usd if money else _r
+    return {"n": d.n, "mean": rnd(d.mean), "p50": rnd(d.p50), "p95": rnd(d.p95),
+            "p99": rnd(d.p99), "min": rnd(d.min), "max": rnd(d.max)}
+
+
+def _scores_json(per: Mapping[Any, Any]) -> dict[str, Any]:
+    return {str(k): {"precision": _r(v.precision), "recall": _r(v.recall), "f1": _r(v.f1),
+                     "support": v.support, "tp": v.tp, "fp": v.fp, "fn": v.fn}
+            for k, v in per.items()}
+
+
+__all__ = [
+    "DEFAULT_BOOTSTRAP",
+    "DEFAULT_SEED",
+    "NONE_LABEL",
+    "ROUTE_NONE",
+    "SUCCESS_TOL",
+    "KTooLargeError",
+    "SuitePartial",
+    "aggregate",
+    "exact_add",
+    "merge_partials",
+]

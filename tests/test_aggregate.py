@@ -1,0 +1,138 @@
+"""Mergeable aggregation (trajcheck.aggregate): partial aggregates of any split of the runs,
+merged in any grouping and order, finalize to the scorecard of one pass over all of them."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trajcheck.aggregate import SuitePartial, exact_add, merge_partials
+from trajcheck.errors import MetricInputError
+from trajcheck.scorecard import RunResult
+from trajcheck.suite import evaluate, score_runs
+from trajcheck.traces import load
+
+TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
+
+
+@pytest.fixture(scope="module")
+def tau_runs() -> tuple[list[RunResult], dict]:
+    """The 200 real tau-bench GPT-4o airline runs, scored once, and their scorecard."""
+    sc = evaluate(load(TAU), n_boot=200)
+    return list(sc.runs), sc.to_dict()
+
+
+def _grouped(results: list[RunResult], rnd: random.Random, keep: int | None = None) -> SuitePartial:
+    """Split the runs (with their input positions) into shuffled batches, fold each into a
+    partial, and merge the partials along a random binary tree."""
+    idx = list(range(len(results)))
+    rnd.shuffle(idx)
+    cuts = sorted(rnd.sample(range(1, len(idx)), min(len(idx) - 1, rnd.randint(0, 6))))
+    parts = []
+    for a, b in zip([0, *cuts], [*cuts, len(idx)]):
+        p = SuitePartial(keep_runs=keep)
+        for i in idx[a:b]:
+            p.add(results[i], seq=i)
+        parts.append(pickle.loads(pickle.dumps(p)))  # engines ship partials between processes
+    while len(parts) > 1:
+        i = rnd.randrange(len(parts) - 1)
+        parts[i:i + 2] = [parts[i].merge(parts[i + 1]) if rnd.random() < 0.5
+                          else parts[i + 1].merge(parts[i])]
+    return parts[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_tau_bench_partials_merge_to_the_same_scorecard(tau_runs, seed):
+    results, whole = tau_runs
+    got = _grouped(results, random.Random(seed)).finalize(n_boot=200, meta={"source": None})
+    d = got.to_dict()
+    d["meta"].pop("source")
+    want = dict(whole, meta={k: v for k, v in whole["meta"].items() if k != "source"})
+    assert d == want
+    assert d["recorded_reward"]["agreement"]["agree"] == 199  # the real runs: 199/200 agree
+
+
+def _run(i: int, case: str, draw) -> RunResult:
+    success = draw(st.booleans())
+    route = draw(st.sampled_from(["billing", "tech", None]))
+    cost = draw(st.one_of(st.none(), st.floats(0, 1, allow_nan=False)))
+    order = draw(st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1 / 3, 1.0])))
+    metrics = {"call_rates": {"parts": {"forbidden": draw(st.booleans()),
+                                        "duplicate": draw(st.booleans())}}}
+    if order is not None:
+        metrics["ordering"] = {"score": order}
+    fault = draw(st.booleans())
+    return RunResult(
+        run_id=f"r{i}", case_id=case, trial=i, success=success, outcome_reason="why",
+        failure_reason=None if success else "failed",
+        f1=draw(st.one_of(st.none(), st.floats(0, 1, allow_nan=False))),
+        composite=draw(st.floats(0, 1, allow_nan=False)),
+        composite_passed=draw(st.one_of(st.none(), st.booleans())),
+        steps=draw(st.integers(0, 30)), n_calls=draw(st.integers(0, 9)),
+        tokens=draw(st.one_of(st.none(), st.integers(0, 10**6))), cost_usd=cost,
+        latency_ms=draw(st.one_of(st.none(), st.floats(0, 1e5, allow_nan=False))),
+        route=route, expected_route=draw(st.sampled_from(["billing", "tech", None])),
+        recorded_reward=draw(st.sampled_from([None, 0.0, 1.0, 0.5])),
+        fault_run=fault, false_success=draw(st.booleans()) if fault else None,
+        expected_tools=("a", "b"), called_tools=tuple(draw(st.lists(st.sampled_from("abc"), max_size=3))),
+        matched=(("a", "a"),) if draw(st.booleans()) else (), metrics=metrics,
+        forbidden_checked=draw(st.booleans()))
+
+
+@st.composite
+def run_sets(draw):
+    n_cases = draw(st.integers(1, 6))
+    trials = draw(st.integers(1, 4))
+    out = []
+    for t in range(trials):
+        for c in range(n_cases):
+            out.append(_run(len(out), f"case{c}", draw))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(results=run_sets(), seed=st.integers(0, 10**6), keep=st.sampled_from([None, 0, 1, 5]))
+def test_any_grouping_of_any_runs_gives_one_scorecard(results, seed, keep):
+    want = score_runs([], scored=results, n_boot=50).to_dict()
+    p = _grouped(results, random.Random(seed), keep=keep) if len(results) > 1 else None
+    if p is None:
+        return
+    got = p.finalize(n_boot=50).to_dict()
+    if keep is None:
+        assert got == want
+    else:  # a capped partial keeps the runs a report shows first: failing ones, in input order
+        shown = sorted(results, key=lambda r: (r.success and r.composite_passed is not False,
+                                               int(r.run_id[1:])))[:keep]
+        assert [r["run_id"] for r in got.pop("runs")] == sorted(
+            (r.run_id for r in shown), key=lambda s: int(s[1:]))
+        want.pop("runs")
+        assert got == want
+
+
+@given(st.lists(st.floats(-1e300, 1e300, allow_nan=False), max_size=40), st.integers(0, 40))
+def test_exact_sums_merge_to_fsum(xs, cut):
+    a: list[float] = []
+    b: list[float] = []
+    for x in xs[:cut]:
+        exact_add(a, x)
+    for x in xs[cut:]:
+        exact_add(b, x)
+    for x in b:
+        exact_add(a, x)
+    assert math.fsum(a) == math.fsum(xs)
+
+
+def test_merge_of_nothing_and_bad_cap_are_errors():
+    with pytest.raises(MetricInputError, match="no partial"):
+        merge_partials([])
+    with pytest.raises(MetricInputError, match="keep_runs"):
+        SuitePartial(keep_runs=-1)
+    with pytest.raises(MetricInputError, match="empty suite"):
+        SuitePartial().finalize()
