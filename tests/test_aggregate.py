@@ -91,7 +91,7 @@ def run_sets(draw):
     n_cases = draw(st.integers(1, 6))
     trials = draw(st.integers(1, 4))
     out = []
-    for t in range(trials):
+    for _t in range(trials):
         for c in range(n_cases):
             out.append(_run(len(out), f"case{c}", draw))
     return out
