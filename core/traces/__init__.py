@@ -10,6 +10,11 @@ format name            source
 =====================  =========================================================
 ``trajcheck``          ``Trajectory.to_dict()`` output (our own JSONL traces)
 ``tau_bench``          tau-bench result records (also yield ``Case`` objects)
+``inspect_ai``         Inspect AI eval logs (``.json``, ``.eval`` zips), one run per sample
+``atif``               ATIF trajectories (Harbor)
+``langfuse``           Langfuse trace exports (``trace`` + ``observations``)
+``openai_agents``      OpenAI Agents SDK traces (span exports, ``/v1/traces/ingest`` bodies)
+``anthropic_managed``  Anthropic Managed Agents session events (``[method, event]`` JSONL)
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output
@@ -25,6 +30,8 @@ format name            source
 
 Auto-detection (``detect``) tries the formats in the order of that table: the ones with an
 unambiguous envelope first (a ``steps`` list of ``{index, kind}``; ``task_id`` + ``traj``;
+Inspect ``eval`` + ``samples``; ATIF ``schema_version``; ``trace`` + ``observations``; items with
+``object: trace.span``; ``user.*`` / ``agent.*`` session events;
 ``resourceSpans`` or spans; ``run_type``; ``output`` with ``tokenUsage``/``latencyMs``/
 ``cost``/``metadata.toolCalls``; ``predicted_trajectory`` / ``tool_name`` / ADK keys; Responses
 item types), then message lists by their markers: DeepEval ``input_parameters``; LangChain
@@ -49,10 +56,15 @@ from ..errors import TraceFormatError
 from ..model import Case, Trajectory
 from . import (
     anthropic,
+    anthropic_managed,
+    atif,
     deepeval,
+    inspect_ai,
     langchain,
+    langfuse,
     langsmith,
     native,
+    openai_agents,
     openai_chat,
     openai_responses,
     otel,
@@ -65,16 +77,18 @@ from . import (
 from ._util import as_plain, is_seq
 
 FORMATS: tuple[str, ...] = (
-    "trajcheck", "tau_bench", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "trajcheck", "tau_bench", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
             "adk": "vertex", "openinference": "otel", "otlp": "otel", "tau-bench": "tau_bench",
-            "tau": "tau_bench", "native": "trajcheck"}
-EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, OTLP JSON, LangSmith runs, promptfoo "
+            "tau": "tau_bench", "native": "trajcheck", "inspect": "inspect_ai", "agents": "openai_agents",
+            "openai-agents": "openai_agents", "managed_agents": "anthropic_managed"}
+EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, an Inspect AI log, an ATIF trajectory, a Langfuse "
+            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, or a list of {name, args} calls")
-_SUFFIXES = (".json", ".jsonl", ".ndjson")
+_SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
 
 
 @dataclass(frozen=True)
@@ -157,6 +171,9 @@ def detect(obj: Any) -> str | None:
             return "trajcheck"
         if tau_bench.is_record(obj):
             return "tau_bench"
+        new = _detect_new(obj)
+        if new is not None:
+            return new
         if otel.is_otlp(obj) or otel.is_span(obj):
             return "otel"
         if langsmith.is_run(obj):
@@ -180,6 +197,9 @@ def detect(obj: Any) -> str | None:
         if is_seq(obj.get("calls")) and plain.is_call_list(obj["calls"]):
             return "plain"
     if is_seq(obj) and obj:
+        new = _detect_new(obj)
+        if new is not None:
+            return new
         items = [as_plain(x) for x in obj]
         if all(isinstance(x, Mapping) and (otel.is_otlp(x) or otel.is_span(x)) for x in items):
             return "otel"
@@ -214,12 +234,35 @@ def detect(obj: Any) -> str | None:
     return None
 
 
+def _detect_new(obj: Any) -> str | None:
+    """Formats recognised by their own envelope: Inspect AI logs, ATIF, Langfuse exports,
+    OpenAI Agents SDK spans, Anthropic Managed Agents events (checked before OTLP and chat)."""
+    if isinstance(obj, Mapping):
+        if inspect_ai.is_log(obj):
+            return "inspect_ai"
+        if atif.is_trajectory(obj):
+            return "atif"
+        if langfuse.is_export(obj):
+            return "langfuse"
+        if openai_agents.is_item(obj) or openai_agents.is_payload(obj):
+            return "openai_agents"
+    if openai_agents.is_payload(obj):
+        return "openai_agents"
+    if anthropic_managed.is_source(obj):
+        return "anthropic_managed"
+    return None
+
+
 _READERS = {
     "trajcheck": native.read, "tau_bench": tau_bench.read, "otel": otel.read, "langsmith": langsmith.read,
     "promptfoo": promptfoo.read, "vertex": vertex.read, "openai_responses": openai_responses.read,
     "deepeval": deepeval.read, "langchain": langchain.read, "ragas": ragas.read,
     "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,
+    "inspect_ai": inspect_ai.read, "atif": atif.read, "langfuse": langfuse.read,
+    "openai_agents": openai_agents.read, "anthropic_managed": anthropic_managed.read,
 }
+# formats whose records are grouped across lines/items into runs (by trace or session id)
+_GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all}
 
 
 def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str] | None = None) -> Trajectory:
@@ -452,6 +495,27 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             acc.problems.extend(res.problems)
             for cid, c in res.cases.items():
                 acc.cases.setdefault(cid, c)
+        elif f == "inspect_ai":
+            ires = _guarded(inspect_ai.read_labeled, items, f)
+            if strict and len(units) == 1 and not ires.trajectories and not ires.skipped:
+                raise TraceFormatError(f"{label}: {f}: no samples")
+            for msg in ires.skipped:
+                acc.skip(msg)
+            for t, w in ires.trajectories:
+                acc.add(t, f, w)
+        elif f in _GROUPED:
+            try:
+                trajs = _guarded(_GROUPED[f], [o for o, _ in items], f)
+            except TraceFormatError as e:
+                if strict and len(batches) == 1:
+                    raise TraceFormatError(f"{label}: {e}") from e
+                acc.skip(f"{label}: {e}")
+                continue
+            if not trajs:
+                acc.skip(f"{label}: {f}: no spans or events of a run; no traces")
+            for t in trajs:
+                tag = t.trace_id or t.session_id
+                acc.add(t, f, f"{label} {'trace' if t.trace_id else 'session'} {tag}" if tag else label)
         elif f in ("otel", "langsmith"):
             mod = otel if f == "otel" else langsmith
             flat: list[Any] = []
@@ -481,6 +545,8 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
 
 def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
     """Parsed trace objects of one file with their locations; None when the file is empty."""
+    if path.suffix.lower() == ".eval" or inspect_ai.is_eval_zip(path):
+        return [(inspect_ai.load_eval_zip(path), str(path))]
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
