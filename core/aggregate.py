@@ -101,7 +101,7 @@ class _Case:
     """One case's share of a partial (see the module docstring)."""
 
     __slots__ = ("first", "n", "succ", "f1", "n_f1", "comp", "n_comp", "ords", "n_ord",
-                 "rec_first", "rec_n", "rec_succ", "runs")
+                 "rec_first", "rec_n", "rec_succ", "runs", "hash")
 
     def __init__(self, first: int) -> None:
         self.first = first
@@ -112,6 +112,7 @@ class _Case:
         self.comp: list[float] = []
         self.ords: list[float] = []
         self.runs: list[tuple[int, str]] = []
+        self.hash: str | None = None  # the case definition's hash (fingerprint.case_hash)
 
     def merge(self, o: _Case) -> None:
         self.first = min(self.first, o.first)
@@ -128,6 +129,7 @@ class _Case:
         self.rec_n += o.rec_n
         self.rec_succ += o.rec_succ
         self.runs.extend(o.runs)
+        self.hash = self.hash or o.hash
 
     def __getstate__(self) -> tuple[Any, ...]:
         return tuple(getattr(self, k) for k in self.__slots__)
@@ -194,6 +196,7 @@ class SuitePartial:
         c.n += 1
         c.succ += r.success
         c.runs.append((seq, r.run_id))
+        c.hash = c.hash or r.case_hash
         if r.f1 is not None:
             exact_add(c.f1, float(r.f1))
             c.n_f1 += 1
@@ -371,7 +374,7 @@ class SuitePartial:
             CaseResult(case_id=cid, trials=c.n, successes=c.succ,
                        mean_f1=_r(math.fsum(c.f1) / c.n_f1) if c.n_f1 else None,
                        recorded_successes=c.rec_succ if c.rec_n else None,
-                       run_ids=tuple(rid for _, rid in sorted(c.runs)))
+                       run_ids=tuple(rid for _, rid in sorted(c.runs)), case_hash=c.hash)
             for cid, c in order)
         suite = SuiteMetrics(
             n_runs=n, n_cases=len(order), n_successes=self.succ,

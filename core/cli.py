@@ -186,6 +186,59 @@ def _gate(sc: Any, fail_under: float | None, err: Any) -> None:
     err.print(f"[green]OK[/green]: task success rate {rate:.4f} >= --fail-under {fail_under}")
 
 
+def _error_hint(loaded: Any, error_pattern: str | None, err: Any) -> None:
+    """Print ``hints.error_pattern_hint`` once on ``err`` unless --error-pattern was given."""
+    if error_pattern is not None:
+        return
+    from .hints import error_pattern_hint
+
+    hint = error_pattern_hint(loaded.trajectories)
+    if hint:
+        err.print(hint, markup=False, highlight=False, soft_wrap=True)
+
+
+def _strict_option(f: _F) -> _F:
+    """``--strict`` (eval and inspect): exit 2 when input was not wholly used."""
+    return click.option("--strict", is_flag=True,
+                        help="Exit with code 2 when some record or line could not be read "
+                             "(wholly or in part, e.g. arguments that are not JSON) or, for "
+                             "eval, some trace has no known case or some case no trace -- for "
+                             "CI, where a silently dropped run would change the score.")(f)
+
+
+def strict_findings(loaded: Any, case_ids: set[str] | None = None) -> list[str]:
+    """What ``--strict`` refuses, as counted phrases: records/lines not read
+    (``LoadResult.skipped``), faults inside records that were read (``LoadResult.faults``),
+    and, when ``case_ids`` is given, traces without a case id, traces whose case id is not
+    among ``case_ids``, and cases with no trace. Empty when everything was used."""
+    from .report import plural
+
+    out: list[str] = []
+    if loaded.skipped:
+        out.append(f"{plural(len(loaded.skipped), 'record')} or line(s) not read")
+    if loaded.faults:
+        out.append(f"{plural(len(loaded.faults), 'fault')} inside records that were read")
+    if case_ids is not None:
+        cids = [t.metadata.get("case_id") for t in loaded.trajectories]
+        no_id = sum(1 for c in cids if c is None)
+        unknown = sum(1 for c in cids if c is not None and str(c) not in case_ids)
+        seen = {str(c) for c in cids if c is not None}
+        missing = sum(1 for c in case_ids if c not in seen)
+        if no_id:
+            out.append(f"{plural(no_id, 'trace')} without a case_id")
+        if unknown:
+            out.append(f"{plural(unknown, 'trace')} naming a case id that is not among the cases")
+        if missing:
+            out.append(f"{plural(missing, 'case')} with no trace")
+    return out
+
+
+def _strict_gate(findings: list[str], err: Any) -> None:
+    """``--strict``: fail (exit 2) naming every finding; the problems listed above say where."""
+    if findings:
+        _fail("--strict: " + "; ".join(findings) + " (see the problems listed above)", err)
+
+
 def _semantic_options(f: _F) -> _F:
     """``--semantic`` and ``--semantic-threshold`` (shared by eval and run)."""
     f = click.option("--semantic-threshold", type=click.FloatRange(0, 1), default=None, metavar="T",
@@ -205,10 +258,12 @@ def _semantic_options(f: _F) -> _F:
 @_error_pattern_option
 @_report_options
 @_semantic_options
+@_strict_option
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
                  trace_format: str, seed: int, quiet: bool, semantic: bool = False,
-                 semantic_threshold: float | None = None, error_pattern: str | None = None) -> None:
+                 semantic_threshold: float | None = None, error_pattern: str | None = None,
+                 strict: bool = False) -> None:
     """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
     Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
@@ -218,7 +273,9 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 
     Exit codes: 0 when scored (whatever the scores), 1 when --fail-under is given and the
     task success rate is below it, 2 when TRACES is not a trace file, the cases file is
-    invalid, or nothing could be scored.
+    invalid, or nothing could be scored, and with --strict also when some record could not
+    be read (wholly or in part) or some trace or case was left unmatched (the reports are
+    written first).
     """
     from rich.console import Console
 
@@ -231,6 +288,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         from .traces import load
 
         loaded = load(traces, format=trace_format, error_pattern=error_pattern)
+        _error_hint(loaded, error_pattern, err)
         cases = None
         if cases_path is not None:
             from .dataset import load_cases
@@ -248,6 +306,9 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         _fail(e, err)
     _show_scorecard(sc, quiet, json_out, html_out, err)
     _write_reports(sc, json_out, md_out, html_out, err)
+    if strict:
+        case_ids = set(loaded.cases) if cases is None else {c.id for c in cases}
+        _strict_gate(strict_findings(loaded, case_ids), err)
     _gate(sc, fail_under, err)
 
 
@@ -255,6 +316,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 @click.argument("a_path", metavar="A.json", type=click.Path(exists=True, dir_okay=False))
 @click.argument("b_path", metavar="B.json", type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison JSON here.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Write the comparison as one self-contained HTML page here.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the paired bootstrap.")
 @click.option("--unit", type=click.Choice(["run", "task"]), default=None,
               help="Unit of the paired test of the task success rate. 'run': pairs trial i of A "
@@ -262,49 +325,79 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                    "'task': one pair per case (mean over its trials) -- the conservative choice. "
                    "Default: per run when every shared case has the same trial count in A and "
                    "B, else per task.")
+@click.option("--allow-changed-cases", is_flag=True,
+              help="Compare even when some shared case was scored against a different definition "
+                   "in A and B (its recorded hash differs). The result is marked as such.")
+@click.option("--allow-trial-mismatch", is_flag=True,
+              help="Compare even when some shared case has different trial counts in A and B "
+                   "(the test is then per task). The result is marked as such.")
 def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
-                    unit: str | None = None) -> None:
+                    unit: str | None = None, html_out: str | None = None,
+                    allow_changed_cases: bool = False, allow_trial_mismatch: bool = False) -> None:
     """Paired comparison of two scorecards (B - A) on the cases they share.
 
     Shows per-metric deltas with paired bootstrap intervals over cases and, for the task
     success rate, the exact McNemar / sign test, with the unit of that test (per run or per
-    task) next to its p-value.
+    task) next to its p-value; then the cases that regressed and improved, each with its
+    runs' reasons in A and in B.
 
-    Exit codes: 0 when compared, 2 when a file is not a scorecard or the two share no case.
+    Refuses (exit 2) when a shared case was scored against a different case definition in A
+    and B (the scorecards record a hash of each case) or has a different number of trials,
+    unless --allow-changed-cases / --allow-trial-mismatch is given; the output then says so
+    in a warning on stderr, in the JSON (``comparability``) and at the top of the HTML page.
+
+    Exit codes: 0 when compared, 2 when a file is not a scorecard, the two share no case, or
+    they are not comparable (see above).
     """
     import json as _json
     from pathlib import Path
 
     from rich.console import Console
-    from rich.table import Table
 
+    from .compare_cases import case_shifts, check_comparable
     from .errors import TrajcheckError
-    from .report import fmt, fmt_p
     from .scorecard import Scorecard
     from .suite import compare_scorecards
 
     con = Console()
+    err = Console(stderr=True)
     try:
         a = Scorecard.load(a_path)
         b = Scorecard.load(b_path)
+        chk = check_comparable(a, b)
+        refused = []
+        if chk.changed and not allow_changed_cases:
+            refused.append("--allow-changed-cases")
+        if chk.trials and not allow_trial_mismatch:
+            refused.append("--allow-trial-mismatch")
+        if refused:
+            lines = "\n".join(f"  - {m}" for m in chk.messages())
+            _fail(f"A and B are not comparable as they are:\n{lines}\nA paired test over them would "
+                  f"compare different tests. Re-score both on the same cases and trials, or pass "
+                  f"{' and '.join(refused)} to compare anyway (the result is marked).", err)
         cmp = compare_scorecards(a, b, seed=seed, unit=unit)
     except TrajcheckError as e:
-        _fail(e)
-    t = Table(title=f"B - A over {cmp.n_cases} shared cases (95% paired bootstrap)",
-              title_justify="left")
-    for col in ("metric", "A", "B", "delta", "interval", "p", "test unit"):
-        t.add_column(col)
-    for d in cmp.deltas:
-        t.add_row(d.metric, fmt(d.a), fmt(d.b), fmt(d.delta),
-                  f"[{fmt(d.lo)}, {fmt(d.hi)}]" if d.lo is not None else "",
-                  fmt_p(d.p_value), _unit_label(d.unit) if d.p_value is not None else "")
-    con.print(t)
-    for label, ids in (("only in A", cmp.only_a), ("only in B", cmp.only_b)):
-        if ids:
-            con.print(f"{len(ids)} case(s) {label}, left out: {', '.join(ids[:20])}", highlight=False)
+        _fail(e, err)
+    overridden = [m for m in chk.messages()] if not chk.ok else []
+    for m in overridden:
+        err.print(f"[bold red]WARNING[/bold red]: {m}", highlight=False, soft_wrap=True)
+    for m in chk.messages() if chk.ok else ():
+        err.print(f"note: {m}", markup=False, highlight=False, soft_wrap=True)
+    shifts = case_shifts(a, b)
+    from .report_compare import render_compare_terminal
+
+    render_compare_terminal(cmp, shifts, con, overridden=overridden)
+    data = dict(cmp.to_dict(), comparability=dict(chk.to_dict(), overridden=bool(overridden)),
+                cases=[s.to_dict() for s in shifts])
     if json_out:
-        Path(json_out).write_text(_json.dumps(cmp.to_dict(), indent=2) + "\n", encoding="utf-8")
-        Console(stderr=True).print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
+        Path(json_out).write_text(_json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        err.print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
+    if html_out:
+        from .report_compare import compare_to_html
+
+        Path(html_out).write_text(compare_to_html(cmp, shifts, a, b, a_name=a_path, b_name=b_path,
+                                                  overridden=overridden), encoding="utf-8")
+        err.print(f"wrote {html_out}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _unit_label(unit: str | None) -> str:
@@ -317,13 +410,15 @@ def _unit_label(unit: str | None) -> str:
 @_format_option
 @_error_pattern_option
 @click.option("--max-problems", default=20, show_default=True, help="How many unreadable lines/records to list.")
+@_strict_option
 def inspect_cmd(traces: str, trace_format: str, max_problems: int,
-                error_pattern: str | None = None) -> None:
+                error_pattern: str | None = None, strict: bool = False) -> None:
     """Show what was read from TRACES (a file or directory): runs, cases, steps, tool calls
     per tool, failed tool results, usage totals, recorded rewards, formats, and problems.
 
     Exit codes: 0 when read (even when some lines could not be read), 2 when the input is
-    not a trace at all.
+    not a trace at all, and with --strict also when some line or record could not be read
+    (wholly or in part).
     """
     from collections import Counter
 
@@ -340,6 +435,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
         res = load(traces, format=trace_format, error_pattern=error_pattern)
     except TrajcheckError as e:
         _fail(e)
+    _error_hint(res, error_pattern, Console(stderr=True))
 
     runs = res.trajectories
     case_ids = {t.metadata.get("case_id") for t in runs if t.metadata.get("case_id") is not None}
@@ -359,10 +455,12 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
         n_turns += agent_steps(t)
         for c in t.tool_calls():
             per_tool[c.name] += 1
+        # a result's tool is the joined call's name: OpenAI tool messages carry none
+        called_by = {id(r): c.name for c, r in t.pairs() if r is not None}
         for r in t.tool_results():
             n_results += 1
             if r.is_error:
-                errs[r.name or "?"] += 1
+                errs[called_by.get(id(r)) or r.name or "?"] += 1
         if t.total_usage is not None:
             usage = t.total_usage if usage is None else usage + t.total_usage
         if t.total_cost_usd is not None:
@@ -411,6 +509,8 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
         if len(res.problems) > max_problems:
             pt.add_row(f"... and {len(res.problems) - max_problems} more")
         console.print(pt)
+    if strict:
+        _strict_gate(strict_findings(res), Console(stderr=True))
 
 
 @main.command("run")

@@ -43,6 +43,10 @@ th{background:#f2f4f8}.num{text-align:right;font-variant-numeric:tabular-nums}
 .err{color:#b42318}.muted{color:#667}code{background:#f4f5f7;padding:0 3px}
 td.run,td.kind{white-space:nowrap}
 details{margin:6px 0}summary{cursor:pointer}
+.warning{border:2px solid #b42318;background:#fef3f2;color:#7a271a;padding:8px 12px;border-radius:6px;margin:12px 0}
+.badge{display:inline-block;border-radius:3px;padding:0 5px;font-size:.85em;font-weight:600;color:#fff}
+.badge.pass{background:#17803d}.badge.fail{background:#b42318}.badge.gate{background:#b54708}
+ul.runs{margin:0;padding-left:1em}ul.runs li{margin:2px 0}td.side{max-width:480px;overflow-wrap:anywhere}
 """
 
 
@@ -188,6 +192,47 @@ def svg_histogram(ok: Sequence[float], bad: Sequence[float], *, title: str, unit
     parts.append(f'<text x="{ml + pw}" y="{mt + ph + 14}" font-size="10" text-anchor="end">{fmt(hi)}{_e(unit)}</text>')
     parts.append(f'<text x="{ml - 4}" y="{mt + 8}" font-size="10" text-anchor="end">{cmax}</text>')
     parts.append(f'<text x="{ml}" y="{height - 4}" font-size="10" fill="#555">green: successful runs, red: failed</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_forest(deltas: Sequence[Any], *, title: str, width: int = 460, row: int = 26) -> str:
+    """A forest plot of paired differences: one row per ``MetricDelta`` (``metric``,
+    ``delta``, ``lo``, ``hi``), a dot at the difference and a bar over its interval, on a
+    shared axis that always includes 0 (drawn as a dashed line)."""
+    rows = [d for d in deltas if d.delta is not None]
+    if not rows:
+        return ""
+    vals = [0.0] + [float(v) for d in rows for v in (d.delta, d.lo, d.hi) if v is not None]
+    lo, hi = min(vals), max(vals)
+    pad = (hi - lo) * 0.08 or 0.1
+    lo, hi = lo - pad, hi + pad
+    ml, mr, mt = 120, 16, 30
+    pw = width - ml - mr
+    height = mt + row * len(rows) + 30
+
+    def X(v: float) -> float:
+        return ml + (v - lo) / (hi - lo) * pw
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="{_e(title)}">',
+             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13" font-weight="600">{_e(title)}</text>',
+             f'<line x1="{X(0):.1f}" x2="{X(0):.1f}" y1="{mt - 4}" y2="{mt + row * len(rows)}" '
+             'stroke="#555" stroke-dasharray="4 3"/>']
+    for i, d in enumerate(rows):
+        y = mt + row * i + row / 2
+        col = ("#16a34a" if d.lo is not None and d.lo > 0 else "#dc2626" if d.hi is not None and d.hi < 0
+               else "#2563eb")
+        parts.append(f'<text x="{ml - 8}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{_e(d.metric)}</text>')
+        if d.lo is not None and d.hi is not None:
+            parts.append(f'<line x1="{X(d.lo):.1f}" x2="{X(d.hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                         f'stroke="{col}" stroke-width="2"/>')
+        parts.append(f'<circle cx="{X(d.delta):.1f}" cy="{y:.1f}" r="4" fill="{col}"><title>'
+                     f'{_e(d.metric)}: {fmt(d.delta)} {fmt_ci((d.lo, d.hi) if d.lo is not None else None)}'
+                     '</title></circle>')
+    yb = mt + row * len(rows) + 14
+    for v in (lo + pad, 0.0, hi - pad):
+        parts.append(f'<text x="{X(v):.1f}" y="{yb}" text-anchor="middle" font-size="10">{fmt(round(v, 3))}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -129,7 +129,9 @@ class RunResult:
     ``MetricResult.to_dict()`` by name; ``transcript`` the steps of a failing run for the
     HTML report (contents cut at 2,000 characters), else None. ``forbidden_checked``: whether
     the case defines ``forbidden_calls`` or ``forbidden_sequences`` (None in scorecards
-    written before this field existed). ``gate_failed`` (property): the task succeeded but
+    written before this field existed). ``case_hash``: ``fingerprint.case_hash`` of the case
+    definition the run was scored against (None in older scorecards); ``calls``: the
+    expected-vs-called table of ``run_detail.call_detail`` (None when not kept). ``gate_failed`` (property): the task succeeded but
     the composite score is below its threshold (``composite_passed`` False).
     """
 
@@ -160,6 +162,8 @@ class RunResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     transcript: tuple[dict[str, Any], ...] | None = None
     forbidden_checked: bool | None = None
+    case_hash: str | None = None
+    calls: dict[str, Any] | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -184,6 +188,7 @@ class RunResult:
             "matched": [list(p) for p in self.matched], "metrics": copy.deepcopy(self.metrics),
             "transcript": None if self.transcript is None else list(self.transcript),
             "forbidden_checked": self.forbidden_checked,
+            "case_hash": self.case_hash, "calls": copy.deepcopy(self.calls),
         }
 
     @classmethod
@@ -205,6 +210,7 @@ class RunResult:
             metrics=dict(d.get("metrics") or {}),
             transcript=None if d.get("transcript") is None else tuple(d["transcript"]),
             forbidden_checked=d.get("forbidden_checked"),
+            case_hash=d.get("case_hash"), calls=d.get("calls"),
         )
 
 
@@ -212,7 +218,9 @@ class RunResult:
 class CaseResult:
     """Per-case aggregate: ``trials`` runs, ``successes`` of them successful (own outcome),
     ``recorded_successes`` by the source's reward (None when it records none),
-    ``mean_f1`` over the case's runs, ``run_ids`` in trial order."""
+    ``mean_f1`` over the case's runs, ``run_ids`` in trial order, ``case_hash`` the hash of
+    the case definition its runs were scored against (``fingerprint.case_hash``; None in
+    older scorecards)."""
 
     case_id: str
     trials: int
@@ -220,18 +228,20 @@ class CaseResult:
     mean_f1: float | None = None
     recorded_successes: int | None = None
     run_ids: tuple[str, ...] = ()
+    case_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"case_id": self.case_id, "trials": self.trials, "successes": self.successes,
                 "mean_f1": self.mean_f1, "recorded_successes": self.recorded_successes,
-                "run_ids": list(self.run_ids)}
+                "run_ids": list(self.run_ids), "case_hash": self.case_hash}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CaseResult:
         """Inverse of ``to_dict``."""
         return cls(d["case_id"], d["trials"], d["successes"], d.get("mean_f1"),
-                   d.get("recorded_successes"), tuple(d.get("run_ids") or ()))
+                   d.get("recorded_successes"), tuple(d.get("run_ids") or ()),
+                   d.get("case_hash"))
 
 
 @dataclass(frozen=True)

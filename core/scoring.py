@@ -8,7 +8,7 @@ turns ``RunResult``s into suite figures, ``trajcheck.suite`` ties the stages tog
   sequences, ordering, error recovery, composite, efficiency figures, route);
 - ``run_outcome``: trajcheck's own task-success verdict for one run;
 - ``run_route``: the route one run took, for the routing metrics;
-- ``transcript``: the compact steps a report shows for a failing run.
+- ``transcript``: the compact steps a report shows for a run.
 
 Definitions follow ../shared/DESIGN.md ("Semantics", "Policies"); each policy is documented
 in the function that applies it.
@@ -185,12 +185,13 @@ def _matched_tools(traj: Trajectory, case: Case, context: MatchContext | None
 
 
 def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = None,
-              keep_transcript: bool | None = None) -> RunResult:
+              keep_transcript: bool | None = None, keep_calls: bool = True) -> RunResult:
     """Score one run against its case (every per-run metric; see ``RunResult``).
 
-    ``keep_transcript`` None keeps the compact transcript for failing runs only -- task
-    failures and composite-gate failures (the HTML report renders them); True/False forces
-    it. Steps, calls, tokens, cost and latency are ``metrics.efficiency.run_stats``' figures
+    ``keep_transcript`` None keeps the compact transcript of every run (the HTML report
+    opens any run, passing or failing); False drops it. ``keep_calls`` keeps the
+    expected-vs-called table (``run_detail.call_detail``). The case's definition hash
+    (``fingerprint.case_hash``) is always recorded. Steps, calls, tokens, cost and latency are ``metrics.efficiency.run_stats``' figures
     (steps = agent turns); the route is ``run_route``'s. The run id is
     ``metadata["run_id"]``, else ``f"{case.id}-{trial}"``. The failure reason is the
     outcome's one-line reason for a failed run, else the first critical forbidden-sequence
@@ -243,7 +244,9 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     elif forb is not None and forb.passed is False:
         failure = forb.reason
     if keep_transcript is None:
-        keep_transcript = not success or comp.passed is False
+        keep_transcript = True
+    from .fingerprint import case_hash
+    from .run_detail import call_detail
     return RunResult(
         run_id=run_id, case_id=case.id, trial=trial if isinstance(trial, int) else None,
         success=success, outcome_reason=outcome.reason, failure_reason=failure,
@@ -257,4 +260,6 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         called_tools=called, matched=matched, metrics=metrics,
         transcript=transcript(traj) if keep_transcript else None,
         forbidden_checked=bool(case.forbidden_calls or case.forbidden_sequences),
+        case_hash=case_hash(case),
+        calls=call_detail(traj, case, context=context) if keep_calls else None,
     )

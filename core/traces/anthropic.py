@@ -13,7 +13,8 @@ message is not a user turn unless it also has text. ``is_error`` is read as give
 (default False: the field is optional with default false in the API). Usage:
 ``input_tokens`` here = ``input_tokens + cache_read_input_tokens +
 cache_creation_input_tokens`` (the OpenTelemetry GenAI rule; Anthropic's own figure
-excludes cache tokens).
+excludes cache tokens); a ``{"messages": [...], "usage": {...}}`` record's own usage is the
+run's total, else the sum of the messages' usage.
 """
 
 from __future__ import annotations
@@ -157,8 +158,12 @@ def read(obj: Any) -> Trajectory:
     steps = sl.steps
     final_steps, final = finalize(steps)
     meta: dict[str, Any] = {"problems": problems} if problems else {}
-    return Trajectory(steps=final_steps, final_response=final, total_usage=sum_usage(final_steps),
-                      source_format=FORMAT, metadata=meta)
+    # a wrapper's own usage (the record's total, as OpenAI wrappers carry it) wins over the
+    # sum of per-message usage, which is all a plain message list has
+    top = (parse_usage(obj.get("usage")) if isinstance(obj, Mapping) and "messages" in obj
+           and obj.get("usage") is not None else None)
+    return Trajectory(steps=final_steps, final_response=final,
+                      total_usage=top or sum_usage(final_steps), source_format=FORMAT, metadata=meta)
 
 
 def _flush(sl: StepList, role: str, texts: list[str], calls: list[ToolCall],

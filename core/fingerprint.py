@@ -1,0 +1,43 @@
+"""A stable hash of a case definition, recorded in scorecards so that two scorecards scored
+against different versions of a case are never compared as if they were the same test.
+
+``case_hash(case)`` is the first 16 hex digits of the SHA-256 of the case's dataset-row JSON
+(``Case.to_dict()``) with sorted keys and no whitespace. Everything that can change a score
+is in it: expected, optional and forbidden calls, matchers, precedence, final state,
+required response items, limits and thresholds. A Python callable used as a matcher is
+hashed by its qualified name (its memory address would change from one process to the next).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .model import Case
+
+HASH_CHARS = 16
+
+
+def _stable(o: Any) -> Any:
+    """JSON fallback for values the row form leaves as objects (callable matchers, sets)."""
+    if callable(o):
+        return f"<callable {getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', type(o).__name__)}>"
+    if isinstance(o, (set, frozenset)):
+        return sorted(map(repr, o))
+    return repr(o)
+
+
+def case_hash(case: Case) -> str:
+    """The hash of ``case``'s definition: 16 lowercase hex characters (64 bits of SHA-256).
+
+    Two cases get the same hash exactly when their ``to_dict()`` rows are equal as JSON (key
+    order does not matter; ``2`` and ``2.0`` differ, as JSON text does). Never raises for a
+    valid ``Case``.
+    """
+    text = json.dumps(case.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=_stable)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+__all__ = ["HASH_CHARS", "case_hash"]
