@@ -421,6 +421,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
     (wholly or in part).
     """
     from collections import Counter
+    from pathlib import Path
 
     from rich.console import Console
     from rich.table import Table
@@ -473,6 +474,8 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
     summary.add_column("value", justify="right")
     summary.add_row("source", str(traces))
     summary.add_row("format(s) detected", ", ".join(f"{k} ({v})" for k, v in res.formats.items()) or "-")
+    if len(res.sources) == 1:
+        summary.add_row("recognised", next(iter(res.sources.values())).describe())
     summary.add_row("runs", f"{len(runs):,}")
     summary.add_row("tasks / cases", f"{n_tasks:,}")
     summary.add_row("steps (all kinds)", f"{n_steps:,}")
@@ -491,6 +494,16 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
         summary.add_row("cost (USD)", f"{cost:.6f}")
     summary.add_row("problems", f"{len(res.problems):,}")
     console.print(summary)
+    if len(res.sources) > 1:
+        ft = Table(title="Recognised per file")
+        ft.add_column("file")
+        ft.add_column("format (runs) and wrapper")
+        base = Path(traces)
+        for src, info in res.sources.items():
+            sp = Path(src)
+            shown = str(sp.relative_to(base)) if base.is_dir() and sp.is_relative_to(base) else src
+            ft.add_row(shown, info.describe())
+        console.print(ft)
 
     if per_tool:
         tt = Table(title="Tool calls per tool")

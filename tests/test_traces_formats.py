@@ -119,8 +119,11 @@ def test_langsmith_run_tree() -> None:
     assert t.total_cost_usd == pytest.approx(0.0005)
     assert t.total_latency_ms == pytest.approx(3000.0)
     assert t.steps[0].kind == "user" and t.steps[0].content == "Weather in Oslo and Atlantis?"
+    # the model turn and the two tool runs it led to are one step (the turn's latency); each
+    # result step keeps its tool run's latency
     tool_step = next(s for s in t.steps if s.kind == "tool_call")
-    assert tool_step.latency_ms == pytest.approx(300.0)
+    assert len(tool_step.tool_calls) == 2 and tool_step.latency_ms == pytest.approx(400.0)
+    assert t.steps[2].kind == "tool_result" and t.steps[2].latency_ms == pytest.approx(300.0)
     assert t.final_response == "Oslo 12C; Atlantis unknown."
     assert t.trace_id == "9f00" and t.session_id == "sess-1"
 

@@ -73,6 +73,7 @@ from . import (
     ragas,
     tau_bench,
     vertex,
+    wrappers,
 )
 from ._util import as_plain, is_seq
 
@@ -91,6 +92,21 @@ EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, an Inspect AI l
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
 
 
+@dataclass
+class SourceRead:
+    """What ``load`` recognised in one file: ``formats`` (format name -> trajectories read in
+    it) and ``wrappers`` (names of the envelopes cut open, e.g. ``"ADK EvalSet"``, in the order
+    met, each once)."""
+
+    formats: dict[str, int] = field(default_factory=dict)
+    wrappers: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """One line such as ``"vertex (2) in ADK EvalSet"`` or ``"nothing read"``."""
+        fm = ", ".join(f"{k} ({v})" for k, v in self.formats.items()) or "nothing read"
+        return fm + (f" in {', '.join(self.wrappers)}" if self.wrappers else "")
+
+
 @dataclass(frozen=True)
 class LoadResult:
     """What ``load`` read.
@@ -102,7 +118,9 @@ class LoadResult:
     them), and ``faults``, the faults tolerated inside what was read (the trajectory was kept,
     e.g. a call without a name, arguments that are not JSON, a missing reward).
     ``cases``: case id -> ``Case`` for sources that carry cases (tau-bench); ``formats``:
-    detected format name -> number of trajectories read in it.
+    detected format name -> number of trajectories read in it. ``sources``: per file read
+    (``"<input>"`` for an in-memory object), what was recognised in it (``SourceRead``: the
+    formats with their trajectory counts, and the wrappers cut open, see ``wrappers``).
     Iterating yields the trajectories; ``len()`` is their number.
     """
 
@@ -112,6 +130,7 @@ class LoadResult:
     faults: list[str] = field(default_factory=list)
     cases: dict[str, Case] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, SourceRead] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Trajectory]:
         return iter(self.trajectories)
@@ -180,8 +199,11 @@ def detect(obj: Any) -> str | None:
             return "langsmith"
         if promptfoo.is_provider_response(obj):
             return "promptfoo"
-        if "predicted_trajectory" in obj or "reference_trajectory" in obj or vertex.is_adk(obj):
+        if ("predicted_trajectory" in obj or "reference_trajectory" in obj or vertex.is_adk(obj)
+                or wrappers.is_adk_session(obj) or wrappers.is_gemini_contents(obj) or wrappers.is_legacy_case(obj)):
             return "vertex"
+        if deepeval.is_trace_payload(obj):
+            return "deepeval"
         if (obj.get("object") == "response" or is_seq(obj.get("output"))) and openai_responses.is_item_list(
                 list(obj.get("input") or []) + list(obj.get("output") or [])
                 if is_seq(obj.get("input") or []) else list(obj.get("output") or [])):
@@ -205,7 +227,7 @@ def detect(obj: Any) -> str | None:
             return "otel"
         if all(langsmith.is_run(x) for x in items):
             return "langsmith"
-        if vertex.is_tool_list(items):
+        if vertex.is_tool_list(items) or wrappers.is_legacy_turns(items):
             return "vertex"
         if openai_responses.is_item_list(items):
             return "openai_responses"
@@ -279,6 +301,9 @@ def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str]
     ``is_error=True`` (see ``apply_error_pattern``). It never overrides a source's own error
     flag (``is_error`` True or False is kept as read).
 
+    A wrapper (``wrappers.unwrap``) that holds one trace, or spans / runs of one trace, is cut
+    open first; one that holds several (an EvalSet of several cases) needs ``load``.
+
     Raises ``TraceFormatError`` when ``format`` is unknown, when nothing is detected, when
     ``error_pattern`` is not a valid regex, or when the object does not have the format's
     shape. Any unexpected ``TypeError`` / ``ValueError`` / ``KeyError`` / ``AttributeError`` /
@@ -287,6 +312,16 @@ def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str]
     """
     fmt = _norm_format(format)
     pat = _compile_pattern(error_pattern)
+    un = wrappers.unwrap(obj)
+    if un is not None:
+        objs = [o for o, _ in un.units]
+        kinds = {fmt if fmt != "auto" else detect(o) for o in objs}
+        if len(objs) > 1 and len(kinds) == 1 and kinds <= {"otel", "langsmith"}:
+            obj = objs
+        elif len(objs) == 1:
+            obj = objs[0]
+        else:
+            raise TraceFormatError(f"<input>: {un.wrapper} holds {len(objs)} traces; read it with load()")
     if fmt == "auto":
         det = detect(obj)
         if det is None:
@@ -405,13 +440,27 @@ class _Acc:
     skipped: list[str] = field(default_factory=list)
     cases: dict[str, Case] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, SourceRead] = field(default_factory=dict)
     error_pattern: re.Pattern[str] | None = None
 
-    def add(self, t: Trajectory, fmt: str, where: str) -> None:
+    def source(self, label: str) -> SourceRead:
+        """The record of what was recognised in the file ``label``."""
+        return self.sources.setdefault(label, SourceRead())
+
+    def wrapper(self, label: str, name: str) -> None:
+        """Note that a wrapper named ``name`` was cut open in the file ``label``."""
+        w = self.source(label).wrappers
+        if name not in w:
+            w.append(name)
+
+    def add(self, t: Trajectory, fmt: str, where: str, label: str | None = None) -> None:
         if self.error_pattern is not None:
             t = apply_error_pattern(t, self.error_pattern)
         self.trajectories.append(t)
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        if label is not None:
+            src = self.source(label)
+            src.formats[fmt] = src.formats.get(fmt, 0) + 1
         for p in t.metadata.get("problems", ()) if isinstance(t.metadata, Mapping) else ():
             self.problems.append(f"{where}: {p}")
 
@@ -424,7 +473,7 @@ class _Acc:
         skipped = set(self.skipped)
         return LoadResult(trajectories=self.trajectories, problems=self.problems, skipped=self.skipped,
                           faults=[p for p in self.problems if p not in skipped], cases=self.cases,
-                          formats=self.formats)
+                          formats=self.formats, sources=self.sources)
 
 
 def _is_record(x: Any) -> bool:
@@ -433,14 +482,28 @@ def _is_record(x: Any) -> bool:
             or (isinstance(x, Mapping) and ("predicted_trajectory" in x or vertex.is_adk(x))))
 
 
-def _units(doc: Any) -> list[tuple[Any, str | None]]:
+def _units(doc: Any, acc: _Acc | None = None, label: str = "<input>",
+           prefix: str = "") -> list[tuple[Any, str | None]]:
     """Split a parsed JSON document into trace objects with a sub-location label.
 
+    A wrapper (``wrappers.unwrap``: an ADK EvalSet, a span dump, a promptfoo output file, ...)
+    is cut open first: its units are returned with their labels, the wrapper's name is noted
+    for ``label`` in ``acc`` and its entries that hold no trace are reported as skipped
+    (``prefix`` is the location the labels hang from, e.g. ``"run.json"``).
     A list is a list of records (labelled ``record <i>``, 0-based) when at least one item is
     a whole record (tau-bench, trajcheck, promptfoo, Vertex/ADK) and no item is a chat message
     or typed item (a mapping with ``role`` or ``type``): the records that fail are then
     reported one by one and the others read, instead of the whole list being "not a trace".
     """
+    un = wrappers.unwrap(doc)
+    if un is not None:
+        if acc is not None:
+            acc.wrapper(label, un.wrapper)
+            for w, why in un.skipped:
+                acc.skip(f"{prefix} {w}: {why}; skipped".strip())
+            if not un.units and not un.skipped:
+                acc.skip(f"{prefix}: {un.wrapper} holds no traces".lstrip(": "))
+        return list(un.units)
     if is_seq(doc) and doc:
         items = [as_plain(x) for x in doc]
         if any(_is_record(x) for x in items) and not any(
@@ -486,12 +549,18 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
     for f, items in batches.items():
         if f == "tau_bench":
             res = tau_bench.read_labeled(items)
-            if strict and len(units) == 1 and res.skipped:
+            if fmt != "auto" and res.skipped and any(tau_bench.crash_reason(o) is None for o, _ in items
+                                                      if tau_bench.record_problem(o) is not None):
+                bad = next(m for m in res.skipped if "crashed before finishing" not in m)
+                loc, _, why = bad.removesuffix("; skipped").partition(": ")
+                raise TraceFormatError(f"{loc}: does not fit --format tau_bench: {why}")
+            crashed_only = all(tau_bench.crash_reason(o) is not None for o, _ in items)
+            if strict and len(units) == 1 and res.skipped and not crashed_only:
                 raise TraceFormatError(f"{label}: {tau_bench.FORMAT}: {res.skipped[0].split(': ', 1)[1]}")
             for msg in res.skipped:
                 acc.skip(msg)
             for t, w in res.trajectories:
-                acc.add(t, f, w)
+                acc.add(t, f, w, label)
             acc.problems.extend(res.problems)
             for cid, c in res.cases.items():
                 acc.cases.setdefault(cid, c)
@@ -519,8 +588,12 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
         elif f in ("otel", "langsmith"):
             mod = otel if f == "otel" else langsmith
             flat: list[Any] = []
-            for o, _ in items:
+            for o, w in items:
                 o = as_plain(o)
+                if fmt != "auto":
+                    misfit = _batch_misfit(o, f)
+                    if misfit is not None:
+                        raise TraceFormatError(f"{w}: does not fit --format {f}: {misfit}")
                 flat.extend(o if is_seq(o) else [o])
             try:
                 trajs = _guarded(mod.read_all, flat, f)
@@ -530,17 +603,63 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 acc.skip(f"{label}: {e}")
                 continue
             for t in trajs:
-                acc.add(t, f, f"{label} trace {t.trace_id}" if t.trace_id else label)
+                acc.add(t, f, f"{label} trace {t.trace_id}" if t.trace_id else label, label)
         else:
             for o, w in items:
                 try:
                     t = _read_one(o, f)
                 except TraceFormatError as e:
+                    if fmt != "auto":
+                        raise TraceFormatError(f"{w}: does not fit --format {f}: {e}") from e
                     if strict and len(units) == 1:
                         raise TraceFormatError(f"{label}: {e}") from e
                     acc.skip(f"{w}: {e}; skipped")
                     continue
-                acc.add(t, f, w)
+                if fmt != "auto":
+                    misfit = _misfit(o, f, t)
+                    if misfit is not None:
+                        raise TraceFormatError(f"{w}: does not fit --format {f}: {misfit}")
+                acc.add(t, f, w, label)
+
+
+def _batch_misfit(obj: Any, fmt: str) -> str | None:
+    """Why ``obj`` cannot be part of a forced ``otel`` / ``langsmith`` batch, or None."""
+    items = list(obj) if is_seq(obj) else [obj]
+    for i, x in enumerate(items):
+        x = as_plain(x)
+        ok = (otel.is_otlp(x) or otel.is_span(x)) if fmt == "otel" else langsmith.is_run(x)
+        if not ok:
+            what = "an OTLP document or span" if fmt == "otel" else "a LangSmith run ('run_type' and 'name')"
+            at = f"item {i} " if is_seq(obj) else ""
+            return f"{at}is not {what}" + (f"; it reads as {detect(x)}" if detect(x) else "")
+    return None
+
+
+def _misfit(obj: Any, fmt: str, t: Trajectory) -> str | None:
+    """Why the trajectory ``t`` that the forced format ``fmt`` read from ``obj`` is not what
+    ``obj`` holds, or None when it fits.
+
+    A forced format does not fit when it reads no step from the record, or fewer tool calls or
+    steps than the record's detected format reads (e.g. ``--format anthropic`` on OpenAI chat
+    messages would drop their ``tool_calls``). A forced format that reads as much as the
+    detected one is the user's choice between two readings (LangChain vs RAGAS messages).
+    """
+    if not t.steps:
+        det = detect(obj)
+        return "nothing read from the record" + (f"; it reads as {det}" if det and det != fmt else "")
+    det = detect(obj)
+    if det is None or det == fmt or det in ("otel", "langsmith", "tau_bench"):
+        return None
+    try:
+        other = _read_one(obj, det)
+    except TraceFormatError:
+        return None
+    nf, nd = len(t.tool_calls()), len(other.tool_calls())
+    if nf < nd:
+        return f"it reads {nf} tool call(s) as {fmt} but {nd} as {det}, its detected format"
+    if len(t.steps) < len(other.steps) and nf == 0:
+        return f"it reads {len(t.steps)} step(s) as {fmt} but {len(other.steps)} as {det}, its detected format"
+    return None
 
 
 def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
@@ -566,7 +685,7 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
             if is_seq(doc) and not doc:
                 acc.skip(f"{path}: an empty list; no traces")
                 return None
-            return [(o, f"{path} {w}" if w else str(path)) for o, w in _units(doc)]
+            return [(o, f"{path} {w}" if w else str(path)) for o, w in _units(doc, acc, str(path), str(path))]
     units: list[tuple[Any, str]] = []
     bad: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -579,7 +698,7 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
             col = f" (column {e.colno})" if isinstance(e, json.JSONDecodeError) else ""
             bad.append(f"{path}:{n}: not valid JSON: {msg}{col}; line skipped")
             continue
-        for o, w in _units(obj):
+        for o, w in _units(obj, acc, str(path), f"{path}:{n}"):
             units.append((o, f"{path}:{n}" + (f" {w}" if w else "")))
     if not units:
         stream = _raw_stream(text)
@@ -650,6 +769,7 @@ def load(path_or_obj: Any, format: str = "auto", *,
                 raise TraceFormatError(f"{path}: directory holds no .json/.jsonl/.ndjson files")
             errors: list[str] = []
             for f in files:
+                acc.source(str(f))
                 try:
                     units = _parse_file(f, acc)
                     if units is not None:
@@ -661,6 +781,7 @@ def load(path_or_obj: Any, format: str = "auto", *,
             for msg in errors:
                 acc.skip(msg)
         elif path.is_file():
+            acc.source(str(path))
             units = _parse_file(path, acc)
             if units is not None:
                 _read_units(units, fmt, acc, str(path), strict=True)
@@ -668,11 +789,12 @@ def load(path_or_obj: Any, format: str = "auto", *,
             raise TraceFormatError(f"{path}: no such file or directory")
     else:
         obj = path_or_obj
+        acc.source("<input>")
         if is_seq(obj) and not obj:
             acc.skip("<input>: an empty list; no traces")
         else:
-            _read_units([(o, f"<input> {w}" if w else "<input>") for o, w in _units(obj)], fmt, acc,
-                        "<input>", strict=True)
+            _read_units([(o, f"<input> {w}" if w else "<input>") for o, w in _units(obj, acc, "<input>", "<input>")],
+                        fmt, acc, "<input>", strict=True)
     return acc.result()
 
 

@@ -129,6 +129,20 @@ def text_of(content: Any) -> str | None:
     return None
 
 
+def result_content(content: Any) -> Any:
+    """A tool result's ``content`` as trajcheck keeps it: a list of content parts that are
+    all text becomes their joined text (``text_of``); a list holding any other part (a search
+    hit, an image, a JSON object) is kept as the list of plain parts, never dropped; any other
+    value is returned as is."""
+    if not is_seq(content):
+        return content
+    parts = [as_plain(b) for b in content]
+    if all(isinstance(b, str) or (isinstance(b, Mapping) and b.get("type") in (
+            "text", "input_text", "output_text") and isinstance(b.get("text"), str)) for b in parts):
+        return text_of(parts)
+    return json_safe(parts)
+
+
 def to_int(v: Any) -> int | None:
     """An int from an int, a float with no fraction, or a decimal string (OTLP int64); else None."""
     if isinstance(v, bool) or v is None:

@@ -36,6 +36,7 @@ from ._util import (
     is_seq,
     mapping,
     parse_args,
+    result_content,
     sum_usage,
     text_of,
     to_int,
@@ -181,7 +182,7 @@ def read_messages(msgs: Sequence[Any], problems: list[str], *, error_channel: bo
                 if isinstance(b, Mapping) and b.get("type") == "tool_result":
                     cid = None if b.get("tool_use_id") is None else str(b["tool_use_id"])
                     out = b.get("content")
-                    out = text_of(out) if is_seq(out) else out
+                    out = result_content(out)
                     is_err = bool(b.get("is_error")) if error_channel else None
                     sl.result(ToolResult(call_id=cid, name=seen.get(cid or ""), output=out, is_error=is_err))
             if text is not None or not blocks:
@@ -207,7 +208,7 @@ def read_messages(msgs: Sequence[Any], problems: list[str], *, error_channel: bo
             if cid is not None and cid not in seen:
                 problems.append(f"{w}: tool result for call id {cid!r} matches no earlier call")
             name = d.get("name") if isinstance(d.get("name"), str) else seen.get(cid or "")
-            out = text_of(content) if is_seq(content) else content
+            out = result_content(content)
             status = d.get("status")
             is_err = (status == "error") if error_channel else None
             sl.result(ToolResult(call_id=cid, name=name, output=out, is_error=is_err,

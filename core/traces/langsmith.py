@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import TraceFormatError
 from ..model import ToolCall, ToolResult, Trajectory, Usage
+from ._turns import ModelTurn, ToolRun, build, mark_final
 from ._util import (
     StepList,
     as_plain,
@@ -38,6 +39,7 @@ from ._util import (
     is_seq,
     mapping,
     parse_args,
+    result_content,
     sum_usage,
     text_of,
     to_float,
@@ -121,8 +123,12 @@ def _user_text(inputs: Any) -> str | None:
     for k in ("input", "question", "query", "prompt"):
         if isinstance(inputs.get(k), str):
             return str(inputs[k])
-    strs = [v for v in inputs.values() if isinstance(v, str)]
-    return strs[0] if len(strs) == 1 else None
+    # a sole string value is the input only when it is the run's only input (never a
+    # parameter such as ``model`` beside the messages)
+    if len(inputs) == 1:
+        v = next(iter(inputs.values()))
+        return v if isinstance(v, str) else None
+    return None
 
 
 def read_all(obj: Any) -> list[Trajectory]:
@@ -162,82 +168,140 @@ def read(obj: Any) -> Trajectory:
     return _read_tree({"name": "root", "run_type": "chain", "child_runs": runs})
 
 
+def _requested(msg: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCall]:
+    """The calls a generation message requested: LangChain ``{name, args, id}`` or OpenAI
+    ``{id, function: {name, arguments}}`` entries of its ``tool_calls``."""
+    out: list[ToolCall] = []
+    for j, tc in enumerate(msg.get("tool_calls") or ()):
+        tc = as_plain(tc)
+        if not isinstance(tc, Mapping):
+            continue
+        fn = mapping(tc.get("function"))
+        name = tc.get("name") if "name" in tc else fn.get("name")
+        name = name if isinstance(name, str) else str(name or "")
+        raw = tc.get("args") if "args" in tc else fn.get("arguments")
+        args, raw_s, err = parse_args(raw, problems, f"{w} tool_calls[{j}] ({name})")
+        cid = tc.get("id")
+        out.append(ToolCall(name=name, args=args, call_id=None if cid is None else str(cid), raw_args=raw_s,
+                            args_parse_error=err))
+    return out
+
+
+def _prompt_results(inputs: Any) -> list[ToolResult]:
+    """Tool messages in an LLM run's ``inputs.messages`` (OpenAI dicts or LangChain messages,
+    flat or one list per prompt)."""
+    msgs = inputs.get("messages") if isinstance(inputs, Mapping) else None
+    if is_seq(msgs) and msgs and all(is_seq(m) for m in msgs):
+        msgs = [x for m in msgs for x in m]
+    out: list[ToolResult] = []
+    for m in msgs or ():
+        d = normalize_message(m) if not (isinstance(m, Mapping) and "role" in m) else dict(m)
+        if not isinstance(d, Mapping) or (d.get("role") != "tool" and d.get("type") != "tool"):
+            continue
+        c = d.get("content")
+        cid = d.get("tool_call_id")
+        out.append(ToolResult(call_id=None if cid is None else str(cid), name=d.get("name"),
+                              output=result_content(c),
+                              is_error=True if d.get("status") == "error" else None))
+    return out
+
+
+def _user_message(inputs: Any) -> str | None:
+    """The first user message of a run's ``inputs``: a ``messages`` list (OpenAI dicts or
+    LangChain messages, flat or one list per prompt), else a string input (see ``_user_text``)."""
+    msgs = inputs.get("messages") if isinstance(inputs, Mapping) else None
+    if is_seq(msgs) and msgs and all(is_seq(m) for m in msgs):
+        msgs = [x for m in msgs for x in m]
+    for m in msgs if is_seq(msgs) else ():
+        d = dict(m) if isinstance(m, Mapping) and "role" in m else normalize_message(m)
+        if isinstance(d, Mapping) and (d.get("role") == "user" or d.get("type") == "human"):
+            t = text_of(d.get("content"))
+            if t:
+                return t
+    return _user_text(inputs)
+
+
+def _tool_run(r: Mapping[str, Any], problems: list[str], w: str, times: dict[str, Any]) -> ToolRun:
+    name = r.get("name")
+    name = name if isinstance(name, str) else str(name or "")
+    inputs = r.get("inputs")
+    if inputs is None:
+        problems.append(f"{w}: tool run has no 'inputs'; arguments unknown")
+        err: str | None = "no arguments recorded"
+        args, raw = None, None
+    elif isinstance(inputs, Mapping) and set(inputs) == {"input"} and isinstance(inputs["input"], str):
+        args, raw, err = parse_args(inputs["input"], [], w)
+        if args is None:
+            args, raw, err = {"input": inputs["input"]}, None, None
+    else:
+        args, raw, err = parse_args(inputs, problems, w)
+    extra = mapping(r.get("extra"))
+    cid = extra.get("tool_call_id")
+    cid = None if cid is None else str(cid)
+    outs = r.get("outputs")
+    output: Any = (outs.get("output", outs) or None) if isinstance(outs, Mapping) else outs
+    status = None
+    m = normalize_message(output) if isinstance(output, Mapping) and (
+        "lc" in output or "tool_call_id" in output) else None
+    if m is not None:
+        status = m.get("status")
+        c = m.get("content")
+        output = result_content(c)
+        if cid is None and m.get("tool_call_id") is not None:
+            cid = str(m["tool_call_id"])
+    error = r.get("error")
+    is_err = bool(error) or status == "error"
+    call = ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err)
+    res = ToolResult(call_id=cid, name=name, output=output, is_error=is_err,
+                     error=str(error) if error else (output if is_err and isinstance(output, str) else None))
+    return ToolRun(call=call, result=res, **times)
+
+
+def _model_turn(r: Mapping[str, Any], problems: list[str], w: str, times: dict[str, Any]) -> ModelTurn:
+    outs = mapping(r.get("outputs"))
+    msg = _gen_message(outs) or {}
+    text = text_of(msg.get("content"))
+    extra = mapping(r.get("extra"))
+    md = mapping(extra.get("metadata"))
+    ip = mapping(extra.get("invocation_params"))
+    model = md.get("ls_model_name") or ip.get("model") or ip.get("model_name")
+    req = _requested(msg, problems, w)
+    if r.get("error"):
+        problems.append(f"{w}: llm run failed: {str(r['error'])[:200]}")
+    return ModelTurn(content=text if text else None, requested=req, requested_any=bool(msg.get("tool_calls")),
+                     input_results=_prompt_results(r.get("inputs")), usage=_llm_usage(r),
+                     cost_usd=to_float(r.get("total_cost")), model=model if isinstance(model, str) else None,
+                     **times)
+
+
 def _read_tree(root: Mapping[str, Any]) -> Trajectory:
+    """One trajectory from a run tree; the root run is read like any other run (a traced LLM
+    call at the root, e.g. ``wrap_openai``, is the run's model step)."""
     flat: list[Mapping[str, Any]] = []
     _flatten(root, flat)
-    body = flat[1:]
     keyed = [(str(r.get("dotted_order") or ""), to_unix_seconds(r.get("start_time")) or 0.0, i, r)
-             for i, r in enumerate(body)]
-    use_dotted = all(k[0] for k in keyed)
-    keyed.sort(key=lambda k: (k[0] if use_dotted else "", k[1], k[2]))
+             for i, r in enumerate(flat)]
+    use_dotted = all(k[0] for k in keyed[1:])
+    keyed[1:] = sorted(keyed[1:], key=lambda k: (k[0] if use_dotted else "", k[1], k[2]))
     problems: list[str] = []
     sl = StepList()
-    ut = _user_text(root.get("inputs"))
+    ut = _user_message(root.get("inputs"))
     if ut is not None:
         sl.add("user", content=ut)
-    llm_cost = None
+    events: list[ModelTurn | ToolRun] = []
     for _, _, i, r in keyed:
         w = f"run {r.get('id', i)} ({r.get('name')})"
         rt = r.get("run_type")
         s, e, lat = _times(r)
-        rid = None if r.get("id") is None else str(r["id"])
-        pid = None if r.get("parent_run_id") is None else str(r["parent_run_id"])
+        times = {"start": s, "end": e, "latency_ms": lat,
+                 "span_id": None if r.get("id") is None else str(r["id"]),
+                 "parent_id": None if r.get("parent_run_id") is None else str(r["parent_run_id"])}
         if rt == "tool":
-            name = r.get("name")
-            name = name if isinstance(name, str) else str(name or "")
-            inputs = r.get("inputs")
-            if isinstance(inputs, Mapping) and set(inputs) == {"input"} and isinstance(inputs["input"], str):
-                args, raw, err = parse_args(inputs["input"], [], w)
-                if args is None:
-                    args, raw, err = {"input": inputs["input"]}, None, None
-            else:
-                args, raw, err = parse_args(inputs, problems, w)
-            extra = mapping(r.get("extra"))
-            cid = extra.get("tool_call_id")
-            cid = None if cid is None else str(cid)
-            sl.call([ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err)],
-                    start_time=s, end_time=e, latency_ms=lat, span_id=rid, parent_id=pid)
-            outs = r.get("outputs")
-            output: Any = (outs.get("output", outs) or None) if isinstance(outs, Mapping) else outs
-            status = None
-            m = normalize_message(output) if isinstance(output, Mapping) and (
-                "lc" in output or "tool_call_id" in output) else None
-            if m is not None:
-                status = m.get("status")
-                c = m.get("content")
-                output = text_of(c) if is_seq(c) else c
-                if cid is None and m.get("tool_call_id") is not None:
-                    cid = str(m["tool_call_id"])
-            error = r.get("error")
-            is_err = bool(error) or status == "error"
-            sl.result(ToolResult(call_id=cid, name=name, output=output, is_error=is_err,
-                                 error=str(error) if error else (output if is_err and isinstance(output, str) else None)),
-                      start_time=s, end_time=e, span_id=rid, parent_id=pid)
+            events.append(_tool_run(r, problems, w, times))
         elif rt == "llm":
-            outs = mapping(r.get("outputs"))
-            msg = _gen_message(outs) or {}
-            text = text_of(msg.get("content"))
-            extra = mapping(r.get("extra"))
-            md = mapping(extra.get("metadata"))
-            ip = mapping(extra.get("invocation_params"))
-            model = md.get("ls_model_name") or ip.get("model") or ip.get("model_name")
-            cost = to_float(r.get("total_cost"))
-            if cost is not None:
-                llm_cost = (llm_cost or 0.0) + cost
-            has_calls = bool(msg.get("tool_calls"))
-            sl.add("assistant", content=text if text else None, usage=_llm_usage(r), cost_usd=cost,
-                   model=model if isinstance(model, str) else None, latency_ms=lat, start_time=s, end_time=e,
-                   span_id=rid, parent_id=pid, metadata={"requested_tool_calls": True} if has_calls else {})
-            if r.get("error"):
-                problems.append(f"{w}: llm run failed: {str(r['error'])[:200]}")
-    steps = sl.steps
-    # A final response never comes from an LLM turn that requested tools.
-    from dataclasses import replace
-    cand = [st for st in steps if st.kind == "assistant" and st.content and not st.metadata.get("requested_tool_calls")]
-    final = cand[-1].content if cand else None
-    if cand:
-        steps[cand[-1].index] = replace(cand[-1], kind="final_response")
-    final_steps = tuple(steps)
+            events.append(_model_turn(r, problems, w, times))
+    build(events, sl)
+    final_steps, final = mark_final(sl.steps)
     if final is None:
         ro = root.get("outputs")
         if isinstance(ro, Mapping):
@@ -249,8 +313,10 @@ def _read_tree(root: Mapping[str, Any]) -> Trajectory:
         meta["problems"] = problems
     _, _, root_lat = _times(root)
     root_cost = to_float(root.get("total_cost"))
+    costs = [st.cost_usd for st in final_steps if st.cost_usd is not None]
+    llm_cost = sum(costs) if costs else None
     rid = root.get("trace_id") or root.get("id")
-    return Trajectory(steps=tuple(final_steps), final_response=final, total_usage=sum_usage(final_steps),
+    return Trajectory(steps=final_steps, final_response=final, total_usage=sum_usage(final_steps),
                       total_cost_usd=root_cost if root_cost is not None else llm_cost, total_latency_ms=root_lat,
                       source_format=FORMAT, trace_id=None if rid is None else str(rid),
                       session_id=None if root.get("session_id") is None else str(root["session_id"]),

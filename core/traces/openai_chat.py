@@ -28,6 +28,7 @@ from ._util import (
     get,
     is_seq,
     parse_args,
+    result_content,
     sum_usage,
     text_of,
     to_int,
@@ -164,7 +165,7 @@ def read_messages(
             elif cid is not None and cid not in seen_ids:
                 problems.append(f"{w}: tool result for call id {cid!r} matches no earlier call")
             content = m.get("content")
-            out = text_of(content) if is_seq(content) else content
+            out = result_content(content)
             name = m.get("name")
             sl.result(ToolResult(call_id=cid, name=name if isinstance(name, str) else None, output=out,
                                  is_error=tool_error(out) if tool_error else None))

@@ -43,6 +43,7 @@ from typing import Any
 
 from ..errors import TraceFormatError
 from ..model import ToolCall, ToolResult, Trajectory, Usage
+from ._turns import ModelTurn, ToolRun, build, mark_final
 from ._util import (
     StepList,
     as_plain,
@@ -59,7 +60,6 @@ from ._util import (
 
 FORMAT = "otel"
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-_LLM_OPS = ("chat", "generate_content", "text_completion")
 
 
 def is_otlp(obj: Any) -> bool:
@@ -75,10 +75,16 @@ def is_span(obj: Any) -> bool:
     return get(obj, "spanId", "span_id") is not None or (isinstance(ctx, Mapping) and "span_id" in ctx)
 
 
-def norm_id(v: Any) -> str | None:
-    """A trace/span id as lower-case hex (see module docstring); None for empty ids."""
+def norm_id(v: Any, width: int = 0) -> str | None:
+    """A trace/span id as lower-case hex (see module docstring); None for empty ids.
+
+    An integer id (the OTel Python SDK's ``SpanContext`` ints, as in span dumps that did not
+    format them) is written as hex padded to ``width`` digits (32 for a trace id, 16 for a
+    span id); 0 means no id."""
     if v is None:
         return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return format(v, f"0{width}x") if v > 0 else None
     s = str(v).strip()
     if s.lower().startswith("0x"):
         s = s[2:]
@@ -143,14 +149,27 @@ def _ns_to_s(v: Any) -> float | None:
     return None
 
 
+def _time(v: Any) -> float | None:
+    """Unix seconds from an ISO string or a number; numbers above 1e14 are nanoseconds (span
+    dumps that kept the SDK's integer ``start_time``)."""
+    f = to_float(v)
+    if f is not None and not isinstance(v, str) and abs(f) > 1e14:
+        return f / 1e9
+    return to_unix_seconds(v)
+
+
 def _span_record(sp: Mapping[str, Any], order: int, res_attrs: dict[str, Any]) -> dict[str, Any]:
     ctx = mapping(sp.get("context"))
     start = _ns_to_s(get(sp, "startTimeUnixNano", "start_time_unix_nano"))
     end = _ns_to_s(get(sp, "endTimeUnixNano", "end_time_unix_nano"))
     if start is None:
-        start = to_unix_seconds(sp.get("start_time"))
+        start = _time(sp.get("start_time"))
     if end is None:
-        end = to_unix_seconds(sp.get("end_time"))
+        end = _time(sp.get("end_time"))
+    parent = sp.get("parent")
+    parent_id = get(sp, "parentSpanId", "parent_span_id", "parent_id")
+    if parent_id is None and isinstance(parent, Mapping):
+        parent_id = parent.get("span_id")
     st = mapping(sp.get("status"))
     code = get(st, "code", "status_code", default=sp.get("status_code"))
     msg = get(st, "message", "description", default=sp.get("status_message"))
@@ -162,9 +181,9 @@ def _span_record(sp: Mapping[str, Any], order: int, res_attrs: dict[str, Any]) -
         if isinstance(ev, Mapping):
             events.append({"name": ev.get("name"), "attributes": attrs(ev.get("attributes"))})
     return {
-        "trace_id": norm_id(get(sp, "traceId", "trace_id", default=ctx.get("trace_id"))),
-        "span_id": norm_id(get(sp, "spanId", "span_id", default=ctx.get("span_id"))),
-        "parent_id": norm_id(get(sp, "parentSpanId", "parent_span_id", "parent_id")),
+        "trace_id": norm_id(get(sp, "traceId", "trace_id", default=ctx.get("trace_id")), 32),
+        "span_id": norm_id(get(sp, "spanId", "span_id", default=ctx.get("span_id")), 16),
+        "parent_id": norm_id(parent_id, 16),
         "name": sp.get("name"), "start": start, "end": end, "attrs": a, "events": events,
         "status_error": _is_error_code(code), "status_message": msg if isinstance(msg, str) and msg else None,
         "order": order, "resource": res_attrs,
@@ -229,43 +248,136 @@ def _first(a: Mapping[str, Any], *keys: str) -> Any:
     return None
 
 
+def _first_key(a: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    return next((k for k in keys if a.get(k) is not None), None)
+
+
+# Tool-call arguments and results by emitter, first found wins: OTel GenAI semconv (current),
+# any-agent, OpenInference, Vercel AI SDK, pydantic-ai (old), OpenLLMetry (Traceloop).
+_ARG_KEYS = ("gen_ai.tool.call.arguments", "gen_ai.tool.args", "gen_ai.tool.input", "input.value",
+             "ai.toolCall.args", "tool_arguments", "tool.arguments", "traceloop.entity.input")
+_RESULT_KEYS = ("gen_ai.tool.call.result", "gen_ai.tool.output", "output.value", "ai.toolCall.result",
+                "tool_response", "gen_ai.output", "traceloop.entity.output")
+_LLM_OPS = ("chat", "generate_content", "text_completion", "call_llm", "completion")
+
+
 def _kind(a: Mapping[str, Any]) -> str | None:
     op = a.get("gen_ai.operation.name")
     oi = str(a.get("openinference.span.kind") or "").upper()
-    if op == "execute_tool" or oi == "TOOL" or a.get("gen_ai.tool.name") is not None \
+    tl = str(a.get("traceloop.span.kind") or "").lower()
+    if op == "execute_tool" or oi == "TOOL" or tl == "tool" or a.get("gen_ai.tool.name") is not None \
             or a.get("ai.toolCall.name") is not None:
         return "tool"
-    if op in _LLM_OPS or oi == "LLM":
+    if op in _LLM_OPS or oi == "LLM" or a.get("llm.request.type") in ("chat", "completion"):
         return "llm"
     return None
 
 
-def _llm_text(a: Mapping[str, Any]) -> tuple[str | None, bool]:
-    """Output text of an LLM span and whether it requested tool calls."""
-    om = a.get("gen_ai.output.messages")
-    if isinstance(om, str):
+def _json(v: Any) -> Any:
+    if isinstance(v, str):
         try:
-            om = json.loads(om)
+            return json.loads(v)
         except ValueError:
-            om = None
+            return v
+    return v
+
+
+def _indexed(a: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Flattened indexed attributes (``<prefix>.<i>.<rest>``) as one dict of ``rest -> value`` per index."""
+    out: dict[int, dict[str, Any]] = {}
+    pre = prefix + "."
+    for k, v in a.items():
+        if not k.startswith(pre):
+            continue
+        idx, _, rest = k[len(pre):].partition(".")
+        if idx.isdigit() and rest:
+            out.setdefault(int(idx), {})[rest] = v
+    return [out[i] for i in sorted(out)]
+
+
+def _call(name: Any, raw: Any, cid: Any, problems: list[str], w: str) -> ToolCall:
+    nm = name if isinstance(name, str) else str(name or "")
+    if not nm:
+        problems.append(f"{w}: requested call has no name")
+    args, raw_s, err = parse_args(raw, problems, f"{w} ({nm})")
+    return ToolCall(name=nm, args=args, call_id=None if cid is None else str(cid), raw_args=raw_s,
+                    args_parse_error=err)
+
+
+def _messages_out(a: Mapping[str, Any], problems: list[str], w: str) -> tuple[str | None, list[ToolCall], bool]:
+    """Output text, requested calls and whether calls were requested, from an LLM span."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    om = _json(a.get("gen_ai.output.messages"))
     if is_seq(om):
-        texts, calls = [], False
         for m in om:
             for p in (m.get("parts") if isinstance(m, Mapping) else None) or ():
-                if isinstance(p, Mapping):
-                    if p.get("type") == "text" and isinstance(p.get("content"), str):
-                        texts.append(p["content"])
-                    elif p.get("type") == "tool_call":
-                        calls = True
-        return ("\n".join(texts) if texts else None), calls
-    content = a.get("llm.output_messages.0.message.content")
-    calls = any(k.startswith("llm.output_messages.") and ".tool_calls." in k for k in a)
-    if isinstance(content, str):
-        return content, calls
-    out = a.get("output.value")
-    if isinstance(out, str) and not str(a.get("output.mime_type", "")).endswith("json"):
-        return out, calls
-    return None, calls
+                if not isinstance(p, Mapping):
+                    continue
+                if p.get("type") == "text" and isinstance(p.get("content"), str):
+                    texts.append(p["content"])
+                elif p.get("type") == "tool_call":
+                    calls.append(_call(p.get("name"), p.get("arguments"), p.get("id"), problems, w))
+        return ("\n".join(texts) if texts else None), calls, bool(calls)
+    go = a.get("gen_ai.output")
+    if go is not None:  # any-agent: a JSON list of {tool.name, tool.args} when the model called tools
+        val = _json(go)
+        if is_seq(val) and val and all(isinstance(x, Mapping) and "tool.name" in x for x in val):
+            for x in val:
+                calls.append(_call(x.get("tool.name"), x.get("tool.args"), x.get("tool.id"), problems, w))
+            return None, calls, True
+        return (go if isinstance(go, str) else json.dumps(go)), [], False
+    requested = False
+    for prefix, tc_pre, tc_fields in (
+            ("llm.output_messages", "message.tool_calls", ("tool_call.function.name", "tool_call.function.arguments",
+                                                            "tool_call.id")),
+            ("gen_ai.completion", "tool_calls", ("name", "arguments", "id"))):
+        for m in _indexed(a, prefix):
+            c = m.get("message.content", m.get("content"))
+            if isinstance(c, str) and c:
+                texts.append(c)
+            for tc in _indexed(m, tc_pre):
+                requested = True
+                calls.append(_call(tc.get(tc_fields[0]), tc.get(tc_fields[1]), tc.get(tc_fields[2]), problems, w))
+    if not texts:
+        out = a.get("output.value")
+        if isinstance(out, str) and not str(a.get("output.mime_type", "")).endswith("json"):
+            texts.append(out)
+    return ("\n".join(texts) if texts else None), calls, requested or bool(calls)
+
+
+def _messages_in(a: Mapping[str, Any]) -> tuple[str | None, list[ToolResult]]:
+    """The first user message's text and the tool results in an LLM span's prompt."""
+    user: str | None = None
+    results: list[ToolResult] = []
+    im = _json(a.get("gen_ai.input.messages"))
+    if is_seq(im):
+        for m in im:
+            if not isinstance(m, Mapping):
+                continue
+            parts = m.get("parts")
+            if m.get("role") == "user" and user is None:
+                if isinstance(m.get("content"), str):
+                    user = m["content"]
+                elif is_seq(parts):
+                    user = "\n".join(p["content"] for p in parts if isinstance(p, Mapping) and p.get("type") == "text"
+                                     and isinstance(p.get("content"), str)) or None
+            for p in parts or ():
+                if isinstance(p, Mapping) and p.get("type") == "tool_call_response":
+                    results.append(ToolResult(call_id=None if p.get("id") is None else str(p["id"]), name=None,
+                                              output=p.get("response", p.get("result"))))
+        return user, results
+    for prefix, pre in (("llm.input_messages", "message."), ("gen_ai.prompt", "")):
+        for m in _indexed(a, prefix):
+            role = m.get(pre + "role")
+            content = m.get(pre + "content")
+            if role == "user" and user is None and isinstance(content, str):
+                user = content
+            if role == "tool":
+                cid = m.get(pre + "tool_call_id")
+                results.append(ToolResult(call_id=None if cid is None else str(cid), name=m.get(pre + "name"),
+                                          output=content))
+    return user, results
 
 
 def _usage(a: Mapping[str, Any]) -> Usage | None:
@@ -273,14 +385,69 @@ def _usage(a: Mapping[str, Any]) -> Usage | None:
         input_tokens=to_int(_first(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")),
         output_tokens=to_int(_first(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                                     "llm.token_count.completion")),
-        total_tokens=to_int(_first(a, "llm.token_count.total", "gen_ai.usage.total_tokens")),
+        total_tokens=to_int(_first(a, "llm.token_count.total", "gen_ai.usage.total_tokens", "llm.usage.total_tokens")),
         cache_read_tokens=to_int(_first(a, "gen_ai.usage.cache_read.input_tokens",
+                                        "gen_ai.usage.cache_read_input_tokens",
                                         "llm.token_count.prompt_details.cache_read")),
         cache_write_tokens=to_int(_first(a, "gen_ai.usage.cache_creation.input_tokens",
+                                         "gen_ai.usage.cache_creation_input_tokens",
                                          "llm.token_count.prompt_details.cache_write")),
         reasoning_tokens=to_int(_first(a, "gen_ai.usage.reasoning.output_tokens",
                                        "llm.token_count.completion_details.reasoning")),
     ))
+
+
+def _cost(a: Mapping[str, Any]) -> float | None:
+    """USD cost of an LLM span: OpenInference ``llm.cost.total``, ``gen_ai.usage.cost``, or
+    any-agent's ``gen_ai.usage.input_cost`` + ``gen_ai.usage.output_cost``."""
+    c = to_float(_first(a, "llm.cost.total", "gen_ai.usage.cost"))
+    if c is not None:
+        return c
+    i, o = to_float(a.get("gen_ai.usage.input_cost")), to_float(a.get("gen_ai.usage.output_cost"))
+    return None if i is None and o is None else (i or 0.0) + (o or 0.0)
+
+
+def _tool_run(s: dict[str, Any], problems: list[str], w: str, times: dict[str, Any]) -> ToolRun:
+    a = s["attrs"]
+    name = _first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+    if name is None and isinstance(s["name"], str) and s["name"].startswith("execute_tool "):
+        name = s["name"][len("execute_tool "):]
+    if name is None and str(a.get("traceloop.span.kind") or "").lower() == "tool":
+        name = a.get("traceloop.entity.name") or (s["name"].removesuffix(".tool") if isinstance(s["name"], str) else None)
+    if not isinstance(name, str) or not name:
+        problems.append(f"{w}: tool span has no tool name")
+        name = "" if name is None else str(name)
+    key = _first_key(a, _ARG_KEYS)
+    raw = a.get(key) if key else None
+    if key == "traceloop.entity.input":
+        val = _json(raw)
+        if isinstance(val, Mapping) and isinstance(val.get("inputs"), Mapping):
+            raw = val["inputs"]
+    if raw is None and a.get("tool.parameters") is not None and not _looks_like_schema(a["tool.parameters"]):
+        raw = a["tool.parameters"]
+    if raw is None:
+        # never {}: a call whose arguments were not recorded must not match a no-argument call
+        problems.append(f"{w}: tool span records no arguments (none of {', '.join(_ARG_KEYS[:3])}, ...); "
+                        "args unknown")
+        err: str | None = "no arguments recorded"
+        args, raw_s = None, None
+    else:
+        args, raw_s, err = parse_args(raw, problems, w)
+    cid = _first(a, "gen_ai.tool.call.id", "tool.id", "tool_call.id", "ai.toolCall.id")
+    cid = None if cid is None else str(cid).strip()
+    rkey = _first_key(a, _RESULT_KEYS)
+    out = a.get(rkey) if rkey else None
+    exc = next((e for e in s["events"] if e.get("name") in ("exception", "gen_ai.execute_tool.exception")), None)
+    etype = a.get("error.type")
+    is_err = bool(s["status_error"] or etype or exc)
+    error = None
+    if is_err:
+        error = s["status_message"] or (exc["attributes"].get("exception.message") if exc else None) \
+            or (str(etype) if etype else None) or "error"
+    call = ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=err,
+                    tool_type=str(a["gen_ai.tool.type"]) if a.get("gen_ai.tool.type") else None)
+    return ToolRun(call=call, result=ToolResult(call_id=cid, name=name, output=out, is_error=is_err, error=error),
+                   **times)
 
 
 def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
@@ -290,64 +457,39 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     sl = StepList()
     ids = {s["span_id"] for s in spans}
     roots = [s for s in spans if s["parent_id"] is None or s["parent_id"] not in ids]
+    user: str | None = None
     for r in roots[:1]:
         iv = r["attrs"].get("input.value")
         if isinstance(iv, str) and iv.strip() and not iv.strip().startswith(("{", "[")) and _kind(r["attrs"]) is None:
-            sl.add("user", content=iv)
+            user = iv
     session = None
+    events: list[ModelTurn | ToolRun] = []
     for s in spans:
         a = s["attrs"]
         session = session or a.get("gen_ai.conversation.id") or a.get("session.id")
         lat = (s["end"] - s["start"]) * 1000.0 if s["start"] is not None and s["end"] is not None else None
-        common: dict[str, Any] = {"start_time": s["start"], "end_time": s["end"], "span_id": s["span_id"],
-                                  "parent_id": s["parent_id"]}
         agent = a.get("gen_ai.agent.name") or a.get("agent.name")
-        if isinstance(agent, str):
-            common["agent_name"] = agent
+        times: dict[str, Any] = {"start": s["start"], "end": s["end"], "latency_ms": lat, "span_id": s["span_id"],
+                                 "parent_id": s["parent_id"], "agent_name": agent if isinstance(agent, str) else None}
         kind = _kind(a)
         w = f"span {s['span_id']} ({s['name']})"
         if kind == "tool":
-            name = _first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
-            if name is None and isinstance(s["name"], str) and s["name"].startswith("execute_tool "):
-                name = s["name"][len("execute_tool "):]
-            if not isinstance(name, str) or not name:
-                problems.append(f"{w}: tool span has no tool name")
-                name = "" if name is None else str(name)
-            raw = _first(a, "gen_ai.tool.call.arguments", "input.value", "ai.toolCall.args", "tool_arguments")
-            if raw is None and a.get("tool.parameters") is not None and not _looks_like_schema(a["tool.parameters"]):
-                raw = a["tool.parameters"]
-            args, raw_s, err = parse_args(raw, problems, w)
-            cid = _first(a, "gen_ai.tool.call.id", "tool.id", "tool_call.id", "ai.toolCall.id")
-            cid = None if cid is None else str(cid).strip()
-            sl.call([ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=err,
-                              tool_type=str(a["gen_ai.tool.type"]) if a.get("gen_ai.tool.type") else None)],
-                    latency_ms=lat, **common)
-            out = _first(a, "gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "tool_response")
-            exc = next((e for e in s["events"] if e.get("name") == "exception"), None)
-            etype = a.get("error.type")
-            is_err = bool(s["status_error"] or etype or exc)
-            error = None
-            if is_err:
-                error = s["status_message"] or (exc["attributes"].get("exception.message") if exc else None) \
-                    or (str(etype) if etype else None) or "error"
-            sl.result(ToolResult(call_id=cid, name=name, output=out, is_error=is_err, error=error), **common)
+            events.append(_tool_run(s, problems, w, times))
         elif kind == "llm":
-            text, requested = _llm_text(a)
+            text, req, any_req = _messages_out(a, problems, w)
+            first_user, in_results = _messages_in(a)
+            if user is None and first_user:
+                user = first_user
             model = _first(a, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
-            sl.add("assistant", content=text, usage=_usage(a), cost_usd=to_float(a.get("llm.cost.total")),
-                   model=model if isinstance(model, str) else None, latency_ms=lat,
-                   metadata={"requested_tool_calls": True} if requested else {}, **common)
+            events.append(ModelTurn(content=text, requested=req, requested_any=any_req, input_results=in_results,
+                                    usage=_usage(a), cost_usd=_cost(a), model=model if isinstance(model, str) else None,
+                                    **times))
             if s["status_error"]:
                 problems.append(f"{w}: LLM span has error status: {s['status_message']}")
-    steps = list(sl.steps)
-    cand = [st for st in steps if st.kind == "assistant" and st.content and not st.metadata.get("requested_tool_calls")]
-    final = None
-    if cand:
-        from dataclasses import replace
-
-        steps[cand[-1].index] = replace(cand[-1], kind="final_response")
-        final = cand[-1].content
-    final_steps = tuple(steps)
+    if user is not None:
+        sl.add("user", content=user)
+    build(events, sl)
+    final_steps, final = mark_final(sl.steps)
     starts = [s["start"] for s in spans if s["start"] is not None]
     ends = [s["end"] for s in spans if s["end"] is not None]
     costs = [st.cost_usd for st in final_steps if st.cost_usd is not None]

@@ -11,7 +11,8 @@ as a JSON string), a legacy ``function_call`` object, or the whole assistant mes
 (text and ``tool_calls``). A string ``output`` that is not a call list is the final
 response. ``tokenUsage`` -> ``total_usage`` (``cached`` -> ``cache_read_tokens``),
 ``latencyMs`` -> ``total_latency_ms``, ``cost`` -> ``total_cost_usd`` (USD),
-``error`` -> ``metadata["error"]``.
+``error`` -> ``metadata["error"]``. A ``prompt`` string (the rendered prompt that a
+``promptfoo eval -o`` file records beside each response, see ``wrappers``) -> a ``user`` step.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def read(obj: Any) -> Trajectory:
         raise TraceFormatError(f"{FORMAT}: expected a provider response with 'output', got {type(obj).__name__}")
     problems: list[str] = []
     sl = StepList()
+    if isinstance(obj.get("prompt"), str) and obj["prompt"]:
+        sl.add("user", content=obj["prompt"])
     out = obj.get("output")
     md = mapping(obj.get("metadata"))
     meta: dict[str, Any] = {}

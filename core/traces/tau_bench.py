@@ -110,6 +110,23 @@ def record_problem(obj: Any) -> str | None:
     return out or None
 
 
+def crash_reason(obj: Any) -> str | None:
+    """Why ``obj`` is a crash record rather than an agent run, or None.
+
+    tau-bench's ``run.py`` writes a record with ``info.error`` (the exception text),
+    ``info.traceback``, ``reward`` 0 and an empty ``traj`` when a task raised (an API error, a
+    token limit, a user simulator that failed). That is not a run of the agent: it is reported
+    with this reason and never scored as a failed run (it would count as a failure in pass^k).
+    """
+    obj = as_plain(obj)
+    info = obj.get("info") if isinstance(obj, Mapping) else None
+    err = info.get("error") if isinstance(info, Mapping) else None
+    if err is None or err == "":
+        return None
+    first = str(err).strip().splitlines()[0] if str(err).strip() else str(err)
+    return f"crashed before finishing (info.error: {first[:200]}); not an agent run"
+
+
 def tool_error(output: Any) -> bool:
     """tau-bench convention: a tool failed iff its output is a string starting with ``"Error:"``."""
     return isinstance(output, str) and output.startswith("Error:")
@@ -280,7 +297,7 @@ def read_labeled(items: Iterable[tuple[Any, str]], *, domain: str | None = None)
     out = LabeledRead()
     for r, label in items:
         r = as_plain(r)
-        why = record_problem(r)
+        why = crash_reason(r) or record_problem(r)
         if why is not None:
             out.skipped.append(f"{label}: {why}; skipped")
             continue

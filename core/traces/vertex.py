@@ -40,6 +40,7 @@ from ._util import (
     tool_name,
     usage_or_none,
 )
+from .wrappers import is_adk_session, is_gemini_contents, is_legacy_case, is_legacy_turns
 
 FORMAT = "vertex"
 
@@ -95,6 +96,65 @@ def _fr(part: Mapping[str, Any]) -> ToolResult:
                       is_error=is_err, error=str(resp["error"]) if is_err and isinstance(resp, Mapping) else None)
 
 
+def _gemini_usage(um: Any) -> Usage | None:
+    """Gemini ``usageMetadata``: thinking tokens are reported apart from the candidates' tokens;
+    the neutral ``output_tokens`` includes them (``Usage`` docstring)."""
+    um = as_plain(um)
+    if not isinstance(um, Mapping):
+        return None
+    cand = to_int(get(um, "candidates_token_count", "candidatesTokenCount"))
+    thoughts = to_int(get(um, "thoughts_token_count", "thoughtsTokenCount"))
+    return usage_or_none(Usage(
+        input_tokens=to_int(get(um, "prompt_token_count", "promptTokenCount")),
+        output_tokens=None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0),
+        total_tokens=to_int(get(um, "total_token_count", "totalTokenCount")),
+        cache_read_tokens=to_int(get(um, "cached_content_token_count", "cachedContentTokenCount")),
+        reasoning_tokens=thoughts))
+
+
+def _events(sl: StepList, events: Any, problems: list[str], w: str, *, gemini: bool = False) -> None:
+    """ADK events (``{author, content: {role, parts}, usage_metadata?}``) or Gemini ``contents``
+    (``{role, parts}``; ``gemini=True``) into steps: the function calls of one event are one
+    step (parallel calls), each function response a result step, text a user or assistant
+    step (``thought`` parts a reasoning step)."""
+    for j, ev in enumerate(events):
+        ev = as_plain(ev)
+        loc = f"{w}[{j}]"
+        if not isinstance(ev, Mapping):
+            problems.append(f"{loc}: not an object; skipped")
+            continue
+        if not gemini:
+            author = ev.get("author")
+            parts = get(get(ev, "content", default={}), "parts", default=[])
+        else:
+            author = "user" if ev.get("role") in (None, "user") else ev.get("role")
+            parts = ev.get("parts")
+        usage = _gemini_usage(get(ev, "usage_metadata", "usageMetadata"))
+        calls: list[ToolCall] = []
+        texts: list[str] = []
+        thoughts: list[str] = []
+        agent = author if isinstance(author, str) and author not in ("user", "model") else None
+        for k, p in enumerate(parts if is_seq(parts) else ()):
+            p = as_plain(p)
+            if not isinstance(p, Mapping):
+                continue
+            fc = get(p, "function_call", "functionCall")
+            fr = get(p, "function_response", "functionResponse")
+            if isinstance(fc, Mapping):
+                calls.append(_fc(fc, problems, f"{loc} part {k}"))
+            elif isinstance(fr, Mapping):
+                sl.result(_fr(fr), agent_name=agent)
+            elif isinstance(p.get("text"), str):
+                (thoughts if p.get("thought") is True else texts).append(p["text"])
+        if thoughts:
+            sl.add("reasoning", content="\n".join(thoughts), agent_name=agent)
+        text = "\n".join(texts) if texts else None
+        if calls:
+            sl.call(calls, content=text, usage=usage, agent_name=agent)
+        elif text is not None:
+            sl.add("user" if author == "user" else "assistant", content=text, usage=usage, agent_name=agent)
+
+
 def _invocation(sl: StepList, inv: Mapping[str, Any], problems: list[str], w: str) -> None:
     uc = get(inv, "user_content", "userContent")
     if uc is not None:
@@ -104,42 +164,7 @@ def _invocation(sl: StepList, inv: Mapping[str, Any], problems: list[str], w: st
     if events is None and isinstance(inter, Mapping):
         events = get(inter, "invocation_events", "invocationEvents")
     if is_seq(events):
-        for j, ev in enumerate(events):
-            ev = as_plain(ev)
-            if not isinstance(ev, Mapping):
-                problems.append(f"{w} event {j}: not an object; skipped")
-                continue
-            author = ev.get("author")
-            parts = get(get(ev, "content", default={}), "parts", default=[])
-            um = as_plain(get(ev, "usage_metadata", "usageMetadata"))
-            usage = None
-            if isinstance(um, Mapping):
-                usage = usage_or_none(Usage(
-                    input_tokens=to_int(get(um, "prompt_token_count", "promptTokenCount")),
-                    output_tokens=to_int(get(um, "candidates_token_count", "candidatesTokenCount")),
-                    total_tokens=to_int(get(um, "total_token_count", "totalTokenCount")),
-                    cache_read_tokens=to_int(get(um, "cached_content_token_count", "cachedContentTokenCount")),
-                    reasoning_tokens=to_int(get(um, "thoughts_token_count", "thoughtsTokenCount"))))
-            calls: list[ToolCall] = []
-            texts: list[str] = []
-            for k, p in enumerate(parts if is_seq(parts) else ()):
-                p = as_plain(p)
-                if not isinstance(p, Mapping):
-                    continue
-                fc = get(p, "function_call", "functionCall")
-                fr = get(p, "function_response", "functionResponse")
-                if isinstance(fc, Mapping):
-                    calls.append(_fc(fc, problems, f"{w} event {j} part {k}"))
-                elif isinstance(fr, Mapping):
-                    sl.result(_fr(fr), agent_name=author if isinstance(author, str) else None)
-                elif isinstance(p.get("text"), str):
-                    texts.append(p["text"])
-            text = "\n".join(texts) if texts else None
-            agent = author if isinstance(author, str) and author != "user" else None
-            if calls:
-                sl.call(calls, content=text, usage=usage, agent_name=agent)
-            elif text is not None:
-                sl.add("user" if author == "user" else "assistant", content=text, usage=usage, agent_name=agent)
+        _events(sl, events, problems, f"{w} invocation_events")
     elif isinstance(inter, Mapping):
         for j, fc in enumerate(get(inter, "tool_uses", "toolUses", default=[]) or []):
             fc = as_plain(fc)
@@ -154,6 +179,25 @@ def _invocation(sl: StepList, inv: Mapping[str, Any], problems: list[str], w: st
         sl.add("final_response", content=_content_text(fr_content))
 
 
+def _legacy(sl: StepList, obj: Any, problems: list[str], meta: dict[str, Any]) -> None:
+    """ADK's legacy test file (one conversation): per turn the user's ``query``, each
+    ``expected_tool_use`` call (``{tool_name, tool_input}``) as its own step, and the
+    ``reference`` answer. These are the expected turns, so ``metadata["trajectory"]`` is
+    ``"reference"``."""
+    turns = obj
+    if isinstance(obj, Mapping):
+        turns = obj["data"]
+        meta["case_id"] = obj["name"]
+    meta["trajectory"] = "reference"
+    for i, t in enumerate(turns):
+        t = as_plain(t)
+        if isinstance(t.get("query"), str):
+            sl.add("user", content=t["query"])
+        _tool_steps(sl, t.get("expected_tool_use"), problems, f"[{i}].expected_tool_use")
+        if isinstance(t.get("reference"), str) and t["reference"]:
+            sl.add("assistant", content=t["reference"])
+
+
 def read(obj: Any) -> Trajectory:
     """Read a Vertex trajectory or ADK invocation/eval case into a ``Trajectory``.
 
@@ -165,8 +209,29 @@ def read(obj: Any) -> Trajectory:
     sl = StepList()
     meta: dict[str, Any] = {}
     latency = None
-    if is_seq(obj):
+    session_id: str | None = None
+    if is_legacy_turns(obj) or is_legacy_case(obj):
+        _legacy(sl, obj, problems, meta)
+    elif is_seq(obj):
         _tool_steps(sl, obj, problems, "trajectory")
+    elif is_adk_session(obj):
+        _events(sl, obj["events"], problems, "events")
+        stamps = [t for t in (to_float(as_plain(e).get("timestamp")) for e in obj["events"]
+                              if isinstance(as_plain(e), Mapping)) if t is not None]
+        if len(stamps) > 1:
+            latency = (max(stamps) - min(stamps)) * 1000.0
+        for k in ("app_name", "appName", "user_id", "userId"):
+            if isinstance(obj.get(k), str):
+                meta[k] = obj[k]
+        sid = obj.get("id")
+        session_id = None if sid is None else str(sid)
+    elif is_gemini_contents(obj):
+        si = as_plain(get(obj, "systemInstruction", "system_instruction"))
+        if si is not None:
+            txt = _content_text(si)
+            if txt:
+                sl.add("system", content=txt)
+        _events(sl, obj["contents"], problems, "contents", gemini=True)
     elif isinstance(obj, Mapping) and ("predicted_trajectory" in obj or "reference_trajectory" in obj):
         prompt = obj.get("prompt")
         if isinstance(prompt, str):
@@ -204,4 +269,4 @@ def read(obj: Any) -> Trajectory:
     if problems:
         meta["problems"] = problems
     return Trajectory(steps=final_steps, final_response=final, total_usage=sum_usage(final_steps),
-                      total_latency_ms=latency, source_format=FORMAT, metadata=meta)
+                      total_latency_ms=latency, source_format=FORMAT, session_id=session_id, metadata=meta)
