@@ -459,7 +459,7 @@ def test_forced_format_that_fits_is_read() -> None:
 def test_every_real_trace_file_is_read() -> None:
     """No file in the collection is refused or read empty."""
     res = load(D)
-    files = sorted(str(p) for p in D.rglob("*.json"))
+    files = sorted(str(p) for p in D.rglob("*") if p.suffix in (".json", ".jsonl"))
     assert sorted(res.sources) == files
     for f in files:
         info = res.sources[f]

@@ -571,7 +571,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             for msg in ires.skipped:
                 acc.skip(msg)
             for t, w in ires.trajectories:
-                acc.add(t, f, w)
+                acc.add(t, f, w, label)
         elif f in _GROUPED:
             try:
                 trajs = _guarded(_GROUPED[f], [o for o, _ in items], f)
@@ -584,7 +584,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 acc.skip(f"{label}: {f}: no spans or events of a run; no traces")
             for t in trajs:
                 tag = t.trace_id or t.session_id
-                acc.add(t, f, f"{label} {'trace' if t.trace_id else 'session'} {tag}" if tag else label)
+                acc.add(t, f, f"{label} {'trace' if t.trace_id else 'session'} {tag}" if tag else label, label)
         elif f in ("otel", "langsmith"):
             mod = otel if f == "otel" else langsmith
             flat: list[Any] = []
