@@ -15,15 +15,16 @@ and stored resolved in the ``Case``.
 from __future__ import annotations
 
 import json
+import math
 import os
-import re
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import DatasetError, TrajcheckError
+from . import limits
+from .errors import DatasetError, InputLimitError, TrajcheckError
 from .model import Case, _unknown_key, did_you_mean
 
 _YAML_SUFFIXES = (".yaml", ".yml")
@@ -127,6 +128,110 @@ def _rows_json_list(text: str, start: int) -> list[tuple[Any, int]]:
     return rows
 
 
+def _top_level_value_at(text: str, key: str) -> int | None:
+    """Where the value of ``key`` of the top-level JSON object in ``text`` starts (so a
+    ``"cases"`` key nested deeper, earlier in the file, is never taken for it); None when
+    the top level has no such key."""
+    dec = json.JSONDecoder()
+    ws = " \t\r\n"
+    i = 0
+    n = len(text)
+    while i < n and text[i] in ws:
+        i += 1
+    if i >= n or text[i] != "{":
+        return None
+    i += 1
+    while i < n:
+        while i < n and text[i] in ws + ",":
+            i += 1
+        if i >= n or text[i] == "}":
+            return None
+        k, i = dec.raw_decode(text, i)
+        while i < n and text[i] in ws:
+            i += 1
+        i += 1  # the ':'
+        while i < n and text[i] in ws:
+            i += 1
+        if k == key:
+            return i
+        _, i = dec.raw_decode(text, i)
+    return None
+
+
+MAX_YAML_NODES = 1_000_000
+"""Most nodes a YAML dataset may stand for once its aliases (``*name``) are expanded: a
+few hundred bytes of aliases of aliases can stand for billions of nodes (the "billion
+laughs" bomb), which every later walk over the rows would expand."""
+
+
+def _expanded_size(node: Any, memo: dict[int, int], limit: int) -> int:
+    """Nodes ``node`` stands for with every alias expanded (shared nodes counted each time
+    they are used; memoised by identity, so the count itself stays linear)."""
+    import yaml
+
+    got = memo.get(id(node))
+    if got is not None:
+        return got
+    n = 1
+    if isinstance(node, yaml.SequenceNode):
+        for c in node.value:
+            n += _expanded_size(c, memo, limit)
+            if n > limit:
+                break
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            n += _expanded_size(k, memo, limit) + _expanded_size(v, memo, limit)
+            if n > limit:
+                break
+    memo[id(node)] = n
+    return n
+
+
+def _yaml_node(path: Path, text: str) -> Any:
+    """The composed YAML node tree of ``text`` (safe loader), refused when its aliases
+    expand past ``MAX_YAML_NODES`` nodes; and the constructed data."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}, MAX_YAML_NODES) > MAX_YAML_NODES:
+            raise DatasetError(f"{path}: its YAML aliases expand to more than {MAX_YAML_NODES:,} nodes; "
+                               "refused (an alias bomb)")
+        data = loader.construct_document(node) if node is not None else None
+    except DatasetError:
+        raise
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as e:
+        raise DatasetError(f"{path}: not valid YAML ({e})") from e
+    finally:
+        loader.dispose()
+    return node, data
+
+
+def _read_yaml(path: Path, text: str) -> list[tuple[Any, int]]:
+    import yaml
+
+    node, data = _yaml_node(path, text)
+    items_node = node
+    if isinstance(data, Mapping) and "cases" in data and isinstance(node, yaml.MappingNode):
+        data = data["cases"]
+        items_node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a YAML list of cases or a mapping with 'cases'")
+    lines = [c.start_mark.line + 1 for c in getattr(items_node, "value", [])] \
+        if isinstance(items_node, yaml.SequenceNode) else [1] * len(data)
+    return list(zip(data, lines + [1] * (len(data) - len(lines))))
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, with nesting too deep for Python's parser as a ``ValueError``. NaN and
+    Infinity are parsed, then refused row by row (``_value_faults``)."""
+    try:
+        return json.loads(text)
+    except RecursionError as e:
+        raise InputLimitError(f"nested deeper than Python's JSON parser follows ({e})") from e
+
+
 def _read_rows(path: Path) -> list[tuple[Any, int]]:
     """``(row, line)`` pairs of a dataset file; raises ``DatasetError`` when the file is unreadable."""
     try:
@@ -135,47 +240,79 @@ def _read_rows(path: Path) -> list[tuple[Any, int]]:
         raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
     suffix = path.suffix.lower()
     if suffix in _YAML_SUFFIXES:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-            node = yaml.compose(text)
-        except yaml.YAMLError as e:
-            raise DatasetError(f"{path}: not valid YAML ({e})") from e
-        items_node = node
-        if isinstance(data, Mapping) and "cases" in data and isinstance(node, yaml.MappingNode):
-            data = data["cases"]
-            items_node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
-        if not isinstance(data, list):
-            raise DatasetError(f"{path}: expected a YAML list of cases or a mapping with 'cases'")
-        lines = [c.start_mark.line + 1 for c in getattr(items_node, "value", [])] \
-            if isinstance(items_node, yaml.SequenceNode) else [1] * len(data)
-        return list(zip(data, lines + [1] * (len(data) - len(lines))))
+        return _read_yaml(path, text)
     if suffix in (".jsonl", ".ndjson"):
         rows: list[tuple[Any, int]] = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                rows.append((json.loads(line), n))
+                rows.append((_loads(line), n))
             except ValueError as e:
                 rows.append((_BadJSON(str(e)), n))
         return rows
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except ValueError as e:
         raise DatasetError(f"{path}: not valid JSON ({e})") from e
     if isinstance(data, list):
         return _rows_json_list(text, text.index("["))
     if isinstance(data, Mapping) and isinstance(data.get("cases"), list):
-        m = re.search(r'"cases"\s*:\s*\[', text)
-        if m:
+        at = _top_level_value_at(text, "cases")
+        if at is not None:
             try:
-                return _rows_json_list(text, m.end() - 1)
-            except ValueError:
+                return _rows_json_list(text, at)
+            except (ValueError, RecursionError):
                 pass
         return [(r, 1) for r in data["cases"]]
     raise DatasetError(f"{path}: expected a JSON list of cases or an object with 'cases'")
+
+
+def _value_faults(row: Any) -> list[str]:
+    """Values no dataset row may hold, by JSON path: nesting deeper than ``limits.MAX_DEPTH``
+    and numbers that are not finite (``NaN``, ``Infinity``: not JSON numbers, and every
+    comparison with them is false, so a ``threshold: NaN`` would pass every schema bound)."""
+    if limits.depth_exceeds(row):
+        return [f"nested deeper than {limits.MAX_DEPTH} levels"]
+    todo: list[tuple[Any, str]] = [(row, "")]
+    while todo:
+        v, where = todo.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return [_at(where, f"{v!r} is not a finite number")]
+        if isinstance(v, Mapping):
+            todo.extend((x, f"{where}.{k}" if where else str(k)) for k, x in v.items())
+        elif isinstance(v, list):
+            todo.extend((x, f"{where}[{i}]") for i, x in enumerate(v))
+    return []
+
+
+def _scoring_errors(case: Case) -> list[str]:
+    """Faults of a valid row that would otherwise only show when a run is scored: the
+    forbidden-sequence rules, and the row's matchers applied to its own expected values
+    (an invalid regex as the expected value, a non-string ``contains``, a non-list
+    ``one_of``...). The row is scored once against a run made of its own expected calls and
+    once against an empty run, with stand-in semantic and judge models; any trajcheck error
+    is reported instead of aborting a later ``eval``."""
+    from .matchers import MatchContext
+    from .metrics.sequences import validate_forbidden_rules
+    from .model import Step, ToolCall, Trajectory
+    from .suite import score_run
+
+    try:
+        if case.forbidden_sequences:
+            validate_forbidden_rules(case.forbidden_sequences)
+        ctx = MatchContext(semantic_scorer=lambda a, b: 1.0, judge=lambda *a: True)
+        calls = tuple(ToolCall(c.name, dict(c.args) if isinstance(c.args, Mapping) else {},
+                               call_id=f"c{i}") for i, c in enumerate(case.expected_calls))
+        own = Trajectory(steps=(Step(0, "tool_call", tool_calls=calls),) if calls else (),
+                         final_response="")
+        for t in (own, Trajectory()):
+            score_run(t, case, context=ctx)
+    except TrajcheckError as e:
+        return [f"cannot be scored: {e}"]
+    except Exception as e:  # a gap in validation: report it with the row, never crash the load
+        return [f"cannot be scored: {type(e).__name__}: {e}"]
+    return []
 
 
 class _BadJSON:
@@ -211,7 +348,7 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
             continue
         cid = row.get("id") if isinstance(row, Mapping) else None
         label = f"case {cid!r}" if cid is not None else "case ?"
-        errs = _schema_errors(validator, row) or _match_errors(row)
+        errs = _value_faults(row) or _schema_errors(validator, row) or _match_errors(row)
         if errs:
             errors.extend(f"{where}: {label}: {m}" for m in errs)
             continue
@@ -225,9 +362,15 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
         if isinstance(st, str) and st and not Path(st).is_absolute():
             d["initial_state"] = str((p.parent / st).resolve())
         try:
-            cases.append(Case.from_dict(d))
-        except DatasetError as e:
+            case = Case.from_dict(d)
+        except TrajcheckError as e:
             errors.append(f"{where}: {e}")
+            continue
+        bad = _scoring_errors(case)
+        if bad:
+            errors.extend(f"{where}: {label}: {m}" for m in bad)
+            continue
+        cases.append(case)
     return cases, errors
 
 

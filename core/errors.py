@@ -48,6 +48,15 @@ class AgentError(TrajcheckError, RuntimeError):
     """An agent callable could not be loaded, raised, or timed out."""
 
 
+class InputLimitError(TrajcheckError, ValueError):
+    """Input exceeds a safety limit: nesting depth, YAML aliases, size (``trajcheck.limits``)."""
+
+
+class SecurityError(TrajcheckError, PermissionError):
+    """Something from data tried to leave its confinement: a fixture outside the allowed
+    folders, a SQL statement the sandbox refuses, a schema ``$ref`` to a file or URL."""
+
+
 __all__ = [
     "TrajcheckError",
     "TraceFormatError",
@@ -58,4 +67,6 @@ __all__ = [
     "SandboxError",
     "JudgeError",
     "AgentError",
+    "InputLimitError",
+    "SecurityError",
 ]

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .. import limits
 from ..errors import TraceFormatError
 from ..model import Case, Trajectory
 from . import (
@@ -182,7 +183,15 @@ def _is_langchain(raw: list[Any]) -> bool:
 
 
 def detect(obj: Any) -> str | None:
-    """The format name of one source object by the order in the module docstring, or None."""
+    """The format name of one source object by the order in the module docstring, or None
+    (also when the object is so odd that a detector fails on it)."""
+    try:
+        return _detect(obj)
+    except Exception:
+        return None
+
+
+def _detect(obj: Any) -> str | None:
     raw = obj
     obj = as_plain(obj)
     if isinstance(obj, Mapping):
@@ -306,9 +315,9 @@ def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str]
 
     Raises ``TraceFormatError`` when ``format`` is unknown, when nothing is detected, when
     ``error_pattern`` is not a valid regex, or when the object does not have the format's
-    shape. Any unexpected ``TypeError`` / ``ValueError`` / ``KeyError`` / ``AttributeError`` /
-    ``IndexError`` / ``RecursionError`` inside a reader is re-raised as ``TraceFormatError``
-    naming the format, so callers only ever see trajcheck errors for bad input.
+    shape. Any other exception inside a reader or in detection (a reader's blind spot for
+    some odd input) is re-raised as ``TraceFormatError`` naming the format, so callers only
+    ever see trajcheck errors for bad input.
     """
     fmt = _norm_format(format)
     pat = _compile_pattern(error_pattern)
@@ -426,7 +435,7 @@ def _guarded(fn: Any, obj: Any, fmt: str) -> Any:
         return fn(obj)
     except TraceFormatError:
         raise
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError) as e:
+    except Exception as e:  # a reader's bug on odd input must not escape as a crash
         raise TraceFormatError(f"{fmt}: could not read the object as {fmt}: {type(e).__name__}: {e}") from e
 
 
@@ -456,6 +465,8 @@ class _Acc:
     def add(self, t: Trajectory, fmt: str, where: str, label: str | None = None) -> None:
         if self.error_pattern is not None:
             t = apply_error_pattern(t, self.error_pattern)
+        t, notes = limits.clean_figures(t)
+        self.problems.extend(f"{where}: {n}" for n in notes)
         self.trajectories.append(t)
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
         if label is not None:
@@ -482,6 +493,13 @@ def _is_record(x: Any) -> bool:
             or (isinstance(x, Mapping) and ("predicted_trajectory" in x or vertex.is_adk(x))))
 
 
+def _safe_is_record(x: Any) -> bool:
+    try:
+        return _is_record(x)
+    except Exception:
+        return False
+
+
 def _units(doc: Any, acc: _Acc | None = None, label: str = "<input>",
            prefix: str = "") -> list[tuple[Any, str | None]]:
     """Split a parsed JSON document into trace objects with a sub-location label.
@@ -490,12 +508,16 @@ def _units(doc: Any, acc: _Acc | None = None, label: str = "<input>",
     is cut open first: its units are returned with their labels, the wrapper's name is noted
     for ``label`` in ``acc`` and its entries that hold no trace are reported as skipped
     (``prefix`` is the location the labels hang from, e.g. ``"run.json"``).
-    A list is a list of records (labelled ``record <i>``, 0-based) when at least one item is
-    a whole record (tau-bench, trajcheck, promptfoo, Vertex/ADK) and no item is a chat message
-    or typed item (a mapping with ``role`` or ``type``): the records that fail are then
-    reported one by one and the others read, instead of the whole list being "not a trace".
+    A list is a list of records (labelled ``record <i>``, 0-based) when at least half of its
+    items are whole records (tau-bench, trajcheck, promptfoo, Vertex/ADK) -- a chat message
+    list holds none -- so that a stray item (a chat message, a typed item, a number) among
+    records is reported on its own and the other records read, instead of the whole list
+    being "not a trace".
     """
-    un = wrappers.unwrap(doc)
+    try:
+        un = wrappers.unwrap(doc)
+    except Exception:  # an odd document is simply not that wrapper
+        un = None
     if un is not None:
         if acc is not None:
             acc.wrapper(label, un.wrapper)
@@ -506,8 +528,8 @@ def _units(doc: Any, acc: _Acc | None = None, label: str = "<input>",
         return list(un.units)
     if is_seq(doc) and doc:
         items = [as_plain(x) for x in doc]
-        if any(_is_record(x) for x in items) and not any(
-                isinstance(x, Mapping) and ("role" in x or "type" in x) for x in items):
+        n_rec = sum(1 for x in items if _safe_is_record(x))
+        if n_rec and 2 * n_rec >= len(items):
             return [(x, f"record {i}") for i, x in enumerate(doc)]
         if all(is_seq(x) for x in doc):
             return [(x, f"record {i}") for i, x in enumerate(doc)]
@@ -598,10 +620,12 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             try:
                 trajs = _guarded(mod.read_all, flat, f)
             except TraceFormatError as e:
-                if strict and len(batches) == 1:
-                    raise TraceFormatError(f"{label}: {e}") from e
-                acc.skip(f"{label}: {e}")
-                continue
+                trajs = _read_batch_apart(mod, f, items, acc)
+                if not trajs:
+                    if strict and len(batches) == 1:
+                        raise TraceFormatError(f"{label}: {e}") from e
+                    acc.skip(f"{label}: {e}")
+                    continue
             for t in trajs:
                 acc.add(t, f, f"{label} trace {t.trace_id}" if t.trace_id else label, label)
         else:
@@ -662,38 +686,99 @@ def _misfit(obj: Any, fmt: str, t: Trajectory) -> str | None:
     return None
 
 
+def _decode_lines(data: bytes, path: Path, acc: _Acc) -> str:
+    """The text of a file that is not UTF-8 as a whole: each line decoded on its own, a line
+    that is not UTF-8 reported (with its line number) and left out, the others kept."""
+    lines = data.split(b"\n")
+    if lines and lines[0].startswith(b"\xef\xbb\xbf"):
+        lines[0] = lines[0][3:]
+    out: list[str] = []
+    for n, raw in enumerate(lines, 1):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            acc.skip(f"{path}:{n}: not UTF-8 text ({e.reason} at byte {e.start} of the line); line skipped")
+            out.append("")
+    return "\n".join(out)
+
+
+def _json(text: str, where: str, acc: _Acc, *, check_depth: bool = True) -> Any:
+    """One JSON value of untrusted text (``limits.loads``); normalisations become faults."""
+    notes: list[str] = []
+    val = limits.loads(text, notes, max_depth=limits.MAX_DEPTH if check_depth else None)
+    acc.problems.extend(f"{where}: {n}" for n in notes)
+    return val
+
+
+def _read_batch_apart(mod: Any, fmt: str, items: list[tuple[Any, str]], acc: _Acc) -> list[Trajectory]:
+    """When a batch of OTLP / LangSmith records fails as a whole: find the records that fail
+    on their own, report each (with its location) and read the others together (so spans
+    of one trace spread over several lines are still grouped)."""
+    good: list[Any] = []
+    for o, where in items:
+        o = as_plain(o)
+        recs = list(o) if is_seq(o) else [o]
+        try:
+            _guarded(mod.read_all, recs, fmt)
+        except TraceFormatError as e:
+            acc.skip(f"{where}: {e}; skipped")
+            continue
+        good.extend(recs)
+    if not good:
+        return []
+    try:
+        return list(_guarded(mod.read_all, good, fmt))
+    except TraceFormatError:
+        return []
+
+
 def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
     """Parsed trace objects of one file with their locations; None when the file is empty."""
     if path.suffix.lower() == ".eval" or inspect_ai.is_eval_zip(path):
         return [(inspect_ai.load_eval_zip(path), str(path))]
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise TraceFormatError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start}); expected {EXPECTED}") from e
+        data = path.read_bytes()
     except OSError as e:
         raise TraceFormatError(f"{path}: cannot be read ({e.strerror})") from e
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        if b"\n" not in data.strip():
+            raise TraceFormatError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start}); "
+                                   f"expected {EXPECTED}") from e
+        text = _decode_lines(data, path, acc)
     if not text.strip():
-        acc.skip(f"{path}: empty file; no traces")
+        if not acc.skipped or not acc.skipped[-1].startswith(f"{path}:"):
+            acc.skip(f"{path}: empty file; no traces")
         return None
     whole_err: str | None = None
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
         try:
-            doc = json.loads(text)
-        except (ValueError, RecursionError) as e:
+            doc = _json(text, str(path), acc, check_depth=False)
+        except ValueError as e:
             whole_err = str(e)
         else:
             if is_seq(doc) and not doc:
                 acc.skip(f"{path}: an empty list; no traces")
                 return None
-            return [(o, f"{path} {w}" if w else str(path)) for o, w in _units(doc, acc, str(path), str(path))]
+            out: list[tuple[Any, str]] = []
+            for o, w in _units(doc, acc, str(path), str(path)):
+                where = f"{path} {w}" if w else str(path)
+                if limits.depth_exceeds(o):
+                    if not w:
+                        raise TraceFormatError(f"{path}: JSON nested deeper than {limits.MAX_DEPTH} levels")
+                    acc.skip(f"{where}: JSON nested deeper than {limits.MAX_DEPTH} levels; skipped")
+                    continue
+                out.append((o, where))
+            return out
     units: list[tuple[Any, str]] = []
     bad: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError) as e:
+            obj = _json(line, f"{path}:{n}", acc)
+        except ValueError as e:
             msg = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
             col = f" (column {e.colno})" if isinstance(e, json.JSONDecodeError) else ""
             bad.append(f"{path}:{n}: not valid JSON: {msg}{col}; line skipped")
@@ -722,7 +807,9 @@ def _raw_stream(text: str) -> list[Any]:
             break
         try:
             val, i = dec.raw_decode(text, i)
-        except ValueError:
+        except (ValueError, RecursionError):
+            return []
+        if limits.depth_exceeds(val):
             return []
         out.append(val)
     return out if len(out) > 1 else []

@@ -160,11 +160,15 @@ def to_int(v: Any) -> int | None:
 
 
 def to_float(v: Any) -> float | None:
-    """A float from an int/float or a numeric string; None otherwise (bools excluded)."""
+    """A float from an int/float or a numeric string; None otherwise (bools excluded). An
+    integer too large for a float gives +-inf (``limits.clean_figures`` reports it)."""
     if isinstance(v, bool) or v is None:
         return None
     if isinstance(v, (int, float)):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:
+            return float("inf") if v > 0 else float("-inf")
     if isinstance(v, str):
         try:
             return float(v.strip())

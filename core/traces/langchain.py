@@ -62,7 +62,7 @@ def normalize_message(m: Any) -> dict[str, Any] | None:
         return None
     if m.get("lc") == 1 and m.get("type") == "constructor" and is_seq(m.get("id")):
         cls = str(m["id"][-1]) if m["id"] else ""
-        kw = dict(m.get("kwargs") or {})
+        kw = dict(m["kwargs"]) if isinstance(m.get("kwargs"), Mapping) else {}
         kw.setdefault("type", _CLASS_TYPES.get(cls, kw.get("type")))
         return kw
     if isinstance(m.get("data"), Mapping) and isinstance(m.get("type"), str) and "content" not in m:

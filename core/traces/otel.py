@@ -144,7 +144,7 @@ def attrs(a: Any, depth: int = 0) -> dict[str, Any]:
 
 def _ns_to_s(v: Any) -> float | None:
     i = to_int(v)
-    if i is not None:
+    if i is not None and abs(i) < 10 ** 30:  # beyond that, not a timestamp (and no float)
         return i / 1e9
     return None
 

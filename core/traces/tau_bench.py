@@ -301,11 +301,15 @@ def read_labeled(items: Iterable[tuple[Any, str]], *, domain: str | None = None)
         if why is not None:
             out.skipped.append(f"{label}: {why}; skipped")
             continue
-        t = read(r, domain=domain)
+        try:
+            t = read(r, domain=domain)
+        except Exception as e:  # an odd record is skipped, never the whole file
+            out.skipped.append(f"{label}: could not read the record ({type(e).__name__}: {e}); skipped")
+            continue
         out.trajectories.append((t, label))
         try:
             c = case_from_record(r, domain=domain)
-        except TraceFormatError as e:
+        except Exception as e:
             out.problems.append(f"{label}: {e}")
             continue
         if c.id in out.cases:

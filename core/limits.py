@@ -1,0 +1,177 @@
+"""Safety limits for input trajcheck did not write: nesting depth, numbers, text JSON cannot hold.
+
+Traces, tool outputs and agent return values are untrusted (README "Security model"). These
+helpers keep hostile values from crashing the code that walks them or the JSON writers that
+record them:
+
+- ``MAX_DEPTH`` (100): JSON nested deeper is refused before any recursive code walks it
+  (Python's recursion limit is about 1,000 frames, and validators spend several per level);
+- ``loads``: ``json.loads`` that refuses over-deep nesting with ``InputLimitError`` and turns
+  the non-standard literals ``NaN`` / ``Infinity`` into null, saying so;
+- ``scrub``: lone UTF-16 surrogates (from ``"\\ud800"`` escapes) replaced by U+FFFD, cycles
+  and non-JSON leaves replaced by text, non-finite floats by null -- so every value can be
+  written as standard JSON in UTF-8;
+- ``finite``: a number as a finite float, or None (bools, text, NaN, infinities, overflow).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import InputLimitError
+
+MAX_DEPTH = 100
+"""Deepest JSON nesting (containers inside containers) read from untrusted input."""
+
+_SURR = re.compile("[\ud800-\udfff]")
+_SURR_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_NONSTD = re.compile(r"NaN|Infinity")
+
+
+def depth_exceeds(obj: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when ``obj`` nests lists/tuples/mappings more than ``limit`` levels deep
+    (iterative, so the check itself cannot overflow the stack)."""
+    todo: list[tuple[Any, int]] = [(obj, 0)]
+    while todo:
+        node, d = todo.pop()
+        if isinstance(node, Mapping):
+            kids: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            kids = node
+        else:
+            continue
+        if d >= limit:
+            return True
+        todo.extend((k, d + 1) for k in kids if isinstance(k, (Mapping, list, tuple)))
+    return False
+
+
+def loads(text: str | bytes, notes: list[str] | None = None, *, max_depth: int | None = MAX_DEPTH) -> Any:
+    """Parse JSON text from an untrusted source.
+
+    ``notes`` (optional): receives one message per normalisation made (``NaN``/``Infinity``
+    literals read as null; lone surrogates replaced by U+FFFD). Raises ``InputLimitError``
+    (a ``ValueError``) when the value nests deeper than ``MAX_DEPTH``, and
+    ``json.JSONDecodeError`` (a ``ValueError``) for text that is not JSON. ``max_depth``
+    None leaves the depth check to the caller (e.g. per record of a list), though nesting
+    Python's parser cannot follow (about 1,000 levels) is still refused.
+    """
+    s = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+    kw: dict[str, Any] = {}
+    seen: list[str] = []
+    if _NONSTD.search(s):
+        def const(c: str) -> None:
+            seen.append(c)
+            return None
+        kw["parse_constant"] = const
+    try:
+        val = json.loads(s, **kw)
+    except RecursionError as e:
+        raise InputLimitError(f"JSON nested deeper than {MAX_DEPTH} levels") from e
+    if max_depth is not None and depth_exceeds(val, max_depth):
+        raise InputLimitError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    if seen and notes is not None:
+        notes.append(f"non-standard JSON number {seen[0]} read as null")
+    if _SURR_ESCAPE.search(s):
+        fixed = scrub(val)
+        if fixed != val and notes is not None:
+            notes.append("lone UTF-16 surrogate escapes replaced by U+FFFD")
+        val = fixed
+    return val
+
+
+def finite(v: Any) -> float | None:
+    """``v`` as a finite float when it is an int or float (not bool); else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def clean_text(s: str) -> str:
+    """``s`` with lone surrogates replaced by U+FFFD (so it encodes as UTF-8)."""
+    return _SURR.sub("\ufffd", s) if _SURR.search(s) else s
+
+
+def scrub(v: Any, _depth: int = 0, _seen: frozenset[int] = frozenset()) -> Any:
+    """A copy of ``v`` that standard JSON in UTF-8 can hold: text with lone surrogates
+    repaired (``clean_text``), NaN and infinities as None, tuples as lists, mapping keys as
+    text, a container that contains itself as ``"<cycle>"``, anything nested deeper than
+    ``MAX_DEPTH`` as ``"<too deep>"``, and any other object as its ``repr`` (cleaned)."""
+    if v is None or isinstance(v, (bool, int)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, str):
+        return clean_text(v)
+    if isinstance(v, (Mapping, list, tuple)):
+        if id(v) in _seen:
+            return "<cycle>"
+        if _depth >= MAX_DEPTH:
+            return "<too deep>"
+        seen = _seen | {id(v)}
+        if isinstance(v, Mapping):
+            return {clean_text(str(k)): scrub(x, _depth + 1, seen) for k, x in v.items()}
+        return [scrub(x, _depth + 1, seen) for x in v]
+    try:
+        r = repr(v)
+    except Exception:
+        r = f"<{type(v).__name__}>"
+    return clean_text(r)
+
+
+def _figure(v: Any, what: str, notes: list[str], *, integer: bool = False) -> Any:
+    if v is None:
+        return None
+    f = finite(v)
+    if f is None or f < 0 or (integer and not isinstance(v, int)):
+        shown = repr(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and len(repr(v)) < 40 \
+            else f"a {type(v).__name__}"
+        notes.append(f"{what}: {shown} is not a finite non-negative "
+                     f"{'integer' if integer else 'number'}; read as unknown")
+        return None
+    return v
+
+
+def _usage(u: Any, what: str, notes: list[str]) -> Any:
+    from dataclasses import fields, replace
+
+    if u is None:
+        return None
+    vals = {f.name: _figure(getattr(u, f.name), f"{what}.{f.name}", notes, integer=True) for f in fields(u)}
+    return u if all(vals[k] is getattr(u, k) for k in vals) else replace(u, **vals)
+
+
+def clean_figures(t: Any) -> tuple[Any, list[str]]:
+    """``(trajectory, notes)``: ``t`` with every cost, latency and token count that is not a
+    finite non-negative number (NaN, infinities, numbers too large for a float, text such as
+    ``"free"``, bools) set to None, and one note per such value naming its field. A run's
+    figures are read once at entry so no later sum, percentile or JSON writer meets them."""
+    from dataclasses import replace
+
+    notes: list[str] = []
+    steps = list(t.steps)
+    changed = False
+    for i, s in enumerate(steps):
+        cost = _figure(s.cost_usd, f"steps[{i}].cost_usd", notes)
+        lat = _figure(s.latency_ms, f"steps[{i}].latency_ms", notes)
+        use = _usage(s.usage, f"steps[{i}].usage", notes)
+        if cost is not s.cost_usd or lat is not s.latency_ms or use is not s.usage:
+            steps[i] = replace(s, cost_usd=cost, latency_ms=lat, usage=use)
+            changed = True
+    cost = _figure(t.total_cost_usd, "total_cost_usd", notes)
+    lat = _figure(t.total_latency_ms, "total_latency_ms", notes)
+    use = _usage(t.total_usage, "total_usage", notes)
+    if not changed and cost is t.total_cost_usd and lat is t.total_latency_ms and use is t.total_usage:
+        return t, notes
+    return replace(t, steps=tuple(steps), total_cost_usd=cost, total_latency_ms=lat, total_usage=use), notes
+
+
+__all__ = ["MAX_DEPTH", "clean_figures", "InputLimitError", "clean_text", "depth_exceeds", "finite", "loads", "scrub"]

@@ -1,0 +1,186 @@
+"""Hostile and broken input files: clear trajcheck errors, good records kept, bombs refused.
+
+Each case here is one the audit of hostile input found (README "Security model").
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from trajcheck.dataset import load_cases_report
+from trajcheck.errors import DatasetError, TraceFormatError
+from trajcheck.limits import MAX_DEPTH, clean_figures, loads, scrub
+from trajcheck.model import Trajectory
+from trajcheck.traces import load
+
+DATA = Path(__file__).parent / "data" / "traces"
+CHAT = json.loads((DATA / "openai_chat.json").read_text())
+PROMPTFOO = json.loads((DATA / "promptfoo_output.json").read_text())
+LANGSMITH = json.loads((DATA / "langsmith.json").read_text())
+OTEL = json.loads((DATA / "otel_genai.jsonl").read_text().splitlines()[0])
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def test_invalid_utf8_line_skips_that_line_only(tmp_path: Path) -> None:
+    p = tmp_path / "runs.jsonl"
+    good = json.dumps(CHAT).encode()
+    p.write_bytes(good + b"\n\xff\xfe{\"x\": 1}\n" + good + b"\n")
+    res = load(p)
+    assert len(res) == 2
+    assert f"{p}:2: not UTF-8 text (invalid start byte at byte 0 of the line); line skipped" in res.skipped
+
+
+def test_stray_chat_message_among_records_is_one_skipped_record(tmp_path: Path) -> None:
+    p = tmp_path / "runs.json"
+    p.write_text(json.dumps([PROMPTFOO, {"role": "user", "content": "x"}, PROMPTFOO, {"type": "x"}]))
+    res = load(p)
+    assert len(res) == 2
+    assert [s.split(":", 1)[0] for s in res.skipped] == [f"{p} record 1", f"{p} record 3"]
+
+
+def test_bad_langsmith_record_keeps_the_good_runs(tmp_path: Path) -> None:
+    p = tmp_path / "runs.jsonl"
+    bad = {"id": "zz", "run_type": "tool", "child_runs": [{"run_type": "tool", "id": "k", "inputs": 5,
+                                                            "start_time": True}], "start_time": [1]}
+    p.write_text(json.dumps(LANGSMITH) + "\n" + json.dumps(bad) + "\n")
+    res = load(p)
+    assert any(t.trace_id == "9f00" for t in res)
+
+
+def test_deep_nesting_refused_per_line_and_per_record(tmp_path: Path) -> None:
+    p = tmp_path / "deep.jsonl"
+    p.write_text(json.dumps(CHAT) + "\n" + _deep(100_000) + "\n" + _deep(MAX_DEPTH + 5) + "\n")
+    res = load(p)
+    assert len(res) == 1
+    assert [s.split(": ", 1)[0] for s in res.skipped] == [f"{p}:2", f"{p}:3"]
+    assert all("nested deeper than 100 levels" in s for s in res.skipped)
+    q = tmp_path / "deep.json"
+    q.write_text(_deep(100_000))
+    with pytest.raises(TraceFormatError, match="nested deeper than 100 levels"):
+        load(q)
+    deep_rec = dict(PROMPTFOO, output=json.loads(_deep(MAX_DEPTH + 1)))
+    r = tmp_path / "recs.json"
+    r.write_text(json.dumps([PROMPTFOO, deep_rec, PROMPTFOO]))
+    res = load(r)
+    assert len(res) == 2 and res.skipped == [f"{r} record 1: JSON nested deeper than 100 levels; skipped"]
+
+
+def test_huge_and_non_finite_figures_are_dropped_with_a_fault(tmp_path: Path) -> None:
+    p = tmp_path / "pf.jsonl"
+    native = {"steps": [{"index": 0, "kind": "user", "content": "hi", "cost_usd": "free"}],
+              "total_cost_usd": -3, "total_usage": {"input_tokens": 1.5}}
+    rows = [dict(PROMPTFOO, cost=10 ** 400), dict(PROMPTFOO, latencyMs=1e999), native]
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n" + '{"output": "x", "cost": NaN}\n')
+    res = load(p)
+    assert [(t.total_cost_usd, t.total_latency_ms) for t in res] == [
+        (None, 640.0), (5e-05, None), (None, None), (None, None)]
+    assert res.faults == [
+        f"{p}:2: non-standard JSON number Infinity read as null",
+        f"{p}:4: non-standard JSON number NaN read as null",
+        f"{p}:1: total_cost_usd: inf is not a finite non-negative number; read as unknown",
+        f"{p}:3: steps[0].cost_usd: a str is not a finite non-negative number; read as unknown",
+        f"{p}:3: total_cost_usd: -3 is not a finite non-negative number; read as unknown",
+        f"{p}:3: total_usage.input_tokens: 1.5 is not a finite non-negative integer; read as unknown"]
+    nat = res[3]
+    assert nat.steps[0].cost_usd is None and nat.total_usage is not None
+    t, notes = clean_figures(Trajectory(total_cost_usd=float("nan")))
+    assert t.total_cost_usd is None and notes == [
+        "total_cost_usd: nan is not a finite non-negative number; read as unknown"]
+
+
+def test_huge_otel_timestamps_and_bool_fields_do_not_crash(tmp_path: Path) -> None:
+    span = OTEL["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    bad = json.loads(json.dumps(OTEL))
+    bsp = bad["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    bsp.update(startTimeUnixNano="9" * 60, endTimeUnixNano=10 ** 40, traceId="ab" * 16)
+    p = tmp_path / "otel.jsonl"
+    p.write_text(json.dumps(OTEL) + "\n" + json.dumps(bad) + "\n")
+    res = load(p)
+    assert {t.trace_id for t in res} >= {span["traceId"].lower(), "ab" * 16} or len(res) == 2
+
+
+def test_surrogates_repaired_and_reported() -> None:
+    notes: list[str] = []
+    v = loads('{"a": "x\\ud800y", "b": "\\ud83d\\ude00"}', notes)
+    assert v == {"a": "x\ufffdy", "b": "\U0001F600"}
+    assert notes == ["lone UTF-16 surrogate escapes replaced by U+FFFD"]
+    cyc: list = [1]
+    cyc.append(cyc)
+    assert scrub({"c": cyc, "n": float("nan"), "o": object}) == {"c": [1, "<cycle>"], "n": None,
+                                                                  "o": "<class 'object'>"}
+
+
+def _rows(tmp_path: Path, rows: list) -> Path:
+    p = tmp_path / "cases.jsonl"
+    p.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return p
+
+
+def test_rows_that_would_fail_at_scoring_are_rejected_at_load(tmp_path: Path) -> None:
+    call = {"name": "f", "args": {"q": "(a"}, "match": {"q": "regex"}}
+    p = _rows(tmp_path, [
+        {"id": "re", "input": "x", "expected_calls": [call]},
+        {"id": "co", "input": "x", "expected_calls": [dict(call, args={"q": 5}, match={"q": "contains"})]},
+        {"id": "oo", "input": "x", "expected_calls": [dict(call, args={"q": 5}, match={"q": "one_of"})]},
+        '{"id": "nan", "input": "x", "threshold": NaN}',
+        {"id": "fs", "input": "x", "forbidden_sequences": [{"tool": "a", "link": None}]},
+        {"id": "ok", "input": "x"}])
+    cases, errors = load_cases_report(p)
+    assert [c.id for c in cases] == ["ok"]
+    assert errors == [
+        f"{p}:1: case 're': cannot be scored: regex matcher: invalid pattern '(a': missing ), "
+        "unterminated subpattern at position 0",
+        f"{p}:2: case 'co': cannot be scored: contains matcher: expected value must be a string, got 5",
+        f"{p}:3: case 'oo': cannot be scored: one_of matcher: expected value must be a list of "
+        "acceptable values, got 5",
+        f"{p}:4: case 'nan': threshold: nan is not a finite number",
+        f"{p}:5: case 'fs': cannot be scored: forbidden_sequences[0].link: must be an object "
+        "{arg, prior_arg}, got None"]
+
+
+def test_deep_dataset_row_is_one_bad_row(tmp_path: Path) -> None:
+    p = _rows(tmp_path, ['{"id": "d", "input": ' + _deep(100_000) + "}",
+                         '{"id": "d2", "input": "x", "metadata": {"a": ' + _deep(200) + "}}",
+                         {"id": "ok", "input": "x"}])
+    cases, errors = load_cases_report(p)
+    assert [c.id for c in cases] == ["ok"]
+    assert errors[0].startswith(f"{p}:1: not valid JSON (nested deeper")
+    assert errors[1] == f"{p}:2: case 'd2': nested deeper than 100 levels"
+
+
+def test_nested_cases_key_is_not_taken_for_the_rows(tmp_path: Path) -> None:
+    p = tmp_path / "ds.json"
+    p.write_text(json.dumps({"about": {"cases": [{"id": "decoy", "input": "x"}]},
+                             "cases": [{"id": "real", "input": "y"}]}, indent=1))
+    cases, errors = load_cases_report(p)
+    assert [c.id for c in cases] == ["real"] and errors == []
+
+
+BOMB = "\n".join([
+    'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+    *[f"{x}: &{x} [{','.join([f'*{p}'] * 9)}]" for p, x in zip("abcdefg", "bcdefgh")],
+    "cases: [*h,*h,*h,*h,*h,*h,*h,*h,*h]"])
+
+
+def test_yaml_alias_bomb_refused_quickly(tmp_path: Path) -> None:
+    p = tmp_path / "bomb.yaml"
+    p.write_text(BOMB)
+    assert len(BOMB) < 600
+    t0 = time.perf_counter()
+    with pytest.raises(DatasetError, match="aliases expand to more than 1,000,000 nodes; refused"):
+        load_cases_report(p)
+    assert time.perf_counter() - t0 < 10  # seconds; the unguarded bomb took 79 s and 2.4 GB
+
+
+def test_yaml_with_a_few_aliases_still_loads(tmp_path: Path) -> None:
+    p = tmp_path / "ok.yaml"
+    p.write_text("user: &u {id: u1}\ncases:\n  - {id: a, input: x, user: *u}\n  - {id: b, input: y, user: *u}\n")
+    cases, errors = load_cases_report(p)
+    assert [c.user for c in cases] == [{"id": "u1"}] * 2 and errors == []
