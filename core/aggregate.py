@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import MetricInputError
@@ -368,7 +368,17 @@ class SuitePartial:
         order = self.case_order()
         counts = {cid: (c.n, c.succ) for cid, c in order}
         kk = _ks(counts, ks)
-        ph, phc, pa, pac = _kcurves(counts, kk, seed=seed, n_boot=n_boot, confidence=confidence)
+        # every bootstrap figure is asked for first, then all are computed from one set of
+        # resampling indices per replicate (metrics.resample; identical to one draw each)
+        iv = _Intervals()
+        kcurve = _kcurves(counts, kk, iv)
+        means = [iv.add([math.fsum(s) / k for s, k in per if k])
+                 for per in ([(c.f1, c.n_f1) for _, c in order],
+                             [(c.comp, c.n_comp) for _, c in order],
+                             [(c.ords, c.n_ord) for _, c in order])]
+        recorded = self._recorded_columns(kk, iv)
+        iv.compute(n_boot=n_boot, seed=seed, confidence=confidence)
+        ph, phc, pa, pac = kcurve()
         n = self.n
         cases = tuple(
             CaseResult(case_id=cid, trials=c.n, successes=c.succ,
@@ -380,12 +390,8 @@ class SuitePartial:
             n_runs=n, n_cases=len(order), n_successes=self.succ,
             task_success_rate=_rate(self.succ, n, confidence) or Estimate(None),
             pass_hat_k=ph, pass_hat_k_ci=phc, pass_at_k=pa, pass_at_k_ci=pac,
-            mean_f1=_boot_mean([(c.f1, c.n_f1) for _, c in order], seed=seed, n_boot=n_boot,
-                               confidence=confidence),
-            mean_composite=_boot_mean([(c.comp, c.n_comp) for _, c in order], seed=seed,
-                                      n_boot=n_boot, confidence=confidence),
-            ordering_accuracy=_boot_mean([(c.ords, c.n_ord) for _, c in order], seed=seed,
-                                         n_boot=n_boot, confidence=confidence),
+            mean_f1=iv.estimate(means[0]), mean_composite=iv.estimate(means[1]),
+            ordering_accuracy=iv.estimate(means[2]),
             forbidden_rate=_rate(self.forbidden, n, confidence) if self.forbidden_applies else None,
             composite_pass_rate=_rate(self.gated_pass, self.gated, confidence),
             duplicate_rate=_rate(self.dup, n, confidence),
@@ -403,8 +409,7 @@ class SuitePartial:
         self._trim()
         runs = tuple(r for _, r in sorted(self.kept, key=lambda sr: sr[0]))
         return Scorecard(suite=suite, cases=cases, runs=runs,
-                         recorded_reward=self._recorded(kk, seed=seed, n_boot=n_boot,
-                                                        confidence=confidence),
+                         recorded_reward=recorded(),
                          problems=tuple(problems), meta=m)
 
     def _tool_confusion(self) -> dict[str, Any]:
@@ -417,23 +422,28 @@ class SuitePartial:
                 "rows": "expected tool ((none) = extra call)",
                 "columns": "called tool ((none) = missed expected call)"}
 
-    def _recorded(self, ks: Sequence[int], *, seed: int, n_boot: int,
-                  confidence: float) -> RecordedReward | None:
+    def _recorded_columns(self, ks: Sequence[int], iv: _Intervals) -> Callable[[], RecordedReward | None]:
         """The source's own rewards (success = reward within 1e-6 of 1, tau-bench's rule) and
-        their 2x2 agreement with trajcheck's outcome; None when no run has one."""
+        their 2x2 agreement with trajcheck's outcome, as a callable to call once ``iv`` is
+        computed; it returns None when no run has a reward."""
         if not self.rec_n:
-            return None
+            return lambda: None
         rec = sorted(((c.rec_first, cid, c) for cid, c in self.cases.items() if c.rec_n),
                      key=lambda x: x[0])
         counts = {cid: (c.rec_n, c.rec_succ) for _, cid, c in rec}
         kk = [k for k in ks if all(nc[0] >= k for nc in counts.values())]
-        ph, phc, _, _ = _kcurves(counts, kk, seed=seed, n_boot=n_boot, confidence=confidence)
-        matrix = dict(self.rec_matrix)
-        dis = tuple(d for _, d in sorted(self.disagreements, key=lambda sd: sd[0]))
-        return RecordedReward(n=self.rec_n, mean=_r(math.fsum(self.rec_sum) / self.rec_n),
-                              pass_hat_k=ph, pass_hat_k_ci=phc, matrix=matrix,
-                              agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
-                              disagreements=dis)
+        kcurve = _kcurves(counts, kk, iv)
+
+        def done() -> RecordedReward:
+            ph, phc, _, _ = kcurve()
+            matrix = dict(self.rec_matrix)
+            dis = tuple(d for _, d in sorted(self.disagreements, key=lambda sd: sd[0]))
+            return RecordedReward(
+                n=self.rec_n, mean=_r(math.fsum(self.rec_sum) / self.rec_n), pass_hat_k=ph,
+                pass_hat_k_ci=phc, matrix=matrix,
+                agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
+                disagreements=dis)
+        return done
 
     def _efficiency(self) -> dict[str, Any]:
         """The scorecard's efficiency block (``metrics.efficiency.summary_from_values``).
@@ -570,28 +580,65 @@ def _rate(events: int, n: int, confidence: float) -> Estimate | None:
     return Estimate(_r(events / n), _r(lo), _r(hi), "wilson", n)
 
 
-def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], *, seed: int, n_boot: int,
-             confidence: float) -> tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]:
-    """pass^k and pass@k with their bootstrap intervals over tasks, from per-task (n, c)."""
-    from .metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k
+class _Intervals:
+    """Bootstrap figures asked for first (``add``: a column of per-task values), then all
+    computed together (``compute``: ``metrics.resample.bootstrap_means``, one set of
+    resampling indices per replicate for every column of the same length)."""
+
+    def __init__(self) -> None:
+        self.cols: list[list[float]] = []
+        self.res: list[tuple[float, float, float]] = []
+
+    def add(self, col: list[float]) -> int | None:
+        if not col:
+            return None
+        self.cols.append(col)
+        return len(self.cols) - 1
+
+    def compute(self, *, n_boot: int, seed: int, confidence: float) -> None:
+        from .metrics.resample import bootstrap_means
+
+        self.res = bootstrap_means(self.cols, n_boot=n_boot, seed=seed, confidence=confidence)
+
+    def estimate(self, i: int | None) -> Estimate | None:
+        if i is None:
+            return None
+        est, lo, hi = self.res[i]
+        return Estimate(_r(est), _r(lo), _r(hi), "bootstrap", len(self.cols[i]))
+
+
+def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], iv: _Intervals
+             ) -> Callable[[], tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]]:
+    """pass^k and pass@k with their bootstrap intervals over tasks, from per-task (n, c): the
+    columns are added to ``iv``; the returned callable reads them once ``iv`` is computed."""
+    from .metrics.reliability import pass_at_k, pass_hat_k
 
     ph: dict[int, float] = {}
-    phc: dict[int, Any] = {}
     pa: dict[int, float] = {}
-    pac: dict[int, Any] = {}
+    cols: dict[int, tuple[int | None, int | None]] = {}
     cnt: dict[Any, Any] = dict(counts)
     for k in ks:
         ph[k] = _r(float(pass_hat_k(cnt, k))) or 0.0
         pa[k] = _r(float(pass_at_k(cnt, k))) or 0.0
         # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
-        # tasks resamples those per-task values (same replicates as resampling the tasks).
-        per_hat = [pass_hat_k({t: nc}, k) for t, nc in cnt.items()]
-        per_at = [pass_at_k({t: nc}, k) for t, nc in cnt.items()]
-        b1 = bootstrap_ci(per_hat, n_boot=n_boot, seed=seed, confidence=confidence)
-        b2 = bootstrap_ci(per_at, n_boot=n_boot, seed=seed, confidence=confidence)
-        phc[k] = (_r(b1.lo), _r(b1.hi))
-        pac[k] = (_r(b2.lo), _r(b2.hi))
-    return ph, phc, pa, pac
+        # tasks resamples those per-task values (same replicates as resampling the tasks);
+        # tasks with the same (n, c) share their value
+        memo: dict[tuple[int, int], tuple[float, float]] = {}
+        for t, nc in cnt.items():
+            if nc not in memo:
+                memo[nc] = (pass_hat_k({t: nc}, k), pass_at_k({t: nc}, k))
+        cols[k] = (iv.add([memo[nc][0] for nc in cnt.values()]),
+                   iv.add([memo[nc][1] for nc in cnt.values()]))
+
+    def done() -> tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]:
+        phc: dict[int, Any] = {}
+        pac: dict[int, Any] = {}
+        for k, (i1, i2) in cols.items():
+            e1, e2 = iv.estimate(i1), iv.estimate(i2)
+            phc[k] = (e1.lo, e1.hi) if e1 else None
+            pac[k] = (e2.lo, e2.hi) if e2 else None
+        return ph, phc, pa, pac
+    return done
 
 
 class KTooLargeError(MetricInputError):
@@ -621,18 +668,6 @@ def _ks(counts: Mapping[str, tuple[int, int]], ks: Sequence[int] | None) -> list
         short = min(counts, key=lambda t: counts[t][0])
         raise KTooLargeError(max(ks), short, counts[short][0])
     return sorted(set(ks))
-
-
-def _boot_mean(per_case: Sequence[tuple[list[float], int]], *, seed: int, n_boot: int,
-               confidence: float) -> Estimate | None:
-    """Mean over cases of each case's mean (exact sum / count), bootstrap over cases."""
-    from .metrics.reliability import bootstrap_ci
-
-    vals = [math.fsum(s) / k for s, k in per_case if k]
-    if not vals:
-        return None
-    b = bootstrap_ci(vals, n_boot=n_boot, seed=seed, confidence=confidence)
-    return Estimate(_r(b.estimate), _r(b.lo), _r(b.hi), "bootstrap", len(vals))
 
 
 def _dist_json(d: Any, money: bool) -> dict[str, Any] | None:
