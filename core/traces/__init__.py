@@ -202,7 +202,7 @@ def _detect(obj: Any) -> str | None:
         new = _detect_new(obj)
         if new is not None:
             return new
-        if otel.is_otlp(obj) or otel.is_span(obj):
+        if otel.is_source(obj):
             return "otel"
         if langsmith.is_run(obj):
             return "langsmith"
@@ -232,7 +232,7 @@ def _detect(obj: Any) -> str | None:
         if new is not None:
             return new
         items = [as_plain(x) for x in obj]
-        if all(isinstance(x, Mapping) and (otel.is_otlp(x) or otel.is_span(x)) for x in items):
+        if all(isinstance(x, Mapping) and otel.is_source(x) for x in items):
             return "otel"
         if all(langsmith.is_run(x) for x in items):
             return "langsmith"
@@ -651,7 +651,7 @@ def _batch_misfit(obj: Any, fmt: str) -> str | None:
     items = list(obj) if is_seq(obj) else [obj]
     for i, x in enumerate(items):
         x = as_plain(x)
-        ok = (otel.is_otlp(x) or otel.is_span(x)) if fmt == "otel" else langsmith.is_run(x)
+        ok = otel.is_source(x) if fmt == "otel" else langsmith.is_run(x)
         if not ok:
             what = "an OTLP document or span" if fmt == "otel" else "a LangSmith run ('run_type' and 'name')"
             at = f"item {i} " if is_seq(obj) else ""

@@ -201,13 +201,116 @@ def _is_error_code(code: Any) -> bool:
     return False
 
 
+def is_otlp_logs(obj: Any) -> bool:
+    """True for an OTLP logs document (``resourceLogs`` / ``resource_logs``)."""
+    return isinstance(obj, Mapping) and is_seq(get(obj, "resourceLogs", "resource_logs"))
+
+
+def is_log_record(obj: Any) -> bool:
+    """True for one log record as the OTel SDK writes it (``LogRecord.to_json``: ``body``,
+    ``severity_number``, ``observed_timestamp``, ``event_name``) or an OTLP ``logRecords`` entry."""
+    return isinstance(obj, Mapping) and "name" not in obj and "body" in obj and any(
+        k in obj for k in ("severity_number", "severityNumber", "observed_timestamp", "observedTimeUnixNano",
+                           "timeUnixNano", "event_name", "eventName"))
+
+
+def is_source(obj: Any) -> bool:
+    """True for anything this reader reads: an OTLP traces or logs document, a span, a log record."""
+    return is_otlp(obj) or is_span(obj) or is_otlp_logs(obj) or is_log_record(obj)
+
+
+# GenAI events (OTel semantic conventions): the current single event that carries a model
+# call's messages as attributes, and the older one-event-per-message names (body = message).
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                   "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+
+
+def _log_record(lr: Mapping[str, Any], res_attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """A GenAI event log record as ``{trace_id, span_id, time, name, attrs, body}``; None for other logs."""
+    a = attrs(lr.get("attributes"))
+    name = get(lr, "eventName", "event_name") or a.get("event.name")
+    if not isinstance(name, str) or not (name == _DETAILS_EVENT or name in _MESSAGE_EVENTS or name == "gen_ai.choice"):
+        return None
+    t = _ns_to_s(get(lr, "timeUnixNano", "time_unix_nano", "observedTimeUnixNano", "observed_time_unix_nano"))
+    if t is None:
+        t = _time(get(lr, "timestamp", "observed_timestamp"))
+    body = lr.get("body")
+    return {"trace_id": norm_id(get(lr, "traceId", "trace_id"), 32), "span_id": norm_id(get(lr, "spanId", "span_id"), 16),
+            "time": t, "name": name, "attrs": a, "body": any_value(body) if isinstance(body, Mapping) and any(
+                k.endswith("Value") or k.endswith("_value") for k in body) else body, "resource": res_attrs}
+
+
+def _legacy_messages(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` built from one model call's older
+    per-message events (``gen_ai.user.message`` ..., ``gen_ai.choice``; body = the message)."""
+    inp: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
+    for ev in events:
+        body: Mapping[str, Any] = ev["body"] if isinstance(ev["body"], Mapping) else {"content": ev["body"]}
+        if ev["name"] == "gen_ai.choice":
+            body = mapping(body.get("message")) or body
+            target, role = out, "assistant"
+        else:
+            target, role = inp, _MESSAGE_EVENTS[ev["name"]]
+        parts: list[dict[str, Any]] = []
+        content = body.get("content")
+        if role == "tool":
+            parts.append({"type": "tool_call_response", "id": body.get("id"), "response": content})
+        elif isinstance(content, str) and content:
+            parts.append({"type": "text", "content": content})
+        for tc in body.get("tool_calls") or ():
+            if isinstance(tc, Mapping):
+                fn = mapping(tc.get("function"))
+                parts.append({"type": "tool_call", "id": tc.get("id"), "name": fn.get("name"),
+                              "arguments": fn.get("arguments")})
+        target.append({"role": role, "parts": parts})
+    got: dict[str, Any] = {}
+    if inp:
+        got["gen_ai.input.messages"] = inp
+    if out:
+        got["gen_ai.output.messages"] = out
+    return got
+
+
+def _merge_logs(spans: list[dict[str, Any]], logs: list[dict[str, Any]]) -> None:
+    """Lay GenAI log events over their spans (matched by span id; the span's own attributes
+    win), or add one model-call record per span id that no span in ``spans`` has."""
+    by_id = {s["span_id"]: s for s in spans if s["span_id"] is not None}
+    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for lr in logs:
+        groups.setdefault((lr["trace_id"], lr["span_id"] or f"log-{len(groups)}"), []).append(lr)
+    for (tid, sid), evs in groups.items():
+        extra: dict[str, Any] = {}
+        for ev in evs:
+            if ev["name"] == _DETAILS_EVENT:
+                extra.update(ev["attrs"])
+        extra.update({k: v for k, v in _legacy_messages([e for e in evs if e["name"] != _DETAILS_EVENT]).items()
+                      if k not in extra})
+        extra.setdefault("gen_ai.operation.name", "chat")
+        sp = by_id.get(sid)
+        if sp is not None:
+            for k, v in extra.items():
+                sp["attrs"].setdefault(k, v)
+            continue
+        times = [e["time"] for e in evs if e["time"] is not None]
+        spans.append({"trace_id": tid, "span_id": sid, "parent_id": None, "name": "GenAI log events",
+                      "start": min(times) if times else None, "end": max(times) if times else None,
+                      "attrs": extra, "events": [], "status_error": False, "status_message": None,
+                      "order": len(spans), "resource": evs[0]["resource"]})
+
+
 def collect_spans(obj: Any) -> list[dict[str, Any]]:
     """All spans of ``obj`` (a document, a list of documents or a list of spans) as normalised records.
 
-    Raises ``TraceFormatError`` when nothing in ``obj`` is an OTLP document or span.
+    OTLP logs documents and SDK log records in ``obj`` are read for their GenAI events (see
+    ``_merge_logs``): a model call whose messages an instrumentation put in log events (the
+    OpenAI client instrumentations do, by their content-capture setting) is read from them.
+    Raises ``TraceFormatError`` when nothing in ``obj`` is an OTLP document, span or log record.
     """
     docs = [as_plain(x) for x in obj] if is_seq(obj) else [as_plain(obj)]
     spans: list[dict[str, Any]] = []
+    logs: list[dict[str, Any]] = []
     found = False
     for d in docs:
         if is_otlp(d):
@@ -223,12 +326,30 @@ def collect_spans(obj: Any) -> list[dict[str, Any]]:
                     for sp in ss.get("spans") or ():
                         if isinstance(sp, Mapping):
                             spans.append(_span_record(sp, len(spans), ra))
+        elif is_otlp_logs(d):
+            found = True
+            for rl in get(d, "resourceLogs", "resource_logs") or ():
+                if not isinstance(rl, Mapping):
+                    continue
+                ra = attrs(mapping(rl.get("resource")).get("attributes"))
+                for sl in get(rl, "scopeLogs", "scope_logs") or ():
+                    for lr in (sl.get("logRecords", sl.get("log_records")) if isinstance(sl, Mapping) else None) or ():
+                        rec = _log_record(lr, ra) if isinstance(lr, Mapping) else None
+                        if rec is not None:
+                            logs.append(rec)
         elif is_span(d):
             found = True
             res = mapping(d.get("resource"))
             spans.append(_span_record(d, len(spans), attrs(res.get("attributes"))))
+        elif is_log_record(d):
+            found = True
+            rec = _log_record(d, attrs(mapping(d.get("resource")).get("attributes")))
+            if rec is not None:
+                logs.append(rec)
     if not found:
         raise TraceFormatError(f"{FORMAT}: expected an OTLP document with 'resourceSpans' or a list of spans")
+    if logs:
+        _merge_logs(spans, logs)
     return spans
 
 
