@@ -35,7 +35,9 @@ judge      ``ctx.judge(rubric, expected, predicted)`` is truthy (spec ``"rubric"
 ========== ==================================================================================
 
 ``bfcl`` (BFCL possible-answer parity: the Berkeley Function Calling Leaderboard's AST rules)
-is registered too, but defined in :mod:`trajcheck.bfcl` and imported on first use of the name.
+is registered too, but defined in :mod:`trajcheck.bfcl` and imported on first use of the name;
+so is ``fields`` (lists of objects compared on some keys of each item,
+:mod:`trajcheck.field_matcher`).
 
 A ``match`` entry for an argument with no expected value (DESIGN.md: ``title: semantic`` with
 no ``title`` in ``args``) is checked by :meth:`Matcher.check_unexpected`: the predicted value
@@ -762,6 +764,7 @@ _DEFAULT_INSTANCES: dict[str, Matcher] = {}
 # ``import trajcheck.matchers`` does not load them: name -> (module in this package, factory).
 _LAZY_FACTORIES: dict[str, tuple[str, str]] = {
     "bfcl": ("bfcl", "BfclMatcher"),  # BFCL possible-answer parity (trajcheck.bfcl)
+    "fields": ("field_matcher", "make_fields_matcher"),  # lists of objects on some keys
 }
 # Names that used to be defined here, now in their own module (still importable from here).
 _MOVED: dict[str, str] = {"BfclMatcher": "bfcl", "bfcl_standardize": "bfcl"}

@@ -192,11 +192,10 @@ def test_tau_bench_agreement(tau_scorecard):
     assert rr.agree >= 196
     assert rr.agree + len(rr.disagreements) == 200
     ids = {d.run_id for d in rr.disagreements}
-    # Analysed disagreements (see examples/tau_bench_airline/README.md):
-    #  5-1  tool ignored extra keys inside flights[] (reward 1, our args differ);
-    #  2-1, 46-3  hit the step limit (reward_info null, reward 0) after the right writes;
-    #             they go away once the reader marks unfinished runs (metadata terminated).
-    assert "5-1" in ids and ids <= {"2-1", "5-1", "46-3"}
+    # All 200 agree: 5-1 (extra keys inside flights[] that the tool overwrites) is judged by
+    # the case's ``fields`` matcher; 2-1 and 46-3 hit the step limit (reward 0) and the
+    # reader marks them unfinished.
+    assert ids == set() and rr.agree == 200
     for d in rr.disagreements:
         assert d.reason and d.reason.startswith("trajcheck ")
     # our own pass^1 is our success count over the runs

@@ -28,6 +28,8 @@ State = Mapping[str, Sequence[Mapping[str, Any]]]
 
 __all__ = [
     "DEFAULT_IGNORE",
+    "NO_EFFECT_KEY",
+    "REPLAYED_KEY",
     "StateDiff",
     "check_final_state",
     "describe_rows",
@@ -36,6 +38,7 @@ __all__ = [
     "response_text",
     "state_diff",
     "task_success",
+    "unchanged_writes",
 ]
 
 
@@ -581,6 +584,103 @@ def _closest_call_note(traj: Trajectory, exp: ExpectedCall, unmatched: set[int],
     return f"closest call {best} of the run differs: {why}"
 
 
+#: ``Trajectory.metadata`` key under which a reader lists expected calls its source proves
+#: changed nothing (each ``{"name", "args", "evidence"}``): e.g. tau2 records an expected
+#: write's action check as unmet while its DB check matched the expected database.
+NO_EFFECT_KEY = "no_effect_calls"
+#: ``Case.metadata`` flag a reader sets when the case's expected final state is, by the
+#: benchmark's definition, the state after replaying its expected calls in a deterministic
+#: environment (tau-bench, tau2): an expected call that the tool rejects then contributes
+#: nothing to that state. Without it a failed expected call is a task failure (it may be a
+#: transient or injected fault).
+REPLAYED_KEY = "expected_state_is_replay"
+
+
+def _json_object(v: Any) -> dict[str, Any] | None:
+    if isinstance(v, Mapping):
+        return dict(v)
+    if isinstance(v, str) and v[:1] == "{":
+        import json
+
+        try:
+            out = json.loads(v)
+        except ValueError:
+            return None
+        return out if isinstance(out, dict) else None
+    return None
+
+
+def _ids(obj: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, repr(v)) for k, v in obj.items() if k == "id" or k.endswith("_id")))
+
+
+def unchanged_writes(traj: Trajectory, indices: Sequence[int]) -> dict[int, int]:
+    """Which successful calls (positions in ``traj.pairs()``) provably changed nothing:
+    ``{call: earlier call}`` where the call's result is a JSON object equal to the latest
+    earlier successful result about the same object (same key set and same ``id`` /
+    ``*_id`` values), i.e. the tool returned the state that was already there.
+
+    Tools of tau-bench and tau2 return the record they wrote (a reservation, an order, a
+    user); when that record is what an earlier call (a read, or the same write) returned,
+    the write left it as it was. A result that is not a JSON object, or with no earlier
+    result about the same object, proves nothing and is not listed.
+    """
+    from ..matching import is_failed
+
+    pairs = traj.pairs()
+    seen: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+    out: dict[int, int] = {}
+    want = set(indices)
+    for i, (_c, r) in enumerate(pairs):
+        if r is None or is_failed(r):
+            continue
+        obj = _json_object(r.output)
+        if obj is None:
+            continue
+        key = (tuple(sorted(obj)), _ids(obj))
+        if not key[1]:
+            continue
+        prev = seen.get(key)
+        if i in want and prev is not None and prev[1] == obj:
+            out[i] = prev[0]
+        seen[key] = (i, obj)
+    return out
+
+
+def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
+                        context: Any) -> str | None:
+    """Why expected write ``case.expected_calls[j]`` changed nothing, from what the run
+    records, or None.
+
+    1. Only for cases flagged ``metadata[REPLAYED_KEY]``: a call of the run that matches it
+       failed, and every successful write the run made
+       before that call matches an expected write listed before it (so the run's state
+       then was one the expected sequence passes through): the tool rejected exactly this
+       write in that state, so it changes nothing. A failure caused by the agent's own
+       earlier, unexpected or out-of-order write proves nothing.
+    2. The reader lists it under ``metadata[NO_EFFECT_KEY]`` (the source's own checks prove
+       the expected database was reached without it).
+    """
+    from ..matchers import exact_equal
+    from ..matching import call_matches, is_failed
+
+    exp = case.expected_calls[j]
+    read_only = set(case.optional_calls)
+    earlier = [e for e in case.expected_calls[:j] if e.name not in read_only]
+    pairs = traj.pairs() if case.metadata.get(REPLAYED_KEY) is True else []
+    for i, (c, r) in enumerate(pairs):
+        if not (c.name == exp.name and is_failed(r) and call_matches(c, exp, args_mode=mode, context=context)):
+            continue
+        before = [pc for pc, pr in pairs[:i] if pc.name not in read_only and not is_failed(pr)]
+        if all(any(call_matches(pc, e, args_mode=mode, context=context) for e in earlier) for pc in before):
+            return f"call {i} of the run made it and the tool rejected it, so it changes nothing"
+    for item in traj.metadata.get(NO_EFFECT_KEY) or ():
+        if (isinstance(item, Mapping) and item.get("name") == exp.name
+                and exact_equal(item.get("args"), exp.args)):
+            return str(item.get("evidence") or "the source records that it changed nothing")
+    return None
+
+
 def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
                        check_response: bool = True, args_mode: str | None = None) -> MetricResult:
     """Task success judged from the calls when there is no database (tau-bench-style proxy).
@@ -599,6 +699,20 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
        ignored, so a recovered error does not fail the outcome (DESIGN.md policy);
     3. when ``check_response``: ``response_includes(traj, case.response_must_include)``.
 
+    Writes that change nothing (the run's own records decide; nothing is guessed):
+
+    - an expected write with no matching successful call is not required when the run
+      shows it changes nothing (``_no_effect_evidence``): in a benchmark whose expected state
+      is the replay of its expected calls (``case.metadata["expected_state_is_replay"]``), a
+      call of the run made exactly it and the tool rejected it; or the reader lists it under ``metadata["no_effect_calls"]``
+      because the source's own checks prove it (tau2: its action check unmet while the DB
+      check matched). The reason names the evidence (``parts["not_required"]``);
+    - an extra successful write is not a side effect when its result equals the latest
+      earlier result about the same object (``unchanged_writes``: the tool returned the
+      record as it already was, e.g. a repeated identical update), listed in
+      ``parts["unchanged"]``. Without such evidence the write counts, and the reason says
+      the run does not show whether it changed anything.
+
     Reasons: a missing expected call says the tool was never called, that its calls failed,
     or names the closest call of the same tool and the first place its arguments differ
     (``_closest_call_note``, ``trajcheck.explain``), e.g. ``"case '5': expected call 0
@@ -607,8 +721,9 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     state-changing call 13 of the run: <tool> <args>"``. Call numbers are positions in
     ``traj.tool_calls()``, counted from 0.
 
-    Known limit: writes that reach the same state with different arguments (e.g. extra keys
-    a tool ignores) are judged wrong. ``context``: a ``MatchContext``; None builds one from
+    Known limit: writes that reach the same state with different arguments are judged
+    wrong unless the case's argument matchers say the difference does not count (the
+    tau-bench and tau2 readers set them per tool, ``trajcheck.traces.tau_domains``). ``context``: a ``MatchContext``; None builds one from
     the case's input and user. Returns MetricResult ``outcome_from_calls`` (score 1.0/0.0,
     passed) with parts ``missing_expected`` / ``extra_calls`` (indices into the expected
     list and into ``traj.tool_calls()``) and ``response``. Raises MetricInputError for
@@ -640,6 +755,14 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     m = match_calls(pred, expected, args_mode=mode, context=context)
     missing = [exp_idx[j] for j in m.unmatched_exp]
     extra = [pred_idx[i] for i in m.unmatched_pred]
+    not_required: dict[int, str] = {}
+    for j in missing:
+        why_none = _no_effect_evidence(traj, case, j, mode, context)
+        if why_none is not None:
+            not_required[j] = why_none
+    missing = [j for j in missing if j not in not_required]
+    same = unchanged_writes(traj, extra)
+    extra = [i for i in extra if i not in same]
     problems: list[str] = []
     for j in missing:
         e = case.expected_calls[j]
@@ -650,7 +773,13 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
         problems.append(f"case {case.id!r}: unexpected state-changing call {i} of the run: "
                         f"{calls[i].name} {calls[i].args!r}")
     parts: dict[str, Any] = {"missing_expected": missing, "extra_calls": extra,
-                             "matched": len(m.pairs), "expected_writes": len(expected)}
+                             "matched": len(m.pairs), "expected_writes": len(expected),
+                             "writes_ok": not missing and not extra}
+    if not_required:
+        parts["not_required"] = {str(j): w for j, w in not_required.items()}
+    if same:
+        parts["unchanged"] = {str(i): f"its result equals call {k}'s: the record was already so"
+                              for i, k in same.items()}
     resp: MetricResult | None = None
     if check_response:
         resp = response_includes(traj, case.response_must_include)
@@ -662,6 +791,14 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     made = ("no state-changing call expected and none made" if n_exp == 0
             else "the expected state-changing call made, no other write" if n_exp == 1
             else f"all {n_exp} expected state-changing calls made, no other write")
+    if not_required:
+        j, w = next(iter(not_required.items()))
+        made += (f"; expected call {j} ({case.expected_calls[j].name}) not required: {w}"
+                 + (f" (and {len(not_required) - 1} more)" if len(not_required) > 1 else ""))
+    if same:
+        i, k = next(iter(same.items()))
+        made += (f"; call {i} ({calls[i].name}) changed nothing: its result equals call {k}'s"
+                 + (f" (and {len(same) - 1} more)" if len(same) > 1 else ""))
     reason = (made + (", response complete" if resp is not None and case.response_must_include else "")
               if ok else problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     parts["problems"] = problems

@@ -15,6 +15,7 @@ format name            source
 ``langfuse``           Langfuse trace exports (``trace`` + ``observations``)
 ``openai_agents``      OpenAI Agents SDK traces (span exports, ``/v1/traces/ingest`` bodies)
 ``anthropic_managed``  Anthropic Managed Agents session events (``[method, event]`` JSONL)
+``tau2``               tau2-bench ``Results`` files (one run per simulation, and the cases)
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output
@@ -31,7 +32,7 @@ format name            source
 Auto-detection (``detect``) tries the formats in the order of that table: the ones with an
 unambiguous envelope first (a ``steps`` list of ``{index, kind}``; ``task_id`` + ``traj``;
 Inspect ``eval`` + ``samples``; ATIF ``schema_version``; ``trace`` + ``observations``; items with
-``object: trace.span``; ``user.*`` / ``agent.*`` session events;
+``object: trace.span``; ``user.*`` / ``agent.*`` session events; ``tasks`` + ``simulations``;
 ``resourceSpans`` or spans; ``run_type``; ``output`` with ``tokenUsage``/``latencyMs``/
 ``cost``/``metadata.toolCalls``; ``predicted_trajectory`` / ``tool_name`` / ADK keys; Responses
 item types), then message lists by their markers: DeepEval ``input_parameters``; LangChain
@@ -72,6 +73,7 @@ from . import (
     plain,
     promptfoo,
     ragas,
+    tau2,
     tau_bench,
     vertex,
     wrappers,
@@ -79,18 +81,20 @@ from . import (
 from ._util import as_plain, is_seq
 
 FORMATS: tuple[str, ...] = (
-    "trajcheck", "tau_bench", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "trajcheck", "tau_bench", "tau2", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
             "adk": "vertex", "openinference": "otel", "otlp": "otel", "tau-bench": "tau_bench",
             "tau": "tau_bench", "native": "trajcheck", "inspect": "inspect_ai", "agents": "openai_agents",
-            "openai-agents": "openai_agents", "managed_agents": "anthropic_managed"}
-EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, an Inspect AI log, an ATIF trajectory, a Langfuse "
+            "openai-agents": "openai_agents", "managed_agents": "anthropic_managed",
+            "tau2-bench": "tau2"}
+EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
             "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, or a list of {name, args} calls")
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
+_GZ_SUFFIXES = tuple(x + ".gz" for x in (".json", ".jsonl", ".ndjson"))
 
 
 @dataclass
@@ -199,6 +203,8 @@ def _detect(obj: Any) -> str | None:
             return "trajcheck"
         if tau_bench.is_record(obj):
             return "tau_bench"
+        if tau2.is_results(obj):
+            return "tau2"
         new = _detect_new(obj)
         if new is not None:
             return new
@@ -285,7 +291,7 @@ def _detect_new(obj: Any) -> str | None:
 
 
 _READERS = {
-    "trajcheck": native.read, "tau_bench": tau_bench.read, "otel": otel.read, "langsmith": langsmith.read,
+    "trajcheck": native.read, "tau_bench": tau_bench.read, "tau2": tau2.read, "otel": otel.read, "langsmith": langsmith.read,
     "promptfoo": promptfoo.read, "vertex": vertex.read, "openai_responses": openai_responses.read,
     "deepeval": deepeval.read, "langchain": langchain.read, "ragas": ragas.read,
     "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,
@@ -607,6 +613,21 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             for t in trajs:
                 tag = t.trace_id or t.session_id
                 acc.add(t, f, f"{label} {'trace' if t.trace_id else 'session'} {tag}" if tag else label, label)
+        elif f == "tau2":
+            try:
+                r2 = _guarded(tau2.read_labeled, items, f)
+            except TraceFormatError as e:
+                if strict and len(units) == 1:
+                    raise TraceFormatError(f"{label}: {e}") from e
+                acc.skip(f"{label}: {e}")
+                continue
+            for msg in r2.skipped:
+                acc.skip(msg)
+            for t, w in r2.trajectories:
+                acc.add(t, f, w, label)
+            acc.problems.extend(r2.problems)
+            for cid, c in r2.cases.items():
+                acc.cases.setdefault(cid, c)
         elif f in ("otel", "langsmith"):
             mod = otel if f == "otel" else langsmith
             flat: list[Any] = []
@@ -737,7 +758,7 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
     if path.suffix.lower() == ".eval" or inspect_ai.is_eval_zip(path):
         return [(inspect_ai.load_eval_zip(path), str(path))]
     try:
-        data = path.read_bytes()
+        data = _read_bytes(path)
     except OSError as e:
         raise TraceFormatError(f"{path}: cannot be read ({e.strerror})") from e
     try:
@@ -752,7 +773,7 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
             acc.skip(f"{path}: empty file; no traces")
         return None
     whole_err: str | None = None
-    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+    if _inner_suffix(path) not in (".jsonl", ".ndjson"):
         try:
             doc = _json(text, str(path), acc, check_depth=False)
         except ValueError as e:
@@ -794,6 +815,31 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
     for b in bad:
         acc.skip(b)
     return units
+
+
+def _inner_suffix(path: Path) -> str:
+    """The suffix that says what a file holds: ``.jsonl`` for both ``a.jsonl`` and ``a.jsonl.gz``."""
+    sfx = [s.lower() for s in path.suffixes]
+    if len(sfx) >= 2 and sfx[-1] == ".gz":
+        return sfx[-2]
+    return sfx[-1] if sfx else ""
+
+
+def _read_bytes(path: Path) -> bytes:
+    """A file's bytes; a ``.gz`` file is decompressed first (benchmarks publish their result
+    files gzipped). Raises OSError as reading does; a corrupt gzip stream raises OSError
+    naming the fault."""
+    data = path.read_bytes()
+    if path.suffix.lower() != ".gz":
+        return data
+    import gzip
+
+    try:
+        return gzip.decompress(data)
+    except EOFError as e:
+        raise OSError(0, f"truncated gzip file ({e})") from e
+    except gzip.BadGzipFile as e:
+        raise OSError(0, f"not a gzip file ({e})") from e
 
 
 def _raw_stream(text: str) -> list[Any]:
@@ -851,9 +897,11 @@ def load(path_or_obj: Any, format: str = "auto", *,
     if isinstance(path_or_obj, (str, os.PathLike)):
         path = Path(path_or_obj)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+            files = sorted(p for p in path.rglob("*") if p.is_file() and (
+                p.suffix.lower() in _SUFFIXES or p.name.lower().endswith(_GZ_SUFFIXES)))
             if not files:
-                raise TraceFormatError(f"{path}: directory holds no .json/.jsonl/.ndjson files")
+                raise TraceFormatError(f"{path}: directory holds no .json/.jsonl/.ndjson files "
+                                       "(or .gz of them)")
             errors: list[str] = []
             for f in files:
                 acc.source(str(f))

@@ -34,25 +34,14 @@ from ..errors import TraceFormatError
 from ..model import Case, ExpectedCall, Trajectory
 from ._util import as_plain, finalize, is_seq, sum_usage, to_float
 from .openai_chat import read_messages
+from .tau_domains import TAU_BENCH
 
 FORMAT = "tau_bench"
 
 #: Read-only tools per tau-bench domain (tau_bench/envs/{airline,retail}/tools): calls the
-#: agent may make without being expected to. ``think`` and ``calculate`` change nothing;
-#: ``transfer_to_human_agents`` ends the conversation and is not part of the DB check.
-#: Used as each tau-bench Case's ``optional_calls``.
-READ_ONLY_TOOLS: dict[str, tuple[str, ...]] = {
-    "airline": (
-        "get_user_details", "get_reservation_details", "search_direct_flight",
-        "search_onestop_flight", "list_all_airports", "calculate", "think",
-        "transfer_to_human_agents",
-    ),
-    "retail": (
-        "find_user_id_by_email", "find_user_id_by_name_zip", "get_order_details",
-        "get_product_details", "get_user_details", "list_all_product_types", "calculate",
-        "think", "transfer_to_human_agents",
-    ),
-}
+#: agent may make without being expected to; each one's reason is in
+#: ``trajcheck.traces.tau_domains.TAU_BENCH``. Used as each tau-bench Case's ``optional_calls``.
+READ_ONLY_TOOLS: dict[str, tuple[str, ...]] = {n: tuple(d.read_only) for n, d in TAU_BENCH.items()}
 
 # Tools that exist in one domain only, used to tell the domain from a record.
 _AIRLINE_ONLY = {"get_reservation_details", "search_direct_flight", "search_onestop_flight",
@@ -236,7 +225,10 @@ def case_from_record(obj: Any, *, domain: str | None = None) -> Case:
     """The ``Case`` a tau-bench record's task defines.
 
     ``expected_calls``: ``info.task.actions`` in order, each ``{name, kwargs}`` ->
-    ``ExpectedCall(name, args=kwargs)``; ``response_must_include``: ``info.task.outputs``;
+    ``ExpectedCall(name, args=kwargs, match=<the domain's matchers for the tool>)``
+    (``tau_domains.TAU_BENCH``: e.g. retail ``item_ids`` ``unordered`` because the tool
+    sorts them); ``args_mode`` ``exact_keys`` (a tau-bench tool rejects an unknown
+    argument); ``response_must_include``: ``info.task.outputs``;
     ``input``: ``info.task.instruction``; ``user``: ``{"id": info.task.user_id}``;
     ``optional_calls``: ``READ_ONLY_TOOLS[domain]`` (empty when the domain is unknown);
     ``metadata``: ``{"source": "tau-bench", "domain": ...}``.
@@ -250,14 +242,17 @@ def case_from_record(obj: Any, *, domain: str | None = None) -> Case:
     if not task:
         raise TraceFormatError(f"{FORMAT}: record task_id={rec.get('task_id')!r} has no 'info.task'")
     dom = domain or detect_domain(rec)
+    known = TAU_BENCH.get(dom or "")
     expected = []
     for a in task.get("actions") or ():
         if isinstance(a, Mapping) and isinstance(a.get("name"), str):
             kw = a.get("kwargs")
-            expected.append(ExpectedCall(name=a["name"], args=dict(kw) if isinstance(kw, Mapping) else None))
+            expected.append(ExpectedCall(name=a["name"], args=dict(kw) if isinstance(kw, Mapping) else None,
+                                         match=known.matchers(a["name"]) if known else {}))
     outputs = task.get("outputs") or ()
     user_id = task.get("user_id")
-    meta: dict[str, Any] = {"source": "tau-bench"}
+    # tau-bench's expected database is the replay of the task's expected actions
+    meta: dict[str, Any] = {"source": "tau-bench", "expected_state_is_replay": True}
     if dom:
         meta["domain"] = dom
     return Case(
@@ -267,6 +262,7 @@ def case_from_record(obj: Any, *, domain: str | None = None) -> Case:
         expected_calls=tuple(expected),
         optional_calls=READ_ONLY_TOOLS.get(dom or "", ()),
         response_must_include=tuple(str(o) for o in outputs) if is_seq(outputs) else (),
+        args_mode="exact_keys",
         metadata=meta,
     )
 
