@@ -11,7 +11,7 @@ import pytest
 
 from trajcheck.errors import MatcherError, TraceFormatError
 from trajcheck.matchers import get_matcher, known_matchers
-from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
+from trajcheck.model import Case, Step, ToolCall, ToolResult, Trajectory
 from trajcheck.suite import evaluate
 from trajcheck.traces import load
 from trajcheck.traces.tau_domains import TAU2, TAU_BENCH, domain
