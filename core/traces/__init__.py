@@ -16,6 +16,8 @@ format name            source
 ``openai_agents``      OpenAI Agents SDK traces (span exports, ``/v1/traces/ingest`` bodies)
 ``anthropic_managed``  Anthropic Managed Agents session events (``[method, event]`` JSONL)
 ``tau2``               tau2-bench ``Results`` files (one run per simulation, and the cases)
+``mlflow``             MLflow traces (``Trace.to_json()``, ``search_traces`` rows)
+``pydantic_ai``        pydantic-ai message histories (``all_messages_json()``)
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output
@@ -65,6 +67,7 @@ from . import (
     langchain,
     langfuse,
     langsmith,
+    mlflow,
     native,
     openai_agents,
     openai_chat,
@@ -72,6 +75,7 @@ from . import (
     otel,
     plain,
     promptfoo,
+    pydantic_ai,
     ragas,
     tau2,
     tau_bench,
@@ -81,16 +85,17 @@ from . import (
 from ._util import as_plain, is_seq
 
 FORMATS: tuple[str, ...] = (
-    "trajcheck", "tau_bench", "tau2", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "trajcheck", "tau_bench", "tau2", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
+    "mlflow", "pydantic_ai", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
             "adk": "vertex", "openinference": "otel", "otlp": "otel", "tau-bench": "tau_bench",
             "tau": "tau_bench", "native": "trajcheck", "inspect": "inspect_ai", "agents": "openai_agents",
             "openai-agents": "openai_agents", "managed_agents": "anthropic_managed",
-            "tau2-bench": "tau2"}
+            "tau2-bench": "tau2", "pydantic-ai": "pydantic_ai"}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
-            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, OTLP JSON, LangSmith runs, promptfoo "
+            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, or a list of {name, args} calls")
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
@@ -205,7 +210,7 @@ def _detect(obj: Any) -> str | None:
             return "tau_bench"
         if tau2.is_results(obj):
             return "tau2"
-        new = _detect_new(obj)
+        new = _detect_new(obj, raw)
         if new is not None:
             return new
         if otel.is_source(obj):
@@ -234,7 +239,7 @@ def _detect(obj: Any) -> str | None:
         if is_seq(obj.get("calls")) and plain.is_call_list(obj["calls"]):
             return "plain"
     if is_seq(obj) and obj:
-        new = _detect_new(obj)
+        new = _detect_new(obj, raw)
         if new is not None:
             return new
         items = [as_plain(x) for x in obj]
@@ -271,7 +276,7 @@ def _detect(obj: Any) -> str | None:
     return None
 
 
-def _detect_new(obj: Any) -> str | None:
+def _detect_new(obj: Any, raw: Any) -> str | None:
     """Formats recognised by their own envelope: Inspect AI logs, ATIF, Langfuse exports,
     OpenAI Agents SDK spans, Anthropic Managed Agents events (checked before OTLP and chat)."""
     if isinstance(obj, Mapping):
@@ -283,6 +288,10 @@ def _detect_new(obj: Any) -> str | None:
             return "langfuse"
         if openai_agents.is_item(obj) or openai_agents.is_payload(obj):
             return "openai_agents"
+    if mlflow.is_trace(raw):  # the raw object: a DataFrame of search results dumps differently
+        return "mlflow"
+    if pydantic_ai.is_history(obj):
+        return "pydantic_ai"
     if openai_agents.is_payload(obj):
         return "openai_agents"
     if anthropic_managed.is_source(obj):
@@ -296,10 +305,12 @@ _READERS = {
     "deepeval": deepeval.read, "langchain": langchain.read, "ragas": ragas.read,
     "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,
     "inspect_ai": inspect_ai.read, "atif": atif.read, "langfuse": langfuse.read,
-    "openai_agents": openai_agents.read, "anthropic_managed": anthropic_managed.read,
+    "openai_agents": openai_agents.read, "anthropic_managed": anthropic_managed.read, "mlflow": mlflow.read,
+    "pydantic_ai": pydantic_ai.read,
 }
 # formats whose records are grouped across lines/items into runs (by trace or session id)
-_GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all}
+_GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,
+            "mlflow": mlflow.read_all}
 
 
 def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str] | None = None) -> Trajectory:

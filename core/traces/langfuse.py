@@ -27,13 +27,14 @@ Mapping, observations ordered by start time, then end time, then export order:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from ..errors import TraceFormatError
 from ..model import ToolCall, ToolResult, Trajectory, Usage
+from ._genout import decode_json as _decode
+from ._genout import first_user_text, model_output
 from ._util import (
     StepList,
     as_plain,
@@ -41,7 +42,6 @@ from ._util import (
     mapping,
     parse_args,
     sum_usage,
-    text_of,
     to_float,
     to_int,
     to_unix_seconds,
@@ -64,16 +64,6 @@ def is_export(obj: Any) -> bool:
         return all(_is_obs(o) for o in obj["observations"])
     obs = obj.get("observations")
     return is_seq(obs) and bool(obs) and all(_is_obs(o) for o in obs) and "id" in obj
-
-
-def _decode(v: Any) -> Any:
-    """A JSON-encoded object or list decoded; anything else as is."""
-    if isinstance(v, str) and v[:1] in ("{", "["):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
 
 
 def usage_of(o: Mapping[str, Any]) -> Usage | None:
@@ -101,51 +91,6 @@ def _cost(o: Mapping[str, Any]) -> float | None:
     for k in ("calculatedTotalCost", "totalCost"):
         if o.get(k) is not None:
             return to_float(o[k])
-    return None
-
-
-def _gen_output(out: Any) -> tuple[str | None, list[tuple[str, str | None]]]:
-    """Text and requested ``(name, call_id)`` calls of a generation's output."""
-    out = _decode(out)
-    if isinstance(out, str):
-        return out, []
-    texts: list[str] = []
-    calls: list[tuple[str, str | None]] = []
-    items: list[Any]
-    if isinstance(out, Mapping) and is_seq(out.get("output")):
-        items = list(out["output"])  # an OpenAI Responses object
-    elif isinstance(out, Mapping) and is_seq(out.get("choices")):
-        items = [mapping(c).get("message") for c in out["choices"]]
-    elif is_seq(out):
-        items = list(out)
-    else:
-        items = [out]
-    for it in items:
-        it = mapping(it)
-        if it.get("type") == "function_call":
-            calls.append((str(it.get("name")), str(it["call_id"]) if it.get("call_id") else None))
-            continue
-        if it.get("role") in (None, "assistant") or it.get("type") == "message":
-            t = text_of(it.get("content"))
-            if t:
-                texts.append(t)
-            for tc in it.get("tool_calls") or ():
-                tc = mapping(tc)
-                fn = mapping(tc.get("function"))
-                calls.append((str(fn.get("name") or tc.get("name")), str(tc["id"]) if tc.get("id") else None))
-    return ("\n".join(texts) if texts else None), calls
-
-
-def _first_user(inp: Any) -> str | None:
-    inp = _decode(inp)
-    if isinstance(inp, str):
-        return inp
-    if isinstance(inp, Mapping) and is_seq(inp.get("messages")):
-        inp = inp["messages"]
-    for m in inp if is_seq(inp) else ():
-        m = mapping(m)
-        if m.get("role") == "user":
-            return text_of(m.get("content"))
     return None
 
 
@@ -196,14 +141,14 @@ def read(obj: Any) -> Trajectory:
                 turns.append({"gen": None, "tools": []})
             turns[-1]["tools"].append(o)
     sl = StepList()
-    user = _first_user(trace.get("input"))
+    user = first_user_text(trace.get("input"))
     if user is None and turns and turns[0]["gen"] is not None:
-        user = _first_user(turns[0]["gen"].get("input"))
+        user = first_user_text(turns[0]["gen"].get("input"))
     if user is not None:
         sl.add("user", content=user)
     for turn in turns:
         g = turn["gen"]
-        text, requested = _gen_output(g.get("output")) if g is not None else (None, [])
+        text, requested = model_output(g.get("output")) if g is not None else (None, [])
         kw: dict[str, Any] = {}
         if g is not None:
             kw = {**_times(g), "usage": usage_of(g), "cost_usd": _cost(g)}
@@ -254,7 +199,7 @@ def read(obj: Any) -> Trajectory:
         final = last.content
     if final is None and trace.get("output") is not None:
         out = _decode(trace["output"])
-        final = out if isinstance(out, str) else _gen_output(out)[0]
+        final = out if isinstance(out, str) else model_output(out)[0]
     fs = tuple(steps)
     costs = [s.cost_usd for s in fs if s.cost_usd is not None]
     lat = to_float(trace.get("latency"))  # seconds in trace exports

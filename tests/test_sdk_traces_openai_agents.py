@@ -1,0 +1,153 @@
+"""The OpenAI Agents SDK writes the trace: a real ``Runner.run_sync`` with the SDK's own
+Responses model talking to a scripted OpenAI server on 127.0.0.1. The model asks for a
+parallel pair, then a call whose tool raises, then its retry, then answers; the SDK's tracer
+hands every span to a processor that keeps ``span.export()`` / ``trace.export()`` (what the
+SDK POSTs to ``/v1/traces/ingest``), and trajcheck reads that exactly, usage once per model
+call although the SDK also puts it on turn and task spans."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from agents import Agent, OpenAIResponsesModel, Runner, function_tool
+from agents.tracing import TracingProcessor, set_trace_processors
+from openai import AsyncOpenAI
+
+from trajcheck.model import Usage
+from trajcheck.traces import load
+
+
+def _fc(name: str, args: dict[str, Any], cid: str) -> dict[str, Any]:
+    return {"type": "function_call", "id": f"fc_{cid}", "call_id": cid, "name": name,
+            "arguments": json.dumps(args), "status": "completed"}
+
+
+# (output items, input tokens, cached, output tokens) of the model's four responses
+_TURNS = [
+    ([_fc("get_weather", {"city": "Oslo"}, "call_w"), _fc("get_time", {"tz": "CET"}, "call_t")], 120, 0, 30),
+    ([_fc("book", {"day": "mon"}, "call_b1")], 200, 64, 12),
+    ([_fc("book", {"day": "tue"}, "call_b2")], 260, 128, 12),
+    ([{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+       "content": [{"type": "output_text", "text": "Booked Tuesday; Oslo is 12C.", "annotations": []}]}], 300, 128, 9),
+]
+
+
+class _Server(BaseHTTPRequestHandler):
+    calls = 0
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        i = type(self).calls
+        type(self).calls += 1
+        out, inp, cached, outp = _TURNS[i]
+        body = {"id": f"resp_{i}", "object": "response", "created_at": 1700000000 + i, "model": "gpt-scripted",
+                "status": "completed", "output": out, "parallel_tool_calls": True, "tool_choice": "auto",
+                "tools": [], "usage": {"input_tokens": inp, "input_tokens_details": {"cached_tokens": cached},
+                                       "output_tokens": outp, "output_tokens_details": {"reasoning_tokens": 0},
+                                       "total_tokens": inp + outp}}
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a: Any) -> None:
+        pass
+
+
+class _Keep(TracingProcessor):
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def on_trace_start(self, trace: Any) -> None:
+        self.items.append(trace.export())
+
+    def on_trace_end(self, trace: Any) -> None:
+        pass
+
+    def on_span_start(self, span: Any) -> None:
+        pass
+
+    def on_span_end(self, span: Any) -> None:
+        self.items.append(span.export())
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self) -> None:
+        pass
+
+
+@pytest.fixture()
+def server():
+    _Server.calls = 0
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_agents_sdk_trace_read_exactly(server, tmp_path) -> None:
+    keep = _Keep()
+    set_trace_processors([keep])
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        return "12C"
+
+    @function_tool
+    def get_time(tz: str) -> str:
+        return "10:00"
+
+    @function_tool
+    def book(day: str) -> str:
+        if day == "mon":
+            raise ValueError("Monday is full")
+        return f"booked {day}"
+
+    model = OpenAIResponsesModel("gpt-scripted", AsyncOpenAI(base_url=server, api_key="test", max_retries=0))
+    agent = Agent(name="booker", instructions="Book slots.", model=model, tools=[get_weather, get_time, book])
+    result = Runner.run_sync(agent, "Book a slot and tell me the weather")
+    set_trace_processors([])
+    assert _Server.calls == 4 and result.final_output == "Booked Tuesday; Oslo is 12C."
+
+    p = tmp_path / "spans.jsonl"  # one exported item per line, as a processor would write them
+    p.write_text("".join(json.dumps(x) + "\n" for x in keep.items))
+    res = load(p)
+    assert res.formats == {"openai_agents": 1} and res.problems == []
+    t = res[0]
+    assert [(c.name, c.args) for c in t.tool_calls()] == [
+        ("get_weather", {"city": "Oslo"}), ("get_time", {"tz": "CET"}), ("book", {"day": "mon"}),
+        ("book", {"day": "tue"})]
+    assert [len(s.tool_calls) for s in t.steps if s.tool_calls] == [2, 1, 1]  # the pair stays one step
+    res_ = t.tool_results()
+    assert [(r.name, r.output, r.is_error) for r in res_][:2] == [("get_weather", "12C", False), ("get_time", "10:00", False)]
+    # the function span's error, as the SDK records it (it redacts the exception text by default)
+    assert (res_[2].name, res_[2].output, res_[2].is_error, res_[2].error) == (
+        "book", "An error occurred while running the tool. Please try again.", True,
+        "Error running tool (non-fatal): Tool execution failed. Error details are redacted.")
+    assert (res_[3].output, res_[3].is_error) == ("booked tue", False)
+    # usage once per model call: 4 response spans, not also the turn / task spans that repeat it
+    sd = [x["span_data"] for x in keep.items if x.get("object") == "trace.span"]
+    assert sum(1 for d in sd if d["type"] == "response" and d.get("usage")) == 4
+    assert sum(1 for d in sd if d["type"] == "custom" and d["data"].get("usage")) >= 4
+    assert [s.usage for s in t.steps if s.usage] == [
+        Usage(input_tokens=i, output_tokens=o, total_tokens=i + o, cache_read_tokens=c, reasoning_tokens=0)
+        for _, i, c, o in _TURNS]
+    assert t.total_usage == Usage(input_tokens=880, output_tokens=63, total_tokens=943, cache_read_tokens=320,
+                                  reasoning_tokens=0)
+    assert (result.context_wrapper.usage.input_tokens, result.context_wrapper.usage.output_tokens) == (880, 63)
+    assert t.steps[-1].kind == "assistant" and t.final_response is None  # response spans carry no text
+    assert all(s.agent_name == "booker" for s in t.steps if s.tool_calls)
+
+    # the same spans as one ingest body ({"data": [...]}) read the same
+    body = tmp_path / "ingest.json"
+    body.write_text(json.dumps({"data": keep.items}))
+    assert load(body)[0].to_dict() == t.to_dict()
