@@ -1,10 +1,14 @@
-"""Single-file HTML report of a ``Scorecard``: no JavaScript, no external resources.
+"""Single-file HTML report of a ``Scorecard``: no external resources, one small inline
+script (``report_assets.JS``) that adds sorting, filtering and link-opening to a page that
+is complete without it.
 
 Plots are inline SVG drawn here in Python: the pass^k curve with its bootstrap intervals
 (and the recorded reward's curve when present), the per-tool confusion of expected vs
 called tools, the routing confusion heatmap when routing data exists, and the
-distributions of steps / tokens / cost / latency over runs. A table of failing runs links
-(``#run-<id>`` anchors) to each run's trajectory rendered step by step.
+distributions of steps / tokens / cost / latency over runs, and the success of each case.
+Then the case x trial grid, the table of every run and each run's drill-down
+(``report_runs``: expected calls beside the calls made, reasons, violations, steps), linked
+by ``#run-<id>`` anchors.
 
 Every figure carries an ``id`` (``suite-task-success-rate``, ``pass-hat-k-1``,
 ``recorded-pass-hat-k-1``, ``agreement-ours_pass_recorded_pass`` ...) with the text the JSON
@@ -20,7 +24,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from .report import (
-    COMPOSITE_GATE,
     ORDERING,
     failing_title,
     flagged_runs,
@@ -196,6 +199,37 @@ def svg_histogram(ok: Sequence[float], bad: Sequence[float], *, title: str, unit
     return "".join(parts)
 
 
+def svg_case_success(cases: Sequence[tuple[str, int, int]], *, width: int = 460,
+                     height: int = 280) -> str:
+    """Per-case success: one bar per case (successes / trials), sorted from the most to the
+    least successful, green at 1, red at 0, amber between (flaky cases)."""
+    rows = sorted((c for c in cases if c[2]), key=lambda c: (-c[1] / c[2], c[0]))
+    if not rows:
+        return ""
+    ml, mr, mt, mb = 40, 10, 28, 34
+    pw, ph = width - ml - mr, height - mt - mb
+    bw = pw / len(rows)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             'aria-label="success per case">',
+             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13" font-weight="600">'
+             f"success per case ({len(rows)} cases, best first)</text>"]
+    for i in range(6):
+        v = i / 5
+        y = mt + (1 - v) * ph
+        parts.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>'
+                     f'<text x="{ml - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{v:.1f}</text>')
+    for i, (cid, c, n) in enumerate(rows):
+        rate = c / n
+        col = "#16a34a" if c == n else "#dc2626" if c == 0 else "#d97706"
+        hgt = max(rate * ph, 1.5)
+        parts.append(f'<rect class="case-bar" x="{ml + i * bw:.1f}" y="{mt + ph - hgt:.1f}" '
+                     f'width="{max(bw - 1, 0.5):.1f}" height="{hgt:.1f}" fill="{col}">'
+                     f"<title>{_e(cid)}: {c}/{n}</title></rect>")
+    parts.append(f'<text x="{ml}" y="{height - 8}" font-size="10" fill="#555">green: every trial '
+                 "passed, amber: some (flaky), red: none</text></svg>")
+    return "".join(parts)
+
+
 def svg_forest(deltas: Sequence[Any], *, title: str, width: int = 460, row: int = 26) -> str:
     """A forest plot of paired differences: one row per ``MetricDelta`` (``metric``,
     ``delta``, ``lo``, ``hi``), a dot at the difference and a bar over its interval, on a
@@ -240,19 +274,21 @@ def svg_forest(deltas: Sequence[Any], *, title: str, width: int = 460, row: int 
 # ------------------------------------------------------------------ page
 
 
-def _step_html(st: dict[str, Any]) -> str:
-    kind = st.get("kind", "")
-    bits = [f'<div class="step {_e(kind)}"><span class="muted">#{_e(st.get("index"))} {_e(kind)}</span>']
-    if st.get("content"):
-        bits.append(f"\n{_e(st['content'])}")
-    for c in st.get("tool_calls") or ():
-        bits.append(f"\n&#8594; <code>{_e(c.get('name'))}</code>({_e(c.get('args'))})")
-    tr = st.get("tool_result")
-    if tr:
-        cls = ' class="err"' if tr.get("is_error") else ""
-        bits.append(f"\n<span{cls}>&#8592; <code>{_e(tr.get('name'))}</code>: {_e(tr.get('output'))}</span>")
-    bits.append("</div>")
-    return "".join(bits)
+def disagreement_reasons(sc: Scorecard, d: Any) -> str:
+    """A disagreement's reason as HTML: the run's full reason list when it has more than one
+    (``report_runs.reasons``; never "(and N more)"), else the recorded one-line reason."""
+    from .report_runs import reasons
+
+    try:
+        rs = reasons(sc.run(d.run_id))
+    except KeyError:
+        rs = []
+    if len(rs) <= 1:
+        return _e(d.reason)
+    tail = d.reason.split("; recorded reward", 1)
+    rec = f"; recorded reward{tail[1]}" if len(tail) == 2 else ""
+    return ("<ol class=\"reasons\">" + "".join(f"<li>{_e(x)}</li>" for x in rs) + "</ol>"
+            + (f'<span class="muted">{_e(rec[2:])}</span>' if rec else ""))
 
 
 def _routing_svg(rt: dict[str, Any]) -> str:
@@ -269,11 +305,14 @@ def _routing_svg(rt: dict[str, Any]) -> str:
 
 
 def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
-    """The whole report as one HTML document (UTF-8 text; no scripts, no external links)."""
+    """The whole report as one HTML document (UTF-8 text; one inline script that only adds
+    sorting, filtering and link-opening to a page complete without it; no external links)."""
+    from .report_assets import CSS as RUNS_CSS
+    from .report_assets import JS
     s = sc.suite
     rr = sc.recorded_reward
     h: list[str] = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-                    f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+                    f"<title>{_e(title)}</title><style>{_CSS}{RUNS_CSS}</style></head><body>",
                     f"<h1>{_e(title)}</h1>"]
     if sc.meta.get("source"):
         h.append(f'<p class="muted">source: <code id="meta-source">{_e(sc.meta["source"])}</code> '
@@ -306,6 +345,9 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
             series.append({"label": "pass^k (recorded reward)", "color": "#ea580c",
                            "points": rr.pass_hat_k, "ci": rr.pass_hat_k_ci})
         h.append(svg_curves(series, title="pass^k and pass@k with 95% bootstrap intervals"))
+        bars = svg_case_success([(c.case_id, c.successes, c.trials) for c in sc.cases])
+        if bars:
+            h.append(f'</div><div class="card">{bars}')
         h.append("</div><div class=\"card\"><table><tr><th>k</th><th>pass^k</th><th>95% CI</th>"
                  "<th>pass@k</th><th>95% CI</th>" + ("<th>recorded pass^k</th><th>95% CI</th>" if rr else "")
                  + "</tr>")
@@ -338,7 +380,7 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
                 h.append(f'<tr class="disagreement"><td class="run"><a href="#run-{_slug(d.run_id)}">{_e(d.run_id)}</a></td>'
                          f'<td class="{"pass" if d.ours else "fail"}">{"pass" if d.ours else "fail"}</td>'
                          f'<td class="{"pass" if d.recorded else "fail"}">{"pass" if d.recorded else "fail"}</td>'
-                         f"<td>{_e(d.reason)}</td></tr>")
+                         f"<td>{disagreement_reasons(sc, d)}</td></tr>")
             h.append("</table>")
 
     tc = s.tool_confusion or {}
@@ -399,40 +441,29 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
     if dists:
         h.append("<h2>Cost, latency and length</h2><div class=\"grid\">" + "".join(dists) + "</div>")
 
+    from .report_runs import case_grid, run_details, runs_controls, runs_table
+
     flagged = flagged_runs(sc)
     n_failing = sum(1 for row in flagged if row[1] != ORDERING)
-    h.append(f'<h2>Failing runs (<span id="n-failing">{n_failing}</span>)</h2>')
-    if flagged:
-        h.append(f'<p class="muted">{_e(failing_title(sc, flagged))}; "composite gate": the task '
-                 "succeeded but the composite score is below its threshold (pass^k counts task "
-                 "success only); \"ordering\": a precedence rule was violated</p>")
-        h.append("<table><tr><th>run</th><th>case</th><th>why</th><th>F1</th><th>composite</th>"
-                 "<th>reason</th><th>rule violations</th></tr>")
-        for r, kind, reason, viol in flagged:
-            cls = ("failing-run gate" if kind == COMPOSITE_GATE else "flagged-run ordering"
-                   if kind == ORDERING else "failing-run")
-            why = kind if not viol or kind == ORDERING else f"{kind}, {ORDERING}"
-            h.append(f'<tr class="{cls}"><td class="run"><a href="#run-{_slug(r.run_id)}">{_e(r.run_id)}</a></td>'
-                     f"<td>{_e(r.case_id)}</td><td class=\"kind\">{_e(why)}</td>"
-                     f"<td class=\"num\">{fmt(r.f1)}</td>"
-                     f"<td class=\"num\">{fmt(r.composite)}</td>"
-                     f"<td>{_e(reason)}</td><td class=\"violations\">{_e(viol)}</td></tr>")
-        h.append("</table>")
-    shown = [r for r in sc.runs if r.transcript is not None]
-    if shown:  # no heading with nothing under it
-        h.append("<h2>Trajectories</h2>")
-    for r in shown:
-        status = ('<span class="fail">fail</span>' if not r.success
-                  else '<span class="pass">pass</span> <span class="fail">(composite gate failed)</span>'
-                  if r.gate_failed else '<span class="pass">pass</span>')
-        h.append(f'<section id="run-{_slug(r.run_id)}"><h3>run {_e(r.run_id)} (case {_e(r.case_id)}) '
-                 f"{status}</h3><p>{_e(r.outcome_reason)}</p><details><summary>{len(r.transcript or ())} steps"
-                 "</summary>")
-        h.extend(_step_html(st) for st in r.transcript or ())
-        h.append("</details></section>")
+    if sc.runs:
+        h.append(f'<h2 id="cases-h">Cases x trials ({len(sc.cases)} cases)</h2><p class="muted">each '
+                 "cell is one run (green: task passed, red: failed, amber: passed but failed the "
+                 "composite gate) and links to it; pass^k per case is C(c,k)/C(n,k)</p>"
+                 f'<div class="grid-wrap">{case_grid(sc)}</div>')
+        h.append(f'<h2 id="runs-h">Runs ({len(sc.runs)}; <span id="n-failing">{n_failing}</span> '
+                 "failing)</h2>")
+        if flagged:
+            h.append(f'<p class="muted">{_e(failing_title(sc, flagged))}; "gate failed": the task '
+                     "succeeded but the composite score is below its threshold (pass^k counts task "
+                     "success only). Click a header to sort; open a run for its calls, reasons and "
+                     "steps.</p>")
+        h.append(runs_controls(sc))
+        h.append(runs_table(sc))
+        h.append('<h2 id="details-h">Run details</h2>')
+        h.append(run_details(sc.runs))
     if sc.problems:
         h.append(f"<h2>Problems ({len(sc.problems)})</h2><ul>")
         h.extend(f"<li>{_e(p)}</li>" for p in sc.problems)
         h.append("</ul>")
-    h.append("</body></html>")
+    h.append(f"<script>{JS}</script></body></html>")
     return "".join(h)

@@ -1,5 +1,5 @@
-"""Interval-method labels, ordering (precedence) violations in every report, and an HTML
-report without an empty "Trajectories" heading (a second new user's reports)."""
+"""Interval-method labels, ordering (precedence) violations in every report, forbidden calls
+and false success claims in the HTML report, and every run kept for it."""
 
 from __future__ import annotations
 
@@ -87,9 +87,36 @@ def test_ordering_violations_are_shown_in_terminal_markdown_and_html() -> None:
     assert "| mean ordering accuracy | 0.3333" in md
 
     html = to_html(sc)  # type: ignore[arg-type]
-    assert "<th>rule violations</th>" in html
-    assert '<td class="violations">ordering: update without get before it</td>' in html
+    # o-1 passes: its row is flagged and its drill-down lists the violated rule
+    o1 = html[html.index('<tr class="run-row v-pass" data-run="o-1"'):]
+    assert '<td class="flags">rule violation</td>' in o1[:o1.index("</tr>")]
+    d1 = html[html.index('id="run-o-1"'):]
+    assert '<ul class="violations"><li>ordering: update without get before it</li></ul>' in d1[:d1.index("</details>")]
     assert "mean ordering accuracy" in html
+
+
+def test_forbidden_calls_and_false_claims_are_shown_in_the_html_report() -> None:
+    from trajcheck.report_runs import false_claim, violations
+
+    cases = [Case(id="f", input="x", expected_calls=(ExpectedCall("get"),), forbidden_calls=("drop_*",))]
+    bad = _run("f", 0, ["get", "drop_table"])
+    claim = Trajectory(steps=(Step(0, "user", content="go"),
+                              Step(1, "final_response", content="I have successfully updated the record.")),
+                       final_response="I have successfully updated the record.",
+                       metadata={"case_id": "f", "trial": 1, "run_id": "f-1"})
+    sc = evaluate([bad, claim], cases, n_boot=50)
+    r0, r1 = sc.run("f-0"), sc.run("f-1")
+    assert violations(r0) == ["forbidden call 1: drop_table"]
+    # f-1 never called get (task failed) yet claims it updated the record
+    assert not r1.success and false_claim(r1) and not false_claim(r0)
+    html = to_html(sc)
+    d0 = html[html.index('id="run-f-0"'):]
+    assert '<ul class="violations"><li>forbidden call 1: drop_table</li></ul>' in d0[:d0.index("</details>")]
+    assert '<span class="st forbidden">forbidden</span>' in d0[:d0.index("</details>")]
+    d1 = html[html.index('id="run-f-1"'):]
+    assert "False success claim" in d1 and "successfully updated the record" in d1[:d1.index("</details>")]
+    row1 = html[html.index('data-run="f-1" data-case'):]
+    assert "false success claim" in row1[:row1.index("</tr>")]
 
 
 def test_no_ordering_line_without_precedence_rules_and_passing_runs_kept() -> None:
