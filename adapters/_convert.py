@@ -62,12 +62,10 @@ from trajcheck.model import (
     _template,
 )
 
-#: Case fields an adapter accepts from metadata or from a metric's constructor.
-CASE_KEYS: tuple[str, ...] = (
-    "expected_calls", "optional_calls", "forbidden_calls", "precedence", "forbidden_sequences",
-    "expected_final_state", "response_must_include", "max_steps", "optimal_steps", "args_mode",
-    "threshold", "user", "tools", "expected_route", "initial_state",
-)
+from ._catalog import CASE_KEYS, ROW_KEYS, check_keys
+
+#: Keys a settings mapping (metadata, reference, constructor) may hold.
+SETTING_KEYS: tuple[str, ...] = CASE_KEYS + ROW_KEYS
 
 
 _ROLE_ALIASES: Mapping[str, str] = {
@@ -235,16 +233,21 @@ def _parse_args(raw: Any, where: str) -> tuple[dict[str, Any] | None, str | None
 
 
 def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called",
-                    failed: Iterable[int] = (), offset: int = 0, start: int = 0) -> list[Step]:
-    """Steps for a DeepEval ``tools_called`` list: one ``tool_call`` step per call, followed
-    by a ``tool_result`` step when the call has an ``output`` or is in ``failed``. Each call
-    gets the id ``"<where>[i]"`` so results join their call. ``failed`` holds indices (plus
-    ``offset``, for calls spread over several turns) of calls whose result was an error:
-    their result step has ``is_error=True`` and the ``output`` as given. Step indices count
-    up from ``start``."""
+                    failed: Iterable[int] = (), offset: int = 0, start: int = 0,
+                    parallel: Sequence[Sequence[int]] = ()) -> list[Step]:
+    """Steps for a DeepEval ``tools_called`` list: one ``tool_call`` step per call (the calls of
+    one ``parallel`` group, indices plus ``offset``, share the step of the group's first call),
+    each followed by a ``tool_result`` step when the call has an ``output`` or is in
+    ``failed``. Each call gets the id ``"<where>[i]"`` so results join their call. ``failed``
+    holds indices (plus ``offset``, for calls spread over several turns) of calls whose result
+    was an error: their result step has ``is_error=True`` and the ``output`` as given. Step
+    indices count up from ``start``."""
     bad = set(failed)
-    steps: list[Step] = []
-    k = start
+    leader: dict[int, int] = {}
+    for grp in parallel:
+        for j in grp:
+            leader[j] = min(grp)
+    built: list[tuple[ToolCall, Any, str]] = []
     for i, c in enumerate(calls or ()):
         g = _getter(c)
         cid = f"{where}[{i}]"
@@ -254,17 +257,52 @@ def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called",
         args, raw, err = _parse_args(g("input_parameters"), cid)
         ttype = g("type")
         ttype = getattr(ttype, "value", ttype)
-        call = _tool_call(name, args, cid, raw, err, str(ttype).lower() if ttype is not None else None)
-        steps.append(_step(k, "tool_call", None, (call,)))
+        built.append((_tool_call(name, args, cid, raw, err,
+                                 str(ttype).lower() if ttype is not None else None), g("output"), name))
+    steps: list[Step] = []
+    k = start
+    for i in range(len(built)):
+        lead = leader.get(i + offset, i + offset)
+        if lead != i + offset:
+            continue  # emitted with its group's first call
+        members = [j - offset for j in sorted(j for j, ld in leader.items() if ld == lead)
+                   if 0 <= j - offset < len(built)] or [i]
+        steps.append(_step(k, "tool_call", None, tuple(built[j][0] for j in members)))
         k += 1
-        out = g("output")
-        if i + offset in bad:
-            steps.append(_step(k, "tool_result", None, (), ToolResult(cid, name, out, True)))
-            k += 1
-        elif out is not None:
-            steps.append(_step(k, "tool_result", None, (), ToolResult(cid, name, out)))
-            k += 1
+        for j in members:
+            call, out, name = built[j]
+            if j + offset in bad:
+                steps.append(_step(k, "tool_result", None, (), ToolResult(call.call_id, name, out, True)))
+                k += 1
+            elif out is not None:
+                steps.append(_step(k, "tool_result", None, (), ToolResult(call.call_id, name, out)))
+                k += 1
     return steps
+
+
+def parallel_call_groups(metadata: Any, n_calls: int, *, where: str = "metadata") -> list[list[int]]:
+    """The ``parallel_calls`` setting (see :func:`metadata_settings`): groups of 0-based call
+    indices issued together in one step (DeepEval's flat ``tools_called`` cannot say so).
+    Raises ``DatasetError`` naming the entry when it is not a list of lists of in-range,
+    non-repeated integers."""
+    raw = metadata_settings(metadata).get("parallel_calls")
+    if raw is None:
+        return []
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
+        raise DatasetError(f"{where}['parallel_calls'] must be a list of lists of call indices, "
+                           f"got {type(raw).__name__}")
+    seen: set[int] = set()
+    out = []
+    for j, grp in enumerate(raw):
+        if isinstance(grp, (str, bytes)) or not isinstance(grp, Sequence):
+            raise DatasetError(f"{where}['parallel_calls'][{j}] must be a list of call indices")
+        for v in grp:
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n_calls or v in seen:
+                raise DatasetError(f"{where}['parallel_calls'][{j}]: {v!r} is not the index of one "
+                                   f"of the {n_calls} calls (or appears twice)")
+            seen.add(v)
+        out.append(list(grp))
+    return out
 
 
 def failed_call_indices(metadata: Any, n_calls: int, *, where: str = "metadata") -> frozenset[int]:
@@ -317,8 +355,10 @@ def deepeval_trajectory(test_case: Any) -> Trajectory:
     if inp is not None:
         steps.append(_step(0, "user", str(inp)))
     called = g("tools_called")
-    failed = failed_call_indices(g("metadata"), len(called or ()))
-    steps.extend(deepeval_called(called, failed=failed, start=len(steps)))
+    meta = g("metadata")
+    failed = failed_call_indices(meta, len(called or ()))
+    groups = parallel_call_groups(meta, len(called or ())) if meta else []
+    steps.extend(deepeval_called(called, failed=failed, start=len(steps), parallel=groups))
     final = g("actual_output")
     if final is not None:
         steps.append(_step(len(steps), "final_response", str(final)))
@@ -336,6 +376,7 @@ def deepeval_conversation_trajectory(test_case: Any) -> Trajectory:
     turns = list(_get(test_case, "turns") or ())
     n_calls = sum(len(_get(t, "tools_called") or ()) for t in turns if _get(t, "role") != "user")
     failed = failed_call_indices(_get(test_case, "metadata"), n_calls)
+    groups = parallel_call_groups(_get(test_case, "metadata"), n_calls)
     seen = 0
     for t, turn in enumerate(turns):
         g = _getter(turn)
@@ -346,7 +387,7 @@ def deepeval_conversation_trajectory(test_case: Any) -> Trajectory:
             continue
         called = g("tools_called") or ()
         steps.extend(deepeval_called(called, where=f"turns[{t}].tools_called", failed=failed,
-                                     offset=seen, start=len(steps)))
+                                     offset=seen, start=len(steps), parallel=groups))
         seen += len(called)
         if content:
             steps.append(_step(len(steps), "assistant", content))
@@ -463,15 +504,16 @@ def message_settings(messages: Sequence[Any] | None) -> dict[str, Any]:
         inner = meta["trajcheck"]
         if not isinstance(inner, Mapping):
             raise DatasetError(f"messages[{i}].metadata['trajcheck'] must be a dict, got {type(inner).__name__}")
+        check_keys(inner, SETTING_KEYS, f"messages[{i}].metadata['trajcheck']")
         return dict(inner)
     return {}
 
 
 def ragas_expected(reference_tool_calls: Sequence[Any] | None) -> tuple[ExpectedCall, ...]:
-    """``ExpectedCall(name, args)`` per RAGAS reference ``ToolCall``; ``None`` raises
-    ``DatasetError`` (a reference is required)."""
+    """``ExpectedCall(name, args)`` per RAGAS reference ``ToolCall``; ``None`` gives ``()``
+    (whether a metric needs the reference is decided by ``_catalog.require``)."""
     if reference_tool_calls is None:
-        raise DatasetError("reference_tool_calls is not set for this sample")
+        return ()
     out = []
     for i, g in enumerate(_getters(reference_tool_calls)):
         name, args = g("name"), g("args")
@@ -541,8 +583,10 @@ def expected_from_reference(ref: Any, *, where: str = "reference_outputs") -> tu
 def build_case(case_id: str, case_input: Any, expected_calls: Sequence[ExpectedCall] | None,
                *settings: Mapping[str, Any] | None) -> Case:
     """A ``Case`` from an id, an input, expected calls and settings mappings (later ones win;
-    None entries are skipped; keys outside :data:`CASE_KEYS` are ignored; an
-    ``expected_calls`` key in a mapping replaces the framework's expected calls). Values
+    None entries and None values are skipped; an ``expected_calls`` key in a mapping replaces
+    the framework's expected calls). Keys outside :data:`SETTING_KEYS` raise ``DatasetError``
+    naming the key and the closest known one; the per-row keys (``before_state``,
+    ``after_state``, ``match``, ``failed_calls``) are not case fields and are left out. Values
     are validated by ``Case.from_dict``; bad ones raise ``DatasetError`` naming the case."""
     d: dict[str, Any] = {"id": case_id, "input": case_input}
     merged: dict[str, Any] = {}
@@ -551,20 +595,36 @@ def build_case(case_id: str, case_input: Any, expected_calls: Sequence[ExpectedC
             continue
         if not isinstance(s, Mapping):
             raise DatasetError(f"case {case_id!r}: settings must be a dict, got {type(s).__name__}")
+        check_keys(s, SETTING_KEYS, f"case {case_id!r}: trajcheck settings")
         merged.update({k: v for k, v in s.items() if k in CASE_KEYS and v is not None})
     d.update({k: v for k, v in merged.items() if k != "expected_calls"})
     # With nothing but the id (a str) and the input, Case.from_dict(d) has nothing to check
     # and would give Case(id=case_id, input=case_input): build that directly.
     case = None if (len(d) == 2 and type(case_id) is str) else Case.from_dict(d)
     if "expected_calls" in merged:
-        exp = tuple(e if isinstance(e, ExpectedCall) else ExpectedCall.from_dict(e)
-                    for e in merged["expected_calls"])
+        ec = merged["expected_calls"]
+        if not isinstance(ec, (list, tuple)):
+            raise DatasetError(f"case {case_id!r}: expected_calls must be a list, got {type(ec).__name__}")
+        try:
+            exp = tuple(e if isinstance(e, ExpectedCall) else ExpectedCall.from_dict(e) for e in ec)
+        except (KeyError, TypeError, ValueError) as e:
+            raise DatasetError(f"case {case_id!r}: malformed expected_calls ({e})") from e
     else:
         exp = tuple(expected_calls or ())
     if case is None:
         return _from_present(Case, _CASE_TEMPLATE, {"id": case_id, "input": case_input,
                                                     "expected_calls": exp})
     return replace(case, expected_calls=exp)
+
+
+def provided_keys(*settings: Mapping[str, Any] | None, expected: bool = False) -> frozenset[str]:
+    """The reference fields given explicitly (non-None) in any of ``settings``, plus
+    ``expected_calls`` when ``expected`` (the host's own expected-call field was set, even to
+    an empty list): what :func:`trajcheck.adapters._catalog.require` checks."""
+    out = {k for s in settings if s for k, v in s.items() if v is not None}
+    if expected:
+        out.add("expected_calls")
+    return frozenset(out)
 
 
 def apply_match(expected: Sequence[ExpectedCall], match: Mapping[str, Any] | None) -> tuple[ExpectedCall, ...]:
@@ -586,17 +646,21 @@ def apply_match(expected: Sequence[ExpectedCall], match: Mapping[str, Any] | Non
     return tuple(out)
 
 
-def metadata_settings(metadata: Any) -> dict[str, Any]:
+def metadata_settings(metadata: Any, where: str = "metadata") -> dict[str, Any]:
     """The trajcheck settings held in a framework's metadata dict: ``metadata["trajcheck"]``
-    when present, else the metadata itself (only :data:`CASE_KEYS` and ``before_state``,
-    ``after_state``, ``match``, ``failed_calls`` are read)."""
+    when present (the rest of the metadata is the user's own and is not read), else the
+    metadata itself. Either way every key must be one of :data:`SETTING_KEYS`: an unknown or
+    misspelled key raises ``DatasetError`` naming it and the closest known key (keep other
+    metadata next to a ``"trajcheck"`` block)."""
     if not metadata:
         return {}
     if not isinstance(metadata, Mapping):
-        raise DatasetError(f"metadata must be a dict, got {type(metadata).__name__}")
+        raise DatasetError(f"{where} must be a dict, got {type(metadata).__name__}")
     inner = metadata.get("trajcheck")
     if inner is not None:
         if not isinstance(inner, Mapping):
-            raise DatasetError("metadata['trajcheck'] must be a dict")
+            raise DatasetError(f"{where}['trajcheck'] must be a dict, got {type(inner).__name__}")
+        check_keys(inner, SETTING_KEYS, f"{where}['trajcheck']")
         return dict(inner)
+    check_keys(metadata, SETTING_KEYS, f"{where} (put other keys beside a 'trajcheck' block)")
     return dict(metadata)

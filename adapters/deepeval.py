@@ -2,45 +2,62 @@
 
 Use them like any DeepEval metric: in ``evaluate()`` (async or sync), in ``assert_test``
 under pytest, or on a span with ``@observe(metrics=[...])``. No LLM and no API key is
-involved. Each metric translates the ``LLMTestCase`` into ``(Trajectory, Case)``
-(``trajcheck.adapters._convert``), runs one core metric (``trajcheck.adapters._metrics``)
-and copies the core result back: ``metric.score`` and ``metric.reason`` are the core's
-``score`` and ``reason`` verbatim, ``metric.score_breakdown`` its ``parts``.
+involved. ``TrajcheckMetric(metric=<key>)`` exposes any row of the metric table
+(``trajcheck.adapters._catalog.ROW_METRICS``: ``tool_call_f1``, ``trajectory_match``,
+``ordering_accuracy``, ``duplicate_call_rate``, ...); the named classes below are the same
+with the key fixed. Each metric translates the ``LLMTestCase`` into ``(Trajectory, Case)``
+(``trajcheck.adapters._convert``), runs one core metric and copies the core result back:
+``metric.score`` and ``metric.reason`` are the core's ``score`` and ``reason`` verbatim,
+``metric.score_breakdown`` its ``parts``.
 
 Reading the test case:
 
 * ``tools_called`` -> the run's calls (``input_parameters=None`` = called with no
-  arguments); ``output`` -> the call's result; ``input``/``actual_output`` -> user input
-  and final response.
+  arguments); ``output`` -> the call's result; ``metadata["failed_calls"]`` (indices) marks
+  calls whose result was an error; ``input``/``actual_output`` -> user input and final
+  response. :func:`test_case_from_trace` builds such a test case from any trace
+  ``trajcheck.traces.load`` reads, failed calls marked.
 * ``expected_tools`` -> ``Case.expected_calls``; an expected ``input_parameters=None``
-  means "no argument constraint".
+  means "no argument constraint"; ``expected_tools=[]`` means "no tool should be called".
 * Case settings (``optional_calls``, ``forbidden_calls``, ``precedence``,
   ``forbidden_sequences``, ``expected_final_state``, ``response_must_include``,
   ``max_steps``, ``optimal_steps``, ``args_mode``, ``tools``, ``user``, ``expected_calls``)
-  come from ``test_case.metadata`` (or ``metadata["trajcheck"]`` when present) and from the
-  metric's constructor, the constructor winning. ``match`` (``{tool or "*": {arg: matcher
-  spec}}``) attaches argument matchers. Final-state metrics read ``before_state`` and
-  ``after_state`` (``{table: [row, ...]}``) from the metadata.
+  come from ``test_case.metadata["trajcheck"]`` (or the metadata itself when it has no
+  ``"trajcheck"`` block) and from the metric's constructor, the constructor winning.
+  ``match`` (``{tool or "*": {arg: matcher spec}}``) attaches argument matchers. Final-state
+  metrics read ``before_state`` and ``after_state`` (``{table: [row, ...]}``) there too.
+  Every key is checked: an unknown or misspelled one raises ``DatasetError`` naming the
+  closest known key; a wrong type raises too.
+
+Missing reference and not-applicable scores, in DeepEval's own conventions: a metric whose
+reference is not in the test case (``expected_tools`` None and no ``expected_calls``,
+no ``precedence`` for ordering accuracy, no ``tools`` for schema validity, ...) raises
+``deepeval.errors.MissingTestCaseParamsError`` (so ``ErrorConfig(skip_on_missing_params=True)``
+skips it); a core score of None (e.g. no applicable precedence rule) marks the metric
+``skipped`` as DeepEval's own metrics do (async ``evaluate()`` then records nothing for it;
+the sync runner records score None with success False), and ``is_successful()`` is False.
 
 DeepEval re-creates a metric for every test case in async ``evaluate()`` from the attributes
 named like its ``__init__`` parameters; every setting here is such a parameter, stored
-under its own name. ``strict_mode=True`` sets the threshold to 1.0 and a score below it to
-0.0 (DeepEval's convention); otherwise the score is the core's. A metric whose core score is
-None (not applicable) reports ``score=None`` and counts as a success.
+under its own name. ``strict_mode=True`` sets the threshold to 1.0 (0.0 for a rate where
+lower is better) and a score on the wrong side of it to 0.0 (1.0 for a rate); otherwise the
+score is the core's. Rates (``unnecessary_call_rate``, ``duplicate_call_rate``,
+``false_success``) pass at ``score <= threshold`` (default 0.0).
 
-Mode names (``TrajectoryMatchMetric``): ``mode`` is a neutral name (``exact``,
-``in_order``, ``unordered``, ``superset``, ``subset``) or any framework name with
-``dialect=``; DeepEval's own flags are accepted too and mapped through
-``trajcheck.metrics.trajectory.normalize_mode(..., "deepeval")``:
-``should_exact_match=True`` -> ``exact``; ``should_consider_ordering=True`` ->
-``in_order``; both False -> ``recall`` (DeepEval's default scores the fraction of expected
-tools found, ignoring extra calls and order; trajcheck's recall uses one-to-one matching).
-Each metric's docstring names the core function it runs.
+Names carry the mode: ``TrajectoryMatchMetric(mode="in_order").__name__`` is
+``"Trajectory Match [in_order] (trajcheck)"``; with a dialect,
+``"Trajectory Match [agentevals strict -> exact] (trajcheck)"``. DeepEval's own flags are
+accepted too and mapped through ``trajcheck.metrics.trajectory.normalize_mode(...,
+"deepeval")``: ``should_exact_match=True`` -> ``exact``; ``should_consider_ordering=True`` ->
+``in_order``; both False -> ``recall``. No class here is named like one of DeepEval's
+(trajcheck's argument metric is ``ArgumentAccuracyMetric``, not DeepEval's LLM-judged
+``ArgumentCorrectnessMetric``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 try:
@@ -51,23 +68,26 @@ except ImportError as _e:  # pragma: no cover - exercised only without the extra
         "trajcheck.adapters.deepeval needs DeepEval 4.3: pip install 'trajcheck[deepeval]'"
     ) from _e
 
-from trajcheck.errors import TrajcheckError
+from trajcheck.errors import MetricInputError, TrajcheckError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
-from . import _convert, _metrics
+from . import _catalog, _convert
 
 __all__ = [
     "TrajcheckMetric",
     "ToolCallF1Metric",
     "TrajectoryMatchMetric",
-    "ArgumentCorrectnessMetric",
+    "ArgumentAccuracyMetric",
     "SchemaValidityMetric",
+    "OrderingAccuracyMetric",
     "ForbiddenCallsMetric",
     "FinalStateMetric",
     "CompositeMetric",
     "ConversationalTrajcheckMetric",
     "deepeval_mode",
+    "test_case_from_trace",
+    "suite_figures",
 ]
 
 
@@ -91,11 +111,14 @@ def _verbose(result: MetricResult) -> str:
     return "\n".join(lines)
 
 
+#: Constructor settings that are case fields (``threshold`` is DeepEval's pass mark here).
+_CASE_ARGS = tuple(k for k in _catalog.CASE_KEYS if k != "threshold")
+
+
 class _Common:
     """Shared behaviour of the single-turn and conversational metrics (no DeepEval base)."""
 
-    _kind: str = ""
-    _display: str = ""
+    metric: str
     threshold: float
     strict_mode: bool
     include_reason: bool
@@ -105,10 +128,51 @@ class _Common:
     success: bool | None
     error: str | None
     result: MetricResult | None
+    skipped: bool
 
-    def _init_common(self, *, threshold: float, strict_mode: bool, async_mode: bool,
+    def _init_common(self, metric: str, threshold: float | None, *, mode: str | None,
+                     dialect: str | None, should_exact_match: bool | None,
+                     should_consider_ordering: bool | None, settings: Mapping[str, Any],
+                     options: Mapping[str, Any], strict_mode: bool, async_mode: bool,
                      verbose_mode: bool, include_reason: bool) -> None:
-        self.threshold = 1.0 if strict_mode else threshold
+        where = type(self).__name__
+        row = _catalog.row_metric(metric, where)
+        self._row = row
+        self.metric = metric
+        for k, v in settings.items():
+            setattr(self, k, v)
+        for k, v in options.items():
+            _catalog.check_option(k, v, where)
+            setattr(self, k, v)
+        _catalog.check_option("threshold", threshold, where)
+        self.mode, self.dialect = mode, dialect
+        self.should_exact_match = should_exact_match
+        self.should_consider_ordering = should_consider_ordering
+        _catalog.check_option("mode", mode, where)
+        _catalog.check_option("dialect", dialect, where)
+        if should_exact_match is not None or should_consider_ordering is not None:
+            if row.key != "trajectory_match":
+                raise MetricInputError(f"{where}: should_exact_match/should_consider_ordering apply "
+                                       "to trajectory_match only")
+            if mode is not None or dialect is not None:
+                raise MetricInputError(f"{where}: give either mode/dialect or DeepEval's "
+                                       "should_exact_match/should_consider_ordering, not both")
+            from trajcheck.metrics import trajectory as _t
+
+            self._mode_name: str | None = _t.deepeval_mode(
+                should_consider_ordering=bool(should_consider_ordering),
+                should_exact_match=bool(should_exact_match))
+            self._mode_dialect: str | None = "deepeval"
+        elif (mode is not None or dialect is not None) and row.key != "trajectory_match":
+            raise MetricInputError(f"{where}: mode/dialect apply to trajectory_match only")
+        else:
+            self._mode_name = mode if mode is not None or row.key != "trajectory_match" else "superset"
+            self._mode_dialect = dialect
+        self._display = _catalog.display_name(row.key, self._mode_name, self._mode_dialect)
+        base = row.threshold if threshold is None else float(threshold)
+        if strict_mode:
+            base = 0.0 if row.lower_is_better else 1.0
+        self.threshold = base
         self.strict_mode = strict_mode
         self.async_mode = async_mode
         self.verbose_mode = verbose_mode
@@ -121,67 +185,71 @@ class _Common:
         self.success = None
         self.error = None
         self.result = None
+        self.skipped = False
 
     def _settings(self) -> dict[str, Any]:
-        keys = _convert.CASE_KEYS
-        return {k: getattr(self, k) for k in keys if getattr(self, k, None) is not None}
+        return {k: getattr(self, k) for k in _CASE_ARGS if getattr(self, k, None) is not None}
 
-    def _case(self, test_case: Any, case_id: str, case_input: Any, expected: Any) -> Case:
-        meta = _convert.metadata_settings(getattr(test_case, "metadata", None))
-        case = _convert.build_case(case_id, case_input, expected, meta, self._settings())
+    def _case(self, test_case: Any, case_id: str, case_input: Any, expected: Any,
+              expected_given: bool) -> tuple[Case, frozenset[str], dict[str, Any]]:
+        meta = _convert.metadata_settings(getattr(test_case, "metadata", None), "test_case.metadata")
+        own = self._settings()
+        case = _convert.build_case(case_id, case_input, expected, meta, own)
         match = dict(meta.get("match") or {})
         match.update(getattr(self, "match", None) or {})
-        from dataclasses import replace
+        if match:
+            case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, match))
+        return case, _convert.provided_keys(meta, own, expected=expected_given), meta
 
-        return replace(case, expected_calls=_convert.apply_match(case.expected_calls, match))
+    def _run(self, traj: Trajectory, case: Case, provided: frozenset[str],
+             meta: Mapping[str, Any]) -> float | None:
+        from deepeval.errors import MissingTestCaseParamsError
 
-    def _states(self, test_case: Any) -> tuple[Any, Any]:
-        meta = _convert.metadata_settings(getattr(test_case, "metadata", None))
-        return meta.get("before_state"), meta.get("after_state")
-
-    def _run(self, traj: Trajectory, case: Case, test_case: Any) -> float | None:
-        before, after = self._states(test_case)
-        if self._kind == "final_state" and (before is None or after is None):
-            from trajcheck.errors import DatasetError
-
-            raise DatasetError(f"case {case.id!r}: {self._display} needs metadata['before_state'] "
-                               "and metadata['after_state']")
         self.error = None
+        self.skipped = False
         try:
-            res = _metrics.compute(
-                self._kind, traj, case, mode=getattr(self, "_mode_name", None),
-                dialect=getattr(self, "_mode_dialect", None),
-                args_mode=getattr(self, "args_mode", None),
-                semantic_scorer=getattr(self, "semantic_scorer", None),
-                judge=getattr(self, "judge", None), weights=getattr(self, "weights", None),
-                before_state=before, after_state=after, ignore=getattr(self, "ignore", None))
+            res = _catalog.compute(
+                self._row.key, traj, case,
+                _catalog.Options(mode=self._mode_name, dialect=self._mode_dialect,
+                                 args_mode=getattr(self, "args_mode", None),
+                                 semantic_scorer=getattr(self, "semantic_scorer", None),
+                                 judge=getattr(self, "judge", None),
+                                 weights=getattr(self, "weights", None),
+                                 before_state=meta.get("before_state"),
+                                 after_state=meta.get("after_state"),
+                                 ignore=getattr(self, "ignore", None),
+                                 id_args=getattr(self, "id_args", None),
+                                 retry_budget=getattr(self, "retry_budget", None) or 2),
+                provided, "give it to the metric's constructor or in test_case.metadata['trajcheck'] "
+                "(expected calls: expected_tools)")
+        except _catalog.MissingReference as e:
+            self.error = str(e)
+            raise MissingTestCaseParamsError(str(e)) from e
         except TrajcheckError as e:
             self.error = f"{type(e).__name__}: {e}"
             raise
         self.result = res
         score = res.score
-        if score is not None and self.strict_mode and score < self.threshold:
-            score = 0.0
+        ok = _catalog.passed(self._row, res, self.threshold)
+        if score is not None and self.strict_mode and not ok:
+            score = 1.0 if self._row.lower_is_better else 0.0
         self.score = score
         self.reason = res.reason if self.include_reason else None
         self.score_breakdown = dict(res.parts)
-        self.success = True if score is None else score >= self.threshold
+        self.skipped = score is None  # DeepEval's convention for a score that does not apply
+        self.success = bool(ok)
         if self.verbose_mode:
             self.verbose_logs = _verbose(res)
         return score
 
     def is_successful(self) -> bool:
-        """False on error; True when the core score is None (not applicable); else
-        ``score >= threshold``."""
-        if self.error is not None:
+        """False on error and when skipped (score None); for a rate ``score <= threshold``;
+        else ``score >= threshold``."""
+        if self.error is not None or self.score is None or self.result is None:
             self.success = False
-        elif self.score is None:
-            self.success = self.result is not None
         else:
-            try:
-                self.success = self.score >= self.threshold
-            except TypeError:
-                self.success = False
+            self.success = bool(_catalog.passed(self._row, replace(self.result, score=self.score),
+                                                self.threshold))
         return bool(self.success)
 
     @property
@@ -190,49 +258,64 @@ class _Common:
 
 
 class TrajcheckMetric(_Common, BaseMetric):  # type: ignore[misc]
-    """Base of the single-turn metrics: reads an ``LLMTestCase`` (see the module doc).
+    """Any trajcheck metric on a DeepEval ``LLMTestCase`` (see the module doc).
 
-    Constructor arguments shared by every subclass: ``threshold`` (pass mark in [0, 1]),
-    ``optional_calls``/``forbidden_calls`` (tool names), ``forbidden_sequences`` (rule
-    dicts), ``precedence`` (``[A, B]`` pairs), ``match`` (``{tool or "*": {arg: spec}}``),
-    ``args_mode`` (``exact_keys``/``expected_keys``/``ignore``), ``expected_final_state``,
-    ``response_must_include``, ``max_steps``, ``optimal_steps``, ``tools`` (tool
-    definitions with JSON Schemas), ``semantic_scorer`` and ``judge`` (matcher backends),
-    ``strict_mode``, ``async_mode``, ``verbose_mode``, ``include_reason``.
-    Raises ``deepeval.errors.MissingTestCaseParamsError`` when ``tools_called`` (or, for
-    metrics that need it, ``expected_tools``) is None, and trajcheck errors for bad settings.
+    ``metric``: a key of ``trajcheck.adapters._catalog.ROW_METRICS``. ``threshold``: pass
+    mark (default: the row's, 1.0 for most, 0.8 for the composite, 0.0 for rates).
+    ``mode``/``dialect`` (or DeepEval's ``should_exact_match``/``should_consider_ordering``):
+    for ``trajectory_match``. Case settings: ``expected_calls``, ``optional_calls``,
+    ``forbidden_calls``, ``precedence``, ``forbidden_sequences``, ``expected_final_state``,
+    ``response_must_include``, ``max_steps``, ``optimal_steps``, ``args_mode``, ``user``,
+    ``tools``, ``expected_route``, ``initial_state``, ``faults``; ``match`` (``{tool or "*":
+    {arg: spec}}``); ``weights`` (composite), ``ignore`` (final-state volatile columns),
+    ``id_args`` (provenance), ``retry_budget`` (recovery); ``semantic_scorer``/``judge``
+    (matcher backends); DeepEval's ``strict_mode``, ``async_mode``, ``verbose_mode``,
+    ``include_reason``.
+    Raises ``MetricInputError`` for an unknown metric or a wrong-typed option here, and at
+    measure time ``MissingTestCaseParamsError`` for a missing reference, ``DatasetError``
+    for an unknown/misspelled/wrong-typed setting in the metadata.
     """
 
     _required_params = [SingleTurnParams.INPUT, SingleTurnParams.TOOLS_CALLED]  # type: ignore[assignment]
+    _fixed: str | None = None
 
-    def __init__(self, threshold: float = 0.5, *, optional_calls: Sequence[str] | None = None,
+    def __init__(self, metric: str = "tool_call_f1", threshold: float | None = None, *,
+                 mode: str | None = None, dialect: str | None = None,
+                 should_exact_match: bool | None = None,
+                 should_consider_ordering: bool | None = None,
+                 expected_calls: Sequence[Any] | None = None,
+                 optional_calls: Sequence[str] | None = None,
                  forbidden_calls: Sequence[str] | None = None,
                  forbidden_sequences: Sequence[Mapping[str, Any]] | None = None,
                  precedence: Sequence[Sequence[str]] | None = None,
-                 match: Mapping[str, Mapping[str, Any]] | None = None,
-                 args_mode: str | None = None,
                  expected_final_state: Mapping[str, Any] | None = None,
                  response_must_include: Sequence[str] | None = None,
                  max_steps: int | None = None, optimal_steps: int | None = None,
+                 args_mode: str | None = None, user: Mapping[str, Any] | None = None,
                  tools: Sequence[Mapping[str, Any]] | None = None,
+                 expected_route: Any = None, initial_state: str | None = None,
+                 faults: Sequence[Mapping[str, Any]] | None = None,
+                 match: Mapping[str, Mapping[str, Any]] | None = None,
+                 weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
+                 id_args: Sequence[str] | None = None, retry_budget: int | None = None,
                  semantic_scorer: Callable[[str, str], float] | None = None,
                  judge: Callable[[str, Any, Any], bool] | None = None,
                  strict_mode: bool = False, async_mode: bool = True,
                  verbose_mode: bool = False, include_reason: bool = True) -> None:
-        self.optional_calls = optional_calls
-        self.forbidden_calls = forbidden_calls
-        self.forbidden_sequences = forbidden_sequences
-        self.precedence = precedence
-        self.match = match
-        self.args_mode = args_mode
-        self.expected_final_state = expected_final_state
-        self.response_must_include = response_must_include
-        self.max_steps = max_steps
-        self.optimal_steps = optimal_steps
-        self.tools = tools
-        self.semantic_scorer = semantic_scorer
-        self.judge = judge
-        self._init_common(threshold=threshold, strict_mode=strict_mode, async_mode=async_mode,
+        settings = {"expected_calls": expected_calls, "optional_calls": optional_calls,
+                    "forbidden_calls": forbidden_calls, "forbidden_sequences": forbidden_sequences,
+                    "precedence": precedence, "expected_final_state": expected_final_state,
+                    "response_must_include": response_must_include, "max_steps": max_steps,
+                    "optimal_steps": optimal_steps, "args_mode": args_mode, "user": user,
+                    "tools": tools, "expected_route": expected_route,
+                    "initial_state": initial_state, "faults": faults}
+        options = {"match": match, "weights": weights, "ignore": ignore, "id_args": id_args,
+                   "retry_budget": retry_budget, "semantic_scorer": semantic_scorer,
+                   "judge": judge}
+        self._init_common(self._fixed or metric, threshold, mode=mode, dialect=dialect,
+                          should_exact_match=should_exact_match,
+                          should_consider_ordering=should_consider_ordering, settings=settings,
+                          options=options, strict_mode=strict_mode, async_mode=async_mode,
                           verbose_mode=verbose_mode, include_reason=include_reason)
 
     def _check(self, test_case: Any) -> None:
@@ -242,224 +325,220 @@ class TrajcheckMetric(_Common, BaseMetric):  # type: ignore[misc]
 
     def to_trajcheck(self, test_case: Any) -> tuple[Trajectory, Case]:
         """The ``(Trajectory, Case)`` this metric scores for ``test_case``."""
+        return self._convert(test_case)[:2]  # type: ignore[return-value]
+
+    def _convert(self, test_case: Any) -> tuple[Trajectory, Case, frozenset[str], dict[str, Any]]:
         traj = _convert.deepeval_trajectory(test_case)
-        expected = _convert.deepeval_expected(getattr(test_case, "expected_tools", None))
-        return traj, self._case(test_case, getattr(test_case, "name", None) or "deepeval",
-                                test_case.input, expected)
+        exp_tools = getattr(test_case, "expected_tools", None)
+        expected = _convert.deepeval_expected(exp_tools)
+        case, provided, meta = self._case(test_case, getattr(test_case, "name", None) or "deepeval",
+                                          test_case.input, expected, exp_tools is not None)
+        return traj, case, provided, meta
 
     def measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
         """Score ``test_case``; returns ``self.score`` (the core's score, see the module doc)."""
         self._check(test_case)
-        traj, case = self.to_trajcheck(test_case)
-        return self._run(traj, case, test_case)  # type: ignore[return-value]
+        traj, case, provided, meta = self._convert(test_case)
+        return self._run(traj, case, provided, meta)  # type: ignore[return-value]
 
     async def a_measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
         """Same as ``measure`` (deterministic; nothing to await)."""
         return self.measure(test_case, *args, **kwargs)
 
 
-class ToolCallF1Metric(TrajcheckMetric):
-    """Tool-call F1: ``trajcheck.metrics.calls.tool_call_prf``; ``score`` = F1 in [0, 1].
+def _fixed(key: str, doc: str) -> type[TrajcheckMetric]:
+    """A ``TrajcheckMetric`` subclass with ``metric`` fixed to ``key``; ``threshold`` may
+    still be given first, positionally."""
 
-    Maximum one-to-one matching of ``tools_called`` to ``expected_tools``; duplicates count,
-    unmatched optional calls and retried failures are left out of precision (DESIGN.md).
-    Unlike DeepEval's ``ToolCorrectnessMetric`` default, extra calls lower the score.
-    """
+    class _M(TrajcheckMetric):
+        _fixed = key
 
-    _kind = "tool_call_f1"
-    _display = "Tool Call F1 (trajcheck)"
-    _required_params = [SingleTurnParams.INPUT, SingleTurnParams.TOOLS_CALLED,
-                        SingleTurnParams.EXPECTED_TOOLS]
+        def __init__(self, threshold: float | None = None, **kwargs: Any) -> None:
+            kwargs.pop("metric", None)  # DeepEval's copy passes every stored __init__ argument
+            super().__init__(key, threshold, **kwargs)
 
-
-class TrajectoryMatchMetric(TrajcheckMetric):
-    """Trajectory match (1.0 / 0.0): ``trajcheck.metrics.trajectory.trajectory_match``.
-
-    ``mode`` is a neutral mode or, with ``dialect``, a framework's mode name (e.g.
-    ``mode="strict", dialect="agentevals"`` -> exact). DeepEval's flags are accepted too:
-    ``should_exact_match=True`` -> ``exact``; ``should_consider_ordering=True`` ->
-    ``in_order``; both False -> ``recall`` (a graded score, not 1/0); when either flag is
-    given it decides the mode and ``mode`` must be left at its default. Neutral meanings: ``exact`` same length, pairwise match; ``in_order``
-    expected is a subsequence; ``unordered`` same multiset; ``superset`` every expected
-    present, extras allowed; ``subset`` every call expected. Unmatched optional calls are
-    ignored in every mode.
-    """
-
-    _kind = "trajectory_match"
-    _display = "Trajectory Match (trajcheck)"
-    _required_params = [SingleTurnParams.INPUT, SingleTurnParams.TOOLS_CALLED,
-                        SingleTurnParams.EXPECTED_TOOLS]
-
-    def __init__(self, threshold: float = 1.0, *, mode: str = "superset",
-                 dialect: str | None = None, should_exact_match: bool | None = None,
-                 should_consider_ordering: bool | None = None, **kwargs: Any) -> None:
-        super().__init__(threshold, **kwargs)
-        self.mode = mode
-        self.dialect = dialect
-        self.should_exact_match = should_exact_match
-        self.should_consider_ordering = should_consider_ordering
-        from trajcheck.errors import MetricInputError
-        from trajcheck.metrics import trajectory as _t
-
-        if should_exact_match is not None or should_consider_ordering is not None:
-            if (mode, dialect) != ("superset", None):
-                raise MetricInputError("TrajectoryMatchMetric: give either mode/dialect or "
-                                       "DeepEval's should_exact_match/should_consider_ordering, not both")
-            self._mode_name = _t.deepeval_mode(should_consider_ordering=bool(should_consider_ordering),
-                                               should_exact_match=bool(should_exact_match))
-            self._mode_dialect: str | None = "deepeval"
-        else:
-            self._mode_name, self._mode_dialect = mode, dialect
-        _t.normalize_mode(self._mode_name, self._mode_dialect)  # unknown names fail here
+    _M.__doc__ = doc
+    return _M
 
 
-class ArgumentCorrectnessMetric(TrajcheckMetric):
-    """Argument correctness: ``trajcheck.metrics.calls.argument_accuracy`` (deterministic,
-    per-argument matchers; unlike DeepEval's LLM-judged metric of the same name)."""
-
-    _kind = "argument_correctness"
-    _display = "Argument Correctness (trajcheck)"
-    _required_params = [SingleTurnParams.INPUT, SingleTurnParams.TOOLS_CALLED,
-                        SingleTurnParams.EXPECTED_TOOLS]
-
-
-class SchemaValidityMetric(TrajcheckMetric):
-    """Schema validity: ``trajcheck.metrics.calls.schema_errors`` against the tool
-    definitions in ``tools`` (constructor or metadata)."""
-
-    _kind = "schema_validity"
-    _display = "Schema Validity (trajcheck)"
-
-
-class ForbiddenCallsMetric(TrajcheckMetric):
-    """Forbidden calls and sequences: ``trajcheck.metrics.sequences.check_forbidden_sequences``
-    over ``forbidden_sequences`` plus a never-allowed rule per ``forbidden_calls`` name.
-    Score 1.0 unless a critical rule is violated (warnings are reported, not scored)."""
-
-    _kind = "forbidden"
-    _display = "Forbidden Calls (trajcheck)"
-
-    def __init__(self, threshold: float = 1.0, **kwargs: Any) -> None:
-        super().__init__(threshold, **kwargs)
-
-
-class FinalStateMetric(TrajcheckMetric):
-    """Final state: ``trajcheck.metrics.outcome.check_final_state`` on
-    ``metadata["before_state"]``/``["after_state"]`` and ``expected_final_state``;
-    ``ignore`` lists volatile columns (default id, created_at, updated_at)."""
-
-    _kind = "final_state"
-    _display = "Final State (trajcheck)"
-    _required_params = [SingleTurnParams.INPUT, SingleTurnParams.METADATA]
-
-    def __init__(self, threshold: float = 1.0, *, ignore: Sequence[str] | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(threshold, **kwargs)
-        self.ignore = ignore
-
-
-class CompositeMetric(TrajcheckMetric):
-    """Composite score: ``trajcheck.metrics.composite.score_trajectory`` (outcome 0.50,
-    selection 0.25, arguments 0.15, efficiency 0.10 by default; ``weights`` overrides; a
-    critical forbidden-sequence violation gives 0). The outcome comes from the final state
-    when the metadata has ``before_state``/``after_state``. Default threshold 0.80."""
-
-    _kind = "composite"
-    _display = "Trajectory Composite (trajcheck)"
-    _required_params = [SingleTurnParams.INPUT, SingleTurnParams.TOOLS_CALLED,
-                        SingleTurnParams.EXPECTED_TOOLS]
-
-    def __init__(self, threshold: float = 0.8, *, weights: Mapping[str, float] | None = None,
-                 ignore: Sequence[str] | None = None, **kwargs: Any) -> None:
-        super().__init__(threshold, **kwargs)
-        self.weights = weights
-        self.ignore = ignore
-
-
-_DISPLAY = {"tool_call_f1": ToolCallF1Metric._display,
-            "trajectory_match": TrajectoryMatchMetric._display,
-            "argument_correctness": ArgumentCorrectnessMetric._display,
-            "schema_validity": SchemaValidityMetric._display,
-            "forbidden": ForbiddenCallsMetric._display, "final_state": FinalStateMetric._display,
-            "composite": CompositeMetric._display}
+ToolCallF1Metric = _fixed("tool_call_f1", "Tool-call F1 (``metrics.calls.tool_call_prf``): maximum "
+                          "one-to-one matching; duplicates count, unmatched optional calls and "
+                          "retried failures are left out of precision; extra calls lower the score.")
+ToolCallF1Metric.__name__ = ToolCallF1Metric.__qualname__ = "ToolCallF1Metric"
+TrajectoryMatchMetric = _fixed("trajectory_match", "Trajectory match (1.0/0.0; ``recall``/``f1`` "
+                               "graded) in ``mode`` (neutral, or a framework's with ``dialect``, or "
+                               "DeepEval's flags): ``metrics.trajectory.trajectory_match``.")
+TrajectoryMatchMetric.__name__ = TrajectoryMatchMetric.__qualname__ = "TrajectoryMatchMetric"
+ArgumentAccuracyMetric = _fixed("argument_accuracy", "Argument accuracy "
+                                "(``metrics.calls.argument_accuracy``), deterministic; skipped when "
+                                "no expected tool was called.")
+ArgumentAccuracyMetric.__name__ = ArgumentAccuracyMetric.__qualname__ = "ArgumentAccuracyMetric"
+SchemaValidityMetric = _fixed("schema_validity", "Schema validity (``metrics.calls.schema_errors``) "
+                              "against ``tools`` (constructor or metadata).")
+SchemaValidityMetric.__name__ = SchemaValidityMetric.__qualname__ = "SchemaValidityMetric"
+OrderingAccuracyMetric = _fixed("ordering_accuracy", "Ordering accuracy over ``precedence`` "
+                                "(``metrics.sequences.ordering_accuracy``); skipped when no rule "
+                                "applies.")
+OrderingAccuracyMetric.__name__ = OrderingAccuracyMetric.__qualname__ = "OrderingAccuracyMetric"
+ForbiddenCallsMetric = _fixed("forbidden_calls", "Forbidden calls and sequences "
+                              "(``metrics.sequences.check_forbidden_sequences``): 1.0 unless a "
+                              "critical rule is violated.")
+ForbiddenCallsMetric.__name__ = ForbiddenCallsMetric.__qualname__ = "ForbiddenCallsMetric"
+FinalStateMetric = _fixed("final_state", "Final state (``metrics.outcome.check_final_state``) on "
+                          "metadata ``before_state``/``after_state`` and ``expected_final_state``.")
+FinalStateMetric.__name__ = FinalStateMetric.__qualname__ = "FinalStateMetric"
+CompositeMetric = _fixed("composite", "Composite score (``metrics.composite.score_trajectory``); "
+                         "default threshold 0.80.")
+CompositeMetric.__name__ = CompositeMetric.__qualname__ = "CompositeMetric"
 
 
 class ConversationalTrajcheckMetric(_Common, BaseConversationalMetric):  # type: ignore[misc]
     """Any trajcheck metric on a DeepEval ``ConversationalTestCase``.
 
-    ``metric`` is the kind (``tool_call_f1``, ``trajectory_match``, ``argument_correctness``,
-    ``schema_validity``, ``forbidden``, ``final_state``, ``composite``). The run is every
-    assistant ``Turn.tools_called`` in turn order; the expected calls come from
-    ``metadata["expected_calls"]`` (``[{"name", "args"}...]``; ConversationalTestCase has no
-    ``expected_tools``) or the ``expected_calls`` argument. Other arguments as for
-    ``TrajcheckMetric``/``TrajectoryMatchMetric``; the mode rules are the same.
+    The run is every assistant ``Turn.tools_called`` in turn order; the expected calls come
+    from ``metadata["trajcheck"]["expected_calls"]`` (``[{"name", "args"}...]``;
+    ConversationalTestCase has no ``expected_tools``) or the ``expected_calls`` argument.
+    Arguments, conventions and errors as for :class:`TrajcheckMetric`.
     """
 
     _required_test_case_params: list[Any] = [MultiTurnParams.ROLE, MultiTurnParams.CONTENT]
 
-    def __init__(self, metric: str = "tool_call_f1", threshold: float = 0.5, *,
-                 expected_calls: Sequence[Any] | None = None, mode: str = "superset",
-                 dialect: str | None = None, optional_calls: Sequence[str] | None = None,
+    def __init__(self, metric: str = "tool_call_f1", threshold: float | None = None, *,
+                 mode: str | None = None, dialect: str | None = None,
+                 should_exact_match: bool | None = None,
+                 should_consider_ordering: bool | None = None,
+                 expected_calls: Sequence[Any] | None = None,
+                 optional_calls: Sequence[str] | None = None,
                  forbidden_calls: Sequence[str] | None = None,
                  forbidden_sequences: Sequence[Mapping[str, Any]] | None = None,
                  precedence: Sequence[Sequence[str]] | None = None,
-                 match: Mapping[str, Mapping[str, Any]] | None = None,
-                 args_mode: str | None = None,
                  expected_final_state: Mapping[str, Any] | None = None,
                  response_must_include: Sequence[str] | None = None,
                  max_steps: int | None = None, optimal_steps: int | None = None,
+                 args_mode: str | None = None, user: Mapping[str, Any] | None = None,
                  tools: Sequence[Mapping[str, Any]] | None = None,
+                 expected_route: Any = None, initial_state: str | None = None,
+                 faults: Sequence[Mapping[str, Any]] | None = None,
+                 match: Mapping[str, Mapping[str, Any]] | None = None,
                  weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
+                 id_args: Sequence[str] | None = None, retry_budget: int | None = None,
                  semantic_scorer: Callable[[str, str], float] | None = None,
                  judge: Callable[[str, Any, Any], bool] | None = None,
                  strict_mode: bool = False, async_mode: bool = True,
                  verbose_mode: bool = False, include_reason: bool = True) -> None:
-        from trajcheck.errors import MetricInputError
-        from trajcheck.metrics.trajectory import normalize_mode
-
-        if metric not in _metrics.KINDS:
-            raise MetricInputError(f"unknown trajcheck metric {metric!r} (known: {', '.join(_metrics.KINDS)})")
-        self.metric = metric
-        self._kind = metric
-        self._display = "Conversational " + _DISPLAY[metric]
-        self.expected_calls = expected_calls
-        self.mode = mode
-        self.dialect = dialect
-        normalize_mode(mode, dialect)  # unknown names fail here
-        self._mode_name, self._mode_dialect = mode, dialect
-        self.optional_calls = optional_calls
-        self.forbidden_calls = forbidden_calls
-        self.forbidden_sequences = forbidden_sequences
-        self.precedence = precedence
-        self.match = match
-        self.args_mode = args_mode
-        self.expected_final_state = expected_final_state
-        self.response_must_include = response_must_include
-        self.max_steps = max_steps
-        self.optimal_steps = optimal_steps
-        self.tools = tools
-        self.weights = weights
-        self.ignore = ignore
-        self.semantic_scorer = semantic_scorer
-        self.judge = judge
-        self._init_common(threshold=threshold, strict_mode=strict_mode, async_mode=async_mode,
+        settings = {"expected_calls": expected_calls, "optional_calls": optional_calls,
+                    "forbidden_calls": forbidden_calls, "forbidden_sequences": forbidden_sequences,
+                    "precedence": precedence, "expected_final_state": expected_final_state,
+                    "response_must_include": response_must_include, "max_steps": max_steps,
+                    "optimal_steps": optimal_steps, "args_mode": args_mode, "user": user,
+                    "tools": tools, "expected_route": expected_route,
+                    "initial_state": initial_state, "faults": faults}
+        options = {"match": match, "weights": weights, "ignore": ignore, "id_args": id_args,
+                   "retry_budget": retry_budget, "semantic_scorer": semantic_scorer,
+                   "judge": judge}
+        self._init_common(metric, threshold, mode=mode, dialect=dialect,
+                          should_exact_match=should_exact_match,
+                          should_consider_ordering=should_consider_ordering, settings=settings,
+                          options=options, strict_mode=strict_mode, async_mode=async_mode,
                           verbose_mode=verbose_mode, include_reason=include_reason)
+        self._display = "Conversational " + self._display
 
     def to_trajcheck(self, test_case: Any) -> tuple[Trajectory, Case]:
         """The ``(Trajectory, Case)`` this metric scores for a ``ConversationalTestCase``."""
+        return self._convert(test_case)[:2]  # type: ignore[return-value]
+
+    def _convert(self, test_case: Any) -> tuple[Trajectory, Case, frozenset[str], dict[str, Any]]:
         traj = _convert.deepeval_conversation_trajectory(test_case)
         first_user = next((t.content for t in test_case.turns if t.role == "user"), "")
-        return traj, self._case(test_case, getattr(test_case, "name", None) or "deepeval",
-                                first_user, ())
+        case, provided, meta = self._case(test_case, getattr(test_case, "name", None) or "deepeval",
+                                          first_user, (), False)
+        return traj, case, provided, meta
 
     def measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
         """Score the conversation; returns ``self.score``."""
         from deepeval.metrics.utils import check_conversational_test_case_params
 
         check_conversational_test_case_params(test_case, self._required_test_case_params, self)
-        traj, case = self.to_trajcheck(test_case)
-        return self._run(traj, case, test_case)  # type: ignore[return-value]
+        traj, case, provided, meta = self._convert(test_case)
+        return self._run(traj, case, provided, meta)  # type: ignore[return-value]
 
     async def a_measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
         """Same as ``measure``."""
         return self.measure(test_case, *args, **kwargs)
+
+
+def test_case_from_trace(trace: Any, *, expected_tools: Sequence[Any] | None = None,
+                         name: str | None = None, format: str = "auto",
+                         error_pattern: str | None = None, **settings: Any) -> Any:
+    """A DeepEval ``LLMTestCase`` from one recorded run in any format ``trajcheck.traces.load``
+    reads (or a ``Trajectory``).
+
+    ``input`` is the run's first user message, ``actual_output`` its final response,
+    ``tools_called`` its calls (``input_parameters`` = the parsed arguments, ``{}`` when they
+    did not parse; ``output`` = the result); ``metadata["trajcheck"]`` carries
+    ``failed_calls`` (indices of calls whose result failed, read from the source's error flag
+    or marked by ``error_pattern``) and ``parallel_calls`` (calls issued in one step), plus
+    the case ``settings`` given here (checked like any metadata: unknown keys raise).
+    ``expected_tools``: DeepEval ``ToolCall``s, or ``{"name", "args"}`` dicts / names
+    (converted); None leaves the field unset. ``name`` defaults to the run's
+    ``metadata["case_id"]``. Raises ``TraceFormatError`` when ``trace`` is not exactly one run.
+    """
+    from deepeval.test_case import LLMTestCase, ToolCall
+
+    from . import _traces
+
+    traj = _traces.one_trajectory(trace, format=format, error_pattern=error_pattern)
+    called = []
+    for call, res in traj.pairs():
+        called.append(ToolCall(name=call.name, input_parameters=dict(call.args) if call.args else {},
+                               output=None if res is None else res.output))
+    block: dict[str, Any] = dict(settings)
+    failed = _traces.failed_indices(traj)
+    if failed:
+        block["failed_calls"] = failed
+    groups = _traces.parallel_groups(traj)
+    if groups:
+        block["parallel_calls"] = groups
+    _catalog.check_keys(block, _convert.SETTING_KEYS, "test_case_from_trace settings")
+    exp = None
+    if expected_tools is not None:
+        exp = [e if isinstance(e, ToolCall) else
+               ToolCall(name=e, input_parameters=None) if isinstance(e, str) else
+               ToolCall(name=e["name"], input_parameters=e.get("args")) for e in expected_tools]
+    cid = name or traj.metadata.get("case_id")
+    return LLMTestCase(input=str(traj.user_input or ""), actual_output=traj.final_response or "",
+                       tools_called=called, expected_tools=exp,
+                       metadata={"trajcheck": block}, name=str(cid) if cid is not None else None)
+
+
+def suite_figures(test_cases: Sequence[Any], metric: TrajcheckMetric | None = None, *,
+                  figures: Sequence[str] = ("pass_hat_k", "pass_at_k", "success_rate",
+                                            "routing_macro_f1"),
+                  k: int | None = None, confidence: float = 0.95, n_boot: int = 2000,
+                  seed: int = 0) -> dict[str, MetricResult]:
+    """pass^k, pass@k, the success rate and routing macro-F1 over DeepEval test cases
+    (DeepEval has no suite-level metric, so this reads the same test cases you evaluate).
+
+    Runs are grouped into tasks by ``test_case.name`` (give the trials of one task the same
+    name); a run succeeds when ``metric`` (default ``TrajcheckMetric("task_success")``)
+    passes on it (a missing reference or a skipped score is a failure). Returns
+    ``{figure: MetricResult}`` from ``trajcheck.adapters._suite.compute_figures`` (core
+    ``metrics.reliability`` and ``metrics.routing``)."""
+    from deepeval.errors import MissingTestCaseParamsError
+
+    from . import _suite
+
+    m = metric if metric is not None else TrajcheckMetric("task_success")
+    rows: list[tuple[str, Any, Any, MetricResult | None]] = []
+    for i, tc in enumerate(test_cases):
+        traj, case, provided, meta = m._convert(tc)
+        try:
+            m._run(traj, case, provided, meta)
+            res: MetricResult | None = m.result if m.score is not None else None
+            if res is not None:
+                res = replace(res, passed=m.is_successful())
+        except MissingTestCaseParamsError:  # no reference: never a success
+            res = None
+        rows.append((str(getattr(tc, "name", None) or i), traj, case, res))
+    return _suite.compute_figures(_suite.records_from(rows), figures, k=k, confidence=confidence,
+                                  n_boot=n_boot, seed=seed)

@@ -24,12 +24,28 @@ Reading a row:
 * ``inputs`` (``example.inputs``): the case input is ``inputs["input"]`` (or the only value,
   or the whole dict); the case id is the example id.
 
-Feedback keys: ``key`` (default ``trajcheck_<metric>``); ``tool_call_f1`` also emits
-``<key>_precision`` and ``<key>_recall``.
+Settings are strict: ``reference_outputs`` is read as a whole, or only its ``"trajcheck"``
+block when it has one (keep your own keys beside that block); an unknown or misspelled key
+raises ``DatasetError`` naming the closest known key. A metric whose reference is missing
+(``reference_outputs`` None or ``{}``, no ``expected_calls``/``trajectory``/``messages``, no
+``precedence`` for ordering accuracy, ...) raises ``MissingReference``; LangSmith records that
+as error feedback (score None, the message as comment) under the evaluator's key -- never a
+pass. A core score of None (not applicable) is feedback with ``score=None`` and the reason.
 
-Summary evaluators (``pass_k_summary``): pass^k and pass@k over ``num_repetitions``,
-grouping runs by example id; a trial succeeds when the row metric's ``passed`` is True;
-each comes with its percentile bootstrap interval over tasks (``metrics.reliability``).
+Feedback keys: ``key`` (default ``trajcheck_<metric>``; a trajectory match names its mode
+and dialect, ``trajcheck_trajectory_in_order``, ``trajcheck_trajectory_exact_agentevals_strict``);
+``tool_call_f1`` also emits ``<key>_precision`` and ``<key>_recall``.
+
+Summary evaluators (``pass_k_summary``, ``suite_summary``): pass^k, pass@k, the success rate
+(Wilson interval) and routing macro-F1 over ``num_repetitions``, grouping runs by example id;
+a trial succeeds when the row metric's result ``passed`` is True; pass^k/pass@k come with their
+percentile bootstrap interval over tasks (``metrics.reliability``). Keys are
+``<evaluator key>_pass^<k>`` etc. (``keys=`` overrides), so two summaries never overwrite each
+other.
+
+A LangGraph (or any LangChain) target under ``evaluate(..., upload_results=False)`` can hang
+about two minutes at exit in LangSmith's background tracer when no server is reachable: run
+the evaluation inside ``langsmith.tracing_context(enabled=False)`` (as the example does).
 
 Mode names (``metric="trajectory_match"``): neutral names, or a framework's with
 ``dialect`` via ``trajcheck.metrics.trajectory.normalize_mode``; agentevals/openevals
@@ -41,23 +57,20 @@ compares the message skeleton), ``unordered`` -> ``unordered``, ``superset`` -> 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-try:
-    from langsmith.evaluation import EvaluationResult, EvaluationResults, RunEvaluator
-except ImportError as _e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "trajcheck.adapters.langsmith needs langsmith 0.15: pip install 'trajcheck[langsmith]'"
-    ) from _e
-
-from trajcheck.errors import DatasetError, MetricInputError, TrajcheckError
+from trajcheck.errors import DatasetError, TrajcheckError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
-from . import _convert, _metrics
+from . import _catalog, _convert, _suite
 
-__all__ = ["TrajcheckEvaluator", "pass_k_summary", "log_feedback", "to_trajcheck",
-           "agentevals_mode"]
+__all__ = ["TrajcheckEvaluator", "pass_k_summary", "suite_summary", "log_feedback", "to_trajcheck",
+           "agentevals_mode", "example_from_trace", "outputs_from_trace"]
+
+#: Reference keys holding a reference trajectory (agentevals style) besides the settings.
+_REF_TRAJ_KEYS = ("trajectory", "messages", "output")
 
 
 def agentevals_mode(trajectory_match_mode: str, dialect: str = "agentevals") -> str:
@@ -78,34 +91,52 @@ def _case_input(inputs: Any) -> Any:
     return inputs
 
 
+def _reference(ref: Any) -> dict[str, Any]:
+    """The settings part of ``reference_outputs`` (strict), see the module doc."""
+    if ref is None:
+        return {}
+    if not isinstance(ref, Mapping):
+        return {"expected_calls": ref}
+    if "trajcheck" in ref:
+        inner = ref["trajcheck"]
+        if not isinstance(inner, Mapping):
+            raise DatasetError(f"reference_outputs['trajcheck'] must be a dict, got {type(inner).__name__}")
+        _catalog.check_keys(inner, _convert.SETTING_KEYS + _REF_TRAJ_KEYS, "reference_outputs['trajcheck']")
+        return dict(inner)
+    _catalog.check_keys(ref, _convert.SETTING_KEYS + _REF_TRAJ_KEYS,
+                        "reference_outputs (put other keys beside a 'trajcheck' block)")
+    return dict(ref)
+
+
+def _to_trajcheck(inputs: Any, outputs: Any, reference_outputs: Any, settings: Mapping[str, Any] | None,
+                  match: Mapping[str, Any] | None, case_id: str
+                  ) -> tuple[Trajectory, Case, frozenset[str], dict[str, Any]]:
+    traj = _convert.any_trajectory(outputs, where="outputs")
+    ref = _reference(reference_outputs)
+    expected: tuple[Any, ...] = ()
+    given = False
+    if "expected_calls" in ref and ref["expected_calls"] is not None:
+        expected = _convert.expected_from_reference(ref["expected_calls"],
+                                                    where="reference_outputs.expected_calls")
+        given = True
+    elif any(k in ref for k in _REF_TRAJ_KEYS):
+        expected = _convert.expected_from_reference({k: ref[k] for k in _REF_TRAJ_KEYS if k in ref})
+        given = True
+    case_settings = {k: v for k, v in ref.items() if k not in _REF_TRAJ_KEYS and k != "expected_calls"}
+    case = _convert.build_case(case_id, _case_input(inputs), expected, case_settings, settings)
+    merged_match = dict(ref.get("match") or {})
+    merged_match.update(match or {})
+    if merged_match:
+        case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged_match))
+    provided = _convert.provided_keys(case_settings, settings, expected=given)
+    return traj, case, provided, ref
+
+
 def to_trajcheck(inputs: Any, outputs: Any, reference_outputs: Any, *,
                  settings: Mapping[str, Any] | None = None, match: Mapping[str, Any] | None = None,
                  case_id: str = "langsmith") -> tuple[Trajectory, Case]:
     """``(Trajectory, Case)`` for one LangSmith row (see the module doc for the shapes)."""
-    traj = _convert.any_trajectory(outputs, where="outputs")
-    ref = reference_outputs if reference_outputs is not None else {}
-    if not isinstance(ref, Mapping):
-        expected = _convert.expected_from_reference(ref)
-        ref_settings: Mapping[str, Any] = {}
-    else:
-        ref_settings = ref
-        if "expected_calls" in ref:
-            expected = _convert.expected_from_reference(ref["expected_calls"],
-                                                        where="reference_outputs.expected_calls")
-        elif any(k in ref for k in ("trajectory", "messages", "output")):
-            expected = _convert.expected_from_reference(
-                {k: ref[k] for k in ("trajectory", "messages", "output") if k in ref})
-        else:
-            expected = ()
-    merged_match = dict(ref_settings.get("match") or {}) if isinstance(ref_settings, Mapping) else {}
-    merged_match.update(match or {})
-    case = _convert.build_case(case_id, _case_input(inputs), (),
-                               {k: v for k, v in ref_settings.items() if k != "expected_calls"},
-                               settings)
-    expected = _convert.apply_match(case.expected_calls or expected, merged_match)
-    from dataclasses import replace
-
-    return traj, replace(case, expected_calls=expected)
+    return _to_trajcheck(inputs, outputs, reference_outputs, settings, match, case_id)[:2]  # type: ignore[return-value]
 
 
 def log_feedback(result: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
@@ -118,40 +149,71 @@ def log_feedback(result: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Non
         t.log_feedback(key=r["key"], score=r.get("score"), comment=r.get("comment"))
 
 
-class TrajcheckEvaluator(RunEvaluator):  # type: ignore[misc]
-    """One trajcheck metric as a LangSmith evaluator.
+def _run_evaluator_base() -> type:
+    # LangSmith's evaluator classes are imported on first use (importing them costs ~0.5 s;
+    # ``import trajcheck.adapters.langsmith`` stays cheap).
+    from langsmith.evaluation import RunEvaluator
 
-    ``metric``: ``tool_call_f1``, ``trajectory_match``, ``argument_correctness``,
-    ``schema_validity``, ``forbidden``, ``final_state`` or ``composite``
-    (``trajcheck.adapters._metrics``). ``key``: feedback key (default
-    ``trajcheck_<metric>``). ``mode``/``dialect``: for ``trajectory_match``. Case settings
-    (``optional_calls``, ``forbidden_calls``, ``forbidden_sequences``, ``precedence``,
-    ``args_mode``, ``expected_final_state``, ``response_must_include``, ``max_steps``,
-    ``optimal_steps``, ``tools``) override the reference's; ``match`` adds argument
-    matchers; ``weights``, ``ignore``, ``semantic_scorer``, ``judge`` as in the core.
+    return RunEvaluator  # type: ignore[no-any-return]
 
-    Errors: a trajcheck error (bad trajectory, bad case) propagates; LangSmith then records
-    error feedback under this evaluator's keys.
+
+class TrajcheckEvaluator:
+    """One trajcheck metric as a LangSmith evaluator (a ``langsmith.evaluation.RunEvaluator``:
+    ``isinstance`` holds once LangSmith's evaluation module is loaded).
+
+    ``metric``: a key of ``trajcheck.adapters._catalog.ROW_METRICS`` (``tool_call_f1``,
+    ``trajectory_match``, ``ordering_accuracy``, ``duplicate_call_rate``, ``task_success``,
+    ...). ``key``: feedback key (default ``_catalog.default_key``). ``mode``/``dialect``: for
+    ``trajectory_match``. Case settings (``optional_calls``, ``forbidden_calls``,
+    ``forbidden_sequences``, ``precedence``, ``args_mode``, ``expected_final_state``,
+    ``response_must_include``, ``max_steps``, ``optimal_steps``, ``tools``, ...) override the
+    reference's; ``match`` adds argument matchers; ``weights``, ``ignore``, ``id_args``,
+    ``retry_budget``, ``semantic_scorer``, ``judge`` as in the core.
+
+    Errors: an unknown metric, setting (with the closest known one) or a wrong-typed option
+    raises ``MetricInputError`` here. At run time a trajcheck error (bad trajectory, bad or
+    missing reference) propagates; LangSmith then records error feedback under this
+    evaluator's keys.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # Become a RunEvaluator subclass lazily (see _run_evaluator_base).
+        if cls is TrajcheckEvaluator:
+            cls = _evaluator_class()
+        return object.__new__(cls)
+
     def __init__(self, metric: str = "tool_call_f1", *, key: str | None = None,
-                 mode: str = "superset", dialect: str | None = None,
+                 mode: str | None = None, dialect: str | None = None,
                  match: Mapping[str, Mapping[str, Any]] | None = None,
                  weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
+                 id_args: Sequence[str] | None = None, retry_budget: int | None = None,
                  semantic_scorer: Callable[[str, str], float] | None = None,
                  judge: Callable[[str, Any, Any], bool] | None = None,
                  **settings: Any) -> None:
-        if metric not in _metrics.KINDS:
-            raise MetricInputError(f"unknown trajcheck metric {metric!r} (known: {', '.join(_metrics.KINDS)})")
-        bad = sorted(set(settings) - set(_convert.CASE_KEYS))
-        if bad:
-            raise MetricInputError(f"TrajcheckEvaluator: unknown setting {bad[0]!r}")
-        from trajcheck.metrics.trajectory import normalize_mode
+        where = "TrajcheckEvaluator"
+        row = _catalog.row_metric(metric, where)
+        try:
+            _catalog.check_keys(settings, _catalog.CASE_KEYS, f"{where} settings")
+        except TrajcheckError as e:
+            from trajcheck.errors import MetricInputError
 
-        normalize_mode(mode, dialect)  # unknown names fail here
-        self.metric, self.key = metric, key or f"trajcheck_{metric}"
+            raise MetricInputError(str(e)) from e
+        for k, v in (("key", key), ("mode", mode), ("dialect", dialect), ("match", match),
+                     ("weights", weights), ("ignore", ignore), ("id_args", id_args),
+                     ("retry_budget", retry_budget), ("args_mode", settings.get("args_mode"))):
+            _catalog.check_option(k, v, where)
+        if row.key == "trajectory_match":
+            mode = mode or "superset"
+        elif mode is not None or dialect is not None:
+            from trajcheck.errors import MetricInputError
+
+            raise MetricInputError(f"{where}: mode/dialect apply to trajectory_match only")
+        self.row = row
+        self.metric, self.key = row.key, key or _catalog.default_key(row.key, mode, dialect)
+        self.name = _catalog.display_name(row.key, mode, dialect)
         self.mode, self.dialect, self.match = mode, dialect, match
-        self.weights, self.ignore = weights, ignore
+        self.weights, self.ignore, self.id_args = weights, ignore, id_args
+        self.retry_budget = retry_budget
         self.semantic_scorer, self.judge = semantic_scorer, judge
         self.settings = settings
         self.__name__ = self.key  # LangSmith names un-keyed feedback after __name__
@@ -166,21 +228,25 @@ class TrajcheckEvaluator(RunEvaluator):  # type: ignore[misc]
     def compute(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None,
                 case_id: str = "langsmith") -> MetricResult:
         """The core ``MetricResult`` for one row."""
-        traj, case = to_trajcheck(inputs, outputs, reference_outputs, settings=self.settings,
-                                  match=self.match, case_id=case_id)
+        traj, case, provided, ref = _to_trajcheck(inputs, outputs, reference_outputs, self.settings,
+                                                  self.match, case_id)
+        return self._compute(traj, case, provided, outputs, ref)
+
+    def _compute(self, traj: Trajectory, case: Case, provided: frozenset[str], outputs: Any,
+                 ref: Mapping[str, Any]) -> MetricResult:
         before = after = None
-        for src in (outputs, reference_outputs):
+        for src in (outputs, ref):
             if isinstance(src, Mapping):
                 before = before if before is not None else src.get("before_state")
                 after = after if after is not None else src.get("after_state")
-        if self.metric == "final_state" and (before is None or after is None):
-            raise DatasetError(f"case {case.id!r}: final_state needs before_state and after_state "
-                               "in the outputs or reference outputs")
-        return _metrics.compute(self.metric, traj, case, mode=self.mode, dialect=self.dialect,
-                                args_mode=self.settings.get("args_mode"),
-                                semantic_scorer=self.semantic_scorer, judge=self.judge,
-                                weights=self.weights, before_state=before, after_state=after,
-                                ignore=self.ignore)
+        o = _catalog.Options(mode=self.mode, dialect=self.dialect,
+                             args_mode=self.settings.get("args_mode"),
+                             semantic_scorer=self.semantic_scorer, judge=self.judge,
+                             weights=self.weights, before_state=before, after_state=after,
+                             ignore=self.ignore, id_args=self.id_args,
+                             retry_budget=self.retry_budget if self.retry_budget is not None else 2)
+        return _catalog.compute(self.metric, traj, case, o, provided,
+                                "give it in the example's reference outputs or to the evaluator")
 
     def _results(self, res: MetricResult) -> list[dict[str, Any]]:
         out = [{"key": self.key, "score": res.score, "comment": res.reason}]
@@ -199,9 +265,10 @@ class TrajcheckEvaluator(RunEvaluator):  # type: ignore[misc]
         items = self._results(res)
         return items[0] if len(items) == 1 else {"results": items}
 
-    def evaluate_run(self, run: Any, example: Any = None,
-                     evaluator_run_id: Any = None) -> EvaluationResult | EvaluationResults:
+    def evaluate_run(self, run: Any, example: Any = None, evaluator_run_id: Any = None) -> Any:
         """LangSmith's row hook: reads ``run.outputs``, ``example.outputs``/``inputs``."""
+        from langsmith.evaluation import EvaluationResult, EvaluationResults
+
         case_id = str(getattr(example, "id", None) or "langsmith")
         res = self.compute(inputs=getattr(example, "inputs", None), outputs=run.outputs,
                            reference_outputs=getattr(example, "outputs", None), case_id=case_id)
@@ -229,44 +296,107 @@ class TrajcheckEvaluator(RunEvaluator):  # type: ignore[misc]
         return evaluator
 
 
-def pass_k_summary(evaluator: TrajcheckEvaluator, k: int | None = None, *,
-                   n_boot: int = 2000, seed: int = 0,
-                   confidence: float = 0.95) -> Callable[[Sequence[Any], Sequence[Any]], dict[str, Any]]:
-    """A LangSmith summary evaluator ``f(runs, examples)`` giving pass^k and pass@k.
+_EVALUATOR_CLASS: type | None = None
 
-    Runs are grouped by ``example.id`` (``num_repetitions`` gives each example n runs); a
-    trial succeeds when ``evaluator``'s core result has ``passed`` True (a row that raises a
-    trajcheck error counts as a failure). ``k`` defaults to the smallest n. Returns
-    ``{"results": [{"key": "pass^k", "score", "comment"}, {"key": "pass@k", ...}]}`` where
-    ``k`` is the number, the comments give the bootstrap interval over tasks
-    (``metrics.reliability.bootstrap_ci``, seeded). Definitions: pass^k = mean C(c,k)/C(n,k),
-    pass@k = mean 1 - C(n-c,k)/C(n,k) (``metrics.reliability``); n < k raises
-    ``MetricInputError`` naming the task.
+
+def _evaluator_class() -> type:
+    """``TrajcheckEvaluator`` mixed with LangSmith's ``RunEvaluator`` (built once)."""
+    global _EVALUATOR_CLASS
+    if _EVALUATOR_CLASS is None:
+        base = _run_evaluator_base()
+        _EVALUATOR_CLASS = type("TrajcheckEvaluator", (TrajcheckEvaluator, base),
+                                {"__module__": __name__, "__doc__": TrajcheckEvaluator.__doc__})
+    return _EVALUATOR_CLASS
+
+
+def suite_summary(evaluator: TrajcheckEvaluator, figures: Sequence[str] = _suite.SUITE_FIGURES, *,
+                  k: int | None = None, keys: Mapping[str, str] | None = None, n_boot: int = 2000,
+                  seed: int = 0, confidence: float = 0.95
+                  ) -> Callable[[Sequence[Any], Sequence[Any]], dict[str, Any]]:
+    """A LangSmith summary evaluator ``f(runs, examples)`` giving the suite ``figures``
+    (``pass_hat_k``, ``pass_at_k``, ``success_rate``, ``routing_macro_f1``;
+    ``_suite.compute_figures``) over the runs grouped by ``example.id``.
+
+    A trial succeeds when ``evaluator``'s core result has ``passed`` True (a row whose metric
+    raises or is skipped counts as a failure). ``k`` defaults to the smallest number of runs
+    of an example. Keys: ``_suite.default_keys(evaluator.key, k)`` (e.g.
+    ``trajcheck_task_success_pass^3``), or ``keys`` mapping a figure to its key (an unknown
+    figure name raises ``MetricInputError``). A figure that does not apply (routing with no
+    expected route) has score None.
     """
-    from trajcheck.metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k
+    figs = _suite.check_figures(figures, "suite_summary")
+    if keys is not None:
+        _suite.check_figures(list(keys), "suite_summary keys")
 
     def summary(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str, Any]:
-        trials: dict[str, list[bool]] = {}
+        rows: list[tuple[str, Any, Any, MetricResult | None]] = []
         for run, ex in zip(runs, examples):
             ex_id = str(getattr(ex, "id", None))
             try:
-                res = evaluator.compute(inputs=getattr(ex, "inputs", None), outputs=run.outputs,
-                                        reference_outputs=getattr(ex, "outputs", None), case_id=ex_id)
-                ok = res.passed is True
+                traj, case, provided, ref = _to_trajcheck(getattr(ex, "inputs", None), run.outputs,
+                                                          getattr(ex, "outputs", None),
+                                                          evaluator.settings, evaluator.match, ex_id)
+                res: MetricResult | None = evaluator._compute(traj, case, provided, run.outputs, ref)
             except TrajcheckError:
-                ok = False
-            trials.setdefault(ex_id, []).append(ok)
-        kk = k if k is not None else min(len(v) for v in trials.values())
-        out = []
-        for name, fn in (("pass^", pass_hat_k), ("pass@", pass_at_k)):
-            est = fn(trials, kk)
-            ci = bootstrap_ci(trials, lambda r, fn=fn: fn(r, kk), n_boot=n_boot, seed=seed,
-                              confidence=confidence, name=f"{name}{kk}")
-            out.append({"key": f"{name}{kk}", "score": est,
-                        "comment": f"{name}{kk} = {est:.4f} over {len(trials)} tasks; "
-                                   f"{confidence:.0%} bootstrap CI [{ci.lo:.4f}, {ci.hi:.4f}] "
-                                   f"(seed {seed}, {n_boot} resamples of tasks)"})
-        return {"results": out}
+                traj = case = res = None
+            rows.append((ex_id, traj, case, res))
+        recs = _suite.records_from(rows)
+        kk = k if k is not None else min(sum(1 for r in recs if r.task == t) for t in {r.task for r in recs})
+        names = dict(_suite.default_keys(evaluator.key, kk))
+        names.update(keys or {})
+        got = _suite.compute_figures(recs, figs, k=kk, confidence=confidence, n_boot=n_boot, seed=seed)
+        return {"results": _suite.figures_json(got, names)}
 
-    summary.__name__ = f"{evaluator.key}_pass_k"
+    summary.__name__ = f"{evaluator.key}_suite"
     return summary
+
+
+def pass_k_summary(evaluator: TrajcheckEvaluator, k: int | None = None, *,
+                   keys: Mapping[str, str] | None = None, n_boot: int = 2000, seed: int = 0,
+                   confidence: float = 0.95) -> Callable[[Sequence[Any], Sequence[Any]], dict[str, Any]]:
+    """``suite_summary(evaluator, ("pass_hat_k", "pass_at_k"), ...)``: pass^k = mean
+    C(c,k)/C(n,k) and pass@k = mean 1 - C(n-c,k)/C(n,k) (``metrics.reliability``), keys
+    ``<evaluator key>_pass^<k>`` and ``<evaluator key>_pass@<k>`` unless ``keys`` says
+    otherwise; n < k raises ``MetricInputError`` naming the task."""
+    f = suite_summary(evaluator, ("pass_hat_k", "pass_at_k"), k=k, keys=keys, n_boot=n_boot,
+                      seed=seed, confidence=confidence)
+    f.__name__ = f"{evaluator.key}_pass_k"
+    return f
+
+
+def outputs_from_trace(trace: Any, *, format: str = "auto", error_pattern: str | None = None) -> dict[str, Any]:
+    """A LangSmith run output for one recorded run in any format ``trajcheck.traces.load``
+    reads (or a ``Trajectory``): ``{"trajectory": Trajectory.to_dict(), "final_response"}``,
+    which the evaluators read back losslessly (failed calls -- from the source's error flag or
+    ``error_pattern`` -- and parallel steps kept). Use it as your target's return value when
+    replaying recorded runs. Raises ``TraceFormatError`` unless ``trace`` is exactly one run."""
+    from . import _traces
+
+    traj = _traces.one_trajectory(trace, format=format, error_pattern=error_pattern)
+    return {"trajectory": traj.to_dict(), "final_response": traj.final_response}
+
+
+def example_from_trace(trace: Any, *, expected_calls: Sequence[Any] | None = None,
+                       format: str = "auto", error_pattern: str | None = None,
+                       dataset_id: Any = None, **settings: Any) -> Any:
+    """A ``langsmith.schemas.Example`` for one recorded run: ``inputs = {"input": <first
+    user message>}``, ``outputs`` (the reference) ``= {"trajcheck": {"expected_calls", ...
+    settings}}`` (checked like any reference: unknown keys raise), and the recorded run
+    itself under ``metadata["trajcheck_outputs"]`` (:func:`outputs_from_trace`), so that a
+    target ``lambda inputs: ...`` can replay it. ``expected_calls``: names or ``{"name",
+    "args"}`` dicts (None leaves them out: metrics needing them then report a missing
+    reference)."""
+    import uuid
+
+    from langsmith.schemas import Example
+
+    from . import _traces
+
+    traj = _traces.one_trajectory(trace, format=format, error_pattern=error_pattern)
+    ref: dict[str, Any] = dict(settings)
+    if expected_calls is not None:
+        ref["expected_calls"] = [e if isinstance(e, (str, Mapping)) else e.to_dict() for e in expected_calls]
+    _reference({"trajcheck": ref})  # strict check now rather than at evaluation time
+    return Example(id=uuid.uuid4(), dataset_id=dataset_id or uuid.uuid4(),
+                   inputs={"input": traj.user_input or ""}, outputs={"trajcheck": ref},
+                   metadata={"trajcheck_outputs": outputs_from_trace(traj)})

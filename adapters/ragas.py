@@ -4,9 +4,13 @@ Two forms of every metric, with identical numbers:
 
 * **Legacy** (``ragas.metrics.base.MultiTurnMetric`` dataclasses), the only form
   ``ragas.evaluate()`` accepts for an ``EvaluationDataset`` of ``MultiTurnSample``:
+  ``TrajcheckRagasMetric(metric=<key>)`` for any row of the metric table
+  (``trajcheck.adapters._catalog.ROW_METRICS``), and with the key fixed
   ``TrajcheckToolCallF1``, ``TrajcheckToolCallAccuracy``, ``TrajcheckTrajectoryMatch``,
-  ``TrajcheckArgumentCorrectness``, ``TrajcheckForbiddenCalls``, ``TrajcheckSchemaValidity``,
-  ``TrajcheckComposite``.
+  ``TrajcheckArgumentAccuracy``, ``TrajcheckOrderingAccuracy``, ``TrajcheckForbiddenCalls``,
+  ``TrajcheckSchemaValidity``, ``TrajcheckComposite``. The result column (``name``) is
+  ``trajcheck_<metric>``; a trajectory match names its mode and dialect
+  (``trajcheck_trajectory_in_order``, ``trajcheck_trajectory_exact_agentevals_strict``).
   They read the sample's ``user_input`` (Human/AI/Tool messages; every ``AIMessage.tool_calls``
   in order is the run) and ``reference_tool_calls`` (the expected calls, ``args`` compared
   under ``args_mode``, default ``exact_keys``).
@@ -20,9 +24,13 @@ metadata field, so settings (mode, optional/forbidden calls, matchers, forbidden
 sequences, weights) live on the metric instance; case settings that differ per sample
 (``optional_calls``, ``forbidden_calls``, ``precedence``, ``forbidden_sequences``,
 ``max_steps``, ``optimal_steps``, ``args_mode``, ``user``, ``tools``, ``match``,
-``expected_calls`` with per-call matchers) may instead ride on the sample's first
-``HumanMessage(metadata={"trajcheck": {...}})``, which RAGAS keeps; the instance's
-settings win. A failed tool result is ``ToolMessage(metadata={"is_error": True})`` (RAGAS
+``expected_calls`` with per-call matchers, ``before_state``/``after_state`` for the final
+state) may instead ride on the sample's first ``HumanMessage(metadata={"trajcheck": {...}})``,
+which RAGAS keeps; the instance's settings win. Every key there is checked: an unknown or
+misspelled one raises ``DatasetError`` naming the closest known key. A metric whose reference
+is missing (``reference_tool_calls`` None and no ``expected_calls``, no ``precedence`` for
+ordering accuracy, ...) raises ``MissingReference``; ``ragas.evaluate`` records that as NaN
+(its own convention for a score that could not be computed) unless ``raise_exceptions=True``. A failed tool result is ``ToolMessage(metadata={"is_error": True})`` (RAGAS
 messages have no error flag), so a failed call that was retried is not counted. Scores are the core's verbatim (no
 rounding). A core score of None (not applicable) becomes NaN in the legacy form (RAGAS's
 "no score") and ``value=None`` in the collections form; the reason says why.
@@ -53,28 +61,35 @@ except ImportError as _e:  # pragma: no cover - exercised only without the extra
         "trajcheck.adapters.ragas needs RAGAS 0.4: pip install 'trajcheck[ragas]'"
     ) from _e
 
-from trajcheck.errors import MetricInputError
+from trajcheck.errors import MetricInputError, TrajcheckError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
-from . import _convert, _metrics
+from . import _catalog, _convert
 
 __all__ = [
     "TrajcheckRagasMetric",
     "TrajcheckToolCallF1",
     "TrajcheckToolCallAccuracy",
     "TrajcheckTrajectoryMatch",
-    "TrajcheckArgumentCorrectness",
+    "TrajcheckArgumentAccuracy",
+    "TrajcheckOrderingAccuracy",
     "TrajcheckForbiddenCalls",
     "TrajcheckSchemaValidity",
     "TrajcheckComposite",
     "TrajcheckCollectionsMetric",
     "ragas_mode",
     "to_trajcheck",
+    "sample_from_trace",
+    "suite_figures",
 ]
 
+#: Instance settings that are case fields (RAGAS samples carry no metadata of their own).
 _SETTINGS = ("optional_calls", "forbidden_calls", "forbidden_sequences", "precedence",
-             "args_mode", "max_steps", "optimal_steps", "response_must_include", "tools")
+             "args_mode", "max_steps", "optimal_steps", "response_must_include", "tools",
+             "expected_final_state", "user", "expected_route", "faults")
+#: Other instance options (not case fields).
+_OPTIONS = ("match", "weights", "ignore", "id_args", "retry_budget", "semantic_scorer", "judge")
 
 
 def ragas_mode(strict_order: bool) -> str:
@@ -85,6 +100,23 @@ def ragas_mode(strict_order: bool) -> str:
     return _t.normalize_mode(_t.ragas_mode("ToolCallAccuracy", bool(strict_order)), "ragas")
 
 
+def _to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] | None,
+                  settings: Mapping[str, Any], match: Mapping[str, Any] | None,
+                  case_id: str = "ragas") -> tuple[Trajectory, Case, frozenset[str], dict[str, Any]]:
+    traj = _convert.ragas_trajectory(user_input)
+    per_sample = _convert.message_settings(user_input)
+    merged_match = dict(per_sample.get("match") or {})
+    merged_match.update(match or {})
+    case = _convert.build_case(case_id, traj.user_input, _convert.ragas_expected(reference_tool_calls),
+                               per_sample, settings)
+    provided = _convert.provided_keys(per_sample, settings, expected=reference_tool_calls is not None)
+    if merged_match:
+        from dataclasses import replace
+
+        case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged_match))
+    return traj, case, provided, per_sample
+
+
 def to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] | None,
                  settings: Mapping[str, Any], match: Mapping[str, Any] | None,
                  case_id: str = "ragas") -> tuple[Trajectory, Case]:
@@ -92,44 +124,58 @@ def to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] 
     ``reference_tool_calls`` under a metric's settings (``_convert`` conventions).
 
     Per-sample settings come from the first ``HumanMessage``'s ``metadata["trajcheck"]``
-    (``_convert.message_settings``); the metric's own (non-None) settings win over them, and
+    (``_convert.message_settings``; an unknown or misspelled key raises ``DatasetError``
+    naming the closest known key); the metric's own (non-None) settings win over them, and
     its ``match`` entries over the sample's. An ``expected_calls`` list there (dataset-row
     form, with per-call ``match``/``args_mode``) replaces ``reference_tool_calls``.
     """
-    traj = _convert.ragas_trajectory(user_input)
-    per_sample = _convert.message_settings(user_input)
-    merged_match = dict(per_sample.get("match") or {})
-    merged_match.update(match or {})
-    case = _convert.build_case(case_id, traj.user_input, _convert.ragas_expected(reference_tool_calls),
-                               per_sample, settings)
-    if not merged_match:  # apply_match would return the same calls
-        return traj, case
-    from dataclasses import replace
-
-    return traj, replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged_match))
+    return _to_trajcheck(user_input, reference_tool_calls, settings, match, case_id)[:2]  # type: ignore[return-value]
 
 
 def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any]) -> MetricResult:
     settings = {k: v for k in _SETTINGS if (v := opts.get(k)) is not None}  # build_case drops None
-    traj, case = to_trajcheck(user_input, reference_tool_calls, settings, opts.get("match"))
-    return _metrics.compute(kind, traj, case, mode=opts.get("mode"), dialect=opts.get("dialect"),
-                            args_mode=opts.get("args_mode"),
-                            semantic_scorer=opts.get("semantic_scorer"), judge=opts.get("judge"),
-                            weights=opts.get("weights"))
+    traj, case, provided, per_sample = _to_trajcheck(user_input, reference_tool_calls, settings,
+                                                     opts.get("match"))
+    o = _catalog.Options(mode=opts.get("mode"), dialect=opts.get("dialect"),
+                         args_mode=opts.get("args_mode"), semantic_scorer=opts.get("semantic_scorer"),
+                         judge=opts.get("judge"), weights=opts.get("weights"),
+                         before_state=per_sample.get("before_state"),
+                         after_state=per_sample.get("after_state"), ignore=opts.get("ignore"),
+                         id_args=opts.get("id_args"), retry_budget=opts.get("retry_budget") or 2)
+    return _catalog.compute(kind, traj, case, o, provided,
+                            "give it as reference_tool_calls, on the metric, or in the first "
+                            "HumanMessage's metadata['trajcheck']")
+
+
+def _check_opts(obj: Any, where: str) -> None:
+    for k in _OPTIONS + ("args_mode",):
+        _catalog.check_option(k, getattr(obj, k, None), where)
 
 
 @dataclass
 class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
-    """Base of the legacy RAGAS metrics (see the module doc). Fields (all on the instance):
+    """Any trajcheck metric as a legacy RAGAS metric (see the module doc).
+
+    ``metric``: a key of ``trajcheck.adapters._catalog.ROW_METRICS`` (the named subclasses
+    fix it); ``name`` (the result column) defaults to ``trajcheck_<metric>``
+    (``_catalog.default_key``; a trajectory match names its mode and dialect).
+    ``match_mode``/``dialect``: for ``trajectory_match``. Fields (all on the instance):
     ``optional_calls``/``forbidden_calls`` (tool names), ``forbidden_sequences`` (rule
     dicts), ``precedence`` (``[A, B]`` pairs), ``match`` (``{tool or "*": {arg: spec}}``),
     ``args_mode``, ``max_steps``, ``optimal_steps``, ``response_must_include``, ``tools``,
-    ``weights``, ``semantic_scorer``, ``judge``. ``last_result`` keeps the core result of the
-    most recent score (RAGAS's legacy API has no place for a reason)."""
+    ``expected_final_state``, ``user``, ``expected_route``, ``faults``, ``weights``,
+    ``ignore``, ``id_args``, ``retry_budget``, ``semantic_scorer``, ``judge``.
+    ``last_result`` keeps the core result of the most recent score (RAGAS's legacy API has
+    no place for a reason). A missing reference raises ``MissingReference`` (``ragas.evaluate``
+    records NaN for it unless ``raise_exceptions=True``); a core score of None is NaN.
+    """
 
-    name: str = "trajcheck_metric"
+    name: str = ""
+    metric: str = "tool_call_f1"
+    match_mode: str | None = None
+    dialect: str | None = None
     _required_columns: dict[MetricType, set[str]] = field(
-        default_factory=lambda: {MetricType.MULTI_TURN: {"user_input", "reference_tool_calls"}})
+        default_factory=lambda: {MetricType.MULTI_TURN: {"user_input", "reference_tool_calls:optional"}})
     optional_calls: list[str] | None = None
     forbidden_calls: list[str] | None = None
     forbidden_sequences: list[dict[str, t.Any]] | None = None
@@ -140,29 +186,54 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
     optimal_steps: int | None = None
     response_must_include: list[str] | None = None
     tools: list[dict[str, t.Any]] | None = None
+    expected_final_state: dict[str, t.Any] | None = None
+    user: dict[str, t.Any] | None = None
+    expected_route: t.Any = None
+    faults: list[dict[str, t.Any]] | None = None
     weights: dict[str, float] | None = None
+    ignore: list[str] | None = None
+    id_args: list[str] | None = None
+    retry_budget: int | None = None
     semantic_scorer: Callable[[str, str], float] | None = None
     judge: Callable[[str, t.Any, t.Any], bool] | None = None
     last_result: MetricResult | None = field(default=None, repr=False, compare=False)
 
     _kind: t.ClassVar[str] = ""
 
+    def __post_init__(self) -> None:
+        where = type(self).__name__
+        if self._kind:
+            if self.metric not in ("tool_call_f1", self._kind):
+                raise MetricInputError(f"{where} is metric {self._kind!r}, not {self.metric!r}")
+            self.metric = self._kind
+        _catalog.row_metric(self.metric, where)
+        _check_opts(self, where)
+        mode, dialect = self._mode()
+        if (mode is not None or dialect is not None) and _catalog.row_metric(self.metric).key != "trajectory_match":
+            raise MetricInputError(f"{where}: match_mode/dialect apply to trajectory_match only")
+        if not self.name:
+            self.name = _catalog.default_key(self.metric, mode, dialect)
+        super().__post_init__()
+
     def init(self, run_config: Any) -> None:
         """Nothing to initialise (no model)."""
 
     def _opts(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in _SETTINGS}
-        d.update(match=self.match, weights=self.weights, semantic_scorer=self.semantic_scorer,
-                 judge=self.judge)
+        d = {k: getattr(self, k) for k in _SETTINGS + _OPTIONS}
         d["mode"], d["dialect"] = self._mode()
         return d
 
     def _mode(self) -> tuple[str | None, str | None]:
-        return None, None
+        if self.match_mode is None and self.dialect is None:
+            return None, None
+        from trajcheck.metrics.trajectory import normalize_mode
+
+        normalize_mode(self.match_mode or "superset", self.dialect)  # unknown names fail here
+        return self.match_mode or "superset", self.dialect
 
     def compute(self, user_input: Any, reference_tool_calls: Any) -> MetricResult:
         """The core ``MetricResult`` for one sample's messages and reference calls."""
-        res = _compute(self._kind, user_input, reference_tool_calls, self._opts())
+        res = _compute(self.metric, user_input, reference_tool_calls, self._opts())
         self.last_result = res
         return res
 
@@ -174,7 +245,8 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
         """The same metric, same settings, in RAGAS's collections form."""
         opts = self._opts()
         mode, dialect = opts.pop("mode"), opts.pop("dialect")
-        return TrajcheckCollectionsMetric(self._kind, name=self.name, mode=mode or "superset",
+        opts = {k: v for k, v in opts.items() if v is not None}
+        return TrajcheckCollectionsMetric(self.metric, name=self.name, mode=mode or "superset",
                                           dialect=dialect, **opts)
 
 
@@ -192,11 +264,16 @@ class TrajcheckToolCallF1(TrajcheckRagasMetric):
 class TrajcheckToolCallAccuracy(TrajcheckRagasMetric):
     """Trajectory accuracy (1.0/0.0) with an ordering flag that means what it says:
     ``strict_order=True`` -> neutral ``exact``; False -> ``unordered``
-    (``metrics.trajectory.trajectory_match``)."""
+    (``metrics.trajectory.trajectory_match``). Column ``trajcheck_tool_call_accuracy_exact``
+    or ``..._unordered``."""
 
-    name: str = "trajcheck_tool_call_accuracy"
     strict_order: bool = True
     _kind: t.ClassVar[str] = "trajectory_match"
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = f"trajcheck_tool_call_accuracy_{ragas_mode(self.strict_order)}"
+        super().__post_init__()
 
     def _mode(self) -> tuple[str | None, str | None]:
         from trajcheck.metrics import trajectory as _t
@@ -210,27 +287,34 @@ class TrajcheckTrajectoryMatch(TrajcheckRagasMetric):
     is a neutral name, or a framework's name with ``dialect`` (e.g.
     ``"ToolCallAccuracy(strict_order=False)"`` with ``dialect="ragas"``, ``"superset"`` with
     ``dialect="agentevals"``). (Not called ``mode``: ``ragas.evaluate()`` renames the result
-    column of any metric with a ``mode`` attribute to ``name(mode=...)``.)"""
+    column of any metric with a ``mode`` attribute to ``name(mode=...)``.) The column name
+    carries the mode (``trajcheck_trajectory_in_order``)."""
 
-    name: str = "trajcheck_trajectory_match"
-    match_mode: str = "superset"
-    dialect: str | None = None
     _kind: t.ClassVar[str] = "trajectory_match"
 
     def _mode(self) -> tuple[str | None, str | None]:
         from trajcheck.metrics.trajectory import normalize_mode
 
-        normalize_mode(self.match_mode, self.dialect)  # unknown names fail here
-        return self.match_mode, self.dialect
+        normalize_mode(self.match_mode or "superset", self.dialect)  # unknown names fail here
+        return self.match_mode or "superset", self.dialect
 
 
 @dataclass
-class TrajcheckArgumentCorrectness(TrajcheckRagasMetric):
-    """Argument correctness (``metrics.calls.argument_accuracy``); NaN when no expected tool
+class TrajcheckArgumentAccuracy(TrajcheckRagasMetric):
+    """Argument accuracy (``metrics.calls.argument_accuracy``); NaN when no expected tool
     was called (not applicable)."""
 
-    name: str = "trajcheck_argument_correctness"
-    _kind: t.ClassVar[str] = "argument_correctness"
+    name: str = "trajcheck_argument_accuracy"
+    _kind: t.ClassVar[str] = "argument_accuracy"
+
+
+@dataclass
+class TrajcheckOrderingAccuracy(TrajcheckRagasMetric):
+    """Ordering accuracy over ``precedence`` (``metrics.sequences.ordering_accuracy``); NaN
+    when no rule applies."""
+
+    name: str = "trajcheck_ordering_accuracy"
+    _kind: t.ClassVar[str] = "ordering_accuracy"
 
 
 @dataclass
@@ -239,13 +323,7 @@ class TrajcheckForbiddenCalls(TrajcheckRagasMetric):
     1.0 unless a critical rule is violated."""
 
     name: str = "trajcheck_forbidden_calls"
-    _required_columns: dict[MetricType, set[str]] = field(
-        default_factory=lambda: {MetricType.MULTI_TURN: {"user_input", "reference_tool_calls:optional"}})
-    _kind: t.ClassVar[str] = "forbidden"
-
-    def compute(self, user_input: Any, reference_tool_calls: Any) -> MetricResult:
-        """As the base, but ``reference_tool_calls`` may be None (not needed)."""
-        return super().compute(user_input, reference_tool_calls or [])
+    _kind: t.ClassVar[str] = "forbidden_calls"
 
 
 @dataclass
@@ -253,22 +331,16 @@ class TrajcheckSchemaValidity(TrajcheckRagasMetric):
     """Schema validity (``metrics.calls.schema_errors``): the fraction of calls whose
     arguments validate against their tool's JSON Schema in ``tools`` (OpenAI, Anthropic or
     plain definitions, on the instance or in the sample's per-sample settings). A sample
-    with no ``tools`` raises ``DatasetError``. ``reference_tool_calls`` is not needed."""
+    with no ``tools`` raises ``MissingReference``. ``reference_tool_calls`` is not needed."""
 
     name: str = "trajcheck_schema_validity"
-    _required_columns: dict[MetricType, set[str]] = field(
-        default_factory=lambda: {MetricType.MULTI_TURN: {"user_input", "reference_tool_calls:optional"}})
     _kind: t.ClassVar[str] = "schema_validity"
-
-    def compute(self, user_input: Any, reference_tool_calls: Any) -> MetricResult:
-        """As the base, but ``reference_tool_calls`` may be None (not needed)."""
-        return super().compute(user_input, reference_tool_calls or [])
 
 
 @dataclass
 class TrajcheckComposite(TrajcheckRagasMetric):
-    """Composite score (``metrics.composite.score_trajectory``) without an outcome check
-    (RAGAS samples carry no state): selection, arguments and efficiency, renormalised."""
+    """Composite score (``metrics.composite.score_trajectory``); the outcome comes from the
+    calls, or from ``before_state``/``after_state`` in the sample's per-sample settings."""
 
     name: str = "trajcheck_composite"
     _kind: t.ClassVar[str] = "composite"
@@ -277,25 +349,31 @@ class TrajcheckComposite(TrajcheckRagasMetric):
 class TrajcheckCollectionsMetric(_CollectionsBase):  # type: ignore[misc]
     """A trajcheck metric in RAGAS's collections form.
 
-    ``kind``: ``tool_call_f1``, ``trajectory_match``, ``argument_correctness``,
-    ``schema_validity``, ``forbidden`` or ``composite``; ``mode``/``dialect`` for
-    ``trajectory_match``; other keyword settings as on the legacy classes. ``ascore(user_input, reference_tool_calls)``
+    ``kind``: a key of ``trajcheck.adapters._catalog.ROW_METRICS``; ``mode``/``dialect`` for
+    ``trajectory_match``; other keyword settings as on the legacy classes (an unknown one
+    raises ``MetricInputError`` naming the closest). ``ascore(user_input, reference_tool_calls)``
     returns ``ragas.metrics.result.MetricResult(value=score, reason=reason)``; ``score``
     is the sync form (not inside a running event loop).
     """
 
     def __init__(self, kind: str = "tool_call_f1", *, name: str | None = None,
                  mode: str = "superset", dialect: str | None = None, **settings: Any) -> None:
-        if kind not in _metrics.KINDS:
-            raise MetricInputError(f"unknown trajcheck metric {kind!r} (known: {', '.join(_metrics.KINDS)})")
-        unknown = sorted(set(settings) - set(_SETTINGS) - {"match", "weights", "semantic_scorer", "judge"})
-        if unknown:
-            raise MetricInputError(f"TrajcheckCollectionsMetric: unknown setting {unknown[0]!r}")
-        super().__init__(name=name or f"trajcheck_{kind}", allowed_values=(0.0, 1.0))
-        self.kind = kind
+        where = "TrajcheckCollectionsMetric"
+        row = _catalog.row_metric(kind, where)
+        try:
+            _catalog.check_keys(settings, _SETTINGS + _OPTIONS, where)
+        except TrajcheckError as e:
+            raise MetricInputError(str(e)) from e
+        for k, v in settings.items():
+            _catalog.check_option(k, v, where)
         from trajcheck.metrics.trajectory import normalize_mode
 
         normalize_mode(mode, dialect)  # unknown names fail here
+        is_traj = row.key == "trajectory_match"
+        super().__init__(name=name or _catalog.default_key(kind, mode if is_traj else None,
+                                                           dialect if is_traj else None),
+                         allowed_values=(0.0, 1.0))
+        self.kind = kind
         self.opts = dict(settings, mode=mode, dialect=dialect)
 
     async def ascore(self, user_input: Any = None, reference_tool_calls: Any = None,
@@ -303,8 +381,6 @@ class TrajcheckCollectionsMetric(_CollectionsBase):  # type: ignore[misc]
         """Score one sample; ``value`` and ``reason`` are the core's."""
         if user_input is None:
             raise MetricInputError(f"{self.name}: user_input (a list of RAGAS messages) is required")
-        if reference_tool_calls is None and self.kind in ("forbidden", "schema_validity"):
-            reference_tool_calls = []
         res = _compute(self.kind, user_input, reference_tool_calls, self.opts)
         return RagasMetricResult(value=res.score, reason=res.reason)
 
@@ -314,3 +390,88 @@ class TrajcheckCollectionsMetric(_CollectionsBase):  # type: ignore[misc]
         import asyncio
 
         return asyncio.run(self.ascore(user_input=user_input, reference_tool_calls=reference_tool_calls))
+
+
+def sample_from_trace(trace: Any, *, reference_tool_calls: Sequence[Any] | None = None,
+                      format: str = "auto", error_pattern: str | None = None,
+                      **settings: Any) -> Any:
+    """A RAGAS ``MultiTurnSample`` from one recorded run in any format
+    ``trajcheck.traces.load`` reads (or a ``Trajectory``).
+
+    ``user_input``: the first user message as a ``HumanMessage`` carrying
+    ``metadata={"trajcheck": settings}`` (checked like any per-sample block: unknown keys
+    raise), each call step as one ``AIMessage`` (calls of one parallel step stay in one
+    message), each result as a ``ToolMessage`` (text; a failed result -- from the source's
+    error flag or ``error_pattern`` -- has ``metadata={"is_error": True}``), and the final
+    response as an ``AIMessage``. ``reference_tool_calls``: RAGAS ``ToolCall``s or ``{"name",
+    "args"}`` dicts / names. Raises ``TraceFormatError`` unless ``trace`` is one run."""
+    import json
+
+    from ragas.dataset_schema import MultiTurnSample
+    from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+
+    from trajcheck.matching import is_failed
+
+    from . import _traces
+
+    traj = _traces.one_trajectory(trace, format=format, error_pattern=error_pattern)
+    _catalog.check_keys(settings, _convert.SETTING_KEYS, "sample_from_trace settings")
+    msgs: list[Any] = []
+    first_user = True
+    for s in traj.steps:
+        if s.kind == "user" and first_user:
+            msgs.append(HumanMessage(content=str(s.content or ""),
+                                     metadata={"trajcheck": dict(settings)} if settings else None))
+            first_user = False
+        elif s.kind == "user":
+            msgs.append(HumanMessage(content=str(s.content or "")))
+        elif s.tool_calls:
+            msgs.append(AIMessage(content=str(s.content or ""),
+                                  tool_calls=[ToolCall(name=c.name, args=dict(c.args or {}))
+                                              for c in s.tool_calls]))
+        elif s.tool_result is not None:
+            out = s.tool_result.output
+            text = out if isinstance(out, str) else json.dumps(out, default=str)
+            msgs.append(ToolMessage(content=text, metadata={"is_error": True}
+                                    if is_failed(s.tool_result) else None))
+        elif s.kind in ("final_response", "assistant") and s.content:
+            msgs.append(AIMessage(content=str(s.content)))
+    if first_user:  # no user message recorded: the settings still need a carrier
+        msgs.insert(0, HumanMessage(content="", metadata={"trajcheck": dict(settings)} if settings else None))
+    ref = None
+    if reference_tool_calls is not None:
+        ref = [r if isinstance(r, ToolCall) else
+               ToolCall(name=r, args={}) if isinstance(r, str) else
+               ToolCall(name=r["name"], args=dict(r.get("args") or {})) for r in reference_tool_calls]
+    return MultiTurnSample(user_input=msgs, reference_tool_calls=ref)
+
+
+def suite_figures(samples: Sequence[Any], metric: TrajcheckRagasMetric | None = None, *,
+                  tasks: Sequence[str] | None = None,
+                  figures: Sequence[str] = ("pass_hat_k", "pass_at_k", "success_rate",
+                                            "routing_macro_f1"),
+                  k: int | None = None, confidence: float = 0.95, n_boot: int = 2000,
+                  seed: int = 0) -> dict[str, MetricResult]:
+    """pass^k, pass@k, the success rate and routing macro-F1 over RAGAS samples (RAGAS has no
+    suite-level metric; this reads the samples you evaluate). ``tasks[i]`` names the task of
+    sample i (default: each sample its own task); a run succeeds when ``metric`` (default
+    ``TrajcheckRagasMetric(metric="task_success")``) has ``passed`` True (a missing
+    reference is a failure). Returns ``{figure: MetricResult}``
+    (``trajcheck.adapters._suite.compute_figures``)."""
+    from . import _suite
+
+    m = metric if metric is not None else TrajcheckRagasMetric(metric="task_success")
+    if tasks is not None and len(tasks) != len(samples):
+        raise MetricInputError(f"suite_figures: {len(tasks)} task names for {len(samples)} samples")
+    rows: list[tuple[str, Any, Any, MetricResult | None]] = []
+    for i, s in enumerate(samples):
+        traj, case, _p, _ps = _to_trajcheck(s.user_input, s.reference_tool_calls,
+                                            {k_: v for k_ in _SETTINGS if (v := getattr(m, k_)) is not None},
+                                            m.match)
+        try:
+            res: MetricResult | None = m.compute(s.user_input, s.reference_tool_calls)
+        except _catalog.MissingReference:
+            res = None
+        rows.append((str(tasks[i]) if tasks is not None else str(i), traj, case, res))
+    return _suite.compute_figures(_suite.records_from(rows), figures, k=k, confidence=confidence,
+                                  n_boot=n_boot, seed=seed)

@@ -13,10 +13,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# Expectation keys read from the assertion config / test vars and passed into the Case.
+# Expectation keys read from the assertion config / test vars and passed into the Case: every
+# Case field the host adapters accept (``threshold`` is the assertion's pass mark here).
 CASE_KEYS = (
     "expected_calls", "optional_calls", "forbidden_calls", "precedence", "forbidden_sequences",
-    "response_must_include", "max_steps", "optimal_steps", "args_mode", "user",
+    "response_must_include", "max_steps", "optimal_steps", "args_mode", "user", "tools",
+    "expected_final_state", "expected_route", "initial_state", "faults",
 )
 # Readers the assertion/provider may be told to use explicitly (``format:`` in the config).
 READER_MODULES = {
@@ -179,7 +181,8 @@ def build_case(spec: Mapping[str, Any], *, case_id: str, case_input: Any) -> Any
             if k in ("optional_calls", "forbidden_calls", "response_must_include") and isinstance(v, str):
                 v = [v]
             if k in ("expected_calls", "optional_calls", "forbidden_calls", "precedence",
-                     "forbidden_sequences", "response_must_include") and not isinstance(v, list):
+                     "forbidden_sequences", "response_must_include", "tools",
+                     "faults") and not isinstance(v, list):
                 raise InputProblem(f"{k}: expected a list, got {type(v).__name__} {v!r}")
             if k == "expected_calls":
                 for i, c in enumerate(v):

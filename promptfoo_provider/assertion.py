@@ -27,22 +27,25 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-try:  # imported as promptfoo_provider.assertion (tests, library use)
+try:  # imported as trajcheck.promptfoo.assertion (installed package, tests, library use)
     from ._read import CASE_KEYS, InputProblem, build_case, maybe_json, read_output
 except ImportError:  # loaded by path by promptfoo, whose wrapper puts this directory on sys.path
     from _read import CASE_KEYS, InputProblem, build_case, maybe_json, read_output  # type: ignore[no-redef]
 
-METRICS = ("f1", "trajectory_match", "forbidden", "composite")
+#: promptfoo-flavoured names of the catalog's metrics (the catalog keys work as they are).
 METRIC_ALIASES = {
-    "f1": "f1", "tool_call_f1": "f1", "tool-call-f1": "f1", "prf": "f1", "tool_call_prf": "f1",
-    "trajectory_match": "trajectory_match", "trajectory": "trajectory_match", "match": "trajectory_match",
-    "forbidden": "forbidden", "forbidden_calls": "forbidden", "forbidden_sequences": "forbidden",
-    "composite": "composite", "score_trajectory": "composite",
+    "f1": "tool_call_f1", "tool-call-f1": "tool_call_f1", "prf": "tool_call_f1",
+    "tool_call_prf": "tool_call_f1", "trajectory": "trajectory_match", "match": "trajectory_match",
+    "forbidden": "forbidden_calls", "forbidden_sequences": "forbidden_calls",
+    "score_trajectory": "composite", "argument_correctness": "argument_accuracy",
+    "ordering": "ordering_accuracy", "precedence": "ordering_accuracy", "outcome": "task_success",
 }
 # keys of the assertion config besides the expectation keys (CASE_KEYS) read from config/vars
-OPTION_KEYS = ("metric", "mode", "dialect", "threshold", "source", "format", "case_id")
+OPTION_KEYS = ("metric", "mode", "dialect", "threshold", "source", "format", "case_id",
+               "error_pattern", "weights", "ignore", "id_args", "retry_budget")
+# per-run data keys (the database before/after the run, argument matchers per tool)
+ROW_KEYS = ("before_state", "after_state", "match")
 NEUTRAL_MODES = ("exact", "in_order", "unordered", "superset", "subset")
-DEFAULT_THRESHOLD = {"f1": 1.0, "trajectory_match": 1.0, "forbidden": 1.0, "composite": 0.80}
 
 
 def _fail(reason: str, *, negated: bool = False) -> dict[str, Any]:
@@ -100,29 +103,44 @@ def find_own_assertion(context: Mapping[str, Any]) -> tuple[Mapping[str, Any] | 
 
 
 def _spec(context: Mapping[str, Any]) -> dict[str, Any]:
-    """Expectation and options: assertion ``config`` keys win over the test's ``vars`` keys."""
+    """Expectation and options: assertion ``config`` keys win over the test's ``vars`` keys.
+
+    Every config key must be known (an unknown one fails the assertion naming the closest
+    known key). Vars are the prompt's too, so only known keys are read from them, but a var
+    whose name is a near miss of a known key (``expected_call``) fails the assertion rather
+    than being silently ignored."""
+    from trajcheck.model import did_you_mean
+
+    known = CASE_KEYS + OPTION_KEYS + ROW_KEYS
     spec: dict[str, Any] = {}
     vars_ = context.get("vars")
     if isinstance(vars_, Mapping):
-        for k in CASE_KEYS + OPTION_KEYS:
-            if k in vars_:
+        for k in vars_:
+            if k in known:
                 spec[k] = vars_[k]
+            elif isinstance(k, str) and not k.startswith("_"):
+                from difflib import get_close_matches
+
+                if get_close_matches(k, known, n=1, cutoff=0.85):
+                    raise InputProblem(f"test var {k!r} is not a trajcheck key{did_you_mean(k, known)}; "
+                                       "rename it (or the var) so it is not mistaken for one")
     cfg = context.get("config")
     if cfg is not None and not isinstance(cfg, Mapping):
         raise InputProblem(f"assertion config must be a mapping, got {type(cfg).__name__}")
-    unknown = sorted(k for k in (cfg or {}) if k not in CASE_KEYS + OPTION_KEYS)
-    if unknown:
-        raise InputProblem(f"unknown config key {unknown[0]!r}; known: {', '.join(CASE_KEYS + OPTION_KEYS)}")
+    for k in cfg or {}:
+        if k not in known:
+            raise InputProblem(f"unknown config key {k!r}{did_you_mean(str(k), known)}; "
+                               f"known: {', '.join(known)}")
     spec.update(cfg or {})
     return spec
 
 
-def _threshold(spec: Mapping[str, Any], entry: Mapping[str, Any] | None, metric: str) -> float:
+def _threshold(spec: Mapping[str, Any], entry: Mapping[str, Any] | None, row: Any) -> float:
     t = spec.get("threshold")
     if t is None and entry is not None:
         t = entry.get("threshold")
     if t is None:
-        return DEFAULT_THRESHOLD[metric]
+        return float(row.threshold)
     t = maybe_json(t, "threshold")
     if isinstance(t, str):
         try:
@@ -182,44 +200,52 @@ def _case_id(context: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     return str(desc) if desc else "promptfoo test"
 
 
-def _run_metric(metric: str, traj: Any, case: Any, spec: Mapping[str, Any], threshold: float) -> tuple[Any, bool]:
-    """Call the core metric; returns (MetricResult, raw pass before negation)."""
-    args_mode = spec.get("args_mode")
-    if metric == "f1":
-        from trajcheck.metrics.calls import tool_call_prf
+def _mode_dialect(spec: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``mode``/``dialect`` of a trajectory match; a promptfoo name (``tool-sequence``,
+    ``tool-used``, ...) without a dialect means promptfoo's."""
+    mode = spec.get("mode", "superset")
+    dialect = spec.get("dialect")
+    if not isinstance(mode, str):
+        raise InputProblem(f"mode: expected a mode name, got {mode!r}")
+    if dialect is not None and not isinstance(dialect, str):
+        raise InputProblem(f"dialect: expected a dialect name, got {dialect!r}")
+    if dialect is None and mode not in NEUTRAL_MODES:
+        from trajcheck.errors import MetricInputError
+        from trajcheck.metrics.trajectory import lookup_mode
 
-        res = tool_call_prf(traj, case, args_mode=args_mode)
-        return res, res.score is not None and res.score >= threshold
-    if metric == "trajectory_match":
-        from trajcheck.metrics.trajectory import trajectory_match
+        try:  # a promptfoo user's names (tool-sequence, tool-used, ...) mean promptfoo's
+            dialect = "promptfoo" if lookup_mode(mode, "promptfoo") is not None else None
+        except MetricInputError:
+            dialect = None
+    return mode, dialect
 
-        mode = spec.get("mode", "superset")
-        dialect = spec.get("dialect")
-        if dialect is None and isinstance(mode, str) and mode not in NEUTRAL_MODES:
-            from trajcheck.errors import MetricInputError
-            from trajcheck.metrics.trajectory import lookup_mode
 
-            try:  # a promptfoo user's names (tool-sequence, tool-used, ...) mean promptfoo's
-                dialect = "promptfoo" if lookup_mode(mode, "promptfoo") is not None else None
-            except MetricInputError:
-                dialect = None
-        res = trajectory_match(traj, case.expected_calls, mode, dialect=dialect, args_mode=args_mode,
-                               optional=case.optional_calls)
-        ok = res.passed is not False
-        return res, ok and res.score is not None and res.score >= threshold
-    if metric == "forbidden":
-        from trajcheck.metrics.sequences import check_forbidden_sequences
+def _names_only_note(spec: Mapping[str, Any], case: Any, mode: str, dialect: str | None) -> str:
+    """"names only" note when a dialect row ignores arguments that expected_calls spell out."""
+    from trajcheck.metrics.trajectory import lookup_mode
 
-        rules = [dict(r) for r in case.forbidden_sequences] + [{"tool": n, "name": f"forbidden_calls[{i}]"}
-                                                               for i, n in enumerate(case.forbidden_calls)]
-        if not rules:
-            raise InputProblem("metric 'forbidden' needs forbidden_calls or forbidden_sequences")
-        res = check_forbidden_sequences(traj, rules)
-        return res, bool(res.passed) and res.score is not None and res.score >= threshold
-    from trajcheck.metrics.composite import score_trajectory
+    row = lookup_mode(mode, dialect)
+    if (row is None or row.args_mode != "ignore" or spec.get("args_mode") is not None
+            or not any(e.args for e in case.expected_calls)):
+        return ""
+    return (f"names only: {dialect} {mode} compares tool names, so the arguments in "
+            "expected_calls are not checked (set args_mode to check them); ")
 
-    res = score_trajectory(traj, case, threshold=threshold, args_mode=args_mode)
-    return res, res.passed is not False and res.score is not None and res.score >= threshold
+
+def _options(spec: Mapping[str, Any], metric: str) -> Any:
+    from trajcheck.adapters import _catalog
+
+    for k in ("weights", "ignore", "id_args", "retry_budget", "args_mode", "match"):
+        try:
+            _catalog.check_option(k, spec.get(k), "assertion config")
+        except Exception as e:  # MetricInputError: shown as the reason
+            raise InputProblem(str(e)) from e
+    mode, dialect = _mode_dialect(spec) if metric == "trajectory_match" else (None, None)
+    return _catalog.Options(mode=mode, dialect=dialect, args_mode=spec.get("args_mode"),
+                            weights=spec.get("weights"), before_state=spec.get("before_state"),
+                            after_state=spec.get("after_state"), ignore=spec.get("ignore"),
+                            id_args=spec.get("id_args"),
+                            retry_budget=spec.get("retry_budget") if spec.get("retry_budget") is not None else 2)
 
 
 NAMED_PARTS = {"tool_call_prf": ("precision", "recall"),
@@ -296,31 +322,49 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
             return _fail(f"the Python running this assertion ({sys.executable}) cannot import trajcheck; "
                          "install it there (pip install trajcheck) or set PROMPTFOO_PYTHON to the "
                          "python of the virtual environment that has it", negated=negated)
+        from trajcheck.adapters import _catalog
         from trajcheck.errors import TrajcheckError
 
         spec = _spec(context)
-        metric_name = spec.get("metric", "f1")
-        metric = METRIC_ALIASES.get(metric_name) if isinstance(metric_name, str) else None
-        if metric is None:
-            raise InputProblem(f"metric: unknown {metric_name!r}; known: {', '.join(METRICS)}")
-        threshold = _threshold(spec, entry, metric)
+        metric_name = spec.get("metric", "tool_call_f1")
+        try:
+            row = _catalog.row_metric(METRIC_ALIASES.get(metric_name, metric_name)
+                                      if isinstance(metric_name, str) else metric_name, "metric")
+        except TrajcheckError as e:
+            raise InputProblem(str(e)) from e
+        threshold = _threshold(spec, entry, row)
         traj, source = _trajectory(output, context, spec)
+        if spec.get("error_pattern") is not None:
+            traj = _with_error_pattern(traj, spec["error_pattern"])
         case_input = traj.user_input if traj.user_input is not None else context.get("prompt")
         case = build_case(spec, case_id=_case_id(context, spec), case_input=case_input)
+        if isinstance(spec.get("match"), Mapping):
+            from dataclasses import replace
+
+            from trajcheck.adapters._convert import apply_match
+
+            case = replace(case, expected_calls=apply_match(case.expected_calls, spec["match"]))
+        opts = _options(spec, row.key)
+        provided = {k for k in CASE_KEYS if spec.get(k) is not None}
         try:
-            res, raw_pass = _run_metric(metric, traj, case, spec, threshold)
+            res = _catalog.compute(row.key, traj, case, opts, provided,
+                                   "give it in the assertion's config (or the test's vars)")
         except TrajcheckError as e:
             raise InputProblem(f"{type(e).__name__}: {e}") from e
         if res.score is None or not math.isfinite(float(res.score)):
             raise InputProblem(f"{res.name} is not applicable here: {res.reason}")
+        raw_pass = bool(_catalog.passed(row, res, threshold))
+        note = _names_only_note(spec, case, opts.mode, opts.dialect) if row.key == "trajectory_match" else ""
     except InputProblem as e:
         return _fail(str(e), negated=negated)
     value = float(res.score)
     score = 1.0 - value if negated else value
     verdict = "passes" if raw_pass else "fails"
-    reason = (f"trajcheck {res.name} = {value:.4g} (threshold {threshold:g}, {verdict}"
+    cmp = "<=" if row.lower_is_better else ">="
+    label_name = _catalog.display_name(row.key, opts.mode, opts.dialect).replace(" (trajcheck)", "")
+    reason = (f"trajcheck {label_name} = {value:.4g} (pass at {cmp} {threshold:g}, {verdict}"
               f"{'; negated: not-python scores 1 - value = ' + format(score, '.4g') if negated else ''}): "
-              f"{res.reason} [read from {source}]")
+              f"{note}{res.reason} [read from {source}]")
     problems = traj.metadata.get("problems") if isinstance(traj.metadata, Mapping) else None
     if problems:
         reason += f" [{len(problems)} trace problem(s): {problems[0]}]"
@@ -330,3 +374,16 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     components = ([{"pass": raw_pass != negated, "score": score, "reason": reason}] if negated else [])
     return {"pass": raw_pass, "score": score, "reason": reason,
             "componentResults": components, "namedScores": _named_scores(res, label, negated)}
+
+
+def _with_error_pattern(traj: Any, pattern: Any) -> Any:
+    """``traces.apply_error_pattern``: results whose text matches are failed calls."""
+    if not isinstance(pattern, str):
+        raise InputProblem(f"error_pattern: expected a regular expression string, got {pattern!r}")
+    from trajcheck.errors import TrajcheckError
+    from trajcheck.traces import apply_error_pattern
+
+    try:
+        return apply_error_pattern(traj, pattern)
+    except TrajcheckError as e:
+        raise InputProblem(f"error_pattern: {e}") from e

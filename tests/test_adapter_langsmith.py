@@ -112,11 +112,11 @@ def test_evaluate_offline_rows_and_summary_equal_core():
                   for row in b) == [0.0, 0.0, 1.0]
     summary = {r.key: r for r in res._summary_results["results"]}
     # pass^3 = (C(3,3)/C(3,3) + C(1,3)/C(3,3)) / 2 = 0.5; pass@3 = 1.0; pass^1 = (1 + 1/3)/2
-    assert summary["pass^3"].score == 0.5 == pass_hat_k(trials, 3)
-    assert summary["pass@3"].score == 1.0 == pass_at_k(trials, 3)
-    assert summary["pass^1"].score == pytest.approx(2 / 3) and summary["pass^1"].score == pass_hat_k(trials, 1)
+    assert summary["traj_pass^3"].score == 0.5 == pass_hat_k(trials, 3)
+    assert summary["traj_pass@3"].score == 1.0 == pass_at_k(trials, 3)
+    assert summary["traj_pass^1"].score == pytest.approx(2 / 3) and summary["traj_pass^1"].score == pass_hat_k(trials, 1)
     ci = bootstrap_ci(trials, lambda r: pass_hat_k(r, 3), seed=0)
-    assert f"[{ci.lo:.4f}, {ci.hi:.4f}]" in summary["pass^3"].comment
+    assert f"[{ci.lo:.4f}, {ci.hi:.4f}]" in summary["traj_pass^3"].comment
 
 
 def test_both_calling_styles_and_feedback_keys():
@@ -238,17 +238,17 @@ def test_schema_arguments_forbidden_final_state_in_evaluate():
     res = OFFLINE.evaluate(target, data=[ex], evaluators=evs, upload_results=False)
     got = {r.key: (r.score, r.comment) for row in res for r in row["evaluation_results"]["results"]}
     assert {k: v[0] for k, v in got.items()} == {
-        "trajcheck_schema_validity": 0.0, "trajcheck_argument_correctness": 0.0,
-        "trajcheck_forbidden": 0.0, "trajcheck_final_state": 0.0}
+        "trajcheck_schema_validity": 0.0, "trajcheck_argument_accuracy": 0.0,
+        "trajcheck_forbidden_calls": 0.0, "trajcheck_final_state": 0.0}
     from trajcheck.metrics.calls import argument_accuracy, schema_errors
     from trajcheck.metrics.outcome import check_final_state
     from trajcheck.metrics.sequences import check_forbidden_sequences
 
     traj, case = core_pair(ex.inputs["input"], calls, expected)
     assert got["trajcheck_schema_validity"] == (schema_errors(traj, defs).score, schema_errors(traj, defs).reason)
-    assert got["trajcheck_argument_correctness"][1] == argument_accuracy(traj, case).reason
+    assert got["trajcheck_argument_accuracy"][1] == argument_accuracy(traj, case).reason
     fb = check_forbidden_sequences(traj, [{"tool": "update_ticket", "name": "forbidden_calls[0]"}])
-    assert got["trajcheck_forbidden"] == (fb.score, fb.reason)
+    assert got["trajcheck_forbidden_calls"] == (fb.score, fb.reason)
     fs = check_final_state(before, after, ex.outputs["expected_final_state"])
     assert got["trajcheck_final_state"] == (fs.score, fs.reason)
     # the same row with schema-valid, expected arguments: both 1.0

@@ -67,13 +67,13 @@ def test_evaluate_on_multiturn_dataset_equals_core():
         traj, case = core_pair(p, r)
         row = df.iloc[i]
         assert row["trajcheck_tool_call_f1"] == tool_call_prf(traj, case).f1
-        assert row["trajcheck_tool_call_accuracy"] == trajectory_match(traj, case, "exact").score
+        assert row["trajcheck_tool_call_accuracy_exact"] == trajectory_match(traj, case, "exact").score
         assert row["acc_any_order"] == trajectory_match(traj, case, "unordered").score
         assert row["superset"] == trajectory_match(traj, case, "superset").score
         assert row["trajcheck_composite"] == score_trajectory(traj, case).score
     # hand-computed
     assert list(df["trajcheck_tool_call_f1"].round(12)) == [0.5, 1.0, round(2 / 3, 12)]
-    assert list(df["trajcheck_tool_call_accuracy"]) == [0.0, 0.0, 0.0]
+    assert list(df["trajcheck_tool_call_accuracy_exact"]) == [0.0, 0.0, 0.0]
     assert list(df["acc_any_order"]) == [0.0, 1.0, 0.0]
     assert list(df["superset"]) == [0.0, 1.0, 1.0]
 
@@ -120,7 +120,7 @@ def test_forbidden_and_not_applicable():
     assert m.multi_turn_score(s) == 0.0
     # argument correctness with no expected tool called is not applicable -> NaN in RAGAS
     s2 = sample([("x", {})], [("w", SH)])
-    assert math.isnan(ar.TrajcheckArgumentCorrectness().multi_turn_score(s2))
+    assert math.isnan(ar.TrajcheckArgumentAccuracy().multi_turn_score(s2))
 
 
 def test_missing_reference_is_an_error():
@@ -150,17 +150,17 @@ def test_schema_validity_and_argument_correctness_in_evaluate():
     fixed = [("get_ticket", {"ticket_id": "INC-1043"}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "high"})]
     ref = fixed
     defs = _helpdesk_tool_defs()
-    metrics = [ar.TrajcheckSchemaValidity(tools=defs), ar.TrajcheckArgumentCorrectness()]
+    metrics = [ar.TrajcheckSchemaValidity(tools=defs), ar.TrajcheckArgumentAccuracy()]
     df = evaluate(EvaluationDataset(samples=[sample(bad, ref), sample(fixed, ref)]), metrics=metrics,
                   show_progress=False, raise_exceptions=True).to_pandas()
     assert list(df["trajcheck_schema_validity"]) == [pytest.approx(1 / 3), 1.0]
-    assert list(df["trajcheck_argument_correctness"]) == [0.0, 1.0]
+    assert list(df["trajcheck_argument_accuracy"]) == [0.0, 1.0]
     from trajcheck.metrics.calls import argument_accuracy, schema_errors
 
     for i, p in enumerate((bad, fixed)):
         traj, case = core_pair(p, ref)
         assert df["trajcheck_schema_validity"][i] == schema_errors(traj, defs).score
-        assert df["trajcheck_argument_correctness"][i] == argument_accuracy(traj, case).score
+        assert df["trajcheck_argument_accuracy"][i] == argument_accuracy(traj, case).score
     res = metrics[0].as_collections().score(user_input=sample(bad, ref).user_input)
     assert res.value == pytest.approx(1 / 3) and res.reason == schema_errors(core_pair(bad, ref)[0], defs).reason
 

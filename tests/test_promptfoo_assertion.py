@@ -182,7 +182,7 @@ def test_forbidden_metric():
     r = get_assert(out, ctx({"metric": "forbidden", "forbidden_calls": ["drop_table"]}))
     assert r["score"] == 1.0 and r["pass"] is True
     r = get_assert(out, ctx({"metric": "forbidden"}))
-    assert r["pass"] is False and "needs forbidden_calls" in r["reason"]
+    assert r["pass"] is False and "needs 'forbidden_calls'" in r["reason"]
 
 
 def test_composite_equals_core_score():
@@ -225,7 +225,7 @@ def test_unparsed_arguments_count_but_never_match():
     ([{"name": "a"}], {"expected_calls": 5}, "expected_calls: expected a list"),
     ([{"name": "a"}], {"expected_calls": [7]}, "expected_calls[0]"),
     ([{"name": "a"}], {"expected_calls": "[a"}, "expected_calls: not valid JSON"),
-    ([{"name": "a"}], {"expected_calls": ["a"], "metric": "bleu"}, "metric: unknown 'bleu'"),
+    ([{"name": "a"}], {"expected_calls": ["a"], "metric": "bleu"}, "unknown trajcheck metric 'bleu'"),
     ([{"name": "a"}], {"expected_calls": ["a"], "threshold": 2}, "threshold"),
     ([{"name": "a"}], {"expected_calls": ["a"], "colour": "red"}, "unknown config key 'colour'"),
     ([{"name": "a"}], {"expected_calls": ["a"], "args_mode": "loose"}, "args_mode"),

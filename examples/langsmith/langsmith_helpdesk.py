@@ -53,7 +53,7 @@ if __name__ == "__main__":
     # a client pointed nowhere: with upload_results=False nothing is sent
     client = Client(api_key="offline", api_url="http://127.0.0.1:9")
     results = client.evaluate(agent, data=examples, evaluators=[f1, strict],
-                              summary_evaluators=[pass_k_summary(strict, k=3)],
+                              summary_evaluators=[pass_k_summary(strict, k=3, keys={"pass_hat_k": "pass^3", "pass_at_k": "pass@3"})],
                               num_repetitions=3, upload_results=False,
                               max_concurrency=0)  # one run at a time: deterministic order
     for row in results:
