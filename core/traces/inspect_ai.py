@@ -31,6 +31,7 @@ running) is reported the same way.
 
 from __future__ import annotations
 
+import io
 import json
 import struct
 import zipfile
@@ -106,7 +107,9 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> bytes:
     fp.seek(info.header_offset + 30 + name_len + extra_len)
     raw = fp.read(info.compress_size)
     try:
-        return zstandard.ZstdDecompressor().decompress(raw, max_output_size=max(info.file_size, 1))
+        # Inspect writes several zstd frames per member when it is large: read across them
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True) as r:
+            return r.read()
     except zstandard.ZstdError as e:
         raise TraceFormatError(f"{path}: member {info.filename} is not valid zstd data: {e}") from e
 
