@@ -37,6 +37,7 @@ from .errors import MetricInputError
 from .scorecard import (
     AGREEMENT_CELLS,
     CaseResult,
+    CheckAgreement,
     Disagreement,
     Estimate,
     RecordedReward,
@@ -176,6 +177,10 @@ class SuitePartial:
         self.rec_matrix: dict[str, int] = dict.fromkeys(AGREEMENT_CELLS, 0)
         self.rec_sum: list[float] = []
         self.disagreements: list[tuple[int, Disagreement]] = []
+        # the source's own pass^k groups: group -> [first seq, runs, successes]
+        self.rec_groups: dict[str, list[int]] = {}
+        # recorded checks (db_match, r_actions): name -> (matrix, [(seq, Disagreement)])
+        self.checks: dict[str, tuple[dict[str, int], list[tuple[int, Disagreement]]]] = {}
         self.kept: list[tuple[int, RunResult]] = []
 
     # ----------------------------------------------------------------- adding runs
@@ -223,6 +228,8 @@ class SuitePartial:
             self.routes.append((seq, r.case_id, r.run_id, r.expected_route, r.route))
         if r.recorded_reward is not None:
             self._add_recorded(r, c, seq)
+        if r.recorded_checks:
+            self._add_checks(r, seq)
         self._keep(r, seq)
 
     def _check_figures(self, r: RunResult, seq: int) -> None:
@@ -278,6 +285,11 @@ class SuitePartial:
         c.rec_succ += rec
         self.rec_n += 1
         exact_add(self.rec_sum, float(r.recorded_reward or 0))
+        g = self.rec_groups.get(r.recorded_group or r.case_id)
+        if g is None:
+            self.rec_groups[r.recorded_group or r.case_id] = [seq, 1, int(rec)]
+        else:
+            g[0], g[1], g[2] = min(g[0], seq), g[1] + 1, g[2] + rec
         key = f"ours_{'pass' if r.success else 'fail'}_recorded_{'pass' if rec else 'fail'}"
         self.rec_matrix[key] += 1
         if rec != r.success:
@@ -286,6 +298,18 @@ class SuitePartial:
                       f"; recorded reward {fmt_num(r.recorded_reward)}")
             self.disagreements.append(
                 (seq, Disagreement(r.run_id, r.case_id, r.trial, r.success, rec, reason)))
+
+    def _add_checks(self, r: RunResult, seq: int) -> None:
+        """Agreement of trajcheck's verdict on the writes with each verdict the source records
+        (``RunResult.recorded_checks``), with every disagreement and both sides' verdicts."""
+        for name, v in (r.recorded_checks or {}).items():
+            matrix, dis = self.checks.setdefault(name, (dict.fromkeys(AGREEMENT_CELLS, 0), []))
+            ours, rec = bool(v.get("ours")), bool(v.get("recorded"))
+            matrix[f"ours_{'pass' if ours else 'fail'}_recorded_{'pass' if rec else 'fail'}"] += 1
+            if ours != rec:
+                reason = (f"trajcheck writes {'right' if ours else 'wrong'}: "
+                          f"{v.get('reason') or '(no reason given)'}; recorded {name} {rec}")
+                dis.append((seq, Disagreement(r.run_id, r.case_id, r.trial, ours, rec, reason)))
 
     @staticmethod
     def _shown_first(r: RunResult) -> bool:
@@ -343,6 +367,17 @@ class SuitePartial:
             self.rec_matrix[k] += v
         _merge_sums(self.rec_sum, other.rec_sum)
         self.disagreements.extend(other.disagreements)
+        for gk, (first, n, succ) in other.rec_groups.items():
+            g = self.rec_groups.get(gk)
+            if g is None:
+                self.rec_groups[gk] = [first, n, succ]
+            else:
+                g[0], g[1], g[2] = min(g[0], first), g[1] + n, g[2] + succ
+        for name, (om, od) in other.checks.items():
+            matrix, dis = self.checks.setdefault(name, (dict.fromkeys(AGREEMENT_CELLS, 0), []))
+            for k, v in om.items():
+                matrix[k] += v
+            dis.extend(od)
         if self.keep_runs is None or other.keep_runs is None:
             self.keep_runs = None if (self.keep_runs is None and other.keep_runs is None) else (
                 self.keep_runs if other.keep_runs is None else other.keep_runs)
@@ -428,9 +463,9 @@ class SuitePartial:
         computed; it returns None when no run has a reward."""
         if not self.rec_n:
             return lambda: None
-        rec = sorted(((c.rec_first, cid, c) for cid, c in self.cases.items() if c.rec_n),
-                     key=lambda x: x[0])
-        counts = {cid: (c.rec_n, c.rec_succ) for _, cid, c in rec}
+        # grouped as the source groups them (RunResult.recorded_group), else by case
+        groups = sorted(self.rec_groups.items(), key=lambda kv: kv[1][0])
+        counts = {gk: (n, succ) for gk, (_first, n, succ) in groups}
         kk = [k for k in ks if all(nc[0] >= k for nc in counts.values())]
         kcurve = _kcurves(counts, kk, iv)
 
@@ -438,11 +473,17 @@ class SuitePartial:
             ph, phc, _, _ = kcurve()
             matrix = dict(self.rec_matrix)
             dis = tuple(d for _, d in sorted(self.disagreements, key=lambda sd: sd[0]))
+            checks = {}
+            for name, (cm, cd) in sorted(self.checks.items()):
+                checks[name] = CheckAgreement(
+                    name, sum(cm.values()), dict(cm),
+                    cm["ours_pass_recorded_pass"] + cm["ours_fail_recorded_fail"],
+                    tuple(d for _, d in sorted(cd, key=lambda sd: sd[0])))
             return RecordedReward(
                 n=self.rec_n, mean=_r(math.fsum(self.rec_sum) / self.rec_n), pass_hat_k=ph,
                 pass_hat_k_ci=phc, matrix=matrix,
                 agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
-                disagreements=dis)
+                disagreements=dis, checks=checks)
         return done
 
     def _efficiency(self) -> dict[str, Any]:

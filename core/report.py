@@ -330,6 +330,16 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
                 dt.add_row(d.run_id, "pass" if d.ours else "fail",
                            "pass" if d.recorded else "fail", d.reason)
             con.print(dt)
+        for name, ca in rr.checks.items():
+            ct = Table(title=f"agreement of trajcheck's writes verdict with the recorded {name}: "
+                             f"{ca.agree}/{ca.n}", title_justify="left")
+            ct.add_column("run", no_wrap=True)
+            ct.add_column("trajcheck")
+            ct.add_column(f"recorded {name}")
+            ct.add_column("reason", overflow="fold")
+            for d in ca.disagreements:
+                ct.add_row(d.run_id, "right" if d.ours else "wrong", str(d.recorded), d.reason)
+            con.print(ct)
 
     failing = flagged_runs(sc)
     if failing:
@@ -391,6 +401,14 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
                     f"{'pass' if d.recorded else 'fail'} | {_md_cell(d.reason)} |"
                     for d in rr.disagreements]
             out.append("")
+        for name, ca in rr.checks.items():
+            out += [f"**Agreement of trajcheck's writes verdict with the recorded {name}: "
+                    f"{ca.agree}/{ca.n}**", ""]
+            if ca.disagreements:
+                out += [f"| run | trajcheck writes | recorded {name} | reason |", "| --- | --- | --- | --- |"]
+                out += [f"| {d.run_id} | {'right' if d.ours else 'wrong'} | {d.recorded} | "
+                        f"{_md_cell(d.reason)} |" for d in ca.disagreements]
+                out.append("")
     failing = flagged_runs(sc)
     if failing:
         out += [f"<details><summary>{_md_cell(failing_title(sc, failing))}</summary>", "",

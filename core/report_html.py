@@ -382,6 +382,18 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
                          f'<td class="{"pass" if d.recorded else "fail"}">{"pass" if d.recorded else "fail"}</td>'
                          f"<td>{disagreement_reasons(sc, d)}</td></tr>")
             h.append("</table>")
+        for name, ca in rr.checks.items():
+            h.append(f"<h3>Agreement of trajcheck's writes verdict with the recorded {_e(name)}: "
+                     f'<span id="check-{_slug(name)}-agree">{ca.agree}</span>/'
+                     f'<span id="check-{_slug(name)}-n">{ca.n}</span></h3>')
+            if ca.disagreements:
+                h.append(f"<table><tr><th>run</th><th>trajcheck writes</th><th>recorded {_e(name)}</th>"
+                         "<th>reason</th></tr>")
+                for d in ca.disagreements:
+                    h.append(f'<tr class="disagreement"><td class="run"><a href="#run-{_slug(d.run_id)}">'
+                             f'{_e(d.run_id)}</a></td><td>{"right" if d.ours else "wrong"}</td>'
+                             f"<td>{d.recorded}</td><td>{_e(d.reason)}</td></tr>")
+                h.append("</table>")
 
     tc = s.tool_confusion or {}
     if tc.get("labels") and len(tc["labels"]) > 1:

@@ -133,6 +133,12 @@ class RunResult:
     definition the run was scored against (None in older scorecards); ``calls``: the
     expected-vs-called table of ``run_detail.call_detail`` (None when not kept). ``gate_failed`` (property): the task succeeded but
     the composite score is below its threshold (``composite_passed`` False).
+    ``recorded_checks``: the source's own verdicts on the run's writes beside its reward,
+    each next to trajcheck's verdict on the writes alone (the outcome without the response
+    check): ``{name: {"recorded": bool, "ours": bool, "reason": str}}`` for tau2's
+    ``db_match`` and tau-bench's ``r_actions`` (None when the source records none).
+    ``recorded_group``: the task id the source's own pass^k counts the run under when it
+    differs from ``case_id`` (a tau2 simulation re-keyed for a data defect), else None.
     """
 
     run_id: str
@@ -164,6 +170,8 @@ class RunResult:
     forbidden_checked: bool | None = None
     case_hash: str | None = None
     calls: dict[str, Any] | None = None
+    recorded_checks: dict[str, dict[str, Any]] | None = None
+    recorded_group: str | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -189,6 +197,8 @@ class RunResult:
             "transcript": None if self.transcript is None else list(self.transcript),
             "forbidden_checked": self.forbidden_checked,
             "case_hash": self.case_hash, "calls": copy.deepcopy(self.calls),
+            "recorded_checks": copy.deepcopy(self.recorded_checks),
+            "recorded_group": self.recorded_group,
         }
 
     @classmethod
@@ -211,6 +221,7 @@ class RunResult:
             transcript=None if d.get("transcript") is None else tuple(d["transcript"]),
             forbidden_checked=d.get("forbidden_checked"),
             case_hash=d.get("case_hash"), calls=d.get("calls"),
+            recorded_checks=d.get("recorded_checks"), recorded_group=d.get("recorded_group"),
         )
 
 
@@ -272,6 +283,32 @@ AGREEMENT_CELLS = ("ours_pass_recorded_pass", "ours_pass_recorded_fail",
 
 
 @dataclass(frozen=True)
+class CheckAgreement:
+    """Agreement of trajcheck's verdict on a run's writes with one verdict the source
+    records (``name``: ``db_match``, ``r_actions``), over the ``n`` runs that record it:
+    ``matrix`` keyed by ``AGREEMENT_CELLS`` (``recorded`` = the source's verdict), ``agree``
+    the diagonal, ``disagreements`` every off-diagonal run with both reasons."""
+
+    name: str
+    n: int
+    matrix: dict[str, int]
+    agree: int
+    disagreements: tuple[Disagreement, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"n": self.n, "matrix": dict(self.matrix), "agree": self.agree,
+                "rate": _r(self.agree / self.n) if self.n else None,
+                "disagreements": [x.to_dict() for x in self.disagreements]}
+
+    @classmethod
+    def from_dict(cls, name: str, d: Mapping[str, Any]) -> CheckAgreement:
+        """Inverse of ``to_dict``."""
+        return cls(name, d["n"], dict(d.get("matrix") or {}), d.get("agree", 0),
+                   tuple(Disagreement.from_dict(x) for x in d.get("disagreements") or ()))
+
+
+@dataclass(frozen=True)
 class RecordedReward:
     """The source's own reward, summarised the same way as ours.
 
@@ -279,7 +316,10 @@ class RecordedReward:
     1e-6 of 1, tau-bench's rule), ``pass_hat_k_ci`` {k: (lo, hi)} seeded bootstrap over
     tasks; ``mean`` the mean reward; ``matrix`` the 2x2 agreement counts keyed by
     ``AGREEMENT_CELLS``; ``agree`` = diagonal, ``n`` = runs compared; ``disagreements``
-    every off-diagonal run with trajcheck's reason.
+    every off-diagonal run with trajcheck's reason. pass^k groups runs by their
+    ``recorded_group`` when set (the source's own grouping), else by case. ``checks``: the
+    source's other recorded verdicts (``db_match``, ``r_actions``) against trajcheck's
+    verdict on the writes, by name (``CheckAgreement``).
     """
 
     n: int
@@ -289,6 +329,7 @@ class RecordedReward:
     matrix: dict[str, int]
     agree: int
     disagreements: tuple[Disagreement, ...] = ()
+    checks: dict[str, CheckAgreement] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (k keys become strings)."""
@@ -296,7 +337,8 @@ class RecordedReward:
                 "pass_hat_k_ci": _kmap_to_json(self.pass_hat_k_ci),
                 "agreement": {"matrix": dict(self.matrix), "agree": self.agree, "n": self.n,
                               "rate": _r(self.agree / self.n) if self.n else None},
-                "disagreements": [x.to_dict() for x in self.disagreements]}
+                "disagreements": [x.to_dict() for x in self.disagreements],
+                "checks": {k: v.to_dict() for k, v in self.checks.items()}}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> RecordedReward | None:
@@ -308,7 +350,8 @@ class RecordedReward:
                    pass_hat_k_ci=_kmap_from_json(d.get("pass_hat_k_ci"), pair=True),
                    matrix=dict(ag.get("matrix") or {}), agree=ag.get("agree", 0),
                    disagreements=tuple(Disagreement.from_dict(x)
-                                       for x in d.get("disagreements") or ()))
+                                       for x in d.get("disagreements") or ()),
+                   checks={k: CheckAgreement.from_dict(k, v) for k, v in (d.get("checks") or {}).items()})
 
 
 @dataclass(frozen=True)
@@ -497,6 +540,7 @@ __all__ = [
     "DIGITS",
     "SCHEMA_VERSION",
     "CaseResult",
+    "CheckAgreement",
     "Disagreement",
     "Estimate",
     "RecordedReward",

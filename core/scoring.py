@@ -262,4 +262,36 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         forbidden_checked=bool(case.forbidden_calls or case.forbidden_sequences),
         case_hash=case_hash(case),
         calls=call_detail(traj, case, context=context) if keep_calls else None,
+        recorded_checks=recorded_checks(traj, outcome),
+        recorded_group=_recorded_group(meta, case),
     )
+
+
+def _recorded_group(meta: Any, case: Case) -> str | None:
+    g = meta.get("recorded_task_id")
+    return str(g) if g is not None and str(g) != case.id else None
+
+
+def recorded_checks(traj: Trajectory, outcome: MetricResult) -> dict[str, dict[str, Any]] | None:
+    """The source's recorded verdicts on the run's writes beside trajcheck's own.
+
+    Readers put a source's verdicts other than its reward in ``metadata["recorded_checks"]``
+    as ``{name: bool}`` (tau2: ``db_match``, the final database equals the expected one;
+    tau-bench: ``r_actions`` == 1, the same test by hash). Trajcheck's comparable verdict is
+    the outcome's judgement of the writes alone, without the response check
+    (``outcome_from_calls`` ``parts["writes_ok"]``; with database snapshots, the final-state
+    check). Returns ``{name: {"recorded", "ours", "reason"}}``, or None when the source
+    records no such verdict or trajcheck gave none.
+    """
+    rec = traj.metadata.get("recorded_checks")
+    if not isinstance(rec, Mapping) or not rec:
+        return None
+    parts = outcome.parts or {}
+    ours = parts.get("writes_ok")
+    reason = parts.get("writes_reason")
+    if ours is None and isinstance(parts.get("final_state"), bool):
+        ours, reason = parts["final_state"], outcome.reason
+    if not isinstance(ours, bool):
+        return None
+    return {str(k): {"recorded": bool(v), "ours": ours, "reason": str(reason or outcome.reason)}
+            for k, v in rec.items() if isinstance(v, bool)} or None

@@ -131,18 +131,48 @@ def test_bad_simulation_is_skipped_and_the_rest_read() -> None:
         t2.read(raw)
 
 
-def test_passk_like_tau2() -> None:
-    """tau2's pass^k (metrics/agent_metrics.py): sims grouped by their recorded task_id,
-    infrastructure errors left out, success = reward within 1e-6 of 1, mean over tasks of
-    C(c, k) / C(n, k)."""
-    raw = _raw(GPT_OSS)
+def tau2_pass_hat_k(raw: dict) -> dict[int, float]:
+    """pass^k as tau2-bench computes it from a Results file (src/tau2/metrics/agent_metrics.py
+    ``get_metrics_df``, ``get_tasks_pass_hat_k``, ``compute_metrics``; commit a2c0247):
+    simulations ending in ``infrastructure_error`` are left out; success = reward within 1e-6
+    of 1 (a missing reward is no success); runs are grouped by the simulation's recorded
+    ``task_id``; k runs from 1 to min(info.num_trials, fewest runs of a task); pass^k is the
+    mean over tasks of C(c, k) / C(n, k)."""
     by: dict[str, list[bool]] = {}
     for s in raw["simulations"]:
         if s["termination_reason"] == "infrastructure_error":
             continue
         r = (s.get("reward_info") or {}).get("reward")
         by.setdefault(s["task_id"], []).append(r is not None and 1 - 1e-6 <= r <= 1 + 1e-6)
-    want = sum(math.comb(sum(v), 1) / math.comb(len(v), 1) for v in by.values()) / len(by)
-    sc = evaluate(load(GPT_OSS), n_boot=20)
+    max_k = min(raw["info"]["num_trials"], min(len(v) for v in by.values()))
+    return {k: sum(math.comb(sum(v), k) / math.comb(len(v), k) for v in by.values()) / len(by)
+            for k in range(1, max_k + 1)}
+
+
+@pytest.mark.parametrize("path", [GPT_OSS, ORCH_RETAIL, SMALL], ids=["gpt-oss", "orch-retail", "small"])
+def test_recorded_passk_equals_tau2s_own(path: Path) -> None:
+    want = tau2_pass_hat_k(_raw(path))
+    sc = evaluate(load(path), n_boot=20)
     assert sc.recorded_reward is not None
-    assert sc.recorded_reward.pass_hat_k[1] == pytest.approx(want, abs=5e-5) == 0.38
+    got = sc.recorded_reward.pass_hat_k
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k] == pytest.approx(want[k], abs=5e-5)  # scorecards keep 4 decimals
+    if path == ORCH_RETAIL:
+        # re-keyed runs still count under the task_id the file records, as tau2 counts them
+        assert want[1] == pytest.approx(96 / 114) and any(r.recorded_group for r in sc.runs)
+
+
+def test_db_match_agreement_is_reported_and_round_trips(tmp_path: Path) -> None:
+    from trajcheck.scorecard import Scorecard, validate_scorecard_json
+
+    for path, n in ((GPT_OSS, 44), (ORCH_RETAIL, 114), (SMALL, 4)):  # gpt-oss: 6 cut off, no DB check
+        sc = evaluate(load(path), n_boot=20)
+        ca = sc.recorded_reward.checks["db_match"]  # type: ignore[union-attr]
+        assert (ca.n, ca.agree, ca.disagreements) == (n, n, ())
+    out = tmp_path / "sc.json"
+    sc.to_json(out)
+    d = json.loads(out.read_text())
+    validate_scorecard_json(d)
+    assert d["recorded_reward"]["checks"]["db_match"]["agree"] == 4
+    assert Scorecard.load(out).to_dict() == d

@@ -721,6 +721,9 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     state-changing call 13 of the run: <tool> <args>"``. Call numbers are positions in
     ``traj.tool_calls()``, counted from 0.
 
+    ``parts["writes_ok"]`` / ``parts["writes_reason"]``: the verdict and reason on the
+    writes alone (1 and 2, without the response), comparable with a benchmark's own DB check.
+
     Known limit: writes that reach the same state with different arguments are judged
     wrong unless the case's argument matchers say the difference does not count (the
     tau-bench and tau2 readers set them per tool, ``trajcheck.traces.tau_domains``). ``context``: a ``MatchContext``; None builds one from
@@ -767,6 +770,8 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     for j in missing:
         e = case.expected_calls[j]
         why = _closest_call_note(traj, e, set(extra), mode, context)
+        if case.metadata.get(REPLAYED_KEY) is True and why == "the tool was never called":
+            why += " (nothing the run records shows whether it would have changed the database)"
         problems.append(f"case {case.id!r}: expected call {j} ({e.name}) not matched: {why}")
     calls = traj.tool_calls()
     for i in extra:
@@ -780,6 +785,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     if same:
         parts["unchanged"] = {str(i): f"its result equals call {k}'s: the record was already so"
                               for i, k in same.items()}
+    n_write_problems = len(problems)
     resp: MetricResult | None = None
     if check_response:
         resp = response_includes(traj, case.response_must_include)
@@ -802,4 +808,5 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     reason = (made + (", response complete" if resp is not None and case.response_must_include else "")
               if ok else problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     parts["problems"] = problems
+    parts["writes_reason"] = (problems[0] if n_write_problems else made)
     return MetricResult("outcome_from_calls", 1.0 if ok else 0.0, reason, parts, ok)

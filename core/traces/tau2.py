@@ -24,8 +24,12 @@ One ``Trajectory`` per simulation:
 - ``metadata``: ``case_id`` (the task id), ``trial``, ``run_id`` (``"<task>-<trial>"``),
   ``simulation_id``, ``reward``, ``termination_reason``, ``terminated`` (the run ended by
   ``user_stop`` / ``agent_stop``: tau2 scores any other ending 0 without a check),
-  ``domain`` and ``reward_info`` = ``{db_match, reward_basis, action_checks: [{name,
-  arguments, match}], communicate: [{info, met}]}`` as recorded.
+  ``domain``, ``reward_info`` = ``{db_match, reward_basis, action_checks: [{name,
+  arguments, match}], communicate: [{info, met}]}`` as recorded, ``recorded_checks`` =
+  ``{"db_match": bool}`` (compared with trajcheck's verdict on the writes),
+  ``recorded_task_id`` (the file's ``task_id``; tau2's own pass^k groups by it) and
+  ``no_effect_calls`` (expected writes the recorded verdict proves changed nothing). A
+  simulation that ended in ``infrastructure_error`` gets no reward: tau2 leaves it out.
 
 One ``Case`` per task (``case_from_task``): expected calls from the agent's expected actions,
 with the domain's argument matchers (``trajcheck.traces.tau_domains``) and ``args_mode``
@@ -245,6 +249,11 @@ def read_simulation(sim: Any, *, domain: str | None = None, where: str = "simula
     rec = _recorded(sim)
     if rec:
         meta["reward_info"] = rec
+    if isinstance(rec.get("db_match"), bool):
+        meta["recorded_checks"] = {"db_match": rec["db_match"]}
+    if term == INFRA_ERROR:  # tau2's metrics leave such runs out; so does the recorded reward here
+        meta["reward"] = None
+        problems.append("ended in an infrastructure error: left out of the recorded reward, as tau2 does")
     if isinstance(term, str):
         meta["termination_reason"] = term
         meta["terminated"] = term in FINISHED

@@ -9,7 +9,9 @@ envelope:
 
 - ``Trajectory.metadata``: ``case_id = str(task_id)``, ``trial``, ``run_id = f"{task_id}-{trial}"``,
   ``reward`` (the recorded reward, float), ``reward_info`` (``r_actions`` / ``r_outputs`` when
-  present; absent when the record's ``reward_info`` is null), ``domain``.
+  present; absent when the record's ``reward_info`` is null), ``recorded_checks``
+  (``{"r_actions": r_actions == 1}``: tau-bench's database-hash test, compared with
+  trajcheck's verdict on the writes), ``domain``.
 - One ``Case`` per task (``case_from_record``): expected calls from ``info.task.actions``,
   ``response_must_include`` from ``info.task.outputs``, ``input`` = the instruction,
   ``user = {"id": user_id}``, ``optional_calls`` = the domain's read-only tools
@@ -189,6 +191,10 @@ def read(obj: Any, *, domain: str | None = None) -> Trajectory:
             kept = {k: inner[k] for k in ("r_actions", "r_outputs") if k in inner}
             if kept:
                 meta["reward_info"] = kept
+            rv = inner.get("r_actions")  # the DB-hash part of the reward (a bool or 0/1)
+            ra = float(rv) if isinstance(rv, bool) else to_float(rv)
+            if ra is not None:
+                meta["recorded_checks"] = {"r_actions": abs(ra - 1.0) <= 1e-6}
     dom = domain or detect_domain(rec)
     if dom is not None:
         meta["domain"] = dom
