@@ -377,7 +377,7 @@ def test_data_model_names_still_import_from_suite():
     import trajcheck.suite as suite_mod
 
     moved = list(sc_mod.__all__)
-    assert "Scorecard" in moved and "validate_scorecard_json" in moved and len(moved) == 14
+    assert "Scorecard" in moved and "validate_scorecard_json" in moved and len(moved) == 15
     assert all(getattr(suite_mod, n) is getattr(sc_mod, n) for n in moved)
     assert set(moved) <= set(suite_mod.__all__)
 
