@@ -5,7 +5,9 @@ retried, and usage per model call; trajcheck reads ``all_messages_json()`` exact
 from __future__ import annotations
 
 import json
+import warnings
 
+import pytest
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -30,8 +32,8 @@ def _script(messages, info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=parts, usage=RequestUsage(input_tokens=inp, output_tokens=out))
 
 
-def _run():
-    agent = Agent(FunctionModel(_script), instructions="You book slots.")
+def _run(**kw):
+    agent = Agent(FunctionModel(_script), instructions="You book slots.", **kw)
 
     @agent.tool_plain
     def get_weather(city: str) -> str:
@@ -81,3 +83,45 @@ def test_pydantic_ai_message_objects_read_in_memory() -> None:
     t = read(msgs)
     assert [c.name for c in t.tool_calls()] == ["get_weather", "get_time", "book", "book"]
     assert t.to_dict() == read(json.loads(result.all_messages_json())).to_dict()
+
+
+@pytest.mark.parametrize("version", [2, 5])
+def test_pydantic_ai_otel_spans_read_exactly(tmp_path, version) -> None:
+    """The same run traced by pydantic-ai's own OpenTelemetry instrumentation (what Logfire
+    receives): tool arguments under ``tool_arguments`` (data format 2) or
+    ``gen_ai.tool.call.arguments`` (5), and the run's total usage repeated on the agent span
+    under the standard ``gen_ai.usage.*`` names, which must not be counted again."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai import InstrumentationSettings
+    from pydantic_ai.capabilities.instrumentation import Instrumentation
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = InstrumentationSettings(tracer_provider=provider, version=version,
+                                       use_aggregated_usage_attribute_names=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # version 2 is deprecated, still emitted by older apps
+        result = _run(capabilities=[Instrumentation(settings=settings)])
+    spans = [json.loads(s.to_json()) for s in exporter.get_finished_spans()]
+    agent_span = next(s for s in spans if s["attributes"].get("gen_ai.operation.name") == "invoke_agent")
+    assert agent_span["attributes"]["gen_ai.usage.input_tokens"] == 335
+    arg_key = "tool_arguments" if version == 2 else "gen_ai.tool.call.arguments"
+    assert sum(1 for s in spans if arg_key in s["attributes"]) == 4
+    p = tmp_path / "spans.json"
+    p.write_text(json.dumps(spans))
+    res = load(p)
+    assert res.formats == {"otel": 1} and res.problems == []
+    t = res[0]
+    assert [(c.name, c.args, c.call_id) for c in t.tool_calls()] == [
+        ("get_weather", {"city": "Oslo"}, "w1"), ("get_time", {"tz": "CET"}, "t1"),
+        ("book", {"day": "mon"}, "b1"), ("book", {"day": "tue"}, "b2")]
+    assert [len(s.tool_calls) for s in t.steps if s.tool_calls] == [2, 1, 1]
+    assert [(r.call_id, r.is_error) for r in t.tool_results()] == [("w1", False), ("t1", False), ("b1", True),
+                                                                   ("b2", False)]
+    assert t.tool_results()[2].error == "Monday is full"
+    assert [(s.usage.input_tokens, s.usage.output_tokens) for s in t.steps if s.usage] == [(i, o) for _, i, o in _TURNS]
+    assert (t.total_usage.input_tokens, t.total_usage.output_tokens) == (335, 37)
+    assert t.final_response == result.output
