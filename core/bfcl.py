@@ -72,7 +72,9 @@ class BfclMatcher(Matcher):
     ``float`` and converted; ``tuple`` accepts a list; ``any`` means ``str``), except that a
     value of the acceptable answers' own type is accepted when that differs from the
     declared type (BFCL's "variable" escape, then compared by ``in``). Arrays check their
-    items' types one level deep. Strings, list items and one-level dict values are compared
+    items' types one level deep, exactly (no int -> float conversion inside an array), and
+    an array whose items fail that check is rejected outright (BFCL returns the failed check
+    from its variable branch too). Strings, list items and one-level dict values are compared
     after :func:`bfcl_standardize`; lists in order; dict keys must be a subset of the
     answer's keys and missing keys need ``""``; lists of dicts position by position; other
     values by ``in``. ``""`` means the parameter may be omitted unless ``required`` (the
@@ -112,6 +114,10 @@ class BfclMatcher(Matcher):
                     return True, is_var  # BFCL: a non-list answer (e.g. "") passes the item check
                 if all(self._type_ok(x, o, item, None)[0] for x in seq):
                     return True, is_var
+            # BFCL's type_checker marks the value invalid here; its "variable" check that
+            # follows returns that same failed result, so an int array given for float items
+            # (or floats for int items) is rejected, never rescued as a variable.
+            return False, is_var
         if ans is not None and type(v) is ans:
             return True, True
         return False, is_var

@@ -108,3 +108,29 @@ def test_bfcl_loads_on_first_use_and_old_names_still_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "True", "True", "True", "True"] + ["True"] * 5
+
+
+# BFCL's type_checker on arrays (bfcl_eval/eval_checker/ast_eval/ast_checker.py): the items
+# are checked one level deep against the declared item type with no int -> float conversion,
+# and a failed item check stays failed (the "variable" branch that follows returns it).
+ARR_FUNCS = [{"name": "g", "parameters": {"type": "dict", "properties": {
+    "ints": {"type": "array", "items": {"type": "integer"}},
+    "floats": {"type": "array", "items": {"type": "float"}}}, "required": []}}]
+
+
+def test_bfcl_rejects_an_integer_array_given_as_floats() -> None:
+    gt = [{"g": {"ints": [[1, 2]], "floats": [""]}}]
+    assert bfcl_valid([{"g": {"ints": [1, 2]}}], gt, ARR_FUNCS) is True
+    assert bfcl_valid([{"g": {"ints": [1.0, 2.0]}}], gt, ARR_FUNCS) is False
+    assert bfcl_valid([{"g": {"ints": [1, 2.0]}}], gt, ARR_FUNCS) is False
+
+
+def test_bfcl_rejects_a_float_array_given_as_integers() -> None:
+    gt = [{"g": {"floats": [[1.5, 2.0]], "ints": [""]}}]
+    assert bfcl_valid([{"g": {"floats": [1.5, 2.0]}}], gt, ARR_FUNCS) is True
+    assert bfcl_valid([{"g": {"floats": [1.5, 2]}}], gt, ARR_FUNCS) is False
+    gt_int = [{"g": {"floats": [[1.0, 2.0]], "ints": [""]}}]
+    assert bfcl_valid([{"g": {"floats": [1, 2]}}], gt_int, ARR_FUNCS) is False
+    # a scalar float parameter does take an int (BFCL converts it), unlike array items
+    f = [{"name": "h", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]
+    assert bfcl_valid([{"h": {"x": 2}}], [{"h": {"x": [2.0]}}], f) is True
