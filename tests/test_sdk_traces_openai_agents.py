@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from agents import Agent, OpenAIResponsesModel, Runner, function_tool
+from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool
 from agents.tracing import TracingProcessor, set_trace_processors
 from openai import AsyncOpenAI
 
@@ -36,6 +36,20 @@ _TURNS = [
 ]
 
 
+def _chat_body(i: int) -> dict[str, Any]:
+    """Turn ``i`` as a Chat Completions response (the SDK's OpenAIChatCompletionsModel)."""
+    out, inp, cached, outp = _TURNS[i]
+    calls = [{"id": o["call_id"], "type": "function", "function": {"name": o["name"], "arguments": o["arguments"]}}
+             for o in out if o["type"] == "function_call"]
+    text = next((o["content"][0]["text"] for o in out if o["type"] == "message"), None)
+    return {"id": f"chatcmpl_{i}", "object": "chat.completion", "created": 1700000000 + i, "model": "gpt-scripted",
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop",
+                         "message": {"role": "assistant", "content": text, "tool_calls": calls or None}}],
+            "usage": {"prompt_tokens": inp, "completion_tokens": outp, "total_tokens": inp + outp,
+                      "prompt_tokens_details": {"cached_tokens": cached},
+                      "completion_tokens_details": {"reasoning_tokens": 0}}}
+
+
 class _Server(BaseHTTPRequestHandler):
     calls = 0
 
@@ -44,7 +58,7 @@ class _Server(BaseHTTPRequestHandler):
         i = type(self).calls
         type(self).calls += 1
         out, inp, cached, outp = _TURNS[i]
-        body = {"id": f"resp_{i}", "object": "response", "created_at": 1700000000 + i, "model": "gpt-scripted",
+        body = _chat_body(i) if self.path.endswith("/chat/completions") else {"id": f"resp_{i}", "object": "response", "created_at": 1700000000 + i, "model": "gpt-scripted",
                 "status": "completed", "output": out, "parallel_tool_calls": True, "tool_choice": "auto",
                 "tools": [], "usage": {"input_tokens": inp, "input_tokens_details": {"cached_tokens": cached},
                                        "output_tokens": outp, "output_tokens_details": {"reasoning_tokens": 0},
@@ -94,7 +108,8 @@ def server():
     srv.server_close()
 
 
-def test_agents_sdk_trace_read_exactly(server, tmp_path) -> None:
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_agents_sdk_trace_read_exactly(server, tmp_path, api) -> None:
     keep = _Keep()
     set_trace_processors([keep])
 
@@ -112,7 +127,8 @@ def test_agents_sdk_trace_read_exactly(server, tmp_path) -> None:
             raise ValueError("Monday is full")
         return f"booked {day}"
 
-    model = OpenAIResponsesModel("gpt-scripted", AsyncOpenAI(base_url=server, api_key="test", max_retries=0))
+    client = AsyncOpenAI(base_url=server, api_key="test", max_retries=0)
+    model = (OpenAIResponsesModel if api == "responses" else OpenAIChatCompletionsModel)("gpt-scripted", client)
     agent = Agent(name="booker", instructions="Book slots.", model=model, tools=[get_weather, get_time, book])
     result = Runner.run_sync(agent, "Book a slot and tell me the weather")
     set_trace_processors([])
@@ -126,6 +142,9 @@ def test_agents_sdk_trace_read_exactly(server, tmp_path) -> None:
     assert [(c.name, c.args) for c in t.tool_calls()] == [
         ("get_weather", {"city": "Oslo"}), ("get_time", {"tz": "CET"}), ("book", {"day": "mon"}),
         ("book", {"day": "tue"})]
+    # generation spans (Chat Completions) carry the model's call ids; response spans do not
+    ids = ["call_w", "call_t", "call_b1", "call_b2"] if api == "chat" else [None] * 4
+    assert [c.call_id for c in t.tool_calls()] == [r.call_id for r in t.tool_results()] == ids
     assert [len(s.tool_calls) for s in t.steps if s.tool_calls] == [2, 1, 1]  # the pair stays one step
     res_ = t.tool_results()
     assert [(r.name, r.output, r.is_error) for r in res_][:2] == [("get_weather", "12C", False), ("get_time", "10:00", False)]
@@ -136,7 +155,8 @@ def test_agents_sdk_trace_read_exactly(server, tmp_path) -> None:
     assert (res_[3].output, res_[3].is_error) == ("booked tue", False)
     # usage once per model call: 4 response spans, not also the turn / task spans that repeat it
     sd = [x["span_data"] for x in keep.items if x.get("object") == "trace.span"]
-    assert sum(1 for d in sd if d["type"] == "response" and d.get("usage")) == 4
+    model_span = "response" if api == "responses" else "generation"
+    assert sum(1 for d in sd if d["type"] == model_span and d.get("usage")) == 4
     assert sum(1 for d in sd if d["type"] == "custom" and d["data"].get("usage")) >= 4
     assert [s.usage for s in t.steps if s.usage] == [
         Usage(input_tokens=i, output_tokens=o, total_tokens=i + o, cache_read_tokens=c, reasoning_tokens=0)
@@ -144,7 +164,10 @@ def test_agents_sdk_trace_read_exactly(server, tmp_path) -> None:
     assert t.total_usage == Usage(input_tokens=880, output_tokens=63, total_tokens=943, cache_read_tokens=320,
                                   reasoning_tokens=0)
     assert (result.context_wrapper.usage.input_tokens, result.context_wrapper.usage.output_tokens) == (880, 63)
-    assert t.steps[-1].kind == "assistant" and t.final_response is None  # response spans carry no text
+    if api == "responses":  # response spans carry no text
+        assert t.steps[-1].kind == "assistant" and t.final_response is None
+    else:
+        assert t.steps[-1].kind == "final_response" and t.final_response == result.final_output
     assert all(s.agent_name == "booker" for s in t.steps if s.tool_calls)
 
     # the same spans as one ingest body ({"data": [...]}) read the same
