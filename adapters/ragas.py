@@ -13,7 +13,7 @@ Two forms of every metric, with identical numbers:
   (``trajcheck_trajectory_in_order``, ``trajcheck_trajectory_exact_agentevals_strict``).
   They read the sample's ``user_input`` (Human/AI/Tool messages; every ``AIMessage.tool_calls``
   in order is the run) and ``reference_tool_calls`` (the expected calls, ``args`` compared
-  under ``args_mode``, default ``exact_keys``).
+  under ``args_mode``, default ``expected_keys``).
 * **Collections** (``ragas.metrics.collections.base.BaseMetric``), for direct use or in
   ``@experiment``: ``metric.as_collections()`` or ``TrajcheckCollectionsMetric(kind, ...)``;
   ``await m.ascore(user_input=..., reference_tool_calls=...)`` returns

@@ -657,13 +657,13 @@ def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], iv: _Inte
     ph: dict[int, float] = {}
     pa: dict[int, float] = {}
     cols: dict[int, tuple[int | None, int | None]] = {}
-    cnt: dict[Any, Any] = dict(counts)
+    cnt: dict[Any, Any] = {t: (c, n) for t, (n, c) in counts.items()}  # reliability takes (c, n)
     for k in ks:
         ph[k] = _r(float(pass_hat_k(cnt, k))) or 0.0
         pa[k] = _r(float(pass_at_k(cnt, k))) or 0.0
         # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
         # tasks resamples those per-task values (same replicates as resampling the tasks);
-        # tasks with the same (n, c) share their value
+        # tasks with the same (c, n) share their value
         memo: dict[tuple[int, int], tuple[float, float]] = {}
         for t, nc in cnt.items():
             if nc not in memo:

@@ -122,8 +122,8 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
                               None if pc.p_value is None else pc.test_unit))
     kmax = min(len(v) for v in list(ra.values()) + list(rb.values()))
     for k in range(1, kmax + 1):
-        da = {c: pass_hat_k({c: (len(ra[c]), sum(ra[c]))}, k) for c in shared}
-        db = {c: pass_hat_k({c: (len(rb[c]), sum(rb[c]))}, k) for c in shared}
+        da = {c: pass_hat_k({c: (sum(ra[c]), len(ra[c]))}, k) for c in shared}  # (c, n)
+        db = {c: pass_hat_k({c: (sum(rb[c]), len(rb[c]))}, k) for c in shared}
         diffs = [db[c] - da[c] for c in shared]
         bci = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, confidence=confidence)
         deltas.append(MetricDelta(f"pass^{k}", _r(math.fsum(da.values()) / len(shared)),

@@ -110,7 +110,7 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
                      context: Any = None) -> str | None:
     """Why ``pred`` does not satisfy ``exp``: the first differing place, or None when it does.
 
-    ``args_mode`` None -> ``exp.args_mode`` or ``"exact_keys"`` (as ``matching.call_matches``);
+    ``args_mode`` None -> ``exp.args_mode`` or ``DEFAULT_ARGS_MODE`` (as ``matching.call_matches``);
     ``context`` a ``MatchContext`` for ``semantic``/``judge`` matchers (None: the default).
     Phrases: ``"name differs: expected X, got Y"``, ``"arguments did not parse as a JSON
     object"``, ``"<arg>: missing"``, ``"unexpected argument(s) a, b"`` (``exact_keys``),
@@ -123,6 +123,7 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
     """
     from .matchers import DEFAULT_CONTEXT, MISSING
     from .matching import compile_expected
+    from .model import DEFAULT_ARGS_MODE
 
     if pred.name != exp.name:
         return f"name differs: expected {exp.name!r}, got {pred.name!r}"
@@ -130,7 +131,7 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
     if not isinstance(pargs, Mapping):
         return "arguments did not parse as a JSON object"
     cc = compile_expected(exp)
-    mode = args_mode or cc.args_mode or "exact_keys"
+    mode = args_mode or cc.args_mode or DEFAULT_ARGS_MODE
     if mode == "ignore":
         return None
     ctx = context if context is not None else DEFAULT_CONTEXT

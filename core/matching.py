@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import MatcherError
 from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher, exact_equal, get_matcher
-from .model import ARGS_MODES, ExpectedCall, ToolCall, ToolResult, Trajectory
+from .model import ARGS_MODES, DEFAULT_ARGS_MODE, ExpectedCall, ToolCall, ToolResult, Trajectory
 
 _EXACT = get_matcher("exact")
 
@@ -168,11 +168,13 @@ def call_matches(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = N
                  context: MatchContext | None = None) -> bool:
     """Whether predicted call ``pred`` satisfies expected call ``exp``.
 
-    Rules (DESIGN.md policies): the names must be equal. ``pred.args`` None (did not parse)
-    or not a dict never matches, in every mode. ``args_mode`` (None -> ``exp.args_mode`` or
-    ``"exact_keys"``): ``"ignore"`` compares names only; ``"expected_keys"`` checks every
-    expected argument (extra predicted arguments allowed); ``"exact_keys"`` additionally
-    rejects predicted arguments that are neither expected nor named in ``exp.match``.
+    Rules (DESIGN.md policies; seed 000 §3.2 ``call_matches``): the names must be equal.
+    ``pred.args`` None (did not parse) or not a dict never matches, in every mode.
+    ``args_mode`` (None -> ``exp.args_mode``, else :data:`DEFAULT_ARGS_MODE`,
+    ``"expected_keys"``): ``"ignore"`` compares names only; ``"expected_keys"`` checks every
+    expected argument (extra predicted arguments allowed, the seed's
+    ``ignore_extra_args=True``); ``"exact_keys"`` additionally rejects predicted arguments
+    that are neither expected nor named in ``exp.match``.
     ``exp.args`` None means no argument constraint. Each expected argument is compared by
     its ``exp.match`` matcher (default ``exact``); an absent argument passes only for
     ``ignore`` or a ``one_of`` list containing ``""``. A ``match`` entry with no expected
@@ -183,7 +185,7 @@ def call_matches(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = N
     ``schema`` spec, MatcherError from semantic/judge matchers with no backend configured.
     """
     cc = compile_expected(exp)
-    mode = _check_mode(args_mode or cc.args_mode or "exact_keys")
+    mode = _check_mode(args_mode or cc.args_mode or DEFAULT_ARGS_MODE)
     return _matches_compiled(pred, cc, mode, context or DEFAULT_CONTEXT)
 
 
@@ -299,13 +301,13 @@ def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall | Expect
     ``cexp``: compiled expected calls, or plain ExpectedCalls as :func:`compile_all` passes
     them through (all-``exact`` arguments). Mode per expected call: ``args_mode``, else the
     call's own, else ``default_mode`` (used only when ``args_mode`` is None), else
-    ``exact_keys``.
+    :data:`DEFAULT_ARGS_MODE`.
     """
     by_name: dict[str, list[int]] = {}
     for j, cc in enumerate(cexp):
         by_name.setdefault(cc.name, []).append(j)
     dm = default_mode if args_mode is None else None
-    modes = [_check_mode(args_mode or cc.args_mode or dm or "exact_keys") for cc in cexp]
+    modes = [_check_mode(args_mode or cc.args_mode or dm or DEFAULT_ARGS_MODE) for cc in cexp]
     adj: list[list[int]] = []
     for p in pred:
         if type(p) is not ToolCall and not isinstance(p, ToolCall):

@@ -378,6 +378,12 @@ class Trajectory:
 #   "ignore"        arguments are not compared; the tool name alone decides
 ARGS_MODES: tuple[str, ...] = ("exact_keys", "expected_keys", "ignore")
 
+#: The mode used when neither the caller, the expected call nor the case names one. Extra
+#: predicted arguments are allowed, as in seed 000 §3.2 (``call_matches(...,
+#: ignore_extra_args=True)``); a case or expected call that needs no extras sets
+#: ``exact_keys`` (the tau-bench and BFCL readers do so on the cases they build).
+DEFAULT_ARGS_MODE: str = "expected_keys"
+
 
 @dataclass(frozen=True)
 class ExpectedCall:
@@ -489,12 +495,51 @@ def _tuple_of(v: Any) -> tuple[Any, ...]:
     return tuple(v or ())
 
 
+def _show_bad(v: Any) -> str:
+    text = repr(v)
+    return f"{type(v).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _check_strings(v: Any, what: str) -> tuple[str, ...]:
+    """``v`` as a tuple of non-empty strings; else ``TypeError`` saying what was found.
+
+    A bare string is refused rather than split into one-letter names (``forbidden_calls:
+    "cancel_booking"`` would otherwise forbid 14 tools that never exist)."""
+    if v is None:
+        return ()
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"must be a list of {what}, got {_show_bad(v)}")
+    for i, x in enumerate(v):
+        if not isinstance(x, str) or not x:
+            raise TypeError(f"item {i} must be a non-empty string ({what}), got {_show_bad(x)}")
+    return tuple(v)
+
+
+def _names_of(v: Any) -> tuple[str, ...]:
+    return _check_strings(v, "tool names")
+
+
+def _texts_of(v: Any) -> tuple[str, ...]:
+    return _check_strings(v, "strings")
+
+
 def _expected_calls_of(v: Any) -> tuple[ExpectedCall, ...]:
     return tuple(ExpectedCall.from_dict(c) for c in v or ())
 
 
 def _pairs_of(v: Any) -> tuple[tuple[str, str], ...]:
-    return tuple((str(a), str(b)) for a, b in v or ())
+    if v is None:
+        return ()
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"must be a list of [A, B] pairs of tool names, got {_show_bad(v)}")
+    out = []
+    for i, p in enumerate(v):
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
+            raise TypeError(f"item {i} must be a pair [A, B] of tool names, got {_show_bad(p)}")
+        if not all(isinstance(x, str) and x for x in p):
+            raise TypeError(f"item {i} must be a pair of non-empty tool names, got {_show_bad(p)}")
+        out.append((p[0], p[1]))
+    return tuple(out)
 
 
 def _dicts_of(v: Any) -> tuple[dict[str, Any], ...]:
@@ -510,9 +555,9 @@ def _dict_of(v: Any) -> dict[str, Any]:
 #: None: ``()``, ``{}`` or None.
 _CASE_READERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = (
     ("id", str), ("input", None), ("user", None), ("initial_state", None),
-    ("expected_calls", _expected_calls_of), ("optional_calls", _tuple_of),
-    ("forbidden_calls", _tuple_of), ("precedence", _pairs_of), ("expected_final_state", None),
-    ("response_must_include", _tuple_of), ("max_steps", None), ("optimal_steps", None),
+    ("expected_calls", _expected_calls_of), ("optional_calls", _names_of),
+    ("forbidden_calls", _names_of), ("precedence", _pairs_of), ("expected_final_state", None),
+    ("response_must_include", _texts_of), ("max_steps", None), ("optimal_steps", None),
     ("forbidden_sequences", _dicts_of), ("faults", _dicts_of), ("tools", _dicts_of),
     ("expected_route", None), ("args_mode", None), ("threshold", None), ("metadata", _dict_of),
 )
@@ -561,19 +606,24 @@ class Case:
             object.__setattr__(self, "expected_calls", tuple(
                 _expected_call(c, f"case {self.id!r}: expected_calls[{i}]")
                 for i, c in enumerate(_seq_field(ec, self.id, "expected_calls"))))
-        for k in ("optional_calls", "forbidden_calls", "response_must_include",
-                  "forbidden_sequences", "faults", "tools"):
+        for k in ("forbidden_sequences", "faults", "tools"):
             v = getattr(self, k)
             if type(v) is not tuple:
                 object.__setattr__(self, k, tuple(_seq_field(v, self.id, k)))
-        pr = self.precedence
-        if type(pr) is not tuple or not all(type(p) is tuple and len(p) == 2 for p in pr):
-            pairs = []
-            for i, p in enumerate(_seq_field(pr, self.id, "precedence")):
-                if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != 2:
-                    raise DatasetError(f"case {self.id!r}: precedence[{i}]: must be a pair [A, B], got {p!r}")
-                pairs.append((p[0], p[1]))
-            object.__setattr__(self, "precedence", tuple(pairs))
+        # list-of-names fields: a bare string or a non-string item is an error naming the
+        # field, never split or coerced (seed 000's row shape lists names)
+        for k, check in (("optional_calls", _names_of), ("forbidden_calls", _names_of),
+                         ("response_must_include", _texts_of), ("precedence", _pairs_of)):
+            v = getattr(self, k)
+            if v:
+                try:
+                    checked = check(v)
+                except TypeError as e:
+                    raise DatasetError(f"case {self.id!r}: field {k!r} {e}") from None
+                if type(v) is not tuple or k == "precedence":
+                    object.__setattr__(self, k, checked)
+            elif type(v) is not tuple:
+                object.__setattr__(self, k, ())
 
     def to_dict(self) -> dict[str, Any]:
         """The dataset-row form: ``id`` and ``input`` always, other keys when set."""
@@ -640,6 +690,7 @@ _CASE_FIELDS = frozenset(f.name for f in fields(Case))
 
 __all__ = [
     "ARGS_MODES",
+    "DEFAULT_ARGS_MODE",
     "STEP_KINDS",
     "Case",
     "ExpectedCall",

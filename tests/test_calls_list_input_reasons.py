@@ -108,10 +108,11 @@ def test_prf_reason_first_missing_with_same_tool_pair_and_modes() -> None:
     case = Case("t2", "x", expected_calls=(ExpectedCall("lookup", {"id": 1}),
                                            ExpectedCall("update_ticket", {"id": 7})))
     calls = [ToolCall("search", {}), ToolCall("update_ticket", {"id": 7, "note": "hi"})]
-    r = tool_call_prf(calls, case)
+    r = tool_call_prf(calls, case, args_mode="exact_keys")
     assert r.reason.endswith("; missing: lookup, update_ticket; unexpected: search, "
                              "update_ticket; update_ticket: unexpected argument note")
-    # expected_keys accepts the extra key: a match, no note
+    # expected_keys (the default) accepts the extra key: a match, no note
+    assert tool_call_prf(calls, case).reason.endswith("; missing: lookup; unexpected: search")
     assert tool_call_prf(calls, case, args_mode="expected_keys").reason.endswith(
         "; missing: lookup; unexpected: search")
 

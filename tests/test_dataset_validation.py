@@ -43,13 +43,30 @@ def test_case_converts_plain_expected_calls() -> None:
     ({"expected_calls": [{"name": "f", "args_mode": "exact"}]},
      "case 'c1': expected_calls[0]: expected call 'f': field 'args_mode' is 'exact', not one of "
      "['exact_keys', 'expected_keys', 'ignore']"),
-    ({"optional_calls": "search"}, "case 'c1': field 'optional_calls' must be a list, got str"),
-    ({"precedence": [["a", "b", "c"]]}, "case 'c1': precedence[0]: must be a pair [A, B], got ['a', 'b', 'c']"),
+    ({"optional_calls": "search"}, "case 'c1': field 'optional_calls' must be a list of tool names, got str 'search'"),
+    ({"forbidden_calls": "cancel_booking"},
+     "case 'c1': field 'forbidden_calls' must be a list of tool names, got str 'cancel_booking'"),
+    ({"forbidden_calls": ["cancel_booking", 7]},
+     "case 'c1': field 'forbidden_calls' item 1 must be a non-empty string (tool names), got int 7"),
+    ({"optional_calls": [""]}, "case 'c1': field 'optional_calls' item 0 must be a non-empty string (tool names), got str ''"),
+    ({"response_must_include": "ticket ID"},
+     "case 'c1': field 'response_must_include' must be a list of strings, got str 'ticket ID'"),
+    ({"precedence": [["a", "b", "c"]]},
+     "case 'c1': field 'precedence' item 0 must be a pair [A, B] of tool names, got list ['a', 'b', 'c']"),
+    ({"precedence": ["ab"]}, "case 'c1': field 'precedence' item 0 must be a pair [A, B] of tool names, got str 'ab'"),
 ])
 def test_case_rejects_unconvertible_fields(kw: dict, msg: str) -> None:
     with pytest.raises(DatasetError) as ei:
         Case("c1", "x", **kw)
     assert str(ei.value) == msg
+
+
+@pytest.mark.parametrize("field", ["optional_calls", "forbidden_calls", "response_must_include"])
+def test_list_of_names_field_given_a_string_is_an_error_in_rows(field: str) -> None:
+    # a bare string was split into one-letter names before: forbidden_calls "cancel_booking"
+    # forbade 14 tools and a run calling cancel_booking passed the forbidden check
+    with pytest.raises(DatasetError, match=rf"case 'c1': malformed field '{field}' \(must be a list of "):
+        Case.from_dict({"id": "c1", "input": "x", field: "cancel_booking"})
 
 
 def test_matcher_typo_reported_at_load_with_line_and_case(tmp_path: Path) -> None:

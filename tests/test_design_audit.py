@@ -276,9 +276,9 @@ def test_pass_k_formulas_hand_computed():
     # DESIGN: "pass^k = mean over tasks of C(c,k)/C(n,k); pass@k = mean of
     # 1 - C(n-c,k)/C(n,k)"
     # t1 n=5 c=3, t2 n=5 c=5: pass^2 = (C(3,2)/C(5,2) + 1)/2 = (3/10 + 1)/2 = 0.65
-    assert pass_hat_k({"t1": (5, 3), "t2": (5, 5)}, 2) == pytest.approx(0.65)
+    assert pass_hat_k({"t1": (3, 5), "t2": (5, 5)}, 2) == pytest.approx(0.65)
     # t1 n=5 c=3, t2 n=5 c=0: pass@2 = ((1 - C(2,2)/C(5,2)) + 0)/2 = 0.9/2 = 0.45
-    assert pass_at_k({"t1": (5, 3), "t2": (5, 0)}, 2) == pytest.approx(0.45)
+    assert pass_at_k({"t1": (3, 5), "t2": (0, 5)}, 2) == pytest.approx(0.45)
     # bool trial lists: [T, F, T] -> c=2, n=3: pass^2 = C(2,2)/C(3,2) = 1/3
     assert pass_hat_k([[True, False, True]], 2) == pytest.approx(1 / 3)
 
@@ -287,7 +287,7 @@ def test_pass_k_formulas_hand_computed():
 def test_pass_k_needs_n_ge_k(fn):
     # DESIGN: "both need n >= k for every task and say so when not"
     with pytest.raises(MetricInputError, match=r"k = 3.*'t2' \(n=2\)"):
-        fn({"t1": (3, 1), "t2": (2, 1)}, 3)
+        fn({"t1": (1, 3), "t2": (1, 2)}, 3)
     with pytest.raises(TrajcheckError):
         fn({}, 1)
 

@@ -51,8 +51,11 @@ def test_d2_score_does_not_depend_on_expected_order():
 
 
 def test_d3_call_without_parameters_no_crash():
-    # deepeval: AttributeError on None parameters. trajcheck: None = no constraint; {} = no args.
-    assert tool_call_prf([T("f", {"a": 1})], case(E("f", {}))).f1 == 0.0
+    # deepeval: AttributeError on None parameters. trajcheck: None = no constraint; {} = no
+    # expected argument, so extra arguments pass by default (seed 000 §3.2) and fail under
+    # exact_keys, where {} means "no arguments".
+    assert tool_call_prf([T("f", {"a": 1})], case(E("f", {}))).f1 == 1.0
+    assert tool_call_prf([T("f", {"a": 1})], case(E("f", {}), args_mode="exact_keys")).f1 == 0.0
     assert tool_call_prf([T("f", {"a": 1})], case(E("f", None))).f1 == 1.0
     assert tool_call_prf([T("f", {})], case(E("f", {}))).f1 == 1.0
 
@@ -129,7 +132,10 @@ def test_r3_parallel_reorder_and_duplicates_multiset():
 
 def test_r4_no_argument_calls():
     assert tool_call_prf([T("transfer_to_sales_agent", {})], case(E("transfer_to_sales_agent", {}))).f1 == 1.0
-    assert tool_call_prf([T("transfer_to_sales_agent", {"x": 1})], case(E("transfer_to_sales_agent", {}))).f1 == 0.0
+    # an unexpected argument on a no-argument call: allowed by default, a mismatch under exact_keys
+    assert tool_call_prf([T("transfer_to_sales_agent", {"x": 1})], case(E("transfer_to_sales_agent", {}))).f1 == 1.0
+    assert tool_call_prf([T("transfer_to_sales_agent", {"x": 1})],
+                         case(E("transfer_to_sales_agent", {}), args_mode="exact_keys")).f1 == 0.0
 
 
 def test_r5_nested_args_hashable_comparison():
@@ -178,8 +184,11 @@ def test_agentevals_case6_greedy_false_negative_fixed():
 
 def test_agentevals_row5_args_modes_consistent_across_modes():
     pred, ref = [T("search", {"q": "x", "limit": 5})], [T("search", {"q": "x"})]
-    assert not any(modes(pred, ref).values())  # exact args: all False
-    assert all(modes(pred, ref, args_mode="expected_keys").values())  # no swapped-argument inversion
+    # agentevals' default tool_args_match_mode="exact" is trajcheck's exact_keys: all False
+    assert not any(modes(pred, ref, args_mode="exact_keys").values())
+    # trajcheck's default allows the extra argument, in every mode (no swapped-argument inversion)
+    assert all(modes(pred, ref).values())
+    assert all(modes(pred, ref, args_mode="expected_keys").values())
 
 
 def test_agentevals_duplicate_tables():

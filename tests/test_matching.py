@@ -63,7 +63,10 @@ def test_max_matching_bad_index():
 def test_call_matches_args_modes():
     e = ExpectedCall("book", {"id": 1})
     assert call_matches(ToolCall("book", {"id": 1.0}), e)
-    assert not call_matches(ToolCall("book", {"id": 1, "x": 2}), e)
+    # default (seed 000 §3.2 ignore_extra_args=True): extra arguments allowed
+    assert call_matches(ToolCall("book", {"id": 1, "x": 2}), e)
+    assert not call_matches(ToolCall("book", {"id": 1, "x": 2}), e, args_mode="exact_keys")
+    assert not call_matches(ToolCall("book", {"id": 1, "x": 2}), ExpectedCall("book", {"id": 1}, args_mode="exact_keys"))
     assert call_matches(ToolCall("book", {"id": 1, "x": 2}), e, args_mode="expected_keys")
     assert not call_matches(ToolCall("book", {}), e, args_mode="expected_keys")
     assert call_matches(ToolCall("book", {"zzz": 0}), e, args_mode="ignore")

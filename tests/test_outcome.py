@@ -343,9 +343,10 @@ def test_explain_mismatch_names_the_first_differing_place() -> None:
         ({"flight": "HAT1", "pax": [{"name": "A", "age": 30}], "n": 2, "z": 0}, "unexpected argument z"),
     ]
     for args, why in cases:
-        assert explain_mismatch(ToolCall("book", args), exp) == why, args
-    # expected_keys mode allows the extra argument; ignore mode compares names only
+        assert explain_mismatch(ToolCall("book", args), exp, args_mode="exact_keys") == why, args
+    # expected_keys mode (the default) allows the extra argument; ignore mode compares names only
     extra = ToolCall("book", {"flight": "HAT1", "pax": [{"name": "A", "age": 30}], "n": 2, "z": 0})
+    assert explain_mismatch(extra, exp) is None
     assert explain_mismatch(extra, exp, args_mode="expected_keys") is None
     assert explain_mismatch(ToolCall("book", {}), exp, args_mode="ignore") is None
     assert explain_mismatch(ToolCall("cancel", {}), exp) == "name differs: expected 'book', got 'cancel'"
@@ -373,10 +374,14 @@ def test_outcome_reason_says_why_no_call_matched() -> None:
     failed = _run([("book", {"flight": "HAT1"}, True), ("search", {"q": 1}, False)], final="booked")
     assert outcome_from_calls(failed, CASE).reason == \
         "case 'c1': expected call 1 (book) not matched: the call of the tool failed (call 0 of the run)"
-    # two wrong bookings: the closer one (call 1: flight right, extra seat key) is named
+    # two wrong bookings under exact_keys: the closer one (call 1: flight right, extra seat
+    # key) is named; by default (extra arguments allowed) call 1 matches and call 0 is the
+    # unexpected write
     wrong = _run([("book", {"flight": "HAT9", "seat": "1A"}, False), ("book", {"flight": "HAT1", "seat": "2B"}, False)],
                  final="booked")
-    r = outcome_from_calls(wrong, CASE)
+    assert outcome_from_calls(wrong, CASE).reason == \
+        "case 'c1': unexpected state-changing call 0 of the run: book {'flight': 'HAT9', 'seat': '1A'}"
+    r = outcome_from_calls(wrong, CASE, args_mode="exact_keys")
     assert r.reason == ("case 'c1': expected call 1 (book) not matched: closest call 1 of the run differs: "
                         "unexpected argument seat (and 2 more)")
 

@@ -55,16 +55,17 @@ def check_shape(r):
 
 
 def test_openai_message_exact_keys_vs_expected_keys():
-    # exact_keys (default): book_flight carries an unexpected `seats` -> 1 of 2 match: P=R=F1=0.5
-    r = get_assert(OPENAI_MSG, ctx({"expected_calls": EXPECTED}))
+    # exact_keys: book_flight carries an unexpected `seats` -> 1 of 2 match: P=R=F1=0.5
+    r = get_assert(OPENAI_MSG, ctx({"expected_calls": EXPECTED, "args_mode": "exact_keys"}))
     check_shape(r)
     assert r["score"] == pytest.approx(0.5) and r["pass"] is False
     assert r["namedScores"] == {"tool_call_prf": 0.5, "tool_call_prf.precision": 0.5,
                                 "tool_call_prf.recall": 0.5}
     assert "openai_chat" in r["reason"]
-    # expected_keys: extra arguments allowed -> both match, F1 = 1
+    # expected_keys: extra arguments allowed -> both match, F1 = 1; the default is the same
     r = get_assert(OPENAI_MSG, ctx({"expected_calls": EXPECTED, "args_mode": "expected_keys"}))
     assert r["score"] == 1.0 and r["pass"] is True
+    assert get_assert(OPENAI_MSG, ctx({"expected_calls": EXPECTED}))["score"] == 1.0
 
 
 def test_openai_output_as_json_string_and_message_list_agree():

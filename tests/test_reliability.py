@@ -39,8 +39,8 @@ GPT4O_AIRLINE = "01100111000142021140430040220122003443413241222144"
 
 
 def _hist_to_pairs(hist: list[int], n: int = 4) -> list[tuple[int, int]]:
-    """A histogram [m_0, ..., m_n] (tasks with c successes) -> one (n, c) pair per task."""
-    return [(n, c) for c, m in enumerate(hist) for _ in range(m)]
+    """A histogram [m_0, ..., m_n] (tasks with c successes) -> one (c, n) pair per task."""
+    return [(c, n) for c, m in enumerate(hist) for _ in range(m)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,7 +49,7 @@ def _hist_to_pairs(hist: list[int], n: int = 4) -> list[tuple[int, int]]:
 
 
 def test_gpt4o_airline_published_pass_hat_k_and_pass_at_k():
-    results = {f"task{i}": (4, int(ch)) for i, ch in enumerate(GPT4O_AIRLINE)}
+    results = {f"task{i}": (int(ch), 4) for i, ch in enumerate(GPT4O_AIRLINE)}
     # tau-bench README "TC (gpt-4o)" airline: 0.420, 0.273, 0.220, 0.200; pass^2 = 41/150.
     assert [pass_hat_k(results, k) for k in (1, 2, 3, 4)] == pytest.approx(
         [0.42, 41 / 150, 0.22, 0.20], abs=1e-12)
@@ -132,8 +132,8 @@ def test_gpt5_airline_tau2_example():
 
 
 def test_worked_example_three_tasks():
-    # tasks with 4/4, 3/4 and 2/4 successes, given as (n, c)
-    r = [(4, 4), (4, 3), (4, 2)]
+    # tasks with 4/4, 3/4 and 2/4 successes, given as (c, n) as in seed 000 §4.3
+    r = [(4, 4), (3, 4), (2, 4)]
     assert pass_hat_k(r, 1) == pytest.approx(0.75)  # (1 + 3/4 + 2/4) / 3
     assert pass_hat_k(r, 4) == pytest.approx(1 / 3)  # (1 + 0 + 0) / 3
     assert round(pass_hat_k(r, 4), 4) == 0.3333
@@ -185,7 +185,7 @@ def test_property_monotone_and_bounded(trials):
 
 
 def test_n_less_than_k_names_the_task():
-    r = {"t1": (4, 2), "t2": (2, 1)}
+    r = {"t1": (2, 4), "t2": (1, 2)}
     with pytest.raises(MetricInputError, match=r"'t2' \(n=2\)"):
         pass_hat_k(r, 3)
     with pytest.raises(MetricInputError, match="'t2'"):
@@ -198,8 +198,10 @@ def test_n_less_than_k_names_the_task():
     ({}, "empty suite"),
     ([], "empty suite"),
     ({"x": []}, "'x': no trials"),
-    ({"x": (4, 5)}, r"'x': c = 5"),
-    ({"x": (0, 0)}, r"'x': n = 0"),
+    ({"x": (5, 4)}, r"'x': \(c, n\) = \(5, 4\): c = 5 successes is more than n = 4 trials; "
+                    r"pairs are \(successes, trials\), successes first"),
+    ({"x": (-1, 4)}, r"'x': \(c, n\) = \(-1, 4\): c = -1 successes is negative"),
+    ({"x": (0, 0)}, r"'x': \(c, n\) = \(0, 0\): n = 0"),
     ({"x": [True, 1, False]}, "'x', trial 1: trial outcomes must be bool"),
     ({"x": "TTF"}, "'x'"),
     ({"x": 3}, "'x'"),
@@ -212,13 +214,15 @@ def test_bad_suites(bad, match):
 def test_bad_k_and_error_hierarchy():
     for k in (0, -1, 1.0, True):
         with pytest.raises(MetricInputError, match="k must be"):
-            pass_at_k([(4, 1)], k)
+            pass_at_k([(1, 4)], k)
     assert issubclass(MetricInputError, TrajcheckError)
 
 
 def test_two_int_pair_is_counts_not_trials():
-    # [1, 0] is (n=1, c=0); two trial outcomes must be bools
-    assert pass_hat_k([[1, 0]], 1) == 0.0
+    # [1, 0] is (c=1, n=0): n must be >= 1; two trial outcomes must be bools
+    with pytest.raises(MetricInputError, match="n = 0"):
+        pass_hat_k([[1, 0]], 1)
+    assert pass_hat_k([[0, 1]], 1) == 0.0  # (c=0, n=1)
     assert pass_hat_k([[True, False]], 1) == 0.5
 
 
@@ -372,8 +376,8 @@ def test_paired_compare_per_run():
 
 
 def test_paired_compare_per_task_with_counts():
-    a = [(4, 4), (4, 3), (4, 2), (4, 2)]
-    b = [(4, 2), (4, 3), (4, 3), (4, 0)]
+    a = [(4, 4), (3, 4), (2, 4), (2, 4)]
+    b = [(2, 4), (3, 4), (3, 4), (0, 4)]
     r = paired_compare(a, b, n_boot=200)
     assert r.test_unit == "task" and (r.a_only, r.b_only) == (2, 1)
     assert r.p_value == 1.0

@@ -132,7 +132,7 @@ def match_kept(calls: Sequence[ToolCall], retried: frozenset[int], expected: Seq
     """Maximum matching of the non-retried calls against ``expected``.
 
     Per-call args mode: ``args_mode`` if given, else the expected call's own, else
-    ``default_mode`` (the case's), else ``exact_keys``.
+    ``default_mode`` (the case's), else ``expected_keys`` (``DEFAULT_ARGS_MODE``).
     """
     cexp = compile_all(expected)
     return match_compiled(calls, retried, cexp, args_mode=args_mode, default_mode=default_mode,
@@ -257,7 +257,7 @@ def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
     - F1 = 2PR/(P+R), 0.0 when P + R = 0. ``score`` is F1; ``passed`` is None (threshold it).
 
     ``args_mode`` overrides every expected call's mode (else the call's, else
-    ``case.args_mode``, else ``exact_keys``). ``context`` gets ``case_input``/``user`` from the
+    ``case.args_mode``, else ``expected_keys``). ``context`` gets ``case_input``/``user`` from the
     case when unset. Result range [0, 1]. Raises MetricInputError for a non-trajectory or
     non-Case, MatcherError/SchemaError for bad matcher specs.
     Worked example (issue 3): expected create_ticket(priority=high), predicted search_docs,

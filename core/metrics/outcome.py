@@ -693,7 +693,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     1. every expected call that is not read-only paired one-to-one with a *successful*
        predicted call of a state-changing tool (``trajcheck.matching.match_calls``,
        maximum matching; ``args_mode`` None -> ``case.args_mode``, then each expected
-       call's own mode, then ``exact_keys``);
+       call's own mode, then ``expected_keys``);
     2. no other successful state-changing call (an extra write, e.g. a duplicate booking,
        fails the run); failed calls (``matching.is_failed``) changed nothing and are
        ignored, so a recovered error does not fail the outcome (DESIGN.md policy);

@@ -16,11 +16,13 @@ Everything here is pure standard library (``math``, ``random.Random`` with an ex
 Task results may be given in any of these shapes (``TaskResults``):
 
 - a mapping ``{task_id: [bool, ...]}`` (one bool per trial),
-- a mapping ``{task_id: (n, c)}`` (n trials, c successes; two non-bool ints),
+- a mapping ``{task_id: (c, n)}`` (c successes in n trials, successes first, as seed 000
+  §4.3's ``successes_per_task``; two non-bool ints),
 - a sequence of either of those values, task ids being the positions 0, 1, ...
 
 Trial outcomes must be real ``bool`` values: a pair of plain ints is always read as
-``(n, c)``, so ``[1, 0]`` is never silently taken for two trial outcomes.
+``(c, n)``, so ``[1, 0]`` is never silently taken for two trial outcomes. A pair with more
+successes than trials (most often counts written trials-first) raises, naming the task.
 """
 
 from __future__ import annotations
@@ -87,22 +89,28 @@ def _is_plain_int(x: Any) -> bool:
 def _one_task(task_id: Hashable, value: Any) -> TaskCounts:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise MetricInputError(
-            f"task {task_id!r}: expected a list of bool trial outcomes or an (n, c) pair, "
-            f"got {type(value).__name__}"
+            f"task {task_id!r}: expected a list of bool trial outcomes or a (c, n) pair "
+            f"(successes, trials), got {type(value).__name__}"
         )
     if len(value) == 2 and _is_plain_int(value[0]) and _is_plain_int(value[1]):
-        n, c = int(value[0]), int(value[1])
+        c, n = int(value[0]), int(value[1])
         if n < 1:
-            raise MetricInputError(f"task {task_id!r}: n = {n} trials; need n >= 1")
-        if not 0 <= c <= n:
-            raise MetricInputError(f"task {task_id!r}: c = {c} successes is outside 0..n = {n}")
+            raise MetricInputError(f"task {task_id!r}: (c, n) = ({c}, {n}): n = {n} trials; "
+                                   "need n >= 1")
+        if c < 0:
+            raise MetricInputError(f"task {task_id!r}: (c, n) = ({c}, {n}): c = {c} successes "
+                                   "is negative")
+        if c > n:
+            raise MetricInputError(
+                f"task {task_id!r}: (c, n) = ({c}, {n}): c = {c} successes is more than n = {n} "
+                "trials; pairs are (successes, trials), successes first, as in seed 000 §4.3")
         return TaskCounts(task_id, n, c)
     trials = tuple(value)
     for j, t in enumerate(trials):
         if not isinstance(t, bool):
             raise MetricInputError(
                 f"task {task_id!r}, trial {j}: trial outcomes must be bool, got {t!r} "
-                f"({type(t).__name__}); give counts as an (n, c) pair of ints"
+                f"({type(t).__name__}); give counts as a (c, n) pair of ints (successes, trials)"
             )
     if not trials:
         raise MetricInputError(f"task {task_id!r}: no trials")
@@ -113,7 +121,8 @@ def task_counts(results: TaskResults) -> list[TaskCounts]:
     """Normalise task results (any ``TaskResults`` shape, see the module doc) to ``TaskCounts``.
 
     Raises ``MetricInputError`` for an empty suite, a task with no trials, a non-bool trial
-    outcome, or an ``(n, c)`` pair with n < 1 or c outside 0..n; the message names the task.
+    outcome, or a ``(c, n)`` pair with n < 1 or c outside 0..n; the message names the task
+    and, for c > n, the expected order (successes first).
     """
     if isinstance(results, Mapping):
         items: list[tuple[Hashable, Any]] = list(results.items())
@@ -152,12 +161,14 @@ def _check_n_ge_k(tasks: Sequence[TaskCounts], k: int, what: str) -> None:
 def pass_hat_k(results: TaskResults, k: int) -> float:
     """pass^k: the chance that k independent trials of a task ALL succeed, averaged over tasks.
 
-    ``results``: any ``TaskResults`` shape (module doc). ``k``: int >= 1.
+    ``results``: any ``TaskResults`` shape (module doc), e.g. ``[(4, 4), (3, 4), (2, 4)]``
+    as ``(c, n)`` pairs. ``k``: int >= 1.
     Returns mean over tasks of C(c, k) / C(n, k), in [0, 1] (computed exactly with
     fractions, then rounded once to float).
 
-    Source: tau-bench (Yao et al. 2024, arXiv 2406.12045, section 5) and DESIGN.md; the same
-    estimator as tau-bench's and tau2-bench's ``pass^k`` code. pass^1 is the mean success rate.
+    Source: seed 000 §4.3; tau-bench (Yao et al. 2024, arXiv 2406.12045, section 5); the
+    same estimator as tau-bench's and tau2-bench's ``pass^k`` code. pass^1 is the mean
+    success rate.
 
     Raises ``MetricInputError`` when the suite is empty, k < 1, or any task has n < k (the
     message names the tasks) -- the estimator is undefined there, and tau2-bench's choice of
@@ -173,9 +184,9 @@ def pass_hat_k(results: TaskResults, k: int) -> float:
 def pass_at_k(results: TaskResults, k: int) -> float:
     """pass@k: the chance that at least one of k trials of a task succeeds, averaged over tasks.
 
-    ``results``: any ``TaskResults`` shape (module doc). ``k``: int >= 1.
+    ``results``: any ``TaskResults`` shape (module doc; pairs are ``(c, n)``). ``k``: int >= 1.
     Returns mean over tasks of 1 - C(n - c, k) / C(n, k), in [0, 1] -- the unbiased estimator
-    of Chen et al. 2021 (arXiv 2107.03374, eq. 1), equal to the fraction of k-subsets of a
+    of Chen et al. 2021 (arXiv 2107.03374, eq. 1; seed 000 §4.3), equal to the fraction of k-subsets of a
     task's n trials that contain a success. Exact fractions, one final rounding.
 
     Raises ``MetricInputError`` when the suite is empty, k < 1 or any task has n < k.
@@ -453,7 +464,7 @@ def bootstrap_ci(
         default ``statistic`` is their mean, and ``statistic`` gets a list of numbers; or
       - task results (any ``TaskResults`` shape, see the module doc); the default
         ``statistic`` is pass^1 (the mean per-task success rate), and ``statistic`` gets a
-        list of the per-task values (trial lists or (n, c) pairs), which ``pass_hat_k``,
+        list of the per-task values (trial lists or (c, n) pairs), which ``pass_hat_k``,
         ``pass_at_k`` and friends accept directly, e.g.
         ``statistic=lambda r: pass_hat_k(r, 2)``.
     Each of ``n_boot`` replicates draws len(tasks) tasks with replacement with

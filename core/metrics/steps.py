@@ -85,7 +85,7 @@ def effective_expected(case: Case) -> list[ExpectedCall]:
     """``case.expected_calls`` with ``case.args_mode`` filled into calls that set none.
 
     Priority of the argument mode: the caller's ``args_mode`` > the expected call's own >
-    the case's > ``exact_keys`` (``matching.call_matches`` default).
+    the case's > ``expected_keys`` (``matching.call_matches`` default).
     """
     if case.args_mode is None:
         return list(case.expected_calls)
@@ -154,7 +154,7 @@ def step_eval(traj: TrajLike, case: Case, *, args_mode: str | None = None,
         case: ``expected_calls``, ``optional_calls`` (exact tool names), ``forbidden_calls``
             (fnmatch patterns, case-sensitive) and ``args_mode``.
         args_mode: overrides every expected call's mode (``exact_keys``, ``expected_keys``,
-            ``ignore``); None -> per call, then ``case.args_mode``, then ``exact_keys``.
+            ``ignore``); None -> per call, then ``case.args_mode``, then ``expected_keys``.
         context: a ``matchers.MatchContext`` for semantic/judge/input-checked matchers.
 
     Returns:

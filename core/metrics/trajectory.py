@@ -355,7 +355,7 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
     ``dialect``, a framework's name from :data:`MODE_TABLE` (``mode="any_order_match",
     dialect="vertex"`` means superset). ``optional``: tool names whose unmatched calls are
     ignored (added to a Case's ``optional_calls``). ``args_mode``: overrides the argument
-    mode (else the table row's, else each call's, else the case's, else ``exact_keys``).
+    mode (else the table row's, else each call's, else the case's, else ``expected_keys``).
 
     Binary modes give score 1.0/0.0 and ``passed``; ``precision``/``recall``/``f1`` (e.g.
     Vertex trajectory_precision, promptfoo tool-call-f1) give tool_call_prf's value with
