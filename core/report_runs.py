@@ -167,7 +167,7 @@ def case_grid(sc: Scorecard) -> str:
         h += ['<td class="cell empty"></td>'] * (width - len(rs))
         h.append(f'<td class="num">{c}/{len(rs)}</td>')
         for k in ks:
-            v2 = pass_hat_k({cid: (len(rs), c)}, k) if len(rs) >= k else None
+            v2 = pass_hat_k({cid: (c, len(rs))}, k) if len(rs) >= k else None
             h.append(f'<td class="num">{fmt(v2)}</td>')
         h.append("</tr>")
     h.append("</tbody></table>")
