@@ -16,7 +16,8 @@ numeric    int/float only (never bool, never numeric strings); ``math.isclose`` 
            ``abs_tol`` (default 1e-9) and ``rel_tol`` (default 1e-9). NaN never matches.
 unordered  both lists hold the same multiset of items; items compared with ``exact``.
 set        both lists hold the same set of items (duplicates ignored), ``exact`` items.
-regex      ``re.fullmatch`` on a string; pattern from the spec (``{"type": "regex",
+regex      full match on a string, in linear time (RE2, ``trajcheck.safe_regex``: no
+           backreferences or lookaround); pattern from the spec (``{"type": "regex",
            "pattern": ..., "flags": "i"}``) or, without one, the expected value is the pattern.
 contains   the expected string (normalized) is a substring of the predicted string (normalized).
 one_of     the expected value is a list of acceptable values (BFCL's possible answers);
@@ -53,7 +54,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
-import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -351,30 +351,20 @@ class SetMatcher(Matcher):
         return exact_equal(expected, predicted)
 
 
-_FLAG_LETTERS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+def _compile_regex(pattern: Any, flags: str) -> Any:
+    """A data pattern compiled for linear-time matching (``trajcheck.safe_regex``)."""
+    from .safe_regex import compile_pattern
 
-
-def _compile_regex(pattern: Any, flags: str) -> re.Pattern[str]:
-    if not isinstance(pattern, str):
-        raise MatcherError(f"regex matcher: pattern must be a string, got {pattern!r}")
-    f = 0
-    for ch in flags:
-        if ch not in _FLAG_LETTERS:
-            raise MatcherError(f"regex matcher: unknown flag {ch!r} (known: i, m, s, x)")
-        f |= _FLAG_LETTERS[ch]
-    try:
-        return re.compile(pattern, f)
-    except re.error as e:
-        raise MatcherError(f"regex matcher: invalid pattern {pattern!r}: {e}") from e
+    return compile_pattern(pattern, flags, where="regex matcher")
 
 
 @dataclass(frozen=True, repr=False)
 class RegexMatcher(Matcher):
-    """``re.fullmatch`` of a string; the spec's pattern, else the expected value as pattern."""
+    """Full match of a string (RE2, linear time); the spec's pattern, else the expected value."""
 
     pattern: str | None = None
     flags: str = ""
-    _compiled: re.Pattern[str] | None = field(default=None, compare=False)
+    _compiled: Any = field(default=None, compare=False)
     name = "regex"
 
     def __post_init__(self) -> None:
@@ -383,7 +373,7 @@ class RegexMatcher(Matcher):
         if self.pattern is not None:
             object.__setattr__(self, "_compiled", _compile_regex(self.pattern, self.flags))
 
-    def _rx(self, expected: Any) -> re.Pattern[str]:
+    def _rx(self, expected: Any) -> Any:
         if self._compiled is not None:
             return self._compiled
         return _compile_regex(expected, self.flags)
@@ -487,6 +477,8 @@ class SchemaMatcher(Matcher):
             return bool(v.is_valid(predicted))
         except RecursionError as e:
             raise MatcherError("schema matcher: value nested too deeply to validate") from e
+        except Exception as e:  # an unresolvable reference (nothing is ever fetched)
+            raise MatcherError(f"schema matcher: cannot validate: {e}") from e
 
     def __call__(self, expected: Any, predicted: Any, ctx: MatchContext = DEFAULT_CONTEXT) -> bool:
         return self._check(expected, predicted)
@@ -499,10 +491,45 @@ class SchemaMatcher(Matcher):
         return self._check(None, predicted)
 
 
+def _outside_refs(schema: Any) -> list[str]:
+    """``$ref`` / ``$dynamicRef`` values of ``schema`` that point outside it: anything but a
+    fragment (``#/$defs/x``) or an ``$id`` the schema itself declares."""
+    ids: set[str] = set()
+    refs: list[str] = []
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if k == "$id" and isinstance(v, str):
+                    ids.add(v.split("#", 1)[0])
+                elif k in ("$ref", "$dynamicRef") and isinstance(v, str):
+                    refs.append(v)
+                elif isinstance(v, (Mapping, list)):
+                    todo.append(v)
+        elif isinstance(node, list):
+            todo.extend(x for x in node if isinstance(x, (Mapping, list)))
+    return [r for r in refs if not r.startswith("#") and r.split("#", 1)[0] not in ids]
+
+
+def _no_retrieval(uri: str) -> Any:
+    """The schema registry's retriever: nothing is fetched (no network, no files)."""
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
 def compile_schema(schema: Any, *, where: str = "schema matcher") -> Any:
-    """A jsonschema Draft 2020-12 validator for ``schema``; SchemaError (naming ``where``) if invalid."""
+    """A jsonschema Draft 2020-12 validator for ``schema``; SchemaError (naming ``where``) if invalid.
+
+    References resolve only inside ``schema`` (fragments and the ``$id``s it declares): a
+    ``$ref`` to a URL or a file is refused here (SchemaError), and the validator's registry
+    retrieves nothing, so a dataset row can never make trajcheck read a file or the network,
+    nor let a fetched schema decide a verdict.
+    """
     import jsonschema
     from jsonschema.validators import Draft202012Validator
+    from referencing import Registry
 
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"{where}: a JSON Schema must be an object or boolean, got {schema!r}")
@@ -511,7 +538,13 @@ def compile_schema(schema: Any, *, where: str = "schema matcher") -> Any:
     except jsonschema.exceptions.SchemaError as e:
         path = "/".join(str(p) for p in e.path) or "(root)"
         raise SchemaError(f"{where}: not a valid JSON Schema at {path}: {e.message}") from e
-    return Draft202012Validator(schema)
+    except RecursionError as e:
+        raise SchemaError(f"{where}: schema nested too deeply") from e
+    outside = _outside_refs(schema)
+    if outside:
+        raise SchemaError(f"{where}: $ref {outside[0]!r} points outside the schema; only references "
+                          "within the row's own schema are resolved (no network, no files)")
+    return Draft202012Validator(schema, registry=Registry(retrieve=_no_retrieval))  # type: ignore[call-arg]
 
 
 class IgnoreMatcher(Matcher):

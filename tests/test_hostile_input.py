@@ -184,3 +184,60 @@ def test_yaml_with_a_few_aliases_still_loads(tmp_path: Path) -> None:
     p.write_text("user: &u {id: u1}\ncases:\n  - {id: a, input: x, user: *u}\n  - {id: b, input: y, user: *u}\n")
     cases, errors = load_cases_report(p)
     assert [c.user for c in cases] == [{"id": "u1"}] * 2 and errors == []
+
+
+def test_regex_matcher_is_linear_time_and_refuses_backtracking_features() -> None:
+    from trajcheck.errors import MatcherError
+    from trajcheck.matchers import get_matcher
+    from trajcheck.safe_regex import ENGINE, compile_pattern
+
+    assert ENGINE == "re2"
+    m = get_matcher("regex")
+    t0 = time.perf_counter()
+    assert m("(a+)+$", "a" * 100_000 + "b") is False  # 28 characters took 137 s with Python's re
+    assert time.perf_counter() - t0 < 5
+    assert m("(?i)inc-[0-9]+", "INC-42") is True
+    assert get_matcher({"type": "regex", "pattern": "a.b", "flags": "s"})(None, "a\nb") is True
+    with pytest.raises(MatcherError, match="without a linear-time guarantee"):
+        compile_pattern(r"(a)\1")
+    with pytest.raises(MatcherError, match="verbose patterns are not supported"):
+        compile_pattern("a", "x")
+
+
+def test_error_pattern_is_linear_time_too() -> None:
+    from trajcheck.traces import read
+
+    msgs = [{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                                                   "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a" * 50_000 + "!"}]
+    t0 = time.perf_counter()
+    t = read(msgs, error_pattern="(a+)+$")
+    assert time.perf_counter() - t0 < 5
+    assert t.pairs()[0][1].is_error is None
+
+
+@pytest.mark.parametrize("ref", ["http://127.0.0.1:9/s.json", "file:///etc/hostname", "other.json#/x"])
+def test_schema_ref_outside_the_row_is_refused(tmp_path: Path, ref: str) -> None:
+    p = _rows(tmp_path, [
+        {"id": "r", "input": "x", "expected_calls": [
+            {"name": "f", "args": {"q": None}, "match": {"q": {"type": "schema", "schema": {"$ref": ref}}}}]},
+        {"id": "ok", "input": "x", "expected_calls": [
+            {"name": "f", "match": {"q": {"type": "schema", "schema": {
+                "$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s"}}}}]}])
+    cases, errors = load_cases_report(p)
+    assert [c.id for c in cases] == ["ok"]
+    assert len(errors) == 1 and f"$ref {ref!r} points outside the schema" in errors[0]
+
+
+def test_schema_ref_to_a_file_is_never_read(tmp_path: Path) -> None:
+    from trajcheck.errors import SchemaError
+    from trajcheck.matchers import compile_schema
+
+    f = tmp_path / "s.json"
+    f.write_text('{"type": "string"}')
+    with pytest.raises(SchemaError, match="points outside the schema"):
+        compile_schema({"$ref": f.as_uri()})
+    # a relative reference against a declared base is still not fetched
+    v = compile_schema({"$id": f.parent.as_uri() + "/root.json", "items": {"$ref": "#/$defs/n"},
+                        "$defs": {"n": {"type": "number"}}})
+    assert v.is_valid([1, 2]) and not v.is_valid(["a"])

@@ -396,12 +396,17 @@ def with_wrapper_metadata(t: Trajectory, obj: Any) -> Trajectory:
     return replace(t, metadata={**add, **own})
 
 
-def _compile_pattern(p: str | re.Pattern[str] | None) -> re.Pattern[str] | None:
-    if p is None or isinstance(p, re.Pattern):
+def _compile_pattern(p: Any) -> Any:
+    """A string pattern compiled for linear-time matching (``trajcheck.safe_regex``: trace
+    outputs are untrusted text); a pattern object a Python caller compiled is used as given."""
+    from ..errors import MatcherError
+    from ..safe_regex import compile_pattern
+
+    if p is None or not isinstance(p, str):
         return p
     try:
-        return re.compile(p)
-    except re.error as e:
+        return compile_pattern(p, where="error_pattern")
+    except MatcherError as e:
         raise TraceFormatError(f"error_pattern {p!r} is not a valid regular expression: {e}") from e
 
 
@@ -467,7 +472,7 @@ class _Acc:
     cases: dict[str, Case] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
     sources: dict[str, SourceRead] = field(default_factory=dict)
-    error_pattern: re.Pattern[str] | None = None
+    error_pattern: Any = None
 
     def source(self, label: str) -> SourceRead:
         """The record of what was recognised in the file ``label``."""
@@ -939,8 +944,16 @@ def load(path_or_obj: Any, format: str = "auto", *,
         if is_seq(obj) and not obj:
             acc.skip("<input>: an empty list; no traces")
         else:
-            _read_units([(o, f"<input> {w}" if w else "<input>") for o, w in _units(obj, acc, "<input>", "<input>")],
-                        fmt, acc, "<input>", strict=True)
+            mem: list[tuple[Any, str]] = []
+            for o, w in _units(obj, acc, "<input>", "<input>"):
+                where = f"<input> {w}" if w else "<input>"
+                if limits.depth_exceeds(o):
+                    if not w:
+                        raise TraceFormatError(f"<input>: nested deeper than {limits.MAX_DEPTH} levels")
+                    acc.skip(f"{where}: nested deeper than {limits.MAX_DEPTH} levels; skipped")
+                    continue
+                mem.append((o, where))
+            _read_units(mem, fmt, acc, "<input>", strict=True)
     return acc.result()
 
 
