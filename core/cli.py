@@ -549,6 +549,9 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
                    "file resumes (finished (case, trial) pairs are not run again).")
 @click.option("--tools", "tools_spec", metavar="MODULE:ATTR",
               help="The ToolRegistry (default: the agent's .tools attribute or its module's TOOLS).")
+@click.option("--fixture-root", "fixture_roots", multiple=True, type=click.Path(file_okay=False),
+              help="A folder fixtures (initial_state) may come from besides the dataset's own folder "
+                   "(repeatable); any other fixture path is refused.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @_report_options
 @_semantic_options
@@ -557,7 +560,8 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
                 html_out: str | None, md_out: str | None, fail_under: float | None, seed: int,
                 no_progress: bool, quiet: bool, scenarios_path: str | None = None,
                 user_model_spec: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                semantic: bool = False, semantic_threshold: float | None = None) -> None:
+                semantic: bool = False, semantic_threshold: float | None = None,
+                fixture_roots: tuple[str, ...] = ()) -> None:
     """Run an agent on every case TRIALS times, record the traces, and print a scorecard.
 
     The agent is called as agent(input, tools) (sync or async) with the case input and the
@@ -627,7 +631,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
             res = run_suite(agent, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
                             out=out_path, tools=tools, base_dir=Path(str(cases_path)).parent,
                             progress=not no_progress, ks=ks, seed=seed,
-                            agent_name=agent_spec, context=ctx)
+                            agent_name=agent_spec, context=ctx, fixture_roots=fixture_roots)
     except KTooLargeError as e:
         _k_error(k_spec, e, err)
     except TrajcheckError as e:

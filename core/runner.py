@@ -64,6 +64,7 @@ Source: issue 5 item 3 and DESIGN.md ("suite: runs cases x trials").
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import importlib
 import importlib.util
@@ -79,9 +80,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import limits
 from .errors import AgentError, TrajcheckError
 from .model import Case, Trajectory, Usage
-from .tools import BoundTools, ToolRegistry
+from .tools import AgentTools, BoundTools, ToolRegistry
 
 __all__ = [
     "AgentRun",
@@ -254,14 +256,17 @@ def read_runs(path: str | os.PathLike[str]) -> RecordedRuns:
     for ln, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
         if not raw.strip():
             continue
+        notes: list[str] = []
         try:
-            obj = json.loads(raw)
+            obj = limits.loads(raw, notes)
             if not isinstance(obj, dict) or not isinstance(obj.get("steps"), list):
                 raise ValueError("not a trajcheck trajectory (no 'steps' list)")
             t = Trajectory.from_dict(obj)
-        except (ValueError, TypeError, KeyError) as e:
-            problems.append(f"{p}: line {ln}: unreadable run record ({e}); ignored")
+        except Exception as e:  # whatever the line holds, it is one unreadable record
+            problems.append(f"{p}: line {ln}: unreadable run record ({_describe(e)}); ignored")
             continue
+        t, figs = limits.clean_figures(t)
+        problems.extend(f"{p}: line {ln}: {n}" for n in [*notes, *figs])
         cid, trial = t.metadata.get("case_id"), t.metadata.get("trial")
         if cid is None or isinstance(trial, bool) or not isinstance(trial, int):
             problems.append(f"{p}: line {ln}: run record without metadata.case_id / integer "
@@ -275,20 +280,50 @@ def read_runs(path: str | os.PathLike[str]) -> RecordedRuns:
     return RecordedRuns(runs, tuple(problems), end, truncated)
 
 
-class _Writer:
-    """Appends one JSON line per run with a single ``os.write`` followed by ``fsync``."""
+def _lock(fd: int, path: Path) -> None:
+    """An exclusive lock on the out file for this process's run (POSIX ``flock``), so two
+    ``run``s on one ``--out`` cannot interleave their lines: the second is refused."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, one writer per file is on the user
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        raise AgentError(f"{path}: another trajcheck run is writing this file; refused (wait for it to "
+                         "finish, or use another --out)") from e
 
-    def __init__(self, path: Path, good_end: int) -> None:
+
+def _json_line(traj: Trajectory) -> bytes:
+    """One standard-JSON line in UTF-8 for a run, whatever its values: anything JSON cannot
+    hold (NaN, lone surrogates, cycles, objects) is normalised by ``limits.scrub``."""
+    d = traj.to_dict()
+    try:
+        line = json.dumps(d, ensure_ascii=False, allow_nan=False)
+        return (line + "\n").encode("utf-8")
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
+        line = json.dumps(limits.scrub(d), ensure_ascii=False, allow_nan=False)
+        return (line + "\n").encode("utf-8")
+
+
+class _Writer:
+    """Appends one JSON line per run with a single ``os.write`` followed by ``fsync``, holding
+    an exclusive lock on the file (a second writer is refused)."""
+
+    def __init__(self, path: Path, good_end: int | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        size = os.fstat(self.fd).st_size
-        if size > good_end:  # cut a truncated last line before appending
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        _lock(self.fd, path)
+        self.path = path
+
+    def truncate_to(self, good_end: int) -> None:
+        """Cut a truncated last line (a run killed mid-write) before appending."""
+        if os.fstat(self.fd).st_size > good_end:
             os.ftruncate(self.fd, good_end)
-        os.lseek(self.fd, 0, os.SEEK_END)
 
     def write(self, traj: Trajectory) -> None:
-        line = json.dumps(traj.to_dict(), ensure_ascii=False, default=str) + "\n"
-        b = line.encode("utf-8")
+        b = _json_line(traj)
         n = 0
         while n < len(b):
             n += os.write(self.fd, b[n:])
@@ -320,18 +355,22 @@ async def _as_task(job: _Job, aw: Any) -> Any:
     return await aw
 
 
-def _open_sandbox(case: Case, sandbox_url: str | None, base_dir: Any) -> Any:
+def _open_sandbox(case: Case, sandbox_url: str | None, base_dir: Any, fixture_roots: Sequence[Any] = ()) -> Any:
     from .sandbox import open_sandbox
 
-    return open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir)
+    return open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir, fixture_roots=fixture_roots)
 
 
 def _execute(job: _Job, agent: Callable[..., Any], registry: ToolRegistry, sandbox_url: str | None,
-             base_dir: Any, q: queue.Queue[tuple[_Job, str, Any]]) -> None:
-    """One run, in its own thread (which owns the sandbox's connection)."""
+             base_dir: Any, q: queue.Queue[tuple[_Job, str, Any]], fixture_roots: Sequence[Any] = ()) -> None:
+    """One run, in its own thread (which owns the sandbox's connection).
+
+    The agent gets a copy of the case's input and an ``AgentTools`` (never the case or the
+    record); an agent that raises anything -- ``SystemExit`` from ``sys.exit`` included --
+    fails its own run, and only ``KeyboardInterrupt`` stops the suite."""
     try:
         try:
-            sb = _open_sandbox(job.case, sandbox_url, base_dir)
+            sb = _open_sandbox(job.case, sandbox_url, base_dir, fixture_roots)
             sb.open()
         except TrajcheckError as e:
             q.put((job, "setup", f"{type(e).__name__}: {e}"))
@@ -345,23 +384,35 @@ def _execute(job: _Job, agent: Callable[..., Any], registry: ToolRegistry, sandb
                 return
             job.t0 = time.perf_counter()
             try:
-                ret = agent(job.case.input, job.bound)
+                ret = agent(copy.deepcopy(job.case.input), AgentTools(job.bound))
                 if inspect.isawaitable(ret):
                     ret = asyncio.run(_as_task(job, ret))
                 kind, payload = "ok", ret
-            except (KeyboardInterrupt, SystemExit):
+            except KeyboardInterrupt:
                 raise
+            except SystemExit as e:  # sys.exit() inside the agent ends its run, not the suite
+                kind, payload = "error", f"agent tried to exit the process (SystemExit: {e.code!r})"
             except BaseException as e:  # Exception, or CancelledError after a timeout
-                kind, payload = "error", f"{type(e).__name__}: {e}".rstrip(": ")
+                kind, payload = "error", _describe(e)
             dur = (time.perf_counter() - job.t0) * 1000.0
             after = sb.snapshot()
             q.put((job, kind, (payload, after, dur)))
         finally:
             sb.close()
-    except (KeyboardInterrupt, SystemExit) as e:
+    except KeyboardInterrupt as e:
         q.put((job, "interrupt", e))
     except BaseException as e:  # a snapshot failed, or worse: record it, never hang the suite
-        q.put((job, "setup", f"{type(e).__name__}: {e}"))
+        q.put((job, "setup", _describe(e)))
+
+
+def _describe(e: BaseException) -> str:
+    """``"<Type>: <message>"`` of an exception from untrusted code, whose ``__str__`` may
+    itself raise or hold text JSON cannot write."""
+    try:
+        msg = str(e)
+    except BaseException:
+        msg = "<unprintable>"
+    return limits.clean_text(f"{type(e).__name__}: {msg}".rstrip(": "))
 
 
 def parse_agent_return(ret: Any) -> tuple[str | None, Usage | None, float | None, Any, dict[str, Any],
@@ -372,16 +423,33 @@ def parse_agent_return(ret: Any) -> tuple[str | None, Usage | None, float | None
     ``metadata``. Anything else gives ``error`` (a one-line message; the other fields empty)
     instead of raising, so the caller records a failed run. Used by ``run_suite`` and by
     ``trajcheck.simulate`` for each agent turn."""
+    try:
+        return _parse_return(ret)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # an odd object (a raising __eq__, __iter__, ...) fails the run
+        return None, None, None, None, {}, f"agent returned an unreadable {type(ret).__name__} ({_describe(e)})"
+
+
+def _text(v: Any) -> str:
+    """A plain ``str`` (not a subclass with its own methods), lone surrogates repaired."""
+    return limits.clean_text(str.__str__(v) if isinstance(v, str) else str(limits.scrub(v)))
+
+
+def _parse_return(ret: Any) -> tuple[str | None, Usage | None, float | None, Any, dict[str, Any], str | None]:
     if ret is None or isinstance(ret, str):
-        return ret, None, None, None, {}, None
+        return (None if ret is None else _text(ret)), None, None, None, {}, None
     if isinstance(ret, AgentRun):
-        return ret.final_response, ret.usage, ret.cost_usd, ret.route, dict(ret.metadata), None
+        fr = ret.final_response
+        return (None if fr is None else _text(fr)), ret.usage if isinstance(ret.usage, Usage) else None, \
+            ret.cost_usd, ret.route, dict(ret.metadata) if isinstance(ret.metadata, Mapping) else {}, None
     if isinstance(ret, Mapping) and set(ret) <= {"final_response", "usage", "cost_usd", "route", "metadata"}:
         u = ret.get("usage")
         usage = Usage.from_dict(u) if isinstance(u, Mapping) else u if isinstance(u, Usage) else None
         fr = ret.get("final_response")
-        return (fr if fr is None else str(fr)), usage, ret.get("cost_usd"), ret.get("route"), \
-            dict(ret.get("metadata") or {}), None
+        md = ret.get("metadata")
+        return (None if fr is None else _text(fr)), usage, ret.get("cost_usd"), ret.get("route"), \
+            dict(md) if isinstance(md, Mapping) else {}, None
     return None, None, None, None, {}, (f"agent returned {type(ret).__name__}; expected str, None, "
                                         "AgentRun or a dict with final_response")
 
@@ -398,9 +466,9 @@ def _trace(job: _Job, agent_name: str, *, final: str | None = None, usage: Usage
     if case.faults:
         meta["faults"] = [dict(f) for f in case.faults]
     if route is not None:
-        meta["route"] = route
+        meta["route"] = limits.scrub(route)
     if agent_meta:
-        meta["agent_metadata"] = dict(agent_meta)
+        meta["agent_metadata"] = limits.scrub(dict(agent_meta))
     if job.before is not None:
         meta["state_before"] = job.before
     if after is not None:
@@ -417,6 +485,12 @@ def _trace(job: _Job, agent_name: str, *, final: str | None = None, usage: Usage
                                  metadata=meta)
     else:
         t = Trajectory(final_response=final, source_format="trajcheck", metadata=meta)
+    # what the agent reported (cost, usage) is checked at entry: a figure JSON cannot hold or
+    # that is not a number is recorded as unknown, with a problem naming the run
+    t, notes = limits.clean_figures(t)
+    if notes:
+        t = dataclasses.replace(t, metadata={**t.metadata, "problems": [*t.metadata.get("problems", ()),
+                                                                         *notes]})
     return t
 
 
@@ -434,7 +508,8 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
               out: str | os.PathLike[str] | None = None, tools: Any = None,
               sandbox_url: str | None = None, base_dir: str | os.PathLike[str] | None = None,
               progress: bool = True, score: bool = True, ks: Sequence[int] | None = None,
-              seed: int = 0, context: Any = None, agent_name: str | None = None) -> SuiteRun:
+              seed: int = 0, context: Any = None, agent_name: str | None = None,
+              fixture_roots: Sequence[str | os.PathLike[str]] = ()) -> SuiteRun:
     """Run ``agent`` on every case ``trials`` times and score the runs.
 
     Args:
@@ -452,6 +527,8 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
         score: score the runs (``suite.score_runs``); False returns ``scorecard=None``.
         ks, seed, context: passed to the scoring (pass^k's k, bootstrap seed, MatchContext).
         agent_name: the name recorded in traces (default ``module:qualname``).
+        fixture_roots: folders besides ``base_dir`` that fixtures may come from
+            (``trajcheck.sandbox.resolve_fixture``).
 
     Returns a ``SuiteRun``. Policies (timeout, agent errors, setup errors, resume, scoring)
     are in the module doc. Raises AgentError for bad ``trials``/``concurrency``/
@@ -484,19 +561,28 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     name = agent_name or _agent_name(agent)
     problems: list[str] = []
 
-    rec = read_runs(out) if out is not None else RecordedRuns({})
+    # the grader's own copy of the cases, made before any agent runs
+    grading = {c.id: copy.deepcopy(c) for c in cases}
+    writer = _Writer(Path(out)) if out is not None else None  # locked before the file is read
+    try:
+        rec = read_runs(out) if out is not None else RecordedRuns({})
+        others = sorted({str(t.metadata.get("agent")) for t in rec.runs.values()
+                         if t.metadata.get("agent") not in (None, name)})
+        if others:
+            raise AgentError(f"{out}: holds runs of agent {others[0]!r}, not {name!r}; use another --out "
+                             "file (or delete this one) instead of mixing agents in one suite")
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
     problems.extend(rec.problems)
-    others = sorted({str(t.metadata.get("agent")) for t in rec.runs.values()
-                     if t.metadata.get("agent") not in (None, name)})
-    if others:
-        raise AgentError(f"{out}: holds runs of agent {others[0]!r}, not {name!r}; use another --out "
-                         "file (or delete this one) instead of mixing agents in one suite")
     done: dict[tuple[str, int], Trajectory] = dict(rec.runs)
     new: dict[tuple[str, int], Trajectory] = {}
     setup_failed: dict[str, str] = {}
     todo = [_Job(by_id[cid], t) for t in range(trials) for cid in by_id if (cid, t) not in done]
 
-    writer = _Writer(Path(out), rec.good_end) if out is not None else None
+    if writer is not None:
+        writer.truncate_to(rec.good_end)
     q: queue.Queue[tuple[_Job, str, Any]] = queue.Queue()
     running: list[_Job] = []
     pending = list(todo)
@@ -513,7 +599,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
                     job.started = time.time()
                     job.t0 = time.perf_counter()
                     th = threading.Thread(target=_execute, args=(job, agent, registry, sandbox_url,
-                                                                 base_dir, q), daemon=True,
+                                                                 base_dir, q, fixture_roots), daemon=True,
                                           name=f"trajcheck-run-{job.case.id}-{job.trial}")
                     running.append(job)
                     th.start()
@@ -576,7 +662,9 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
         if cid not in by_id:
             problems.append(f"run {traj.metadata.get('run_id') or f'{cid}-{tr}'}: case id {cid!r} is not "
                             "among the cases; not scored")
-    for cid, c in by_id.items():
+    for (cid, tr), traj in sorted(new.items()):
+        problems.extend(f"run {cid}-{tr}: {p}" for p in traj.metadata.get("problems", ()))
+    for cid in by_id:
         mine = sorted(((tr, traj) for (k, tr), traj in all_runs.items() if k == cid and tr < trials),
                       key=lambda x: x[0])
         extra = sum(1 for (k, tr) in all_runs if k == cid and tr >= trials)
@@ -584,7 +672,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
             problems.append(f"case {cid!r}: {extra} recorded run(s) with trial >= {trials} not scored")
         if not mine and cid not in setup_failed:
             problems.append(f"case {cid!r}: no runs; not scored")
-        pairs.extend((traj, c) for _t, traj in mine)
+        pairs.extend((traj, grading[cid]) for _t, traj in mine)
     scorecard = None
     if score:
         scorecard = score_recorded(pairs, ks=ks, seed=seed, context=context, problems=problems,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SandboxError
+from .errors import SandboxError, SecurityError
 from .model import ToolResult
 
 Snapshot = dict[str, list[dict[str, Any]]]
@@ -145,9 +145,16 @@ def split_sql(text: str) -> list[SqlStatement]:
 
 
 def resolve_fixture(fixture: str | os.PathLike[str] | None,
-                    base_dir: str | os.PathLike[str] | None = None) -> Path | None:
+                    base_dir: str | os.PathLike[str] | None = None,
+                    allowed_roots: Sequence[str | os.PathLike[str]] = ()) -> Path | None:
     """The fixture's path: absolute as given, else relative to ``base_dir`` (e.g. the
     dataset file's folder) when given, else to the working directory.
+
+    Confinement (README "Security model"): when ``base_dir`` is given -- the fixture was
+    named by a dataset row -- the path, with symlinks resolved, must lie inside ``base_dir``
+    or one of ``allowed_roots`` (folders the user allows, ``--fixture-root``); otherwise
+    SecurityError, whose message names the path but shows nothing of the file. With no
+    ``base_dir`` (a path the caller's own code chose) any path is accepted.
 
     Raises SandboxError naming the path when the file does not exist.
     """
@@ -156,6 +163,14 @@ def resolve_fixture(fixture: str | os.PathLike[str] | None,
     p = Path(fixture)
     if not p.is_absolute() and base_dir is not None:
         p = Path(base_dir) / p
+    if base_dir is not None:
+        real = p.resolve()
+        roots = [Path(base_dir).resolve(), *(Path(r).resolve() for r in allowed_roots)]
+        if not any(real == r or real.is_relative_to(r) for r in roots):
+            raise SecurityError(
+                f"fixture {str(fixture)!r} is outside the dataset's folder ({roots[0]})"
+                + (f" and the allowed roots ({', '.join(map(str, roots[1:]))})" if roots[1:] else "")
+                + "; refused (allow its folder with --fixture-root / fixture_roots)")
     if not p.is_file():
         raise SandboxError(f"fixture {str(fixture)!r} not found (looked at {p})")
     return p
@@ -282,10 +297,11 @@ class SQLiteSandbox:
 
     def __init__(self, fixture: str | os.PathLike[str] | None = None, *,
                  fixture_sql: str | None = None, path: str | os.PathLike[str] | None = None,
-                 base_dir: str | os.PathLike[str] | None = None) -> None:
+                 base_dir: str | os.PathLike[str] | None = None,
+                 fixture_roots: Sequence[str | os.PathLike[str]] = ()) -> None:
         if fixture is not None and fixture_sql is not None:
             raise SandboxError("give either a fixture path or fixture_sql, not both")
-        self.fixture = resolve_fixture(fixture, base_dir)
+        self.fixture = resolve_fixture(fixture, base_dir, fixture_roots)
         self.fixture_sql = fixture_sql
         self.path = Path(path) if path is not None else None
         self._conn: sqlite3.Connection | None = None
@@ -299,6 +315,7 @@ class SQLiteSandbox:
             raise SandboxError(f"sandbox database {self.path} already exists; a trial needs a fresh one")
         conn = sqlite3.connect(str(self.path) if self.path else ":memory:", isolation_level=None)
         conn.row_factory = sqlite3.Row
+        conn.set_authorizer(_sqlite_authorizer)
         self._conn = conn
         try:
             self._load()
@@ -339,11 +356,9 @@ class SQLiteSandbox:
                 conn.execute(sql)
             except sqlite3.Error as e:
                 raise SandboxError(
-                    f"fixture {where}, line {start}: {type(e).__name__}: {e} "
-                    f"(statement: {_short(sql)})") from e
+                    f"fixture {where}, line {start}: {type(e).__name__}: {_no_echo(str(e))}") from e
         if pending:
-            raise SandboxError(f"fixture {where}, line {pending[0].line}: incomplete statement "
-                               f"(statement: {_short(pending[0].sql)})")
+            raise SandboxError(f"fixture {where}, line {pending[0].line}: incomplete statement")
 
     # access for tools
     @property
@@ -399,9 +414,32 @@ class SQLiteSandbox:
         return snap
 
 
-def _short(sql: str, n: int = 80) -> str:
-    s = " ".join(sql.split())
-    return s if len(s) <= n else s[: n - 3] + "..."
+_REFUSED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer", "readfile", "writefile", "edit"})
+_REFUSED_PRAGMAS = frozenset({"writable_schema", "temp_store_directory", "data_store_directory",
+                              "trusted_schema"})
+
+
+def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None,
+                       trigger: str | None) -> int:
+    """SQLite authorizer of every sandbox connection (fixtures and tools alike): ``ATTACH``
+    (which ``VACUUM INTO`` uses too) would read or write database files anywhere, extension
+    loading and file functions would run or read code and files, and a few pragmas change
+    where files go or let the schema be forged; all are refused ("not authorized"), the
+    rest of SQL is allowed."""
+    if action == sqlite3.SQLITE_ATTACH:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _REFUSED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _REFUSED_PRAGMAS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _no_echo(msg: str) -> str:
+    """A database error message without the file text it may quote (SQLite's ``near "...":``
+    and PostgreSQL's ``LINE n: ...`` context), so a fixture's content never reaches a report."""
+    msg = re.sub(r'near "[^"]*":\s*', "", msg)
+    return msg.split("\n", 1)[0].strip()
 
 
 # ---------------------------------------------------------------------------------------
@@ -432,18 +470,22 @@ class SQLAlchemySandbox:
 
     def __init__(self, url: str, fixture: str | os.PathLike[str] | None = None, *,
                  fixture_sql: str | None = None, base_dir: str | os.PathLike[str] | None = None,
-                 schema_prefix: str = "trajcheck_") -> None:
+                 schema_prefix: str = "trajcheck_",
+                 fixture_roots: Sequence[str | os.PathLike[str]] = ()) -> None:
         if fixture is not None and fixture_sql is not None:
             raise SandboxError("give either a fixture path or fixture_sql, not both")
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", schema_prefix):
             raise SandboxError(f"schema_prefix {schema_prefix!r} must be lowercase letters, digits, _")
         self.url = url
-        self.fixture = resolve_fixture(fixture, base_dir)
+        self.fixture = resolve_fixture(fixture, base_dir, fixture_roots)
         self.fixture_sql = fixture_sql
         self.schema_prefix = schema_prefix
         self.schema: str | None = None
         self._engine: Any = None
         self._conn: Any = None
+        self._admin: Any = None  # PostgreSQL: the connecting role's connection, when trials get a role
+        self._admin_engine: Any = None
+        self._role: str | None = None
 
     def open(self) -> SQLAlchemySandbox:
         """Connect, create the trial's schema, load the fixture; returns self."""
@@ -471,7 +513,10 @@ class SQLAlchemySandbox:
         try:
             if dialect != "sqlite":
                 self.schema = self.schema_prefix + uuid.uuid4().hex[:16]
-                self._conn.exec_driver_sql(f'CREATE SCHEMA "{self.schema}"')
+                if dialect == "postgresql":
+                    self._open_pg_trial(sa, url)
+                else:
+                    self._conn.exec_driver_sql(f'CREATE SCHEMA "{self.schema}"')
                 if dialect == "postgresql":
                     self._conn.exec_driver_sql(f'SET search_path TO "{self.schema}"')
                 elif dialect in ("mysql", "mariadb"):
@@ -484,6 +529,38 @@ class SQLAlchemySandbox:
             raise
         return self
 
+    def _open_pg_trial(self, sa: Any, url: Any) -> None:
+        """PostgreSQL confinement (README "Security model"): when the connecting role may
+        create roles (CREATEROLE or superuser), the trial gets a fresh login role of its own
+        -- not a superuser, no CREATEDB/CREATEROLE, member of nothing -- that owns the trial's
+        schema, and the fixture and the tools run on a connection as that role. So a fixture
+        or an agent's SQL cannot run ``COPY ... PROGRAM``, read or write server files, or
+        touch another trial's schema. The connecting role (``scripts/start_postgres.sh``
+        makes a non-superuser one) keeps only the admin connection, used to create and drop
+        the trial role and schema. Without CREATEROLE the trial runs as the connecting role
+        in its own schema (isolated from other trials' data, but not a privilege boundary)."""
+        import secrets
+
+        admin = self._conn
+        row = admin.exec_driver_sql(
+            "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user").first()
+        if not row or not row[0]:
+            admin.exec_driver_sql(f'CREATE SCHEMA "{self.schema}"')
+            return
+        role, pw = self.schema, secrets.token_hex(16)
+        admin.exec_driver_sql(f'CREATE ROLE "{role}" LOGIN PASSWORD \'{pw}\' NOSUPERUSER NOCREATEDB '
+                              "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 2")
+        self._role = role
+        admin.exec_driver_sql(f'GRANT "{role}" TO current_user')
+        admin.exec_driver_sql(f'CREATE SCHEMA "{self.schema}" AUTHORIZATION "{role}"')
+        admin.exec_driver_sql(f'ALTER ROLE "{role}" SET search_path TO "{self.schema}"')
+        self._admin, self._admin_engine = admin, self._engine
+        self._engine = sa.create_engine(url.set(username=role, password=pw), isolation_level="AUTOCOMMIT")
+        try:
+            self._conn = self._engine.connect()
+        except Exception as e:
+            raise SandboxError(f"cannot connect as the trial role {role}: {e}") from e
+
     def _load(self) -> None:
         src = _fixture_source(self.fixture, self.fixture_sql)
         if src is None:
@@ -493,19 +570,29 @@ class SQLAlchemySandbox:
             try:
                 self._conn.exec_driver_sql(st.sql)
             except Exception as e:
-                msg = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
-                raise SandboxError(f"fixture {where}, line {st.line}: {msg} "
-                                   f"(statement: {_short(st.sql)})") from e
+                msg = _no_echo(str(getattr(e, "orig", None) or e))
+                raise SandboxError(f"fixture {where}, line {st.line}: {msg}") from e
 
     def close(self) -> None:
-        """Drop the trial's schema and close the connection."""
+        """Drop the trial's schema (and its role) and close the connections."""
+        if self._admin is not None:  # PostgreSQL with a trial role
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._dispose()
+            self._conn, self._engine = self._admin, self._admin_engine
+            self._admin = self._admin_engine = None
         if self._conn is not None:
             try:
                 if self.schema is not None:
                     self._conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+                if self._role is not None:
+                    self._conn.exec_driver_sql(f'DROP OWNED BY "{self._role}"')
+                    self._conn.exec_driver_sql(f'DROP ROLE IF EXISTS "{self._role}"')
             except Exception:
                 pass
             finally:
+                self._role = None
                 self._conn.close()
                 self._conn = None
         self._dispose()
@@ -569,13 +656,16 @@ class SQLAlchemySandbox:
 
 
 def open_sandbox(fixture: str | os.PathLike[str] | None = None, *, url: str | None = None,
-                 base_dir: str | os.PathLike[str] | None = None) -> SQLiteSandbox | SQLAlchemySandbox:
+                 base_dir: str | os.PathLike[str] | None = None,
+                 fixture_roots: Sequence[str | os.PathLike[str]] = ()) -> SQLiteSandbox | SQLAlchemySandbox:
     """A sandbox for one trial (not yet opened; use it with ``with``).
 
     ``url`` None gives an in-memory ``SQLiteSandbox``; otherwise a ``SQLAlchemySandbox`` on
     ``url``. ``fixture`` is usually ``case.initial_state`` and ``base_dir`` the dataset's
-    folder. Raises SandboxError for a missing fixture file.
+    folder, which (with ``fixture_roots``) confines where fixtures may come from
+    (``resolve_fixture``). Raises SandboxError for a missing fixture file, SecurityError for
+    one outside the allowed folders.
     """
     if url is None:
-        return SQLiteSandbox(fixture, base_dir=base_dir)
-    return SQLAlchemySandbox(url, fixture, base_dir=base_dir)
+        return SQLiteSandbox(fixture, base_dir=base_dir, fixture_roots=fixture_roots)
+    return SQLAlchemySandbox(url, fixture, base_dir=base_dir, fixture_roots=fixture_roots)

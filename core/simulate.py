@@ -294,6 +294,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     from .judges import as_model
     from .runner import parse_agent_return, resolve_tools
     from .sandbox import open_sandbox
+    from .tools import AgentTools
 
     case = scenario.to_case()
     registry = resolve_tools(agent, tools)
@@ -303,6 +304,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     try:
         before = sb.snapshot()
         bound = registry.bind(sb, case=case, trial=seed)
+        agent_tools = AgentTools(bound)  # the agent's side only: no case, no record
         seen = len(bound.steps)  # the bound tools' own first user step is replaced by ours
         steps: list[Step] = []
         conv: list[dict[str, str]] = []
@@ -329,10 +331,12 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
                 termination = why
                 break
             try:
-                ret = _call_agent(agent, utext, bound, conv[:-1])
+                ret = _call_agent(agent, utext, agent_tools, conv[:-1])
                 reply, _, _, _, _, err = parse_agent_return(ret)
-            except (KeyboardInterrupt, SystemExit):
+            except KeyboardInterrupt:
                 raise
+            except SystemExit as e:  # the agent's sys.exit ends its conversation, not the program
+                reply, err = None, f"agent tried to exit the process (SystemExit: {e.code!r})"
             except Exception as e:
                 reply, err = None, f"{type(e).__name__}: {e}".rstrip(": ")
             new = bound.steps[seen:]

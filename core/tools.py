@@ -41,6 +41,7 @@ it") and DESIGN.md ("sandbox": fault injection).
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 import json
@@ -55,6 +56,7 @@ from .errors import AgentError, SchemaError
 from .model import Step, ToolCall, ToolResult, Trajectory, Usage
 
 __all__ = [
+    "AgentTools",
     "BoundTools",
     "Tool",
     "ToolContext",
@@ -386,6 +388,8 @@ class BoundTools:
             args = None
         if kwargs and args is not None:
             args = {**args, **kwargs}
+        if args is not None:  # the record must not change when the caller later mutates its dict
+            args = _private_copy(args)
         call = ToolCall(name=str(name), args=args, call_id=call_id, raw_args=raw, args_parse_error=parse_err)
         self._append("tool_call", tool_calls=(call,))
         tool = self.registry._tools.get(str(name))
@@ -482,3 +486,57 @@ class BoundTools:
 
 async def _await(x: Any) -> Any:
     return await x
+
+
+def _private_copy(v: Any) -> Any:
+    """A deep copy of ``v`` (``v`` itself when it cannot be copied)."""
+    try:
+        return copy.deepcopy(v)
+    except Exception:
+        return v
+
+
+class AgentTools:
+    """What an agent under test receives as ``tools`` (README "Security model").
+
+    Only the agent's side of the registry: ``call(name, args)``, ``await acall(name, args)``,
+    ``say(text)``, ``definitions(format)``, ``n_calls``, and copies of the trial's ``user``
+    context, ``case_id`` and ``trial``. Not the case (its expected calls and final state),
+    not the sandbox, not the record: every argument the agent passes and every result it
+    gets back is a private copy, so what the registry recorded cannot be changed after the
+    fact. (An agent in the same Python process can still reach anything by introspection;
+    these walls keep the grader out of reach of an agent that uses the tools it is given.)
+    """
+
+    __slots__ = ("_bound", "user", "case_id", "trial")
+
+    def __init__(self, bound: BoundTools) -> None:
+        self._bound = bound
+        self.user: dict[str, Any] | None = _private_copy(bound.user)
+        self.case_id: str | None = bound.case_id
+        self.trial: int = bound.trial
+
+    def call(self, name: str, args: Mapping[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
+        """Run tool ``name`` (see ``BoundTools.call``); returns a copy of its ``ToolResult``."""
+        return _private_copy(self._bound.call(name, _private_copy(args), **_private_copy(kwargs)))
+
+    async def acall(self, name: str, args: Mapping[str, Any] | str | None = None,
+                    **kwargs: Any) -> ToolResult:
+        """Async ``call`` (see ``BoundTools.acall``); returns a copy of the ``ToolResult``."""
+        r = await self._bound.acall(name, _private_copy(args), **_private_copy(kwargs))
+        return _private_copy(r)  # type: ignore[no-any-return]
+
+    def say(self, text: str) -> None:
+        """Record an intermediate assistant message (not the final response)."""
+        from .limits import clean_text, scrub
+
+        self._bound.say(clean_text(str.__str__(text)) if isinstance(text, str) else str(scrub(text)))
+
+    def definitions(self, format: str = "openai") -> list[dict[str, Any]]:
+        """Copies of the tools' definitions (``openai``, ``anthropic`` or ``plain``)."""
+        return _private_copy(self._bound.definitions(format))  # type: ignore[no-any-return]
+
+    @property
+    def n_calls(self) -> int:
+        """Number of tool calls made so far."""
+        return self._bound.n_calls

@@ -7,9 +7,15 @@
 #
 # Idempotent: a second run finds the running cluster and prints the same URL. The cluster
 # lives in $TRAJCHECK_PG_DIR (default: <repo>/.cache/postgres), listens on 127.0.0.1 only,
-# on a free port chosen at first start, with trust authentication for the superuser
-# `trajcheck` (loopback only; it holds nothing but test data). Everything but the URL goes
-# to stderr, so `export TRAJCHECK_PG_URL=$(scripts/start_postgres.sh)` works.
+# on a free port chosen at first start, with trust authentication (loopback only; it holds
+# nothing but test data). The URL printed is for the role `trajcheck`, which is NOT a
+# superuser: it owns the database `trajcheck` and may create roles (CREATEROLE), so that
+# trajcheck's sandbox can run each trial's fixture and tools as a fresh login role of its
+# own that owns nothing but the trial's schema (no COPY ... PROGRAM, no server files, no
+# other schema). The bootstrap superuser `trajcheck_admin` is used only by this script.
+# Everything but the URL goes to stderr, so `export TRAJCHECK_PG_URL=$(scripts/start_postgres.sh)`
+# works. A cluster made by an older version of this script (whose `trajcheck` role was the
+# superuser) is recreated.
 #
 # initdb/pg_ctl are found on PATH or under /usr/lib/postgresql/*/bin (newest version); if
 # absent and we are root on a Debian-like system, `apt-get install -y postgresql` is run.
@@ -24,6 +30,8 @@ SOCK="$DIR/run"
 LOG="$DIR/server.log"
 URLFILE="$DIR/url"
 PGUSER_NAME=trajcheck
+ADMIN_NAME=trajcheck_admin
+LAYOUT=2  # 2: superuser trajcheck_admin + non-superuser trajcheck owning database trajcheck
 
 log() { echo "start_postgres: $*" >&2; }
 
@@ -82,6 +90,12 @@ case "${1:-start}" in
     *) log "usage: $0 [start|stop|destroy]"; exit 64 ;;
 esac
 
+if [ -f "$DATA/PG_VERSION" ] && [ "$(cat "$DIR/layout" 2>/dev/null)" != "$LAYOUT" ]; then
+    log "recreating the cluster in $DIR (made by an older script, with a superuser URL)"
+    if is_running; then as_owner "$BINDIR/pg_ctl" -D "$DATA" -m fast -w stop >&2; fi
+    rm -rf "$DATA" "$URLFILE"
+fi
+
 if is_running && [ -s "$URLFILE" ]; then
     cat "$URLFILE"
     exit 0
@@ -92,8 +106,9 @@ if [ "$(id -u)" = 0 ]; then chown -R postgres: "$DIR"; fi
 
 if [ ! -f "$DATA/PG_VERSION" ]; then
     log "initdb in $DATA"
-    as_owner "$BINDIR/initdb" -D "$DATA" -U "$PGUSER_NAME" --auth=trust -E UTF8 --locale=C >"$DIR/initdb.log" 2>&1 \
+    as_owner "$BINDIR/initdb" -D "$DATA" -U "$ADMIN_NAME" --auth=trust -E UTF8 --locale=C >"$DIR/initdb.log" 2>&1 \
         || { cat "$DIR/initdb.log" >&2; exit 1; }
+    rm -f "$DIR/roles_done"
 fi
 
 free_port() {
@@ -121,6 +136,17 @@ if ! as_owner "$BINDIR/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 \
     exit 1
 fi
 
-URL="postgresql://$PGUSER_NAME@127.0.0.1:$PORT/postgres"
+if [ ! -f "$DIR/roles_done" ]; then
+    PSQL="$BINDIR/psql"
+    [ -x "$PSQL" ] || PSQL=$(command -v psql)
+    as_owner "$PSQL" -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U "$ADMIN_NAME" -d postgres >&2 <<SQL
+CREATE ROLE $PGUSER_NAME LOGIN NOSUPERUSER NOCREATEDB CREATEROLE NOREPLICATION NOBYPASSRLS;
+CREATE DATABASE $PGUSER_NAME OWNER $PGUSER_NAME;
+SQL
+    touch "$DIR/roles_done"
+    echo "$LAYOUT" >"$DIR/layout"
+fi
+
+URL="postgresql://$PGUSER_NAME@127.0.0.1:$PORT/$PGUSER_NAME"
 echo "$URL" >"$URLFILE"
 echo "$URL"
