@@ -278,6 +278,8 @@ def _rate(res: MetricResult, part: str, name: str) -> MetricResult:
 
 
 def _outcome(traj: Trajectory, case: Case, opts: Options) -> MetricResult:
+    """``suite.run_outcome``, with the database before/after given by the host (``opts``)
+    taking the place of snapshots recorded in the trace."""
     if opts.before_state is not None or opts.after_state is not None:
         from trajcheck.metrics.outcome import check_final_state, response_includes, task_success
 
@@ -396,9 +398,9 @@ def compute(key: str, traj: Trajectory, case: Case, opts: Options | None = None,
     # composite
     from trajcheck.metrics.composite import score_trajectory
 
-    outcome = None
-    if o.before_state is not None or o.after_state is not None:
-        outcome = _outcome(traj, case, o)
+    # the outcome as the suite judges it (suite.score_run): the final state when the database
+    # before/after is known (given, or recorded in the trace), else the calls
+    outcome = _outcome(traj, case, o)
     return score_trajectory(traj, case, outcome=outcome, context=_ctx(case, o), args_mode=am,
                             weights=dict(o.weights) if o.weights is not None else None)
 

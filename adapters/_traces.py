@@ -64,3 +64,12 @@ def parallel_groups(traj: Trajectory) -> list[list[int]]:
             out.append(list(range(i, i + n)))
         i += n
     return out
+
+
+def state_settings(traj: Trajectory) -> dict[str, Any]:
+    """``{"before_state", "after_state"}`` from the run's recorded database snapshots
+    (``metadata["state_before"]``/``["state_after"]``, as ``trajcheck run`` records them), or
+    ``{}``: what a host's per-row settings carry for the final-state metrics."""
+    meta = traj.metadata or {}
+    b, a = meta.get("state_before"), meta.get("state_after")
+    return {"before_state": b, "after_state": a} if isinstance(b, dict) and isinstance(a, dict) else {}

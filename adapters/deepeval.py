@@ -477,8 +477,9 @@ def test_case_from_trace(trace: Any, *, expected_tools: Sequence[Any] | None = N
     ``tools_called`` its calls (``input_parameters`` = the parsed arguments, ``{}`` when they
     did not parse; ``output`` = the result); ``metadata["trajcheck"]`` carries
     ``failed_calls`` (indices of calls whose result failed, read from the source's error flag
-    or marked by ``error_pattern``) and ``parallel_calls`` (calls issued in one step), plus
-    the case ``settings`` given here (checked like any metadata: unknown keys raise).
+    or marked by ``error_pattern``), ``parallel_calls`` (calls issued in one step) and the
+    run's recorded database snapshots as ``before_state``/``after_state``, plus the case
+    ``settings`` given here (checked like any metadata: unknown keys raise).
     ``expected_tools``: DeepEval ``ToolCall``s, or ``{"name", "args"}`` dicts / names
     (converted); None leaves the field unset. ``name`` defaults to the run's
     ``metadata["case_id"]``. Raises ``TraceFormatError`` when ``trace`` is not exactly one run.
@@ -492,7 +493,7 @@ def test_case_from_trace(trace: Any, *, expected_tools: Sequence[Any] | None = N
     for call, res in traj.pairs():
         called.append(ToolCall(name=call.name, input_parameters=dict(call.args) if call.args else {},
                                output=None if res is None else res.output))
-    block: dict[str, Any] = dict(settings)
+    block: dict[str, Any] = {**_traces.state_settings(traj), **settings}
     failed = _traces.failed_indices(traj)
     if failed:
         block["failed_calls"] = failed

@@ -380,7 +380,7 @@ def example_from_trace(trace: Any, *, expected_calls: Sequence[Any] | None = Non
                        format: str = "auto", error_pattern: str | None = None,
                        dataset_id: Any = None, **settings: Any) -> Any:
     """A ``langsmith.schemas.Example`` for one recorded run: ``inputs = {"input": <first
-    user message>}``, ``outputs`` (the reference) ``= {"trajcheck": {"expected_calls", ...
+    user message>, "case_id"?}``, ``outputs`` (the reference) ``= {"trajcheck": {"expected_calls", ...
     settings}}`` (checked like any reference: unknown keys raise), and the recorded run
     itself under ``metadata["trajcheck_outputs"]`` (:func:`outputs_from_trace`), so that a
     target ``lambda inputs: ...`` can replay it. ``expected_calls``: names or ``{"name",
@@ -397,6 +397,9 @@ def example_from_trace(trace: Any, *, expected_calls: Sequence[Any] | None = Non
     if expected_calls is not None:
         ref["expected_calls"] = [e if isinstance(e, (str, Mapping)) else e.to_dict() for e in expected_calls]
     _reference({"trajcheck": ref})  # strict check now rather than at evaluation time
+    inputs: dict[str, Any] = {"input": traj.user_input or ""}
+    if traj.metadata.get("case_id") is not None:
+        inputs["case_id"] = traj.metadata["case_id"]
     return Example(id=uuid.uuid4(), dataset_id=dataset_id or uuid.uuid4(),
-                   inputs={"input": traj.user_input or ""}, outputs={"trajcheck": ref},
+                   inputs=inputs, outputs={"trajcheck": ref},
                    metadata={"trajcheck_outputs": outputs_from_trace(traj)})

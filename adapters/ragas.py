@@ -399,7 +399,8 @@ def sample_from_trace(trace: Any, *, reference_tool_calls: Sequence[Any] | None 
     ``trajcheck.traces.load`` reads (or a ``Trajectory``).
 
     ``user_input``: the first user message as a ``HumanMessage`` carrying
-    ``metadata={"trajcheck": settings}`` (checked like any per-sample block: unknown keys
+    ``metadata={"trajcheck": settings}`` (plus the run's recorded database snapshots as
+    ``before_state``/``after_state``) (checked like any per-sample block: unknown keys
     raise), each call step as one ``AIMessage`` (calls of one parallel step stay in one
     message), each result as a ``ToolMessage`` (text; a failed result -- from the source's
     error flag or ``error_pattern`` -- has ``metadata={"is_error": True}``), and the final
@@ -415,6 +416,7 @@ def sample_from_trace(trace: Any, *, reference_tool_calls: Sequence[Any] | None 
     from . import _traces
 
     traj = _traces.one_trajectory(trace, format=format, error_pattern=error_pattern)
+    settings = {**_traces.state_settings(traj), **settings}
     _catalog.check_keys(settings, _convert.SETTING_KEYS, "sample_from_trace settings")
     msgs: list[Any] = []
     first_user = True
