@@ -7,7 +7,6 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -21,12 +20,9 @@ EXAMPLE = ROOT / "examples" / "tau_bench_airline" / "gpt-4o-airline.json"
 def test_eval_tau_bench_example_done_when(tmp_path):
     out = tmp_path / "out.json"
     exe = Path(sys.executable).parent / "trajcheck"
-    t0 = time.perf_counter()
     proc = subprocess.run([str(exe), "eval", str(EXAMPLE), "--json", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
-    elapsed = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr
-    assert elapsed < 10.0
     assert "trajcheck scorecard" in proc.stdout
     assert "agreement with the recorded reward" in proc.stdout
     d = json.loads(out.read_text())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -45,14 +44,13 @@ def test_max_matching_equals_brute_force(data):
     assert len(used) == brute_force(adj, n_right)
 
 
-def test_max_matching_large_fast():
-    t = time.perf_counter()
+def test_max_matching_large():
+    # speed is measured in bench/, not here: under a loaded CI machine a time bound is a coin toss
     ml = max_matching([list(range(1000))] * 1000, 1000)
     assert sorted(ml) == list(range(1000))
     # a shape where first-fit greedy is far from maximum: left i fits rights i..999, tried from the top
     adj = [list(range(999, i - 1, -1)) for i in range(1000)]
     assert -1 not in max_matching(adj, 1000)
-    assert time.perf_counter() - t < 2.0
 
 
 def test_max_matching_bad_index():
