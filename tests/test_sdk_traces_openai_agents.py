@@ -8,17 +8,36 @@ call although the SDK also puts it on turn and task spans."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool
-from agents.tracing import TracingProcessor, set_trace_processors
-from openai import AsyncOpenAI
 
-from trajcheck.model import Usage
-from trajcheck.traces import load
+
+def _import_sdk() -> None:
+    """Import the SDK's ``agents`` package even when another test put a folder holding an
+    ``agents.py`` (examples/helpdesk, via the runner's ``load_agent``) first on ``sys.path``."""
+    saved = list(sys.path)
+    sys.path[:] = [p for p in sys.path if not (Path(p or ".") / "agents.py").is_file()]
+    try:
+        mod = sys.modules.get("agents")
+        if mod is not None and not hasattr(mod, "Runner"):
+            del sys.modules["agents"]
+        import agents  # noqa: F401
+    finally:
+        sys.path[:] = saved
+
+
+_import_sdk()
+from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool  # noqa: E402
+from agents.tracing import TracingProcessor, set_trace_processors  # noqa: E402
+from openai import AsyncOpenAI  # noqa: E402
+
+from trajcheck.model import Usage  # noqa: E402
+from trajcheck.traces import load  # noqa: E402
 
 
 def _fc(name: str, args: dict[str, Any], cid: str) -> dict[str, Any]:

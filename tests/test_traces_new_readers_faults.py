@@ -8,6 +8,9 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
+
+from trajcheck.errors import TraceFormatError
 from trajcheck.traces import load
 
 D = Path(__file__).parent / "data" / "real_traces" / "other"
@@ -114,3 +117,15 @@ def test_mlflow_tool_span_without_inputs() -> None:
     assert res[0].tool_calls()[0].args is None
     assert res.faults == ["<input> trace tr-1: span 0000000000000001 (get): attribute 'mlflow.spanInputs' is missing; "
                           "arguments unknown"]
+
+
+def test_forced_format_of_a_new_reader_that_does_not_fit_is_an_error() -> None:
+    with pytest.raises(TraceFormatError, match=r"atif_harbor_openhands.json: does not fit --format inspect_ai: "
+                                               r"not an Inspect AI log or sample; it reads as atif"):
+        load(D / "atif_harbor_openhands.json", format="inspect_ai")
+    for fmt, name in [("langfuse", "atif_harbor_openhands.json"), ("atif", "langfuse_export_openai_agents.json"),
+                      ("openai_agents", "inspect_ai_browser_log.json"), ("mlflow", "inspect_ai_browser_log.json"),
+                      ("pydantic_ai", "langfuse_export_openai_agents.json"),
+                      ("anthropic_managed", "openai_agents_sdk_traces_ingest_payload.json")]:
+        with pytest.raises(TraceFormatError, match=name):
+            load(D / name, format=fmt)

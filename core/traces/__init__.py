@@ -609,6 +609,12 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             for cid, c in res.cases.items():
                 acc.cases.setdefault(cid, c)
         elif f == "inspect_ai":
+            if fmt != "auto":
+                for o, w in items:
+                    if not inspect_ai.is_log(as_plain(o)):
+                        det = detect(o)
+                        raise TraceFormatError(f"{w}: does not fit --format inspect_ai: not an Inspect AI log or sample"
+                                               + (f"; it reads as {det}" if det else ""))
             ires = _guarded(inspect_ai.read_labeled, items, f)
             if strict and len(units) == 1 and not ires.trajectories and not ires.skipped:
                 raise TraceFormatError(f"{label}: {f}: no samples")
