@@ -182,6 +182,7 @@ class SuitePartial:
         # recorded checks (db_match, r_actions): name -> (matrix, [(seq, Disagreement)])
         self.checks: dict[str, tuple[dict[str, int], list[tuple[int, Disagreement]]]] = {}
         self.kept: list[tuple[int, RunResult]] = []
+        self.n_kept_shown = 0  # failing runs among the kept ones
 
     # ----------------------------------------------------------------- adding runs
 
@@ -315,7 +316,16 @@ class SuitePartial:
     def _shown_first(r: RunResult) -> bool:
         return not r.success or r.composite_passed is False
 
+    def wants(self, r: RunResult) -> bool:
+        """Whether the next run added in a single pass (positions increasing) would be kept
+        for reports: scorers then give it in full (transcript, call table), others compact."""
+        cap = self.keep_runs
+        if cap is None or len(self.kept) < cap:
+            return True
+        return self._shown_first(r) and self.n_kept_shown < cap
+
     def _keep(self, r: RunResult, seq: int) -> None:
+        self.n_kept_shown += self._shown_first(r)
         self.kept.append((seq, r))
         cap = self.keep_runs
         if cap is not None and len(self.kept) > max(2 * cap, 64):
@@ -329,6 +339,7 @@ class SuitePartial:
             return
         self.kept.sort(key=lambda sr: (not self._shown_first(sr[1]), sr[0]))
         del self.kept[cap:]
+        self.n_kept_shown = sum(self._shown_first(r) for _, r in self.kept)
 
     # ----------------------------------------------------------------- merging
 
@@ -382,6 +393,7 @@ class SuitePartial:
             self.keep_runs = None if (self.keep_runs is None and other.keep_runs is None) else (
                 self.keep_runs if other.keep_runs is None else other.keep_runs)
         self.kept.extend(other.kept)
+        self.n_kept_shown += other.n_kept_shown
         self._trim()
         return self
 

@@ -206,11 +206,14 @@ def _strict_option(f: _F) -> _F:
                              "CI, where a silently dropped run would change the score.")(f)
 
 
-def strict_findings(loaded: Any, case_ids: set[str] | None = None) -> list[str]:
+def strict_findings(loaded: Any, case_ids: set[str] | None = None, *,
+                    counts: dict[str, int] | None = None) -> list[str]:
     """What ``--strict`` refuses, as counted phrases: records/lines not read
     (``LoadResult.skipped``), faults inside records that were read (``LoadResult.faults``),
     and, when ``case_ids`` is given, traces without a case id, traces whose case id is not
-    among ``case_ids``, and cases with no trace. Empty when everything was used."""
+    among ``case_ids``, and cases with no trace (or those three numbers already counted by a
+    streaming evaluation: ``counts`` with keys ``no_case_id``, ``unknown``, ``missing``).
+    Empty when everything was used."""
     from .report import plural
 
     out: list[str] = []
@@ -218,12 +221,15 @@ def strict_findings(loaded: Any, case_ids: set[str] | None = None) -> list[str]:
         out.append(f"{plural(len(loaded.skipped), 'record')} or line(s) not read")
     if loaded.faults:
         out.append(f"{plural(len(loaded.faults), 'fault')} inside records that were read")
-    if case_ids is not None:
-        cids = [t.metadata.get("case_id") for t in loaded.trajectories]
-        no_id = sum(1 for c in cids if c is None)
-        unknown = sum(1 for c in cids if c is not None and str(c) not in case_ids)
-        seen = {str(c) for c in cids if c is not None}
-        missing = sum(1 for c in case_ids if c not in seen)
+    if case_ids is not None or counts is not None:
+        if counts is not None:
+            no_id, unknown, missing = (counts.get(k, 0) for k in ("no_case_id", "unknown", "missing"))
+        else:
+            cids = [t.metadata.get("case_id") for t in loaded.trajectories]
+            no_id = sum(1 for c in cids if c is None)
+            unknown = sum(1 for c in cids if c is not None and str(c) not in (case_ids or ()))
+            seen = {str(c) for c in cids if c is not None}
+            missing = sum(1 for c in (case_ids or ()) if c not in seen)
         if no_id:
             out.append(f"{plural(no_id, 'trace')} without a case_id")
         if unknown:
@@ -259,11 +265,28 @@ def _semantic_options(f: _F) -> _F:
 @_report_options
 @_semantic_options
 @_strict_option
+@click.option("--engine", type=click.Choice(["local", "spark", "ray"]), default="local",
+              show_default=True,
+              help="Where to score: in this process, one pass over the traces ('local'), or "
+                   "on Apache Spark (local mode) or Ray (a local cluster) -- the same figures.")
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
+              help="Spark/Ray: parallel workers (Spark local[N], Ray CPUs).")
+@click.option("--keep-runs", type=click.IntRange(0), default=1000, show_default=True,
+              help="Runs listed in the scorecard (failing runs first, in input order); "
+                   "0 lists all. Every figure covers all runs either way.")
+@click.option("--events", "events_out", type=click.Path(dir_okay=False),
+              help="Write one OpenTelemetry gen_ai.evaluation.result event per run and "
+                   "metric to this file (OTLP JSON lines).")
+@click.option("--otlp-endpoint", metavar="URL",
+              help="Send those events to an OTLP/HTTP logs endpoint (e.g. "
+                   "http://127.0.0.1:4318/v1/logs).")
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
                  trace_format: str, seed: int, quiet: bool, semantic: bool = False,
                  semantic_threshold: float | None = None, error_pattern: str | None = None,
-                 strict: bool = False) -> None:
+                 strict: bool = False, engine: str = "local", workers: int = 2,
+                 keep_runs: int = 1000, events_out: str | None = None,
+                 otlp_endpoint: str | None = None) -> None:
     """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
     Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
@@ -280,36 +303,131 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     from rich.console import Console
 
     from .errors import TrajcheckError
-    from .suite import KTooLargeError, evaluate
+    from .suite import KTooLargeError
 
     err = Console(stderr=True)
     ks = _parse_ks(k_spec)
+    counts: dict[str, int] = {}
     try:
-        from .traces import load
+        from .hints import ErrorHintTally
+        from .traces.stream import stream
 
-        loaded = load(traces, format=trace_format, error_pattern=error_pattern)
-        _error_hint(loaded, error_pattern, err)
+        loaded = stream(traces, format=trace_format, error_pattern=error_pattern)
+        tally = ErrorHintTally() if error_pattern is None else None
         cases = None
         if cases_path is not None:
             from .dataset import load_cases
 
             cases = load_cases(cases_path)
-        elif not loaded.cases and len(loaded):
-            _fail("--cases is required: these traces carry no cases (only tau-bench result "
-                  "files carry their own)", err)
-        ctx = _match_context(semantic, semantic_threshold,
-                             cases if cases is not None else list(loaded.cases.values()), err)
-        sc = evaluate(loaded, cases, ks=ks, seed=seed, source=str(traces), context=ctx)
+        if engine != "local":
+            sc = _engine_eval(engine, traces, cases, loaded, ks=ks, seed=seed, workers=workers,
+                              keep_runs=keep_runs, semantic=semantic,
+                              semantic_threshold=semantic_threshold, err=err)
+        else:
+            sc = _stream_eval(traces, loaded, cases, tally, ks=ks, seed=seed, quiet=quiet,
+                              keep_runs=keep_runs, semantic=semantic,
+                              semantic_threshold=semantic_threshold, counts=counts, err=err)
+        if tally is not None and (hint := tally.hint()):
+            err.print(hint, markup=False, highlight=False, soft_wrap=True)
     except KTooLargeError as e:
         _k_error(k_spec, e, err)
     except TrajcheckError as e:
         _fail(e, err)
     _show_scorecard(sc, quiet, json_out, html_out, err)
     _write_reports(sc, json_out, md_out, html_out, err)
+    if events_out or otlp_endpoint:
+        _export_events(sc, events_out, otlp_endpoint, err)
     if strict:
-        case_ids = set(loaded.cases) if cases is None else {c.id for c in cases}
-        _strict_gate(strict_findings(loaded, case_ids), err)
+        _strict_gate(strict_findings(loaded, None, counts=counts), err)
     _gate(sc, fail_under, err)
+
+
+def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, seed: int,
+                 quiet: bool, keep_runs: int, semantic: bool, semantic_threshold: float | None,
+                 counts: dict[str, int], err: Any) -> Any:
+    """``eval`` in one pass over the traces (``pipeline.evaluate_stream``), with a progress
+    bar on a terminal; fills ``counts`` for --strict (runs without / with an unknown case
+    id, cases without runs)."""
+    from .pipeline import evaluate_stream
+
+    def runs() -> Any:
+        for t in loaded:
+            if tally is not None:
+                tally.see(t)
+            yield t
+
+    it = iter(runs())
+    first = next(it, None)
+    if cases is None and first is not None and not loaded.cases:
+        _fail("--cases is required: these traces carry no cases (only tau-bench result "
+              "files carry their own)", err)
+    case_list = cases if cases is not None else list(loaded.cases.values())
+    ctx = _match_context(semantic, semantic_threshold, case_list, err)
+
+    def chained() -> Any:
+        if first is not None:
+            yield first
+        yield from it
+
+    class _Src:  # the stream's problems and cases, with the peeked first run put back
+        problems = loaded.problems
+
+        def __iter__(self) -> Any:
+            return chained()
+
+    with _progress(err, quiet) as tick:
+        sc = evaluate_stream(_Src(), cases if cases is not None else loaded.cases, ks=ks,
+                             seed=seed, source=str(traces), context=ctx,
+                             keep_runs=keep_runs or None, progress=tick, stats=counts)
+    return sc
+
+
+def _progress(err: Any, quiet: bool) -> Any:
+    """A rich progress display of runs scored on ``err`` (stderr), or a no-op context when
+    ``err`` is not a terminal or with -q."""
+    import contextlib
+
+    if quiet or not err.is_terminal:
+        return contextlib.nullcontext(None)
+    from rich.progress import (
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    @contextlib.contextmanager
+    def bar() -> Any:
+        with Progress(SpinnerColumn(), TextColumn("scoring runs"), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=True) as p:
+            task = p.add_task("runs", total=None)
+            yield lambda n: p.update(task, completed=n)
+    return bar()
+
+
+def _engine_eval(engine: str, traces: str, cases: Any, loaded: Any, *, ks: Any, seed: int,
+                 workers: int, keep_runs: int, semantic: bool, semantic_threshold: float | None,
+                 err: Any) -> Any:
+    """``eval --engine spark|ray``: the same scoring on Spark (local mode) or Ray (local)."""
+    if semantic or semantic_threshold is not None:
+        _fail(f"--semantic is not available with --engine {engine}", err)
+    if cases is None:
+        _fail(f"--engine {engine} needs --cases (the traces' own cases are read locally only)", err)
+    from .engines import eval_files
+
+    return eval_files(traces, cases, engine=engine, workers=workers, ks=ks, seed=seed,
+                      keep_runs=keep_runs or None)
+
+
+def _export_events(sc: Any, events_out: str | None, endpoint: str | None, err: Any) -> None:
+    """Write every run's evaluation results as OpenTelemetry events (``trajcheck.otel_events``)."""
+    from .otel_events import export_scorecard
+
+    n = export_scorecard(sc, path=events_out, endpoint=endpoint)
+    where = " and ".join(x for x in (events_out, endpoint) if x)
+    err.print(f"wrote {n} evaluation events to {where}", markup=False, highlight=False,
+              soft_wrap=True)
 
 
 @main.command("compare")

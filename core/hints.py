@@ -41,6 +41,48 @@ def _text(out: Any) -> str | None:
         return str(out)
 
 
+class ErrorHintTally:
+    """``error_pattern_hint`` one trajectory at a time (``see``), for streaming reads that
+    never hold all trajectories; ``hint()`` gives the same line."""
+
+    def __init__(self) -> None:
+        self.n_unflagged = 0
+        self.hits = 0
+        self.example = ""
+        self.used: list[str] = []
+        self.formats: set[str] = set()
+
+    def see(self, t: Trajectory) -> None:
+        """Count the unflagged results of ``t`` that look like errors. Never raises."""
+        for r in t.tool_results():
+            if r.is_error is not None:
+                continue
+            self.n_unflagged += 1
+            text = _text(r.output)
+            if not text:
+                continue
+            for rx, suggest in _COMPILED:
+                if rx.search(text):
+                    self.hits += 1
+                    self.formats.add(t.source_format or "?")
+                    if suggest not in self.used:
+                        self.used.append(suggest)
+                    if not self.example:
+                        self.example = (text.strip().splitlines()[0][:60] if text.strip()
+                                        else text[:60])
+                    break
+
+    def hint(self) -> str | None:
+        """The hint line, or None when no unflagged result looked like an error."""
+        if not self.hits:
+            return None
+        pattern = "|".join(self.used)
+        return (f"hint: {self.hits} of {self.n_unflagged} tool results from a source without an "
+                f"error flag ({', '.join(sorted(self.formats))}) look like errors (e.g. "
+                f"{self.example!r}) and count as successful calls; --error-pattern '{pattern}' "
+                "would mark them failed")
+
+
 def error_pattern_hint(trajectories: Iterable[Trajectory]) -> str | None:
     """One line naming the ``--error-pattern`` that would mark the error-looking results of
     a source without an error channel, or None when there is nothing to say.
@@ -50,34 +92,10 @@ def error_pattern_hint(trajectories: Iterable[Trajectory]) -> str | None:
     5xx/429 status followed by its phrase, or a traceback/exception. The suggestion joins
     the patterns of the kinds seen. Never raises.
     """
-    n_unflagged = 0
-    hits = 0
-    example = ""
-    used: list[str] = []
-    formats: set[str] = set()
+    tally = ErrorHintTally()
     for t in trajectories:
-        for r in t.tool_results():
-            if r.is_error is not None:
-                continue
-            n_unflagged += 1
-            text = _text(r.output)
-            if not text:
-                continue
-            for rx, suggest in _COMPILED:
-                if rx.search(text):
-                    hits += 1
-                    formats.add(t.source_format or "?")
-                    if suggest not in used:
-                        used.append(suggest)
-                    if not example:
-                        example = text.strip().splitlines()[0][:60] if text.strip() else text[:60]
-                    break
-    if not hits:
-        return None
-    pattern = "|".join(used)
-    return (f"hint: {hits} of {n_unflagged} tool results from a source without an error flag "
-            f"({', '.join(sorted(formats))}) look like errors (e.g. {example!r}) and count as "
-            f"successful calls; --error-pattern '{pattern}' would mark them failed")
+        tally.see(t)
+    return tally.hint()
 
 
-__all__ = ["error_pattern_hint"]
+__all__ = ["ErrorHintTally", "error_pattern_hint"]

@@ -185,7 +185,8 @@ def _matched_tools(traj: Trajectory, case: Case, context: MatchContext | None
 
 
 def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = None,
-              keep_transcript: bool | None = None, keep_calls: bool = True) -> RunResult:
+              keep_transcript: bool | None = None, keep_calls: bool = True,
+              compact: bool = False) -> RunResult:
     """Score one run against its case (every per-run metric; see ``RunResult``).
 
     ``keep_transcript`` None keeps the compact transcript of every run (the HTML report
@@ -196,6 +197,10 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     ``metadata["run_id"]``, else ``f"{case.id}-{trial}"``. The failure reason is the
     outcome's one-line reason for a failed run, else the first critical forbidden-sequence
     violation, else None (reports list composite-gate failures with the composite's reason).
+    ``compact`` True returns the compact form a streaming or engine evaluation keeps for a
+    run no report shows: every figure and flag, but ``metrics`` holds only what the suite
+    figures read (``ordering.score``, ``call_rates.parts.forbidden``/``duplicate``,
+    ``forbidden_sequences.passed``) and there is no transcript or call table.
     Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
     """
     from .metrics.calls import tool_call_prf
@@ -234,10 +239,20 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         false_success = bool(fsr.parts.get("n_false_success"))
     exp_tools, called, matched = _matched_tools(traj, case, context)
     stats = run_stats(traj, success)
-    metrics = {k: v for k, v in {
-        "outcome": _md(outcome), "tool_call_prf": _md(prf), "call_rates": _md(rates),
-        "forbidden_sequences": _md(forb), "ordering": _md(order), "error_recovery": _md(rec),
-        "composite": _md(comp)}.items() if v is not None}
+    metrics: dict[str, Any]
+    if compact:
+        keep_transcript = keep_calls = False
+        metrics = {"call_rates": {"parts": {"forbidden": bool(rates.parts.get("forbidden")),
+                                            "duplicate": bool(rates.parts.get("duplicate"))}}}
+        if forb is not None:
+            metrics["forbidden_sequences"] = {"passed": forb.passed}
+        if order is not None:
+            metrics["ordering"] = {"score": order.score}
+    else:
+        metrics = {k: v for k, v in {
+            "outcome": _md(outcome), "tool_call_prf": _md(prf), "call_rates": _md(rates),
+            "forbidden_sequences": _md(forb), "ordering": _md(order),
+            "error_recovery": _md(rec), "composite": _md(comp)}.items() if v is not None}
     failure = None
     if not success:
         failure = outcome.reason

@@ -1,0 +1,130 @@
+"""Streaming evaluation: read, score and aggregate recorded runs in one pass.
+
+``evaluate_stream`` takes trajectories one at a time (a ``traces.stream`` or any iterable),
+keys each to its case (``intake.RunKeyer``), scores it once (``scoring.score_run``, compact
+unless a report will show it) and folds it into a ``aggregate.SuitePartial``; the runs
+themselves are dropped as soon as they are scored. Memory grows with the number of cases
+(and 8 bytes per successful run and efficiency figure), not with the runs' size; runs of
+one case may be anywhere in the input. The scorecard equals ``suite.evaluate``'s on the
+same input and seed -- the same figures, cases and problems -- and lists every run when
+there are at most ``keep_runs`` of them (else that many, failing runs first, in input
+order; ``keep_runs=None`` keeps all).
+
+Garbage-collector policy: scoring allocates many short-lived objects and almost no
+reference cycles, so the collector's generation-0 threshold is raised for the loop (cases
+and other long-lived objects are frozen first) and restored afterwards: the automatic
+collections otherwise spend a third of the CPU finding nothing to free.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .aggregate import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
+from .intake import RunKeyer, case_map_of
+from .model import Case, Trajectory
+from .scorecard import Scorecard
+from .scoring import score_run
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterator
+
+    from .matchers import MatchContext
+
+DEFAULT_KEEP_RUNS = 1000
+GC_THRESHOLD0 = 200_000  # allocations between generation-0 collections inside the loop
+
+
+@contextmanager
+def scoring_gc() -> Iterator[None]:
+    """Raise the collector's generation-0 threshold (after freezing what exists) for a
+    scoring loop, and restore it after (module docstring)."""
+    old = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD0, old[1], old[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
+
+
+def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Case]], *,
+               context: MatchContext | None = None,
+               progress: Callable[[int], None] | None = None) -> SuitePartial:
+    """Score ``(position, trajectory, case)`` runs into ``part``: compact results, re-scored
+    in full (transcript and call table) for the runs ``part`` keeps for reports.
+    ``progress`` (optional) is called with the number of runs scored so far, every 256 runs
+    and at the end."""
+    n = 0
+    for seq, t, c in keyed:
+        r = score_run(t, c, context=context, compact=True)
+        if part.wants(r):
+            r = score_run(t, c, context=context)
+        part.add(r, seq)
+        n += 1
+        if progress is not None and not n & 255:
+            progress(n)
+    if progress is not None:
+        progress(n)
+    return part
+
+
+def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Sequence[Case] | None = None,
+                    *, ks: Sequence[int] | None = None, context: MatchContext | None = None,
+                    seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_BOOTSTRAP,
+                    confidence: float = 0.95, source: str | None = None,
+                    route_floors: Mapping[Any, float] | None = None,
+                    keep_runs: int | None = DEFAULT_KEEP_RUNS,
+                    progress: Callable[[int], None] | None = None,
+                    stats: dict[str, int] | None = None) -> Scorecard:
+    """Score recorded runs in one pass (module docstring); the scorecard of
+    ``suite.evaluate`` on the same input.
+
+    ``traces``: a ``traces.TraceStream`` (its ``problems`` and, when ``cases`` is None, its
+    ``cases`` are used, as ``evaluate`` uses a ``LoadResult``'s) or any iterable of
+    ``Trajectory``. ``cases``: mapping id -> ``Case`` or a sequence of cases. ``keep_runs``:
+    how many runs the scorecard lists (None: all). ``progress``: called with the number of
+    runs scored so far. ``stats`` (optional) receives ``no_case_id``, ``unknown`` and
+    ``missing``: runs without a case id, runs naming an unknown case, cases without runs.
+    Other arguments as in ``suite.evaluate``. Raises what ``evaluate``
+    raises (``MetricInputError`` when no trace matched a case, ``KTooLargeError``, reader
+    errors as ``TraceFormatError``).
+    """
+    part = SuitePartial(keep_runs=keep_runs)
+    it = iter(traces)
+    first: list[Trajectory] = []
+    for t in it:  # a tau-bench stream knows its cases once its first run is read
+        first.append(t)
+        break
+    if cases is None:
+        cases = getattr(traces, "cases", None) or {}
+    keyer = RunKeyer(case_map_of(cases))
+
+    def runs() -> Iterator[tuple[int, Trajectory, Case]]:
+        i = 0
+        for src in (first, it):
+            for t in src:
+                c = keyer.key(i, t)
+                if c is not None:
+                    yield i, t, c
+                i += 1
+
+    with scoring_gc():
+        score_into(part, runs(), context=context, progress=progress)
+    reader = list(getattr(traces, "problems", None) or ())
+    keyer.problems[:0] = reader
+    if stats is not None:
+        stats.update(no_case_id=len(keyer.no_cid), unknown=len(keyer.unknown),
+                     missing=sum(1 for c in keyer.case_map if c not in keyer.seen))
+    problems = keyer.finish()
+    return part.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
+                         problems=problems, meta={"source": source} if source else None,
+                         route_floors=route_floors)
+
+
+__all__ = ["DEFAULT_KEEP_RUNS", "evaluate_stream", "score_into", "scoring_gc"]

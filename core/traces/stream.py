@@ -1,0 +1,181 @@
+"""Streaming reads: trajectories one at a time, in input order, without holding the file.
+
+``stream(path)`` yields the same trajectories, in the same order and with the same problems,
+as ``load(path)`` for inputs whose records are read one at a time (trajcheck's JSONL, chat
+messages, plain call lists, any one-record-per-line format): a ``.jsonl``/``.ndjson`` file
+is read line by line and each line is parsed, read and handed on before the next is
+touched, so memory does not grow with the file. Records of formats that group many lines
+into one run (OTLP spans, LangSmith runs, tau-bench files, Inspect logs, event streams)
+cannot be read before their last line: such records are set aside and read together at the
+end of their file, and ``.json`` files and folders' ``.json`` files go through ``load`` as
+a whole. A run's position in the stream is its position in ``load``'s result whenever the
+file holds one kind of record.
+
+The ``TraceStream`` carries what ``load``'s ``LoadResult`` carries besides the trajectories:
+``problems``, ``skipped``, ``cases`` (tau-bench), ``formats`` -- filled as the stream is
+consumed (a file's cases before its first trajectory).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import TraceFormatError
+from ..model import Trajectory
+from . import (
+    _SUFFIXES,
+    EXPECTED,
+    _Acc,
+    _compile_pattern,
+    _json,
+    _norm_format,
+    _read_units,
+    _units,
+    detect,
+    load,
+)
+
+# formats read one record at a time (the rest need every record of their file together)
+_GROUPING = frozenset({"tau_bench", "inspect_ai", "otel", "langsmith", "openai_agents",
+                       "anthropic_managed"})
+
+
+class TraceStream:
+    """Trajectories of ``path`` in input order (iterate once); see the module docstring.
+
+    ``format``, ``error_pattern`` as in ``traces.load``. Iterating raises
+    ``TraceFormatError`` naming the file when nothing in it is a trace, when the path does
+    not exist, or when ``format`` is unknown -- as ``load`` does.
+    """
+
+    def __init__(self, path: str | Path, format: str = "auto", *,
+                 error_pattern: str | re.Pattern[str] | None = None) -> None:
+        self.path = Path(path)
+        self.fmt = _norm_format(format)
+        self._acc = _Acc(error_pattern=_compile_pattern(error_pattern))
+        self.problems = self._acc.problems
+        self.skipped = self._acc.skipped
+        self.cases = self._acc.cases
+        self.formats = self._acc.formats
+        self.n_read = 0
+
+    @property
+    def faults(self) -> list[str]:
+        """Problems inside records that were read (not whole lines or records skipped)."""
+        skipped = set(self.skipped)
+        return [p for p in self.problems if p not in skipped]
+
+    def __iter__(self) -> Iterator[Trajectory]:
+        p = self.path
+        if p.is_dir():
+            files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in _SUFFIXES)
+            if not files:
+                raise TraceFormatError(f"{p}: directory holds no .json/.jsonl/.ndjson files")
+            errors: list[str] = []
+            for f in files:
+                try:
+                    yield from self._file(f, strict=True)
+                except TraceFormatError as e:
+                    errors.append(str(e))
+            if errors and not self.n_read:
+                raise TraceFormatError("; ".join(errors))
+            for msg in errors:
+                self._acc.skip(msg)
+        elif p.is_file():
+            yield from self._file(p, strict=True)
+        else:
+            raise TraceFormatError(f"{p}: no such file or directory")
+
+    def _drain(self) -> Iterator[Trajectory]:
+        out = self._acc.trajectories
+        if out:
+            self.n_read += len(out)
+            batch = out[:]
+            out.clear()
+            yield from batch
+
+    def _file(self, f: Path, *, strict: bool) -> Iterator[Trajectory]:
+        if f.suffix.lower() not in (".jsonl", ".ndjson"):
+            res = load(f, self.fmt, error_pattern=self._acc.error_pattern)
+            acc = self._acc
+            acc.problems.extend(res.problems)
+            acc.skipped.extend(res.skipped)
+            for cid, c in res.cases.items():
+                acc.cases.setdefault(cid, c)
+            for k, v in res.formats.items():
+                acc.formats[k] = acc.formats.get(k, 0) + v
+            acc.sources.update(res.sources)
+            self.n_read += len(res.trajectories)
+            yield from res.trajectories
+            return
+        yield from self._lines(f, strict=strict)
+
+    def _lines(self, f: Path, *, strict: bool) -> Iterator[Trajectory]:
+        acc, label = self._acc, str(f)
+        acc.source(label)
+        deferred: list[tuple[Any, str]] = []
+        n_units = 0
+        bad: list[str] = []
+        seen_any = False
+        decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        try:
+            fh = f.open("rb")
+        except OSError as e:
+            raise TraceFormatError(f"{f}: cannot be read ({e.strerror})") from e
+        with fh:
+            for n, raw in enumerate(fh, 1):
+                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    line = decoder.decode(raw, final=True)
+                except UnicodeDecodeError as e:
+                    acc.skip(f"{f}:{n}: not UTF-8 text ({e.reason} at byte {e.start} of the "
+                             "line); line skipped")
+                    decoder.reset()
+                    continue
+                if not line.strip():
+                    continue
+                seen_any = True
+                where = f"{f}:{n}"
+                try:
+                    obj = _json(line, where, acc)
+                except ValueError as e:
+                    msg = getattr(e, "msg", None) or str(e)
+                    col = f" (column {e.colno})" if hasattr(e, "colno") else ""
+                    bad.append(f"{where}: not valid JSON: {msg}{col}; line skipped")
+                    continue
+                now: list[tuple[Any, str]] = []
+                for o, w in _units(obj, acc, label, where):
+                    unit = (o, where + (f" {w}" if w else ""))
+                    n_units += 1
+                    kind = self.fmt if self.fmt != "auto" else detect(o)
+                    (deferred if kind in _GROUPING else now).append(unit)
+                if now:
+                    _read_units(now, self.fmt, acc, label, strict=False)
+                    yield from self._drain()
+        if not seen_any:
+            acc.skip(f"{f}: empty file; no traces")
+            return
+        if deferred:
+            _read_units(deferred, self.fmt, acc, label, strict=False)
+            yield from self._drain()
+        if strict and not n_units:
+            reason = bad[0] if bad else "no JSON"
+            raise TraceFormatError(f"{f}: not JSON or JSON Lines ({reason}); expected {EXPECTED}")
+        if strict and not acc.formats and n_units:
+            raise TraceFormatError(f"{f}: not a trace; expected {EXPECTED}")
+        for b in bad:
+            acc.skip(b)
+
+
+def stream(path: str | Path, format: str = "auto", *,
+           error_pattern: str | re.Pattern[str] | None = None) -> TraceStream:
+    """A ``TraceStream`` over ``path`` (a file or a directory); see the module docstring."""
+    return TraceStream(path, format, error_pattern=error_pattern)
+
+
+__all__ = ["TraceStream", "stream"]
