@@ -319,6 +319,13 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
             from .dataset import load_cases
 
             cases = load_cases(cases_path)
+        if engine != "local" and (events_out or otlp_endpoint):
+            _fail("--events and --otlp-endpoint work with --engine local", err)
+        emitter = None
+        if events_out or otlp_endpoint:
+            from .otel_events import emitter_for
+
+            emitter = emitter_for(events_out, otlp_endpoint)
         if engine != "local":
             sc = _engine_eval(engine, traces, cases, loaded, ks=ks, seed=seed, workers=workers,
                               keep_runs=keep_runs, semantic=semantic,
@@ -326,7 +333,13 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         else:
             sc = _stream_eval(traces, loaded, cases, tally, ks=ks, seed=seed, quiet=quiet,
                               keep_runs=keep_runs, semantic=semantic,
-                              semantic_threshold=semantic_threshold, counts=counts, err=err)
+                              semantic_threshold=semantic_threshold, counts=counts, err=err,
+                              on_result=emitter.emit if emitter is not None else None)
+        if emitter is not None:
+            emitter.close()
+            where = " and ".join(x for x in (events_out, otlp_endpoint) if x)
+            err.print(f"wrote {emitter.n} evaluation events to {where}", markup=False,
+                      highlight=False, soft_wrap=True)
         if tally is not None and (hint := tally.hint()):
             err.print(hint, markup=False, highlight=False, soft_wrap=True)
     except KTooLargeError as e:
@@ -335,8 +348,6 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         _fail(e, err)
     _show_scorecard(sc, quiet, json_out, html_out, err)
     _write_reports(sc, json_out, md_out, html_out, err)
-    if events_out or otlp_endpoint:
-        _export_events(sc, events_out, otlp_endpoint, err)
     if strict:
         _strict_gate(strict_findings(loaded, None, counts=counts), err)
     _gate(sc, fail_under, err)
@@ -344,7 +355,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 
 def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, seed: int,
                  quiet: bool, keep_runs: int, semantic: bool, semantic_threshold: float | None,
-                 counts: dict[str, int], err: Any) -> Any:
+                 counts: dict[str, int], err: Any, on_result: Any = None) -> Any:
     """``eval`` in one pass over the traces (``pipeline.evaluate_stream``), with a progress
     bar on a terminal; fills ``counts`` for --strict (runs without / with an unknown case
     id, cases without runs)."""
@@ -378,7 +389,8 @@ def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, s
     with _progress(err, quiet) as tick:
         sc = evaluate_stream(_Src(), cases if cases is not None else loaded.cases, ks=ks,
                              seed=seed, source=str(traces), context=ctx,
-                             keep_runs=keep_runs or None, progress=tick, stats=counts)
+                             keep_runs=keep_runs or None, progress=tick, stats=counts,
+                             on_result=on_result)
     return sc
 
 
@@ -418,16 +430,6 @@ def _engine_eval(engine: str, traces: str, cases: Any, loaded: Any, *, ks: Any, 
 
     return eval_files(traces, cases, engine=engine, workers=workers, ks=ks, seed=seed,
                       keep_runs=keep_runs or None)
-
-
-def _export_events(sc: Any, events_out: str | None, endpoint: str | None, err: Any) -> None:
-    """Write every run's evaluation results as OpenTelemetry events (``trajcheck.otel_events``)."""
-    from .otel_events import export_scorecard
-
-    n = export_scorecard(sc, path=events_out, endpoint=endpoint)
-    where = " and ".join(x for x in (events_out, endpoint) if x)
-    err.print(f"wrote {n} evaluation events to {where}", markup=False, highlight=False,
-              soft_wrap=True)
 
 
 @main.command("compare")

@@ -57,7 +57,13 @@ class SecurityError(TrajcheckError, PermissionError):
     folders, a SQL statement the sandbox refuses, a schema ``$ref`` to a file or URL."""
 
 
+class EngineError(TrajcheckError, RuntimeError):
+    """A distributed engine (Spark, Ray) or the OpenTelemetry exporter cannot be used: not
+    installed, no Java, a session that failed to start, an unreachable endpoint."""
+
+
 __all__ = [
+    "EngineError",
     "TrajcheckError",
     "TraceFormatError",
     "DatasetError",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .aggregate import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
 from .intake import RunKeyer, case_map_of
 from .model import Case, Trajectory
-from .scorecard import Scorecard
+from .scorecard import RunResult, Scorecard
 from .scoring import score_run
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,17 +55,21 @@ def scoring_gc() -> Iterator[None]:
 
 def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Case]], *,
                context: MatchContext | None = None,
-               progress: Callable[[int], None] | None = None) -> SuitePartial:
+               progress: Callable[[int], None] | None = None,
+               on_result: Callable[[RunResult, Trajectory], None] | None = None) -> SuitePartial:
     """Score ``(position, trajectory, case)`` runs into ``part``: compact results, re-scored
     in full (transcript and call table) for the runs ``part`` keeps for reports.
     ``progress`` (optional) is called with the number of runs scored so far, every 256 runs
-    and at the end."""
+    and at the end. ``on_result`` (optional) gets every run's result with its trajectory
+    (e.g. ``otel_events.EvaluationEmitter.emit``)."""
     n = 0
     for seq, t, c in keyed:
         r = score_run(t, c, context=context, compact=True)
         if part.wants(r):
             r = score_run(t, c, context=context)
         part.add(r, seq)
+        if on_result is not None:
+            on_result(r, t)
         n += 1
         if progress is not None and not n & 255:
             progress(n)
@@ -81,7 +85,8 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
                     route_floors: Mapping[Any, float] | None = None,
                     keep_runs: int | None = DEFAULT_KEEP_RUNS,
                     progress: Callable[[int], None] | None = None,
-                    stats: dict[str, int] | None = None) -> Scorecard:
+                    stats: dict[str, int] | None = None,
+                    on_result: Callable[[RunResult, Trajectory], None] | None = None) -> Scorecard:
     """Score recorded runs in one pass (module docstring); the scorecard of
     ``suite.evaluate`` on the same input.
 
@@ -91,7 +96,7 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
     how many runs the scorecard lists (None: all). ``progress``: called with the number of
     runs scored so far. ``stats`` (optional) receives ``no_case_id``, ``unknown`` and
     ``missing``: runs without a case id, runs naming an unknown case, cases without runs.
-    Other arguments as in ``suite.evaluate``. Raises what ``evaluate``
+    ``on_result`` as in ``score_into``. Other arguments as in ``suite.evaluate``. Raises what ``evaluate``
     raises (``MetricInputError`` when no trace matched a case, ``KTooLargeError``, reader
     errors as ``TraceFormatError``).
     """
@@ -115,7 +120,7 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
                 i += 1
 
     with scoring_gc():
-        score_into(part, runs(), context=context, progress=progress)
+        score_into(part, runs(), context=context, progress=progress, on_result=on_result)
     reader = list(getattr(traces, "problems", None) or ())
     keyer.problems[:0] = reader
     if stats is not None:

@@ -172,10 +172,44 @@ class TraceStream:
             acc.skip(b)
 
 
+def read_row(text: str, where: str, format: str = "auto", *,
+             error_pattern: str | re.Pattern[str] | None = None) -> tuple[list[Trajectory], list[str]]:
+    """The trajectories of one JSON text (one JSONL line, one table cell) and the problems
+    met, as ``load`` reads such a line; ``where`` names it in problems. Records of formats
+    that group many lines into one run (``_GROUPING``) cannot be read alone: they come back
+    as a problem. Never raises for bad input."""
+    fmt = _norm_format(format)
+    acc = _Acc(error_pattern=_compile_pattern(error_pattern))
+    if not text.strip():
+        return [], []
+    try:
+        obj = _json(text, where, acc)
+    except ValueError as e:
+        msg = getattr(e, "msg", None) or str(e)
+        col = f" (column {e.colno})" if hasattr(e, "colno") else ""
+        acc.skip(f"{where}: not valid JSON: {msg}{col}; line skipped")
+        return [], acc.problems
+    now: list[tuple[Any, str]] = []
+    for o, w in _units(obj, acc, where, where):
+        loc = where + (f" {w}" if w else "")
+        kind = fmt if fmt != "auto" else detect(o)
+        if kind in _GROUPING:
+            acc.skip(f"{loc}: a {kind} record is read with the other records of its file, "
+                     "not one row at a time; skipped")
+        else:
+            now.append((o, loc))
+    if now:
+        try:
+            _read_units(now, fmt, acc, where, strict=False)
+        except TraceFormatError as e:
+            acc.skip(f"{e}; skipped")
+    return acc.trajectories, acc.problems
+
+
 def stream(path: str | Path, format: str = "auto", *,
            error_pattern: str | re.Pattern[str] | None = None) -> TraceStream:
     """A ``TraceStream`` over ``path`` (a file or a directory); see the module docstring."""
     return TraceStream(path, format, error_pattern=error_pattern)
 
 
-__all__ = ["TraceStream", "stream"]
+__all__ = ["TraceStream", "read_row", "stream"]

@@ -1,0 +1,226 @@
+"""The engine-neutral batch API: Arrow record batches of runs in, per-run results and
+mergeable partial aggregates out.
+
+A batch holds one run per row: the run's JSON text (any format ``traces.load`` reads one
+record at a time: trajcheck's JSONL, chat messages, plain calls, ...) in ``trace_column``,
+and its position in the whole input in ``seq_column`` (int64; positions only need to
+increase with the input order). ``BatchScorer.score`` reads each row (``traces.stream.
+read_row``), keys it to its case (``intake.RunKeyer``), scores it (``scoring.score_run``,
+compact unless kept for reports) and folds it into a ``BatchPartial``; it returns a record
+batch of per-run results (``RESULT_SCHEMA``). Any engine maps batches to partials and
+reduces them with ``BatchPartial.merge`` in any grouping; ``finalize`` gives the scorecard a
+local ``trajcheck eval`` gives on the same runs in the same order (the same counts; other
+figures equal). Problems are located by row position (``row <seq>``), not file line.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..aggregate import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
+from ..errors import EngineError, MetricInputError
+from ..intake import RunKeyer, _unmatched_message, case_map_of
+from ..model import Case
+from ..scorecard import RunResult, Scorecard
+from ..scoring import score_run
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+DEFAULT_KEEP_RUNS = 1000
+
+#: (name, arrow type name, RunResult attribute or derived key) of a per-run result row
+RESULT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("seq", "int64"), ("run_id", "string"), ("case_id", "string"), ("trial", "int64"),
+    ("success", "bool"), ("precision", "float64"), ("recall", "float64"), ("f1", "float64"),
+    ("composite", "float64"), ("composite_passed", "bool"), ("steps", "int64"),
+    ("n_calls", "int64"), ("tokens", "int64"), ("cost_usd", "float64"),
+    ("latency_ms", "float64"), ("ordering", "float64"), ("forbidden", "bool"),
+    ("duplicate", "bool"), ("fault_run", "bool"), ("false_success", "bool"),
+    ("recorded_reward", "float64"), ("failure_reason", "string"),
+)
+
+
+def _pa() -> Any:
+    try:
+        import pyarrow
+    except ImportError as e:  # pragma: no cover - the 'arrow' extra installs it
+        raise EngineError("the batch API needs pyarrow: pip install 'trajcheck[arrow]'") from e
+    return pyarrow
+
+
+def result_schema() -> pa.Schema:
+    """The Arrow schema of the per-run results table (``RESULT_FIELDS``)."""
+    pa = _pa()
+    types = {"int64": pa.int64(), "string": pa.string(), "bool": pa.bool_(),
+             "float64": pa.float64()}
+    return pa.schema([(n, types[t]) for n, t in RESULT_FIELDS])
+
+
+def result_row(r: RunResult, seq: int) -> dict[str, Any]:
+    """One run's compact results (the figures and flags of ``RESULT_FIELDS``)."""
+    m = r.metrics
+    parts = (m.get("call_rates") or {}).get("parts") or {}
+    order = (m.get("ordering") or {}).get("score")
+    return {"seq": seq, "run_id": r.run_id, "case_id": r.case_id, "trial": r.trial,
+            "success": r.success, "precision": r.precision, "recall": r.recall, "f1": r.f1,
+            "composite": r.composite, "composite_passed": r.composite_passed,
+            "steps": r.steps, "n_calls": r.n_calls, "tokens": r.tokens, "cost_usd": r.cost_usd,
+            "latency_ms": r.latency_ms,
+            "ordering": float(order) if isinstance(order, (int, float)) else None,
+            "forbidden": bool(parts.get("forbidden"))
+            or (m.get("forbidden_sequences") or {}).get("passed") is False,
+            "duplicate": bool(parts.get("duplicate")), "fault_run": r.fault_run,
+            "false_success": r.false_success, "recorded_reward": r.recorded_reward,
+            "failure_reason": r.failure_reason}
+
+
+@dataclass
+class BatchPartial:
+    """A mergeable partial aggregate of scored rows: the runs (``suite``) and the problems
+    met, each with its row position -- reading problems (``read``) and keying problems
+    (``keyed``, rows with no or an unknown case id) -- plus the counts ``finalize`` needs."""
+
+    suite: SuitePartial
+    read: list[tuple[int, str]] = field(default_factory=list)
+    keyed: list[tuple[int, str]] = field(default_factory=list)
+    n_rows: int = 0
+    no_case_id: list[int] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+    def merge(self, other: BatchPartial) -> BatchPartial:
+        """Fold ``other`` in (in place) and return this partial."""
+        self.suite.merge(other.suite)
+        self.read.extend(other.read)
+        self.keyed.extend(other.keyed)
+        self.n_rows += other.n_rows
+        self.no_case_id.extend(other.no_case_id)
+        self.unknown.extend(other.unknown)
+        return self
+
+    def to_bytes(self) -> bytes:
+        """Serialised form, for engines that move partials between processes."""
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def from_bytes(b: bytes) -> BatchPartial:
+        """Inverse of ``to_bytes`` (only for bytes this library wrote: it unpickles)."""
+        p = pickle.loads(b)
+        if not isinstance(p, BatchPartial):
+            raise MetricInputError("not a trajcheck BatchPartial")
+        return p
+
+
+class BatchScorer:
+    """Scores record batches of runs against ``cases`` (module docstring).
+
+    ``trace_column``: the column of JSON texts; ``seq_column``: the int64 input positions
+    (None: positions are the rows' order within each batch, offset by ``seq_offset``).
+    ``keep_runs``: runs kept in full for reports per partial (None: all). ``format`` and
+    ``error_pattern`` as in ``traces.load``. Raises ``MetricInputError`` naming a missing
+    column.
+    """
+
+    def __init__(self, cases: Mapping[str, Case] | Sequence[Case], *, trace_column: str = "trace",
+                 seq_column: str | None = "seq", keep_runs: int | None = DEFAULT_KEEP_RUNS,
+                 format: str = "auto", error_pattern: str | None = None) -> None:
+        self.case_map = case_map_of(cases)
+        self.trace_column = trace_column
+        self.seq_column = seq_column
+        self.keep_runs = keep_runs
+        self.format = format
+        self.error_pattern = error_pattern
+
+    def new_partial(self) -> BatchPartial:
+        """An empty partial to fold batches into."""
+        return BatchPartial(SuitePartial(keep_runs=self.keep_runs))
+
+    def score(self, batch: Any, part: BatchPartial, *, seq_offset: int = 0) -> pa.RecordBatch:
+        """Score every row of ``batch`` (a ``pyarrow.RecordBatch`` or ``Table``) into
+        ``part`` and return the per-run results (``result_schema()``; rows that could not be
+        scored have no result row)."""
+        from ..traces.stream import read_row
+
+        pa = _pa()
+        names = batch.schema.names
+        if self.trace_column not in names:
+            raise MetricInputError(f"batch has no column {self.trace_column!r} (columns: {names})")
+        texts = batch.column(self.trace_column).to_pylist()
+        if self.seq_column is not None and self.seq_column in names:
+            seqs = batch.column(self.seq_column).to_pylist()
+        elif self.seq_column is not None and self.seq_column != "seq":
+            raise MetricInputError(f"batch has no column {self.seq_column!r} (columns: {names})")
+        else:
+            seqs = list(range(seq_offset, seq_offset + len(texts)))
+        keyer = RunKeyer(self.case_map)
+        rows: list[dict[str, Any]] = []
+        suite = part.suite
+        for seq, text in zip(seqs, texts):
+            part.n_rows += 1
+            where = f"row {seq}"
+            trajs, problems = read_row(text or "", where, self.format,
+                                       error_pattern=self.error_pattern)
+            part.read.extend((seq, p) for p in problems)
+            for t in trajs:  # one run per row in practice; a list row holds several
+                before = len(keyer.problems)
+                c = keyer.key(seq, t)
+                part.keyed.extend((seq, p) for p in keyer.problems[before:])
+                if c is None:
+                    continue
+                r = score_run(t, c, compact=True)
+                if suite.wants(r):
+                    r = score_run(t, c)
+                suite.add(r, seq)
+                rows.append(result_row(r, seq))
+        part.no_case_id.extend(keyer.no_cid)
+        part.unknown.extend(keyer.unknown)
+        return pa.RecordBatch.from_pylist(rows, schema=result_schema())
+
+
+def score_batches(batches: Iterable[Any], cases: Mapping[str, Case] | Sequence[Case],
+                  **kw: Any) -> tuple[list[pa.RecordBatch], BatchPartial]:
+    """Score record batches in one process: the per-run results and one partial.
+    ``kw`` as in ``BatchScorer``. Rows without a ``seq`` column are numbered in order
+    across the batches."""
+    scorer = BatchScorer(cases, **kw)
+    part = scorer.new_partial()
+    out = []
+    offset = 0
+    for b in batches:
+        out.append(scorer.score(b, part, seq_offset=offset))
+        offset += b.num_rows
+    return out, part
+
+
+def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Sequence[Case], *,
+             ks: Sequence[int] | None = None, seed: int = DEFAULT_SEED,
+             n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
+             source: str | None = None,
+             route_floors: Mapping[Any, float] | None = None) -> Scorecard:
+    """Merge ``partials`` (any grouping) and build the scorecard. Problems: the reading
+    problems by row, then the keying problems by row, then the cases with no run (as a
+    local eval lists them). Raises ``MetricInputError`` (cause first, as ``evaluate``) when
+    no row could be keyed to a case, ``KTooLargeError`` for a k above some case's runs."""
+    case_map = case_map_of(cases)
+    merged: BatchPartial | None = None
+    for p in partials:
+        merged = p if merged is None else merged.merge(p)
+    if merged is None:
+        raise MetricInputError("no partial aggregates to finalize")
+    problems = [m for _, m in sorted(merged.read, key=lambda x: x[0])]
+    problems += [m for _, m in sorted(merged.keyed, key=lambda x: x[0])]
+    problems += [f"case {cid!r}: no traces; not scored" for cid in case_map
+                 if cid not in merged.suite.cases]
+    if not merged.suite.n:
+        raise MetricInputError(_unmatched_message(merged.n_rows, sorted(merged.no_case_id),
+                                                  merged.unknown, case_map, problems))
+    return merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
+                                 problems=problems, meta={"source": source} if source else None,
+                                 route_floors=route_floors)
+
+
+__all__ = ["DEFAULT_KEEP_RUNS", "RESULT_FIELDS", "BatchPartial", "BatchScorer", "finalize",
+           "result_row", "result_schema", "score_batches"]

@@ -1,0 +1,116 @@
+"""Apache Spark driver: score a DataFrame of runs with ``mapInArrow`` and the batch API.
+
+``score_dataframe(df, cases)`` maps each partition's Arrow batches through a
+``batch.BatchScorer`` and returns the per-run results as a DataFrame (lazy: each action
+on it scores again -- cache it when it is used more than once) and the suite scorecard
+(one action: the partitions' partials are collected and merged on the driver). The
+partial of a partition travels as one extra row whose ``partial`` column holds its bytes.
+``eval_file`` reads a JSONL file of runs with ``spark.read.text`` (``trajcheck eval --engine
+spark``). Input positions come from ``seq_column`` or, when None,
+``monotonically_increasing_id()`` -- increasing in input order, so the cases keep the order
+a local eval gives them and every figure equals the local eval's.
+
+Needs pyspark (extra ``spark``) and a Java runtime (``java`` on PATH or ``JAVA_HOME``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..errors import EngineError
+from ..model import Case
+from ..scorecard import Scorecard
+from .batch import DEFAULT_KEEP_RUNS, RESULT_FIELDS, BatchPartial, BatchScorer, finalize
+
+PARTIAL = "partial"
+
+
+def _spark_schema() -> Any:
+    from pyspark.sql import types as T
+
+    kinds = {"int64": T.LongType(), "string": T.StringType(), "bool": T.BooleanType(),
+             "float64": T.DoubleType()}
+    return T.StructType([T.StructField(n, kinds[t]) for n, t in RESULT_FIELDS]
+                        + [T.StructField(PARTIAL, T.BinaryType())])
+
+
+def session(workers: int = 2, app: str = "trajcheck") -> Any:
+    """A local Spark session with ``workers`` cores (``local[workers]``), Python workers
+    running this interpreter. Raises ``EngineError`` without pyspark or Java."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise EngineError("--engine spark needs pyspark: pip install 'trajcheck[spark]'") from e
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise EngineError("--engine spark needs a Java runtime (java on PATH or JAVA_HOME); "
+                          "on Debian: apt-get install openjdk-17-jre-headless")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    return (SparkSession.builder.master(f"local[{workers}]").appName(app)
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .getOrCreate())
+
+
+def _mapper(scorer: BatchScorer) -> Any:
+    import pyarrow as pa
+
+    from .batch import result_schema
+
+    schema = result_schema().append(pa.field(PARTIAL, pa.binary()))
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        part = scorer.new_partial()
+        for b in batches:
+            res = scorer.score(b, part)
+            yield res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary()))
+        row: dict[str, Any] = dict.fromkeys(schema.names)
+        row[PARTIAL] = part.to_bytes()
+        yield pa.RecordBatch.from_pylist([row], schema=schema)
+    return run
+
+
+def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
+                    trace_column: str = "trace", seq_column: str | None = None,
+                    keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
+                    error_pattern: str | None = None, ks: Sequence[int] | None = None,
+                    seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
+                    source: str | None = None) -> tuple[Any, Scorecard]:
+    """Score a Spark DataFrame with one run's JSON per row in ``trace_column`` (module
+    docstring). Returns ``(results, scorecard)``: ``results`` a DataFrame of per-run results
+    (``batch.RESULT_FIELDS``), ``scorecard`` the suite's. Raises what ``batch.finalize``
+    raises."""
+    from pyspark.sql import functions as F
+
+    if seq_column is None:
+        df = df.withColumn("seq", F.monotonically_increasing_id())
+        seq_column = "seq"
+    df = df.select(F.col(trace_column).alias("trace"), F.col(seq_column).cast("long").alias("seq"))
+    scorer = BatchScorer(cases, trace_column="trace", seq_column="seq", keep_runs=keep_runs,
+                         format=format, error_pattern=error_pattern)
+    out = df.mapInArrow(_mapper(scorer), _spark_schema())
+    parts = [BatchPartial.from_bytes(bytes(r[PARTIAL]))
+             for r in out.where(F.col(PARTIAL).isNotNull()).select(PARTIAL).collect()]
+    sc = finalize(parts, cases, ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
+                  source=source)
+    results = out.where(F.col(PARTIAL).isNull()).drop(PARTIAL)
+    return results, sc
+
+
+def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
+              spark: Any = None, **kw: Any) -> Scorecard:
+    """Score a JSONL file of runs on Spark (a session of ``workers`` local cores unless
+    ``spark`` is given) and return the scorecard. ``kw`` as in ``score_dataframe``."""
+    s = spark or session(workers)
+    df = s.read.text(str(path)).withColumnRenamed("value", "trace")
+    _, sc = score_dataframe(df, cases, source=str(path), **kw)
+    return sc
+
+
+__all__ = ["eval_file", "score_dataframe", "session"]

@@ -1,0 +1,65 @@
+"""Ray Data (a local Ray with 2 CPUs, one for the module): trajcheck's scoring through
+map_batches gives the local eval's scorecard, and `trajcheck eval --engine ray` too."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray.data")
+pytest.importorskip("pyarrow")
+
+from trajcheck.cli import main  # noqa: E402
+from trajcheck.engines import ray as tray  # noqa: E402
+from trajcheck.pipeline import evaluate_stream  # noqa: E402
+from trajcheck.traces import load  # noqa: E402
+from trajcheck.traces.stream import stream  # noqa: E402
+
+TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
+
+
+@pytest.fixture(scope="module")
+def ray():
+    r = tray.init(2)
+    yield r
+    r.shutdown()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """80 of the real tau-bench runs, shuffled, as trajcheck JSONL; cases; local scorecard."""
+    tau = load(TAU)
+    trajs = list(tau)[80:160]
+    random.Random(6).shuffle(trajs)
+    d = tmp_path_factory.mktemp("ray")
+    p = d / "runs.jsonl"
+    p.write_text("".join(json.dumps(t.to_dict()) + "\n" for t in trajs))
+    cases = {t.metadata["case_id"]: tau.cases[t.metadata["case_id"]] for t in trajs}
+    cp = d / "cases.jsonl"
+    cp.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in cases.values()))
+    return p, cp, cases, evaluate_stream(stream(p), cases, n_boot=200, source=str(p))
+
+
+def test_dataset_scored_with_map_batches_equals_local(ray, runs):
+    p, _, cases, want = runs
+    ds = ray.data.read_text(str(p)).rename_columns({"text": "trace"})
+    results, sc = tray.score_dataset(ds, cases, n_boot=200, source=str(p))
+    assert sc.to_dict() == want.to_dict()
+    rows = sorted(results.take_all(), key=lambda r: r["seq"])
+    assert len(rows) == 80 and [r["run_id"] for r in rows] == [r.run_id for r in want.runs]
+    assert sum(r["success"] for r in rows) == want.suite.n_successes
+
+
+def test_cli_engine_ray_equals_local(ray, runs, tmp_path):
+    p, cp, _, _ = runs
+    out, local = tmp_path / "sc.json", tmp_path / "local.json"
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(cp), "--engine", "ray", "-q", "--json", str(out)])
+    assert ei.value.code in (0, None)
+    with pytest.raises(SystemExit):
+        main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    assert got["suite"] == lw["suite"] and got["cases"] == lw["cases"] and got["runs"] == lw["runs"]

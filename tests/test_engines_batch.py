@@ -1,0 +1,82 @@
+"""The engine-neutral batch API (trajcheck.engines.batch): Arrow batches of runs in any
+split, partials merged in any grouping, give the local eval's scorecard."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pa = pytest.importorskip("pyarrow")
+
+from trajcheck.engines.batch import (  # noqa: E402
+    BatchPartial,
+    BatchScorer,
+    finalize,
+    result_schema,
+    score_batches,
+)
+from trajcheck.errors import MetricInputError  # noqa: E402
+from trajcheck.pipeline import evaluate_stream  # noqa: E402
+from trajcheck.traces import load  # noqa: E402
+from trajcheck.traces.stream import stream  # noqa: E402
+
+TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
+
+
+@pytest.fixture(scope="module")
+def tau_jsonl(tmp_path_factory):
+    """The 200 real tau-bench runs shuffled into trajcheck JSONL, its cases, and the local
+    streaming eval's scorecard of that file."""
+    tau = load(TAU)
+    trajs = list(tau)
+    random.Random(7).shuffle(trajs)
+    lines = [json.dumps(t.to_dict()) for t in trajs]
+    p = tmp_path_factory.mktemp("tau") / "runs.jsonl"
+    p.write_text("".join(x + "\n" for x in lines))
+    want = evaluate_stream(stream(p), tau.cases, n_boot=100).to_dict()
+    return lines, tau.cases, want
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_any_batches_any_grouping_give_the_local_scorecard(tau_jsonl, seed):
+    lines, cases, want = tau_jsonl
+    rnd = random.Random(seed)
+    table = pa.table({"trace": lines, "seq": list(range(len(lines)))})
+    size = rnd.randint(1, 80)
+    batches = table.to_batches(max_chunksize=size)
+    rnd.shuffle(batches)  # an engine hands batches to workers in any order
+    parts = []
+    for b in batches:
+        res, p = score_batches([b], cases, keep_runs=1000)
+        assert res[0].schema == result_schema() and res[0].num_rows == b.num_rows
+        parts.append(BatchPartial.from_bytes(p.to_bytes()))
+    while len(parts) > 1:
+        i = rnd.randrange(len(parts) - 1)
+        parts[i:i + 2] = [parts[i].merge(parts[i + 1])]
+    assert finalize(parts, cases, n_boot=100).to_dict() == want
+
+
+def test_results_table_and_bad_rows(tau_jsonl):
+    lines, cases, _ = tau_jsonl
+    rows = [lines[0], "not json",
+            json.dumps({"calls": [{"name": "x", "args": {}}], "metadata": {"case_id": "zz"}}), ""]
+    res, part = score_batches([pa.record_batch({"trace": rows})], cases)
+    t = pa.Table.from_batches(res)
+    assert t.num_rows == 1 and t.column("seq").to_pylist() == [0]
+    r = t.to_pylist()[0]
+    assert r["case_id"] == json.loads(lines[0])["metadata"]["case_id"]
+    assert isinstance(r["success"], bool) and 0 <= r["f1"] <= 1
+    sc = finalize([part], cases, n_boot=20)
+    assert sc.suite.n_runs == 1
+    assert any(p.startswith("row 1: not valid JSON") for p in sc.problems)
+    assert any("'zz' is not among the cases" in p for p in sc.problems)
+    with pytest.raises(MetricInputError, match="no column 'trace'"):
+        BatchScorer(cases).score(pa.record_batch({"x": [1]}), BatchScorer(cases).new_partial())
+    with pytest.raises(MetricInputError, match="no trace could be matched"):
+        finalize([score_batches([pa.record_batch({"trace": ["[]"]})], cases)[1]], cases)
