@@ -10,8 +10,10 @@ from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 import click
+from rich.markup import escape
 
 from . import __version__
+from .textsafe import visible
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,10 +36,9 @@ def _fail(message: object, err: Any = None) -> NoReturn:
     exit with code 2, the exit code of bad input in every command. The message is printed
     as text, not as rich markup."""
     from rich.console import Console
-    from rich.markup import escape
 
     con = err if err is not None else Console(stderr=True)
-    con.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False, soft_wrap=True)
+    con.print(f"[red]error:[/red] {escape(visible(message))}", markup=True, highlight=False, soft_wrap=True)
     raise SystemExit(2) from None
 
 
@@ -500,7 +501,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
         _fail(e, err)
     overridden = [m for m in chk.messages()] if not chk.ok else []
     for m in overridden:
-        err.print(f"[bold red]WARNING[/bold red]: {m}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]WARNING[/bold red]: {escape(visible(m))}", highlight=False, soft_wrap=True)
     for m in chk.messages() if chk.ok else ():
         err.print(f"note: {m}", markup=False, highlight=False, soft_wrap=True)
     shifts = case_shifts(a, b)
@@ -544,11 +545,11 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
     from pathlib import Path
 
     from rich.console import Console
-    from rich.table import Table
 
     from .errors import TrajcheckError
     from .metrics.efficiency import agent_steps
     from .model import Usage
+    from .textsafe import SafeTable as Table  # data in cells is shown literally
     from .traces import load
 
     console = Console()
@@ -742,9 +743,10 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
                                  for k, v in sorted(info["termination"].items()))
                 revs = "; ".join(f"{r['fact']} (seed {r['seed']}, user turn {r['turn']})"
                                  for r in info["unprompted_reveals"]) or "none"
-                err.print(f"scenario {sid}: {info['runs']} conversation(s): {ends}; "
-                          f"task success {succ.get(sid, 0)}/{info['runs']}; "
-                          f"revealed without being asked: {revs}", highlight=False, soft_wrap=True)
+                err.print(visible(f"scenario {sid}: {info['runs']} conversation(s): {ends}; "
+                                  f"task success {succ.get(sid, 0)}/{info['runs']}; "
+                                  f"revealed without being asked: {revs}"),
+                          markup=False, highlight=False, soft_wrap=True)
         else:
             cases = load_cases(str(cases_path))
             ctx = _match_context(semantic, semantic_threshold, cases, err)
@@ -758,7 +760,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
         _fail(e, err)
     except KeyboardInterrupt:
         where = f"; finished runs are in {out_path}: re-run the same command to resume" if out_path else ""
-        err.print(f"[yellow]interrupted[/yellow]{where}", highlight=False)
+        err.print(f"[yellow]interrupted[/yellow]{escape(visible(where))}", highlight=False)
         raise SystemExit(130) from None
     from .report import plural
 

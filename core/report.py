@@ -264,7 +264,7 @@ def render_problems(problems: Sequence[str], console: Console, *, limit: int = P
         return
     console.print(f"[yellow]{plural(len(problems), 'problem')}:[/yellow]", highlight=False)
     for p in problems[:limit]:
-        console.print(f"  - {p}", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"  - {_visible(p)}", markup=False, highlight=False, soft_wrap=True)
     if len(problems) > limit:
         console.print(f"  {_more_hint(len(problems) - limit, 'problem', full_reports)}",
                       markup=False, highlight=False)
@@ -281,7 +281,8 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
     reports being written, named in the "... and N more" hints (else the hint names the
     options that write them)."""
     from rich.console import Console
-    from rich.table import Table
+
+    from .textsafe import SafeTable as Table  # data in cells is shown literally
 
     con = console or Console()
     t = Table(title="trajcheck scorecard", show_header=False, title_justify="left")
@@ -360,8 +361,16 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
         render_problems(sc.problems, con, full_reports=full_reports)
 
 
+def _visible(s: Any) -> str:
+    from .textsafe import visible
+
+    return visible(s)
+
+
 def _md_cell(s: Any) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    from .textsafe import md
+
+    return md(s)
 
 
 def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
@@ -374,7 +383,7 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
     out = ["## trajcheck scorecard", ""]
     src = sc.meta.get("source")
     if src:
-        out += [f"Source: `{src}`", ""]
+        out += [f"Source: {_md_cell(src)}", ""]
     out += ["| metric | value |", "| --- | --- |"]
     out += [f"| {_md_cell(label)} | {_md_cell(v)} |" for label, v in headline_rows(sc)]
     out.append("")
@@ -397,7 +406,7 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
                 ""]
         if rr.disagreements:
             out += ["| run | trajcheck | recorded | reason |", "| --- | --- | --- | --- |"]
-            out += [f"| {d.run_id} | {'pass' if d.ours else 'fail'} | "
+            out += [f"| {_md_cell(d.run_id)} | {'pass' if d.ours else 'fail'} | "
                     f"{'pass' if d.recorded else 'fail'} | {_md_cell(d.reason)} |"
                     for d in rr.disagreements]
             out.append("")
@@ -406,14 +415,14 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
                     f"{ca.agree}/{ca.n}**", ""]
             if ca.disagreements:
                 out += [f"| run | trajcheck writes | recorded {name} | reason |", "| --- | --- | --- | --- |"]
-                out += [f"| {d.run_id} | {'right' if d.ours else 'wrong'} | {d.recorded} | "
+                out += [f"| {_md_cell(d.run_id)} | {'right' if d.ours else 'wrong'} | {_md_cell(d.recorded)} | "
                         f"{_md_cell(d.reason)} |" for d in ca.disagreements]
                 out.append("")
     failing = flagged_runs(sc)
     if failing:
         out += [f"<details><summary>{_md_cell(failing_title(sc, failing))}</summary>", "",
                 "| run | why | F1 | reason | rule violations |", "| --- | --- | --- | --- | --- |"]
-        out += [f"| {r.run_id} | {kind if not viol or kind == ORDERING else f'{kind}, {ORDERING}'} | "
+        out += [f"| {_md_cell(r.run_id)} | {kind if not viol or kind == ORDERING else f'{kind}, {ORDERING}'} | "
                 f"{fmt(r.f1)} | {_md_cell(reason)} | {_md_cell(viol)} |"
                 for r, kind, reason, viol in failing[:max_failures]]
         if len(failing) > max_failures:

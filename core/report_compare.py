@@ -48,10 +48,10 @@ def render_compare_terminal(cmp: Comparison, shifts: Sequence[CaseShift], consol
     ``SHIFTS_SHOWN`` of each, largest change first), each with its runs' verdicts and
     reasons in A and B; ``overridden``: the comparability findings the user chose to
     override, printed first as a warning."""
-    from rich.table import Table
-
     from .compare_cases import improved, regressed
     from .report import cut
+    from .textsafe import SafeTable as Table  # data in cells is shown literally
+    from .textsafe import visible
 
     if overridden:
         console.print("[bold red]COMPARED DESPITE:[/bold red] " + "; ".join(overridden),
@@ -67,8 +67,8 @@ def render_compare_terminal(cmp: Comparison, shifts: Sequence[CaseShift], consol
     console.print(t)
     for label, ids in (("only in A", cmp.only_a), ("only in B", cmp.only_b)):
         if ids:
-            console.print(f"{len(ids)} case(s) {label}, left out: {', '.join(ids[:20])}",
-                          highlight=False)
+            console.print(visible(f"{len(ids)} case(s) {label}, left out: {', '.join(ids[:20])}"),
+                          markup=False, highlight=False)
 
     def runs(rs: Sequence[dict[str, Any]]) -> str:
         return "\n".join(f"{verdict} x{len(ts)} (trial{'s' if len(ts) > 1 else ''} "
