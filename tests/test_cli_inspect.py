@@ -46,3 +46,15 @@ def test_inspect_non_trace(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["inspect", str(p)], env={"COLUMNS": "200"})
     assert r.exit_code == 2
     assert "not a trace" in r.output and "x.json" in r.output
+
+
+def test_inspect_names_format_and_wrapper_per_file() -> None:
+    rt = DATA / "real_traces"
+    r = CliRunner().invoke(main, ["inspect", str(rt / "vertex" / "adk_home_automation_dependent_tool_calls.test.json")],
+                           env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert _row(r.output, "recognised") == "vertex (1) in ADK EvalSet"
+    r = CliRunner().invoke(main, ["inspect", str(rt / "otel")], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert re.search(r"any_agent_OPENAI_trace\.json\s*│\s*otel \(1\) in span dump\s*│", r.output)
+    assert re.search(r"phoenix_pxi_turn_trace_spans\.json\s*│\s*otel \(1\)\s*│", r.output)

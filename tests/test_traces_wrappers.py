@@ -205,3 +205,23 @@ def test_otel_tool_spans_without_model_spans_group_by_overlap() -> None:
     ])
     t = read(doc)
     assert [[c.name for c in s.tool_calls] for s in t.steps if s.kind == "tool_call"] == [["a", "b"], ["c"]]
+
+
+@pytest.mark.parametrize(("obj", "fmt", "where"), [
+    ([{"role": "user", "content": "go"},
+      {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "wipe"}}]}],
+     "openai_chat", "messages[1].tool_calls[0] (wipe): no 'arguments' recorded"),
+    ([{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "wipe"}]}],
+     "anthropic", "(wipe): no 'input' recorded"),
+    ([{"type": "function_call", "call_id": "c1", "name": "wipe"}], "openai_responses", "(wipe): no 'arguments'"),
+    ({"output": "", "tokenUsage": {}, "metadata": {"toolCalls": [{"id": "c1", "name": "wipe"}]}},
+     "promptfoo", "metadata.toolCalls[0] (wipe): no 'input' / 'arguments' recorded"),
+])
+def test_call_without_recorded_arguments_is_unknown_not_empty(obj, fmt: str, where: str) -> None:
+    res = load(obj)
+    assert res.formats == {fmt: 1}
+    (c,) = res[0].tool_calls()
+    assert c.name == "wipe" and c.args is None and c.args_parse_error == "no arguments recorded"
+    assert any(where in p for p in res.faults), res.faults
+    # an explicit empty object is a call without arguments
+    assert read([{"type": "function_call", "call_id": "c1", "name": "wipe", "arguments": "{}"}]).tool_calls()[0].args == {}

@@ -105,6 +105,21 @@ def parse_args(raw: Any, problems: list[str], where: str) -> tuple[dict[str, Any
     return None, None, err
 
 
+def call_args(src: Any, keys: tuple[str, ...], problems: list[str],
+              where: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """``parse_args`` of the first of ``keys`` that ``src`` (a mapping) holds with a non-null
+    value. When none does, the source did not record the arguments: the result is
+    ``(None, None, "no arguments recorded")`` and a problem naming ``where`` -- never ``{}``,
+    which would let the call match an expected call without arguments. Used where the
+    format always writes the arguments (``{}`` for none: OpenAI ``arguments``, Anthropic
+    ``input``, LangChain ``args``, promptfoo ``input``)."""
+    for k in keys:
+        if isinstance(src, Mapping) and src.get(k) is not None:
+            return parse_args(src[k], problems, where)
+    problems.append(f"{where}: no {' / '.join(repr(k) for k in keys)} recorded; arguments unknown")
+    return None, None, "no arguments recorded"
+
+
 def text_of(content: Any) -> str | None:
     """Plain text of a message ``content``: a string, or the text parts of a list of blocks joined by newlines."""
     if content is None:

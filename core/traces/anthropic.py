@@ -27,10 +27,10 @@ from ..model import ToolCall, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
+    call_args,
     finalize,
     is_seq,
     mapping,
-    parse_args,
     sum_usage,
     text_of,
     to_int,
@@ -129,7 +129,7 @@ def read(obj: Any) -> Trajectory:
                 sl.add("reasoning", content=b.get("thinking") if isinstance(b.get("thinking"), str) else None)
             elif t in _CALL_TYPES:
                 name = tool_name(b.get("name"), problems, wb)
-                args, raw, err = parse_args(b.get("input"), problems, f"{wb} ({name})")
+                args, raw, err = call_args(b, ("input",), problems, f"{wb} ({name})")
                 cid = None if b.get("id") is None else str(b["id"])
                 if cid:
                     seen[cid] = name

@@ -31,6 +31,7 @@ from ..model import Step, ToolCall, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
+    call_args,
     finalize,
     get,
     is_seq,
@@ -108,7 +109,7 @@ def _ai_calls(d: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCal
             problems.append(f"{w}.tool_calls[{j}]: not an object; ignored")
             continue
         name = tool_name(tc.get("name"), problems, f"{w}.tool_calls[{j}]")
-        args, raw, err = parse_args(tc.get("args"), problems, f"{w}.tool_calls[{j}] ({name})")
+        args, raw, err = call_args(tc, ("args",), problems, f"{w}.tool_calls[{j}] ({name})")
         cid = None if tc.get("id") is None else str(tc["id"])
         if cid:
             ids.add(cid)

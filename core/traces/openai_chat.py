@@ -24,10 +24,10 @@ from ..model import Step, ToolCall, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
+    call_args,
     finalize,
     get,
     is_seq,
-    parse_args,
     result_content,
     sum_usage,
     text_of,
@@ -94,7 +94,8 @@ def _calls_of(msg: Mapping[str, Any], problems: list[str], where: str) -> list[T
         if not isinstance(fn, Mapping):
             fn = {}
         name = tool_name(fn.get("name", tc.get("name")), problems, w, "function.name")
-        args, raw, err = parse_args(fn.get("arguments", tc.get("arguments")), problems, f"{w} ({name})")
+        args, raw, err = call_args(fn if fn.get("arguments") is not None else tc, ("arguments",), problems,
+                               f"{w} ({name})")
         calls.append(ToolCall(name=name, args=args, call_id=_str(tc.get("id")), raw_args=raw,
                               args_parse_error=err, tool_type="function" if ttype in (None, "function") else str(ttype)))
     fc = msg.get("function_call")
@@ -103,7 +104,7 @@ def _calls_of(msg: Mapping[str, Any], problems: list[str], where: str) -> list[T
         w = f"{where}.function_call"
         if isinstance(fc, Mapping):
             name = tool_name(fc.get("name"), problems, w)
-            args, raw, err = parse_args(fc.get("arguments"), problems, f"{w} ({name})")
+            args, raw, err = call_args(fc, ("arguments",), problems, f"{w} ({name})")
             calls.append(ToolCall(name=name, args=args, call_id=None, raw_args=raw,
                                   args_parse_error=err, tool_type="function"))
         else:

@@ -25,10 +25,12 @@ from ..model import ToolCall, ToolResult, Trajectory
 from ._util import (
     StepList,
     as_plain,
+    call_args,
     finalize,
     get,
     is_seq,
     parse_args,
+    result_content,
     sum_usage,
     text_of,
     tool_name,
@@ -108,7 +110,7 @@ def read(obj: Any) -> Trajectory:
             if cid is None:
                 problems.append(f"{w}: function_call has no 'call_id'; paired by position")
             if t == "function_call":
-                args, raw, err = parse_args(it.get("arguments"), problems, f"{w} ({name})")
+                args, raw, err = call_args(it, ("arguments",), problems, f"{w} ({name})")
                 pending.append(ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err,
                                         tool_type="function"))
             else:
@@ -124,9 +126,7 @@ def read(obj: Any) -> Trajectory:
             cid = None if cid is None else str(cid)
             if cid is not None and cid not in names:
                 problems.append(f"{w}: output for call_id {cid!r} matches no earlier call")
-            out = it.get("output")
-            if is_seq(out):
-                out = text_of(out)
+            out = result_content(it.get("output"))
             sl.result(ToolResult(call_id=cid, name=names.get(cid or "") or it.get("name"), output=out))
         elif t == "mcp_call":
             name = str(it.get("name") or "")

@@ -26,10 +26,10 @@ from ..model import ToolCall, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
+    call_args,
     finalize,
     is_seq,
     mapping,
-    parse_args,
     to_float,
     to_int,
     tool_name,
@@ -93,7 +93,7 @@ def read(obj: Any) -> Trajectory:
                 problems.append(f"{w}: not an object; skipped")
                 continue
             name = tool_name(tc.get("name"), problems, w)
-            args, raw, err = parse_args(tc.get("input", tc.get("arguments")), problems, f"{w} ({name})")
+            args, raw, err = call_args(tc, ("input", "arguments"), problems, f"{w} ({name})")
             cid = None if tc.get("id") is None else str(tc["id"])
             sl.call([ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err)])
             if "output" in tc or "is_error" in tc:
