@@ -155,6 +155,13 @@ def test_openinference_openai_instrumentation(server: str, tmp_path: Path) -> No
     (t,) = res.trajectories
     _check(t)
     assert t.total_usage == Usage(input_tokens=230, output_tokens=42, total_tokens=272)
+    # the same spans as the SDK's console exporter prints them (ReadableSpan.to_json, one JSON
+    # object after another: "0x" hex ids, ISO times, flat attributes)
+    q = tmp_path / "console.txt.json"
+    q.write_text("\n".join(sp.to_json() for sp in exporter.get_finished_spans()))
+    (t2,) = load(q, error_pattern="^Error").trajectories
+    _check(t2)
+    assert t2.trace_id == t.trace_id
 
 
 @pytest.mark.parametrize("mode", ["SPAN_ONLY", "EVENT_ONLY"])
