@@ -95,7 +95,9 @@ def run_reason(r: RunResult) -> str:
 @dataclass(frozen=True)
 class CaseShift:
     """One shared case in both scorecards: successes / trials on each side and the runs,
-    in trial order, as ``{run_id, trial, success, reason}`` dicts (``run_reason``)."""
+    in trial order, as ``{run_id, trial, success, gate_failed, reason, reasons}`` dicts
+    (``reason``: ``run_reason``'s one line; ``reasons``: the full list behind a failure,
+    ``report_runs.reasons``, empty for a pass)."""
 
     case_id: str
     a_successes: int
@@ -137,9 +139,13 @@ def case_shifts(a: Scorecard, b: Scorecard) -> list[CaseShift]:
     """
     ra, rb = _runs_of(a), _runs_of(b)
 
+    from .report_runs import reasons
+
     def runs(rs: list[RunResult]) -> tuple[dict[str, Any], ...]:
         return tuple({"run_id": r.run_id, "trial": r.trial, "success": r.success,
-                      "gate_failed": r.gate_failed, "reason": run_reason(r)} for r in rs)
+                      "gate_failed": r.gate_failed, "reason": run_reason(r),
+                      "reasons": reasons(r) if not r.success or r.gate_failed else []}
+                     for r in rs)
 
     return [CaseShift(c, sum(r.success for r in ra[c]), len(ra[c]),
                       sum(r.success for r in rb[c]), len(rb[c]), runs(ra[c]), runs(rb[c]))

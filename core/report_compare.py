@@ -111,8 +111,11 @@ def _runs_cell(rs: Sequence[dict[str, Any]], side: str) -> str:
     for r in rs:
         v = "pass" if r["success"] and not r.get("gate_failed") else "gate" if r["success"] else "fail"
         label = {"pass": "pass", "gate": "pass, gate failed", "fail": "fail"}[v]
+        rs = r.get("reasons") or [r["reason"]]
+        text = e(rs[0]) if len(rs) == 1 else (
+            '<ol class="reasons">' + "".join(f"<li>{e(x)}</li>" for x in rs) + "</ol>")
         out.append(f'<li class="run-{v}" data-side="{side}"><span class="badge {v}">{label}</span> '
-                   f'<code>{e(r["run_id"])}</code> {e(r["reason"])}</li>')
+                   f'<code>{e(r["run_id"])}</code> {text}</li>')
     out.append("</ul>")
     return "".join(out)
 

@@ -265,7 +265,7 @@ def svg_forest(deltas: Sequence[Any], *, title: str, width: int = 460, row: int 
                      f'{_e(d.metric)}: {fmt(d.delta)} {fmt_ci((d.lo, d.hi) if d.lo is not None else None)}'
                      '</title></circle>')
     yb = mt + row * len(rows) + 14
-    for v in (lo + pad, 0.0, hi - pad):
+    for v in sorted({round(lo + pad, 4), 0.0, round(hi - pad, 4)}):
         parts.append(f'<text x="{X(v):.1f}" y="{yb}" text-anchor="middle" font-size="10">{fmt(round(v, 3))}</text>')
     parts.append("</svg>")
     return "".join(parts)

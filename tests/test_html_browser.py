@@ -210,7 +210,7 @@ def test_compare_report_in_chromium(helpdesk_compare) -> None:
     assert sorted(rows) == ["hd_009_monitor_503", "hd_010_shared_drive_503", "hd_024_excel_503"]
     # each regressed case: A's runs (passed) beside B's (failed), with their reasons
     sides = b.js("Array.from(document.querySelectorAll('tr.shift.regressed')[0].querySelectorAll('td.side'))"
-                 ".map(td => Array.from(td.querySelectorAll('li')).map(li => li.className))")
+                 ".map(td => Array.from(td.querySelectorAll('ul.runs > li')).map(li => li.className))")
     assert sides == [["run-pass", "run-pass"], ["run-fail", "run-fail"]]
     assert "final state" in b.js("document.querySelector('tr.shift.regressed li.run-fail').textContent")
     assert b.js("document.getElementById('n-improved').textContent") == "0"
