@@ -311,6 +311,18 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     Errors: never raises. Bad input (unreadable output, malformed expectation, trajcheck not
     importable) gives pass=false (after any negation), score 0 and a reason naming the field.
     """
+    try:
+        return _get_assert(output, context)
+    except Exception as e:  # whatever the output or config holds, promptfoo gets a result
+        negated = False
+        try:
+            negated = find_own_assertion(context)[1] if isinstance(context, Mapping) else False
+        except Exception:
+            pass
+        return _fail(f"could not score this output ({type(e).__name__}: {e})", negated=negated)
+
+
+def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(context, Mapping):
         return _fail(f"context must be a mapping, got {type(context).__name__}")
     negated = False

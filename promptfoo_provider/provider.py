@@ -8,7 +8,7 @@ Use it from a promptfoo config::
         config:
           agent: agent.py:run          # "file.py:callable" (relative to the config) or "package.module:callable"
           # format: openai_chat        # optional: force the trace reader for what the agent returns
-          # otlp_endpoint: http://127.0.0.1:4318/v1/traces
+          # otlp_endpoint: http://127.0.0.1:4318/v1/traces   (another host needs allow_remote_otlp: true)
 
 The agent callable is called as ``agent(prompt)``, plus the keyword arguments it declares among
 ``vars`` (the test's vars), ``config`` (this provider config) and ``context`` (promptfoo's call
@@ -159,13 +159,64 @@ def tool_spans(traj: Any, traceparent: str, *, now_ns: int | None = None) -> dic
         "scopeSpans": [{"scope": {"name": "trajcheck"}, "spans": spans}]}]}
 
 
-def post_spans(payload: Mapping[str, Any], endpoint: str, *, timeout: float = 5.0) -> int:
-    """POST an OTLP/JSON payload to ``endpoint``; returns the HTTP status. Raises ``OSError`` on failure."""
+def endpoint_refusal(endpoint: str, allow_remote: bool = False) -> str | None:
+    """Why the spans may not be sent to ``endpoint``, or None when they may.
+
+    Spans carry every tool call's arguments and output, so they go only where the user
+    clearly meant them to: an ``http``/``https`` URL (no ``file:`` or other schemes) whose
+    host is this machine (``localhost``, 127.0.0.0/8, ``::1``) -- promptfoo's own receiver --
+    unless the provider config says ``allow_remote_otlp: true``.
+    """
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(endpoint)
+        host = u.hostname or ""
+    except ValueError as e:
+        return f"not a URL ({e})"
+    if u.scheme not in ("http", "https") or not host:
+        return "only http(s) URLs are used"
+    if allow_remote:
+        return None
+    if host == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:
+        pass
+    return (f"{host} is not this machine; spans (tool arguments and outputs) go to another host only "
+            "with allow_remote_otlp: true in the provider config")
+
+
+class _NoRedirect:
+    """A urllib handler that refuses redirects, so a POST never lands on another host."""
+
+    def __new__(cls) -> Any:
+        import urllib.request
+
+        class H(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args: Any, **kw: Any) -> None:
+                return None
+
+        return H()
+
+
+def post_spans(payload: Mapping[str, Any], endpoint: str, *, timeout: float = 5.0,
+               allow_remote: bool = False) -> int:
+    """POST an OTLP/JSON payload to ``endpoint`` (redirects not followed); returns the HTTP
+    status. Raises ``OSError`` on failure, ``PermissionError`` (an ``OSError``) when
+    ``endpoint_refusal`` refuses the endpoint."""
     import urllib.request
 
+    why = endpoint_refusal(endpoint, allow_remote)
+    if why is not None:
+        raise PermissionError(f"not sent to {endpoint}: {why}")
     req = urllib.request.Request(endpoint, data=json.dumps(payload).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (localhost receiver)
+    opener = urllib.request.build_opener(_NoRedirect())
+    with opener.open(req, timeout=timeout) as resp:
         return int(resp.status)
 
 
@@ -199,7 +250,9 @@ def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]
     ``otlp_endpoint`` (default ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT``
     + /v1/traces, else http://127.0.0.1:4318/v1/traces, promptfoo's receiver default) so that
     promptfoo's built-in ``trajectory:*`` assertions see them; a failed POST is recorded in
-    ``metadata.spans`` and does not fail the call.
+    ``metadata.spans`` and does not fail the call. Spans go only to this machine unless the
+    config has ``allow_remote_otlp: true`` (``endpoint_refusal``); a refused endpoint is
+    recorded in ``metadata.spans`` and nothing is sent.
 
     Errors: a bad config, an agent that cannot be loaded or raises, or a return value no reader
     understands gives ``{"error": ...}`` (promptfoo marks the test ERROR) with the cause named.
@@ -245,7 +298,7 @@ def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]
         endpoint = _endpoint(config)
         try:
             payload = tool_spans(traj, traceparent)
-            status = post_spans(payload, endpoint)
+            status = post_spans(payload, endpoint, allow_remote=config.get("allow_remote_otlp") is True)
             metadata["spans"] = {"endpoint": endpoint, "sent": len(payload["resourceSpans"][0]["scopeSpans"][0]["spans"]),
                                  "status": status}
         except (OSError, ValueError) as e:
