@@ -164,6 +164,28 @@ def _args_ok(pargs: Mapping[str, Any], cc: CompiledCall, mode: str, ctx: MatchCo
     return True
 
 
+def argument_checks(pargs: Mapping[str, Any], cc: CompiledCall, ctx: MatchContext) -> tuple[int, int]:
+    """``(passed, total)`` per-argument checks of predicted arguments ``pargs`` against the
+    compiled expected call ``cc`` (seed 000 §2.2 ``arg_accuracy``; seed 001 counts the same
+    checks in ``arg_correctness``).
+
+    One check per expected argument (its matcher on the predicted value; an absent argument
+    passes only when the matcher allows it: ``ignore``, ``one_of`` with ``""``) and one per
+    ``match`` entry without an expected value (``check_unexpected``). Extra predicted
+    arguments are not checks here (``exact_keys`` judges them in :func:`call_matches`).
+    ``total`` is 0 for a call with no argument constraint.
+    """
+    passed = 0
+    for k, m in cc.unexpected:
+        passed += bool(m.check_unexpected(pargs.get(k, MISSING), ctx))
+    for k, ev, m in cc.checks:
+        if k in pargs:
+            passed += bool(m(ev, pargs[k], ctx))
+        else:
+            passed += bool(m.allows_missing(ev))
+    return passed, len(cc.unexpected) + len(cc.checks)
+
+
 def call_matches(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = None,
                  context: MatchContext | None = None) -> bool:
     """Whether predicted call ``pred`` satisfies expected call ``exp``.
@@ -283,6 +305,79 @@ def _hopcroft_karp(adj: Sequence[Sequence[int]], n_right: int) -> list[int]:
     return match_l
 
 
+def max_weight_assignment(weights: Sequence[Sequence[float]]) -> list[int]:
+    """A maximum-weight assignment of rows to distinct columns (Hungarian method, O(n^2 m)).
+
+    ``weights[i][j]`` >= 0 for n rows and m columns. Every row is assigned when n <= m, every
+    column when n > m (so the number of pairs is min(n, m), the most possible on a complete
+    bipartite graph), and among those assignments the total weight is maximum. Returns the
+    column of each row, or -1 for a row left out (only when n > m). Used where every pair is
+    allowed and only the quality of a pair varies (per-argument accuracy pairs calls of one
+    tool); ties go to the lower column index. Raises MatcherError for ragged rows.
+    """
+    n = len(weights)
+    if n == 0:
+        return []
+    m = len(weights[0])
+    if any(len(r) != m for r in weights):
+        raise MatcherError("max_weight_assignment: rows of different lengths")
+    if m == 0:
+        return [-1] * n
+    if n > m:  # solve the transpose, then invert
+        cols = max_weight_assignment([[weights[i][j] for i in range(n)] for j in range(m)])
+        out = [-1] * n
+        for j, i in enumerate(cols):
+            out[i] = j
+        return out
+    # min-cost form: cost = top - weight (all >= 0); potentials u (rows), v (columns)
+    top = max(max(r) for r in weights)
+    inf = float("inf")
+    u = [0.0] * (n + 1)
+    v = [0.0] * (m + 1)
+    p = [0] * (m + 1)      # p[j]: row (1-based) assigned to column j; 0 = none
+    way = [0] * (m + 1)
+    for i in range(1, n + 1):
+        p[0] = i
+        j0 = 0
+        minv = [inf] * (m + 1)
+        used = [False] * (m + 1)
+        while True:
+            used[j0] = True
+            i0 = p[j0]
+            delta = inf
+            j1 = 0
+            row = weights[i0 - 1]
+            for j in range(1, m + 1):
+                if not used[j]:
+                    cur = (top - row[j - 1]) - u[i0] - v[j]
+                    if cur < minv[j]:
+                        minv[j] = cur
+                        way[j] = j0
+                    if minv[j] < delta:
+                        delta = minv[j]
+                        j1 = j
+            for j in range(m + 1):
+                if used[j]:
+                    u[p[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while True:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+            if j0 == 0:
+                break
+    out = [-1] * n
+    for j in range(1, m + 1):
+        if p[j]:
+            out[p[j] - 1] = j - 1
+    return out
+
+
 @dataclass(frozen=True)
 class CallMatching:
     """A one-to-one pairing: ``pairs`` of (predicted index, expected index), sorted by
@@ -393,10 +488,12 @@ def retried_failures(traj: Trajectory) -> frozenset[int]:
 __all__ = [
     "CallMatching",
     "CompiledCall",
+    "argument_checks",
     "call_matches",
     "compile_expected",
     "is_failed",
     "match_calls",
     "max_matching",
+    "max_weight_assignment",
     "retried_failures",
 ]

@@ -136,7 +136,8 @@ def test_argument_forbidden_composite_equal_core():
     traj, case = core_pair(BAD)
     m = ad.ArgumentAccuracyMetric()
     core = argument_accuracy(traj, case)
-    assert m.measure(tcase(BAD)) == core.score == 0.5  # 1 of 2 called expected tools right
+    # per argument (seed 000 §2.2): get_ticket 1/1, create_ticket 1/2 (priority wrong) -> 0.75
+    assert m.measure(tcase(BAD)) == core.score == 0.75
     assert m.reason == core.reason
     f = ad.ForbiddenCallsMetric()
     core_f = check_forbidden_sequences(traj, [{"tool": "update_ticket", "name": "forbidden_calls[0]"}])
@@ -351,9 +352,10 @@ def test_schema_validity_and_argument_correctness_in_evaluate(run_async):
     res = evaluate([_schema_case("bad", SCHEMA_CALLS), _schema_case("fixed", fixed)], metrics,
                    async_config=AsyncConfig(run_async=run_async), display_config=QUIET)
     got = {r.name: [(md.score, md.reason, md.success) for md in r.metrics_data] for r in res.test_results}
-    for name, calls, want_schema, want_args in (("bad", SCHEMA_CALLS, 1 / 3, 0.0), ("fixed", fixed, 1.0, 1.0)):
+    for name, calls, want_schema, want_args in (("bad", SCHEMA_CALLS, 1 / 3, 0.25), ("fixed", fixed, 1.0, 1.0)):
         sch, arg = _schema_core(calls)
-        # hand-computed: "bad" has 1 of 3 calls schema-valid, and neither called expected tool
-        # has the expected arguments (1043 != "INC-1043", "urgent" != "high") -> 0/2
+        # hand-computed: "bad" has 1 of 3 calls schema-valid; per-argument accuracy (seed 000
+        # §2.2): get_ticket 0/1 (1043 != "INC-1043"), update_ticket 1/2 ("urgent" != "high")
+        # -> (0 + 0.5) / 2 = 0.25
         assert sch.score == pytest.approx(want_schema) and arg.score == want_args
         assert got[name] == [(sch.score, sch.reason, sch.score >= 1.0), (arg.score, arg.reason, arg.score >= 1.0)]

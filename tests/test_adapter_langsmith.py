@@ -218,8 +218,8 @@ def test_schema_arguments_forbidden_final_state_in_evaluate():
     evaluate(..., upload_results=False)."""
     defs = _helpdesk_tool_defs()
     # get_ticket's ticket_id must be a string "INC-<n>" (1043 is not); update_ticket's
-    # priority must be low/medium/high/critical ("urgent" is not): 0 of 2 calls valid, and
-    # neither called expected tool has the expected arguments (0/2). The state: the ticket
+    # priority must be low/medium/high/critical ("urgent" is not): 0 of 2 calls valid;
+    # per-argument accuracy (seed 000 §2.2): get_ticket 0/1, update_ticket 1/2 -> 0.25. The state: the ticket
     # was closed although it should have been raised to high priority -> final state 0.
     calls = [("get_ticket", {"ticket_id": 1043}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "urgent"})]
     expected = [("get_ticket", {"ticket_id": "INC-1043"}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "high"})]
@@ -238,7 +238,7 @@ def test_schema_arguments_forbidden_final_state_in_evaluate():
     res = OFFLINE.evaluate(target, data=[ex], evaluators=evs, upload_results=False)
     got = {r.key: (r.score, r.comment) for row in res for r in row["evaluation_results"]["results"]}
     assert {k: v[0] for k, v in got.items()} == {
-        "trajcheck_schema_validity": 0.0, "trajcheck_argument_accuracy": 0.0,
+        "trajcheck_schema_validity": 0.0, "trajcheck_argument_accuracy": 0.25,
         "trajcheck_forbidden_calls": 0.0, "trajcheck_final_state": 0.0}
     from trajcheck.metrics.calls import argument_accuracy, schema_errors
     from trajcheck.metrics.outcome import check_final_state

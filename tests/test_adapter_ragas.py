@@ -143,8 +143,8 @@ def _helpdesk_tool_defs():
 def test_schema_validity_and_argument_correctness_in_evaluate():
     # get_ticket's ticket_id must be a string "INC-<n>" (1043 is a type error); update_ticket's
     # priority must be low/medium/high/critical ("urgent" is not); search_docs is valid:
-    # schema validity 1/3. Argument correctness: both called expected tools have wrong
-    # arguments -> 0/2 = 0.0; the fixed run scores 1.0 on both.
+    # schema validity 1/3. Per-argument accuracy (seed 000 §2.2): get_ticket 0/1, update_ticket
+    # 1/2 -> 0.25; the fixed run scores 1.0 on both.
     bad = [("get_ticket", {"ticket_id": 1043}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "urgent"}),
            ("search_docs", {"query": "priority policy"})]
     fixed = [("get_ticket", {"ticket_id": "INC-1043"}), ("update_ticket", {"ticket_id": "INC-1043", "priority": "high"})]
@@ -154,7 +154,7 @@ def test_schema_validity_and_argument_correctness_in_evaluate():
     df = evaluate(EvaluationDataset(samples=[sample(bad, ref), sample(fixed, ref)]), metrics=metrics,
                   show_progress=False, raise_exceptions=True).to_pandas()
     assert list(df["trajcheck_schema_validity"]) == [pytest.approx(1 / 3), 1.0]
-    assert list(df["trajcheck_argument_accuracy"]) == [0.0, 1.0]
+    assert list(df["trajcheck_argument_accuracy"]) == [0.25, 1.0]
     from trajcheck.metrics.calls import argument_accuracy, schema_errors
 
     for i, p in enumerate((bad, fixed)):

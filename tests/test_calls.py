@@ -13,6 +13,7 @@ from trajcheck.metrics.calls import (
     argument_accuracy,
     argument_provenance,
     call_correctness,
+    call_exact_correct,
     default_is_id_arg,
     schema_errors,
     selection_accuracy,
@@ -202,6 +203,44 @@ def test_argument_accuracy_and_call_correctness():
     assert call_correctness([T("c", {}), T("b", {"y": 2}), T("a", {"x": 1})], case).score == 1.0
     assert call_correctness([T("a", {"x": 1}), T("b", {"y": 2})], case).score == 0.0
     assert call_correctness([T("a", {"x": 1}), T("b", {"y": 2}), T("c", {}), T("c", {})], case).score == 0.0
+
+
+def test_argument_accuracy_is_per_argument():
+    # seed 000 §2.2: arg_accuracy(call) = expected args matched / expected args, averaged
+    case = Case(id="c", input="x", expected_calls=(
+        ExpectedCall("book", {"flight": "HAT1", "date": "2024-05-01", "cabin": "economy"}),
+        ExpectedCall("pay", {"amount": 100, "card": "c1"}),
+        ExpectedCall("ping", {})))
+    calls = [T("book", {"flight": "HAT1", "date": "2024-05-02", "cabin": "economy"}),
+             T("pay", {"amount": 100, "card": "c9"}), T("ping", {"extra": 1})]
+    r = argument_accuracy(calls, case)
+    # book 2/3, pay 1/2, ping has no expected argument and its call matches -> 1.0
+    assert r.score == pytest.approx((2 / 3 + 1 / 2 + 1.0) / 3)
+    assert [(d["expected"], d["passed"], d["total"]) for d in r.parts["per_call"]] == \
+        [(0, 2, 3), (1, 1, 2), (2, None, 0)]
+    assert r.parts["pooled"] == 3 / 5  # seed 001's arg_correctness: 3 of 5 checks
+    assert r.parts["call_exact_correct"] == 1
+    assert r.reason == ("argument accuracy 0.722 over 3 called expected calls (3/5 argument checks "
+                        "passed; 1/3 calls exactly right); pay (call 1): card: expected 'c1', got 'c9'")
+    # the whole-call figure, seed 000 §2.2 call_exact_correct: 1 of 3 selected calls right
+    assert call_exact_correct(calls, case).score == pytest.approx(1 / 3)
+    # under exact_keys the extra argument of ping fails its (argument-free) call
+    strict = argument_accuracy(calls, case, args_mode="exact_keys")
+    assert strict.score == pytest.approx((2 / 3 + 1 / 2 + 0.0) / 3)
+    assert argument_accuracy(calls, case, args_mode="ignore").score == 1.0
+
+
+def test_argument_accuracy_pairs_for_the_most_credit():
+    # two calls of one tool: the pairing with the most argument credit, never first-fit
+    case = Case(id="c", input="x", expected_calls=(ExpectedCall("s", {"q": "a", "n": 1}),
+                                                   ExpectedCall("s", {"q": "b", "n": 2})))
+    r = argument_accuracy([T("s", {"q": "b", "n": 2}), T("s", {"q": "a", "n": 9})], case)
+    assert [(d["expected"], d["predicted"]) for d in r.parts["per_call"]] == [(0, 1), (1, 0)]
+    assert r.score == pytest.approx((0.5 + 1.0) / 2)
+    # a missing argument fails its check; an ignore argument may be absent
+    case2 = Case(id="c", input="x", expected_calls=(
+        ExpectedCall("s", {"q": "a", "n": 1, "lang": "en"}, match={"lang": "ignore"}),))
+    assert argument_accuracy([T("s", {"q": "a"})], case2).score == pytest.approx(2 / 3)
 
 
 def test_default_id_like_names():

@@ -13,7 +13,12 @@ from __future__ import annotations
 import pytest
 
 from trajcheck.errors import MetricInputError
-from trajcheck.metrics.calls import argument_accuracy, selection_accuracy, tool_call_prf
+from trajcheck.metrics.calls import (
+    argument_accuracy,
+    call_exact_correct,
+    selection_accuracy,
+    tool_call_prf,
+)
 from trajcheck.metrics.trajectory import BINARY_MODES, trajectory_match
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, Trajectory
 
@@ -47,7 +52,9 @@ def test_d2_score_does_not_depend_on_expected_order():
     fwd, rev = tool_call_prf(pred, case(e1, e2)), tool_call_prf(pred, case(e2, e1))
     # whole-call matching: exactly one expected call was made -> recall 0.5 in both orders
     assert fwd.recall == rev.recall == 0.5 and fwd.precision == rev.precision == 0.5
-    assert argument_accuracy(pred, case(e1, e2)).score == argument_accuracy(pred, case(e2, e1)).score == 0.5
+    assert call_exact_correct(pred, case(e1, e2)).score == call_exact_correct(pred, case(e2, e1)).score == 0.5
+    # per argument: the best pairing in both orders (e2 <- call 0: 3/3, e1 <- call 1: 1/3)
+    assert argument_accuracy(pred, case(e1, e2)).score == argument_accuracy(pred, case(e2, e1)).score == 2 / 3
 
 
 def test_d3_call_without_parameters_no_crash():

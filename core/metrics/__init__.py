@@ -11,7 +11,7 @@ Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
 - ``calls``: one run's tool calls against the case's expected calls -- ``tool_call_prf``
   (precision / recall / F1 under maximum one-to-one matching, optional calls and retried
   failures set aside), ``selection_accuracy``, ``argument_accuracy``, ``schema_errors``,
-  ``call_correctness``, ``argument_provenance``.
+  ``call_exact_correct``, ``call_correctness``, ``argument_provenance``.
 - ``trajectory``: ``trajectory_match`` in the neutral modes exact / in_order / unordered /
   superset / subset, and ``MODE_TABLE`` mapping every framework's mode names onto them.
 - ``sequences``: ``ordering_accuracy`` (precedence rules), ``check_forbidden_sequences``,

@@ -9,6 +9,7 @@ set aside before matching (DESIGN.md, "Policies").
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -440,16 +441,19 @@ def schema_errors(calls: TrajLike, tools: Sequence[Mapping[str, Any]]) -> Metric
 # argument accuracy and call correctness
 
 
-def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = None,
-                      context: MatchContext | None = None) -> MetricResult:
-    """Of the expected calls whose tool was called, the fraction called with the right arguments.
+def call_exact_correct(traj: TrajLike, case: Case, *, args_mode: str | None = None,
+                       context: MatchContext | None = None) -> MetricResult:
+    """Of the expected calls whose tool was called, the fraction called exactly right.
 
-    Denominator: the maximum number of expected calls that can be paired one-to-one with a
-    (non-retried) predicted call of the same name (arguments ignored). Numerator: the maximum
-    number paired when arguments must also match (``call_matches`` under ``args_mode``).
-    This separates argument errors from selection errors. Score in [0, 1], or None when no
-    expected tool was called (not applicable, never a vacuous 1.0; cf. deepeval #2242).
-    Raises MetricInputError / MatcherError as ``tool_call_prf``.
+    Seed 000 §2.2: ``call_exact_correct = tool name matches AND all required args
+    matched``, per expected call; here the share of such calls. Denominator: the maximum
+    number of expected calls that can be paired one-to-one with a (non-retried) predicted
+    call of the same name (arguments ignored). Numerator: the maximum number paired when the
+    whole call must match (``call_matches`` under ``args_mode``, so under ``exact_keys`` an
+    extra argument also fails it). This separates argument errors from selection errors.
+    Score in [0, 1], or None when no expected tool was called (not applicable, never a
+    vacuous 1.0; cf. deepeval #2242). Raises MetricInputError / MatcherError as
+    ``tool_call_prf``.
     """
     case = _check_case(case)
     calls, retried = calls_and_retries(traj)
@@ -460,15 +464,114 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     with_args = match_compiled(calls, retried, cexp, args_mode=args_mode,
                                default_mode=case.args_mode, ctx=ctx).tp
     if by_name == 0:
-        return MetricResult(name="argument_accuracy", score=None,
+        return MetricResult(name="call_exact_correct", score=None,
                             reason="not applicable: no expected tool was called",
                             parts={"correct": 0, "selected": 0, "n_expected": len(case.expected_calls)})
     score = with_args / by_name
-    return MetricResult(name="argument_accuracy", score=score,
-                        reason=f"{with_args}/{by_name} selected expected calls had the right arguments",
+    return MetricResult(name="call_exact_correct", score=score,
+                        reason=f"{with_args}/{by_name} selected expected calls exactly right",
                         parts={"correct": with_args, "selected": by_name,
                                "n_expected": len(case.expected_calls)},
                         passed=with_args == by_name)
+
+
+def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = None,
+                      context: MatchContext | None = None) -> MetricResult:
+    """Per-argument accuracy: expected arguments matched / expected arguments, per expected
+    call whose tool was called, averaged over those calls (seed 000 §2.2 ``arg_accuracy``).
+
+    Pairing: each expected call is paired with a distinct (non-retried, parsed) predicted
+    call of the same tool; as many pairs as possible, and among those the pairing with the
+    most argument credit (a maximum-weight assignment, never first-fit). Per pair, one check
+    per expected argument (its matcher; see ``matching.argument_checks``) and per ``match``
+    entry without an expected value. An expected call with no argument constraint scores 1.0
+    when the whole call matches (``call_matches``; under ``exact_keys`` an extra argument
+    fails it), else 0.0. Under ``args_mode="ignore"`` every paired call scores 1.0.
+
+    Score in [0, 1], None when no expected tool was called (a selection error, not an
+    argument error). ``parts``: ``per_call`` (``{"expected", "predicted", "passed",
+    "total", "accuracy", "exact"}`` per pair), ``pooled`` (all passed checks / all checks,
+    seed 001's ``arg_correctness``; None with no checks), ``call_exact_correct`` (pairs whose
+    whole call matched; :func:`call_exact_correct` gives the maximum-matching share).
+    Raises MetricInputError / MatcherError as ``tool_call_prf``.
+    """
+    from ..matching import argument_checks, compile_expected, max_weight_assignment
+    from ..model import DEFAULT_ARGS_MODE
+
+    case = _check_case(case)
+    calls, retried = calls_and_retries(traj)
+    ctx = context_for(case, context)
+    compiled: list[CompiledCall] = [compile_expected(e, index=j) for j, e in enumerate(case.expected_calls)]
+    groups: dict[str, tuple[list[int], list[int]]] = {}
+    for j, cc in enumerate(compiled):
+        groups.setdefault(cc.name, ([], []))[1].append(j)
+    for i, c in enumerate(calls):
+        if i not in retried and c.name in groups and isinstance(c.args, Mapping):
+            groups[c.name][0].append(i)
+    per_call: list[dict[str, Any]] = []
+    for preds, exps in groups.values():
+        if not preds:
+            continue
+        cells: dict[tuple[int, int], tuple[int, int, bool]] = {}
+        weights: list[list[float]] = []
+        for j in exps:
+            cc = compiled[j]
+            mode = args_mode or cc.args_mode or case.args_mode or DEFAULT_ARGS_MODE
+            row: list[float] = []
+            for i in preds:
+                exact = _whole_call_ok(calls[i], case.expected_calls[j], mode, ctx)
+                if mode == "ignore":
+                    ok, tot = 1, 1
+                else:
+                    ok, tot = argument_checks(calls[i].args, cc, ctx)  # type: ignore[arg-type]
+                    if tot == 0:
+                        ok, tot = (1 if exact else 0), 1
+                cells[(j, i)] = (ok, tot, exact)
+                row.append(ok / tot)
+            weights.append(row)
+        for r, col in enumerate(max_weight_assignment(weights)):
+            if col == -1:
+                continue
+            j, i = exps[r], preds[col]
+            ok, tot, exact = cells[(j, i)]
+            n_checks = len(compiled[j].checks) + len(compiled[j].unexpected)
+            per_call.append({"expected": j, "predicted": i, "passed": ok if n_checks else None,
+                             "total": n_checks, "accuracy": ok / tot, "exact": exact})
+    per_call.sort(key=lambda d: d["expected"])
+    n_exp = len(case.expected_calls)
+    if not per_call:
+        return MetricResult(name="argument_accuracy", score=None,
+                            reason="not applicable: no expected tool was called",
+                            parts={"per_call": [], "pooled": None, "call_exact_correct": 0,
+                                   "selected": 0, "n_expected": n_exp})
+    score = math.fsum(d["accuracy"] for d in per_call) / len(per_call)
+    n_checks = sum(d["total"] for d in per_call)
+    n_passed = sum(d["passed"] or 0 for d in per_call)
+    pooled = n_passed / n_checks if n_checks else None
+    n_exact = sum(1 for d in per_call if d["exact"])
+    reason = (f"argument accuracy {score:.3f} over {len(per_call)} called expected "
+              f"call{'s' if len(per_call) != 1 else ''} ({n_passed}/{n_checks} argument checks passed; "
+              f"{n_exact}/{len(per_call)} calls exactly right)")
+    worst = min(per_call, key=lambda d: (d["accuracy"], d["expected"]))
+    if worst["accuracy"] < 1.0:
+        from ..explain import explain_mismatch
+
+        j, i = worst["expected"], worst["predicted"]
+        e = case.expected_calls[j]
+        why = explain_mismatch(calls[i], e, args_mode=args_mode or e.args_mode or case.args_mode,
+                               context=ctx)
+        if why:
+            reason += f"; {e.name} (call {i}): {why}"
+    return MetricResult(name="argument_accuracy", score=score, reason=reason,
+                        parts={"per_call": per_call, "pooled": pooled, "call_exact_correct": n_exact,
+                               "selected": len(per_call), "n_expected": n_exp},
+                        passed=score == 1.0)
+
+
+def _whole_call_ok(call: ToolCall, exp: ExpectedCall, mode: str, ctx: MatchContext) -> bool:
+    from ..matching import call_matches
+
+    return call_matches(call, exp, args_mode=mode, context=ctx)
 
 
 def call_correctness(traj: TrajLike, case: Case, *, args_mode: str | None = None,
@@ -609,6 +712,7 @@ __all__ = [
     "argument_provenance",
     "as_trajectory",
     "call_correctness",
+    "call_exact_correct",
     "default_is_id_arg",
     "require_trajectory",
     "schema_errors",

@@ -144,9 +144,10 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
         * tool_selection: F1 of ``metrics.calls.tool_call_prf`` with ``args_mode="ignore"``
           (tool names under maximum one-to-one matching, optional calls and retries as
           DESIGN.md says; 1.0 when nothing was expected and nothing counted was called).
-        * argument_correctness: ``metrics.calls.argument_accuracy``: of the expected calls
-          whose tool was called (maximum name-only matching), the fraction also matched with
-          arguments; not applicable when no expected tool was called.
+        * argument_correctness: ``metrics.calls.argument_accuracy``: per-argument accuracy
+          (seed 000 §2.2: expected arguments matched / expected arguments per called
+          expected call, averaged; seed 001's ``arg_correctness`` is the same fraction of
+          argument checks); not applicable when no expected tool was called.
         * efficiency: ``efficiency_score`` (steps = ``count_steps``).
 
     A component that is not applicable is left out and the remaining weights are
