@@ -181,6 +181,8 @@ class SuitePartial:
         self.rec_groups: dict[str, list[int]] = {}
         # recorded checks (db_match, r_actions): name -> (matrix, [(seq, Disagreement)])
         self.checks: dict[str, tuple[dict[str, int], list[tuple[int, Disagreement]]]] = {}
+        # runs and successes per case category: category -> [first seq, runs, successes]
+        self.categories: dict[str, list[int]] = {}
         self.kept: list[tuple[int, RunResult]] = []
         self.n_kept_shown = 0  # failing runs among the kept ones
 
@@ -231,6 +233,9 @@ class SuitePartial:
             self._add_recorded(r, c, seq)
         if r.recorded_checks:
             self._add_checks(r, seq)
+        if r.category is not None:
+            g = self.categories.setdefault(r.category, [seq, 0, 0])
+            g[0], g[1], g[2] = min(g[0], seq), g[1] + 1, g[2] + r.success
         self._keep(r, seq)
 
     def _check_figures(self, r: RunResult, seq: int) -> None:
@@ -384,6 +389,9 @@ class SuitePartial:
                 self.rec_groups[gk] = [first, n, succ]
             else:
                 g[0], g[1], g[2] = min(g[0], first), g[1] + n, g[2] + succ
+        for ck, (first, n, succ) in other.categories.items():
+            g = self.categories.setdefault(ck, [first, 0, 0])
+            g[0], g[1], g[2] = min(g[0], first), g[1] + n, g[2] + succ
         for name, (om, od) in other.checks.items():
             matrix, dis = self.checks.setdefault(name, (dict.fromkeys(AGREEMENT_CELLS, 0), []))
             for k, v in om.items():
@@ -453,6 +461,11 @@ class SuitePartial:
         m = {"trajcheck_version": __version__, "seed": seed, "n_bootstrap": n_boot,
              "confidence": confidence}
         m.update(meta or {})
+        if self.categories:  # success per case category (trajcheck.categories)
+            from .categories import category_table
+
+            cats = sorted(self.categories.items(), key=lambda kv: kv[1][0])
+            m["by_category"] = category_table({k: (g[1], g[2]) for k, g in cats})
         self._trim()
         runs = tuple(r for _, r in sorted(self.kept, key=lambda sr: sr[0]))
         return Scorecard(suite=suite, cases=cases, runs=runs,

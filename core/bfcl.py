@@ -11,6 +11,10 @@ BFCL's on its own data (tests/test_bfcl.py).
 - ``bfcl_expected_calls`` / ``bfcl_predicted_calls`` -- a BFCL entry's possible answer and
   a model's output as ``ExpectedCall``s / ``ToolCall``s.
 - ``bfcl_valid`` -- trajcheck's verdict on one BFCL AST entry.
+- ``cases_from_ground_truth`` / ``load_ground_truth`` -- BFCL's ground truth (function docs
+  and possible answers) as ``Case``s, so ``trajcheck eval <bfcl result folder> --cases
+  <ground truth>`` scores ``bfcl generate`` output (read by ``trajcheck.traces.bfcl_result``)
+  and reports the AST accuracy per test category.
 
 Before this module existed, ``BfclMatcher``/``bfcl_standardize`` lived in
 ``trajcheck.matchers`` and ``bfcl_expected_calls``/``bfcl_predicted_calls``/``bfcl_valid``
@@ -24,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import MatcherError, MetricInputError
+from .errors import DatasetError, MatcherError, MetricInputError
 from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher
 from .metrics.calls import match_kept
-from .model import ExpectedCall, ToolCall
+from .model import Case, ExpectedCall, ToolCall
 
 # ---------------------------------------------------------------------------------------
 # the bfcl matcher (BFCL AST rules, bfcl-eval 2026.3.23)
@@ -261,8 +265,134 @@ def bfcl_valid(output: Sequence[Mapping[str, Any]], ground_truth: Sequence[Mappi
     return m.tp == len(exp)
 
 
+# ---------------------------------------------------------------------------------------
+# BFCL ground truth as cases
+
+
+def is_ground_truth_row(row: Any) -> bool:
+    """True for one BFCL ground-truth entry: ``{id, ground_truth: [...], function(s): [...]}``
+    (bfcl-eval's question and possible-answer rows joined by id, as in
+    tests/data/bfcl/ast_ground_truth.jsonl)."""
+    return (isinstance(row, Mapping) and isinstance(row.get("id"), str)
+            and isinstance(row.get("ground_truth"), list)
+            and isinstance(row.get("functions", row.get("function")), list))
+
+
+def _question_text(q: Any) -> str | None:
+    """The last user message of BFCL's ``question`` (a list of turns of messages)."""
+    turns = q if isinstance(q, list) else []
+    for turn in reversed(turns):
+        msgs = turn if isinstance(turn, list) else [turn]
+        for m in reversed(msgs):
+            if isinstance(m, Mapping) and m.get("role") == "user" and isinstance(m.get("content"), str):
+                return str(m["content"])
+    return None
+
+
+def cases_from_ground_truth(rows: Sequence[Any], where: str = "<ground truth>") -> tuple[list[Case], list[str]]:
+    """BFCL ground-truth entries -> ``(cases, problems)``.
+
+    Each entry ``{id, category?, functions | function, ground_truth, question?}`` becomes a
+    ``Case``: ``expected_calls`` = ``bfcl_expected_calls`` (one call per possible answer,
+    ``bfcl`` matchers, ``exact_keys``), ``input`` = the question's last user message,
+    ``args_mode`` ``exact_keys``, ``metadata`` ``{"source": "bfcl", "category": ...}`` (the
+    row's ``category``, else the id without its number). Scored by ``trajcheck eval``, a run
+    succeeds exactly when its calls match the possible answers one-to-one with none extra --
+    ``bfcl_valid``'s rule -- so the success rate per category is BFCL's AST accuracy. A bad
+    entry is listed in ``problems`` (``<where> row <i>: ...``) and the rest are kept.
+    """
+    from .traces.bfcl_result import category_of
+
+    cases: list[Case] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        w = f"{where} row {i}"
+        if not is_ground_truth_row(row):
+            problems.append(f"{w}: not a BFCL ground-truth entry (needs id, ground_truth, functions)")
+            continue
+        cid = row["id"]
+        if cid in seen:
+            problems.append(f"{w}: id {cid!r} repeats an earlier entry; first kept")
+            continue
+        try:
+            exp = bfcl_expected_calls(row["ground_truth"], row.get("functions", row.get("function")))
+        except (MetricInputError, MatcherError) as e:
+            problems.append(f"{w} ({cid}): {e}")
+            continue
+        seen.add(cid)
+        cat = row.get("category") if isinstance(row.get("category"), str) else category_of(cid)
+        cases.append(Case(id=cid, input=_question_text(row.get("question")), expected_calls=exp,
+                          args_mode="exact_keys", metadata={"source": "bfcl", "category": cat}))
+    return cases, problems
+
+
+def load_ground_truth(path: Any) -> list[Case] | None:
+    """The cases of a BFCL ground-truth JSON Lines file (``cases_from_ground_truth``), or None
+    when its first row is not a BFCL ground-truth entry (then it is an ordinary dataset).
+    Raises ``DatasetError`` naming the file and rows when some entry is bad or a line is not
+    JSON."""
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    rows: list[Any] = []
+    bad: list[str] = []
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{p}: cannot be read ({e})") from e
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError as e:
+            if not rows:
+                return None  # not JSON Lines: not BFCL ground truth
+            bad.append(f"{p}:{n}: not valid JSON ({e})")
+    if not rows or not is_ground_truth_row(rows[0]):
+        return None
+    cases, problems = cases_from_ground_truth(rows, str(p))
+    if bad or problems:
+        errs = bad + problems
+        raise DatasetError(f"{p}: {len(errs)} problem(s) in the BFCL ground truth:\n  " + "\n  ".join(errs))
+    return cases
+
+
+_RESULT_FILE = re.compile(r"^BFCL_v\d+_(.+)_result\.json(?:l)?(?:\.gz)?$")
+
+
+def result_categories(path: Any) -> set[str]:
+    """The BFCL test categories of the result files at ``path`` (a ``bfcl generate`` result
+    file or a folder of them), from their names ``BFCL_v<n>_<category>_result.json``; empty
+    when no file is named so."""
+    from pathlib import Path
+
+    p = Path(path)
+    files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else []
+    return {m.group(1) for f in files if (m := _RESULT_FILE.match(f.name))}
+
+
+def cases_for_results(cases: Sequence[Case], path: Any) -> list[Case]:
+    """The BFCL cases of the categories whose result files are at ``path``: a result folder
+    holds one file per category the model was run on, and the ground truth lists every
+    category; the entries of categories with no result file are left out (they would only
+    read as "no traces"), while an entry missing from a category's file stays and is
+    reported. All cases when no file at ``path`` has a BFCL result-file name."""
+    cats = result_categories(path)
+    if not cats:
+        return list(cases)
+    return [c for c in cases if c.metadata.get("category") in cats]
+
+
 __all__ = [
     "BfclMatcher",
+    "cases_for_results",
+    "cases_from_ground_truth",
+    "is_ground_truth_row",
+    "load_ground_truth",
+    "result_categories",
     "bfcl_expected_calls",
     "bfcl_predicted_calls",
     "bfcl_standardize",

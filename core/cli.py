@@ -259,8 +259,9 @@ def _semantic_options(f: _F) -> _F:
 @main.command("eval")
 @click.argument("traces", type=click.Path(exists=True))
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
-              help="Dataset of cases (JSONL/JSON/YAML). Not needed for tau-bench result files, "
-                   "which carry their own cases.")
+              help="Dataset of cases (JSONL/JSON/YAML), or BFCL's ground truth (JSONL of {id, "
+                   "functions, ground_truth}) for BFCL result files. Not needed for tau-bench "
+                   "and tau2 result files, which carry their own cases.")
 @_format_option
 @_error_pattern_option
 @_report_options
@@ -317,9 +318,18 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         tally = ErrorHintTally() if error_pattern is None else None
         cases = None
         if cases_path is not None:
+            from .bfcl import load_ground_truth
             from .dataset import load_cases
 
-            cases = load_cases(cases_path)
+            # BFCL's ground truth (function docs + possible answers) is a case file too;
+            # only the categories the result files cover are kept
+            bfcl_cases = load_ground_truth(cases_path)
+            if bfcl_cases is not None:
+                from .bfcl import cases_for_results
+
+                cases = cases_for_results(bfcl_cases, traces)
+            else:
+                cases = load_cases(cases_path)
         if engine != "local" and (events_out or otlp_endpoint):
             _fail("--events and --otlp-endpoint work with --engine local", err)
         emitter = None
@@ -371,8 +381,8 @@ def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, s
     it = iter(runs())
     first = next(it, None)
     if cases is None and first is not None and not loaded.cases:
-        _fail("--cases is required: these traces carry no cases (only tau-bench result "
-              "files carry their own)", err)
+        _fail("--cases is required: these traces carry no cases (only tau-bench and tau2 "
+              "result files carry their own; BFCL results need BFCL's ground truth)", err)
     case_list = cases if cases is not None else list(loaded.cases.values())
     ctx = _match_context(semantic, semantic_threshold, case_list, err)
 

@@ -249,6 +249,17 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
     return rows
 
 
+def category_rows(sc: Scorecard) -> list[tuple[str, str, str, str]]:
+    """``(category, runs, successes, rate)`` rows of ``sc.meta["by_category"]``
+    (``trajcheck.categories``), ``overall`` last; [] when the cases name no category."""
+    table = sc.meta.get("by_category")
+    if not isinstance(table, dict):
+        return []
+    keys = [k for k in table if k != "overall"] + (["overall"] if "overall" in table else [])
+    return [(k, str(table[k].get("runs")), str(table[k].get("successes")), fmt(table[k].get("rate")))
+            for k in keys if isinstance(table.get(k), dict)]
+
+
 def _more_hint(n: int, what: str, full_reports: Sequence[str]) -> str:
     """``"... and 4 more failing runs; see out.json"`` (``what`` singular, e.g. "failing run")."""
     where = (f"see {', '.join(full_reports)}" if full_reports
@@ -291,6 +302,14 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
     for label, v in headline_rows(sc):
         t.add_row(label, v)
     con.print(t)
+    cats = category_rows(sc)
+    if cats:
+        ct = Table(title="task success per category (BFCL: AST accuracy)", title_justify="left")
+        for col, j in (("category", "left"), ("runs", "right"), ("successes", "right"), ("rate", "right")):
+            ct.add_column(col, justify=j)  # type: ignore[arg-type]
+        for crow in cats:
+            ct.add_row(*crow)
+        con.print(ct)
 
     s = sc.suite
     rr = sc.recorded_reward
@@ -387,6 +406,12 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
     out += ["| metric | value |", "| --- | --- |"]
     out += [f"| {_md_cell(label)} | {_md_cell(v)} |" for label, v in headline_rows(sc)]
     out.append("")
+    cats = category_rows(sc)
+    if cats:
+        out += ["**Task success per category** (BFCL: AST accuracy)", "",
+                "| category | runs | successes | rate |", "| --- | ---: | ---: | ---: |"]
+        out += [f"| {_md_cell(cn)} | {cr} | {cs} | {crate} |" for cn, cr, cs, crate in cats]
+        out.append("")
     if s.pass_hat_k:
         head = "| k | pass^k | pass@k |" + (" recorded pass^k |" if rr else "")
         out += [head, "| --- | --- | --- |" + (" --- |" if rr else "")]

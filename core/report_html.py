@@ -334,6 +334,16 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
             cell = f'<span id="task-success-value">{_e(tsv)}</span>{_e(v[len(tsv):])}'
         h.append(f'<tr><th>{_e(label)}</th><td id="{ids.get(label, "row-" + _slug(label))}">{cell}</td></tr>')
     h.append("</table>")
+    from .report import category_rows
+
+    cats = category_rows(sc)
+    if cats:
+        h.append("<h2>Task success per category</h2><table><tr><th>category</th><th>runs</th>"
+                 "<th>successes</th><th>rate</th></tr>")
+        for cname, cruns, csucc, crate in cats:
+            h.append(f'<tr><th>{_e(cname)}</th><td class="num">{_e(cruns)}</td><td class="num">{_e(csucc)}</td>'
+                     f'<td class="num" id="category-{_slug(cname)}">{_e(crate)}</td></tr>')
+        h.append("</table>")
 
     if s.pass_hat_k:
         h.append("<h2>Reliability over trials</h2><div class=\"grid\"><div class=\"card\">")

@@ -139,6 +139,7 @@ class RunResult:
     ``db_match`` and tau-bench's ``r_actions`` (None when the source records none).
     ``recorded_group``: the task id the source's own pass^k counts the run under when it
     differs from ``case_id`` (a tau2 simulation re-keyed for a data defect), else None.
+    ``category``: the case's ``metadata["category"]`` (BFCL's test category), else None.
     """
 
     run_id: str
@@ -172,6 +173,7 @@ class RunResult:
     calls: dict[str, Any] | None = None
     recorded_checks: dict[str, dict[str, Any]] | None = None
     recorded_group: str | None = None
+    category: str | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -198,7 +200,7 @@ class RunResult:
             "forbidden_checked": self.forbidden_checked,
             "case_hash": self.case_hash, "calls": copy.deepcopy(self.calls),
             "recorded_checks": copy.deepcopy(self.recorded_checks),
-            "recorded_group": self.recorded_group,
+            "recorded_group": self.recorded_group, "category": self.category,
         }
 
     @classmethod
@@ -222,6 +224,7 @@ class RunResult:
             forbidden_checked=d.get("forbidden_checked"),
             case_hash=d.get("case_hash"), calls=d.get("calls"),
             recorded_checks=d.get("recorded_checks"), recorded_group=d.get("recorded_group"),
+            category=d.get("category"),
         )
 
 

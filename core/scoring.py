@@ -279,6 +279,7 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
         calls=call_detail(traj, case, context=context) if keep_calls else None,
         recorded_checks=recorded_checks(traj, outcome),
         recorded_group=_recorded_group(meta, case),
+        category=case.metadata.get("category") if isinstance(case.metadata.get("category"), str) else None,
     )
 
 

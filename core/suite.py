@@ -130,6 +130,10 @@ def evaluate(traces: Any, cases: Mapping[str, Case] | Sequence[Case] | None = No
     cases. Each trajectory is keyed to its case by ``metadata["case_id"]``
     (``intake.RunKeyer``).
 
+    When cases name a category (``Case.metadata["category"]``), the scorecard's
+    ``meta["by_category"]`` holds the success rate per category
+    (``trajcheck.categories``, counted by ``aggregate.SuitePartial``).
+
     Problems (reported in ``Scorecard.problems``, the rest still scored): a trajectory with
     no ``case_id``, a trajectory whose case id is not among the cases, a case with no
     trajectory. ``route_floors`` as in ``score_runs``. Raises ``MetricInputError`` when no

@@ -16,6 +16,7 @@ format name            source
 ``openai_agents``      OpenAI Agents SDK traces (span exports, ``/v1/traces/ingest`` bodies)
 ``anthropic_managed``  Anthropic Managed Agents session events (``[method, event]`` JSONL)
 ``tau2``               tau2-bench ``Results`` files (one run per simulation, and the cases)
+``bfcl``               BFCL result lines (``bfcl generate``: ``{id, result}``), one run per entry
 ``mlflow``             MLflow traces (``Trace.to_json()``, ``search_traces`` rows)
 ``pydantic_ai``        pydantic-ai message histories (``all_messages_json()``)
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
@@ -34,7 +35,7 @@ format name            source
 Auto-detection (``detect``) tries the formats in the order of that table: the ones with an
 unambiguous envelope first (a ``steps`` list of ``{index, kind}``; ``task_id`` + ``traj``;
 Inspect ``eval`` + ``samples``; ATIF ``schema_version``; ``trace`` + ``observations``; items with
-``object: trace.span``; ``user.*`` / ``agent.*`` session events; ``tasks`` + ``simulations``;
+``object: trace.span``; ``user.*`` / ``agent.*`` session events; ``tasks`` + ``simulations``; ``id`` + ``result`` with BFCL's token counts or latency;
 ``resourceSpans`` or spans; ``run_type``; ``output`` with ``tokenUsage``/``latencyMs``/
 ``cost``/``metadata.toolCalls``; ``predicted_trajectory`` / ``tool_name`` / ADK keys; Responses
 item types), then message lists by their markers: DeepEval ``input_parameters``; LangChain
@@ -62,6 +63,7 @@ from . import (
     anthropic,
     anthropic_managed,
     atif,
+    bfcl_result,
     deepeval,
     inspect_ai,
     langchain,
@@ -85,7 +87,7 @@ from . import (
 from ._util import as_plain, is_seq
 
 FORMATS: tuple[str, ...] = (
-    "trajcheck", "tau_bench", "tau2", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
+    "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
     "mlflow", "pydantic_ai", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
 )
@@ -210,6 +212,8 @@ def _detect(obj: Any) -> str | None:
             return "tau_bench"
         if tau2.is_results(obj):
             return "tau2"
+        if bfcl_result.is_record(obj):
+            return "bfcl"
         new = _detect_new(obj, raw)
         if new is not None:
             return new
@@ -300,7 +304,7 @@ def _detect_new(obj: Any, raw: Any) -> str | None:
 
 
 _READERS = {
-    "trajcheck": native.read, "tau_bench": tau_bench.read, "tau2": tau2.read, "otel": otel.read, "langsmith": langsmith.read,
+    "trajcheck": native.read, "tau_bench": tau_bench.read, "tau2": tau2.read, "bfcl": bfcl_result.read, "otel": otel.read, "langsmith": langsmith.read,
     "promptfoo": promptfoo.read, "vertex": vertex.read, "openai_responses": openai_responses.read,
     "deepeval": deepeval.read, "langchain": langchain.read, "ragas": ragas.read,
     "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,

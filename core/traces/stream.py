@@ -27,6 +27,7 @@ from typing import Any
 from ..errors import TraceFormatError
 from ..model import Trajectory
 from . import (
+    _GZ_SUFFIXES,
     _SUFFIXES,
     EXPECTED,
     _Acc,
@@ -72,7 +73,8 @@ class TraceStream:
     def __iter__(self) -> Iterator[Trajectory]:
         p = self.path
         if p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in _SUFFIXES)
+            files = sorted(f for f in p.rglob("*") if f.is_file() and (
+                f.suffix.lower() in _SUFFIXES or f.name.lower().endswith(_GZ_SUFFIXES)))
             if not files:
                 raise TraceFormatError(f"{p}: directory holds no .json/.jsonl/.ndjson files")
             errors: list[str] = []
