@@ -29,7 +29,7 @@ tr.run-row.v-pass td:first-child{border-left:4px solid #17803d}tr.run-row{cursor
 td.reason{font-size:.86em}
 #case-grid td.cell{width:26px;text-align:center;padding:2px}#case-grid td.cell a{display:block;color:#fff;text-decoration:none;font-weight:700}
 #case-grid td.cell.v-pass{background:#16a34a}#case-grid td.cell.v-fail{background:#dc2626}#case-grid td.cell.v-gate{background:#d97706}
-#case-grid td.cell.empty{background:#f4f5f7}#case-grid th.case{font-weight:500;white-space:nowrap}
+#case-grid td.cell.empty{background:#f4f5f7}#case-grid td.cell.unlisted{background:#e5e7eb;color:#667}#case-grid th.case{font-weight:500;white-space:nowrap}
 .tag{font-size:.75em;background:#fef0c7;color:#93370d;border-radius:3px;padding:0 4px}
 .grid-wrap{max-height:640px;overflow:auto;display:inline-block;max-width:100%}
 .run-detail{border:1px solid #e3e6ee;border-radius:6px;padding:4px 10px;margin:6px 0}

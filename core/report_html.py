@@ -472,8 +472,11 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
                  "cell is one run (green: task passed, red: failed, amber: passed but failed the "
                  "composite gate) and links to it; pass^k per case is C(c,k)/C(n,k)</p>"
                  f'<div class="grid-wrap">{case_grid(sc)}</div>')
-        h.append(f'<h2 id="runs-h">Runs ({len(sc.runs)}; <span id="n-failing">{n_failing}</span> '
-                 "failing)</h2>")
+        listed = (f"{len(sc.runs)}" if len(sc.runs) == s.n_runs else
+                  f'<span id="n-listed">{len(sc.runs)}</span> of {s.n_runs} listed, failing first; '
+                  f"{s.n_runs - s.n_successes} of all failed their task")
+        h.append(f'<h2 id="runs-h">Runs ({listed}; <span id="n-failing">{n_failing}</span> '
+                 f"failing{' listed' if len(sc.runs) != s.n_runs else ''})</h2>")
         if flagged:
             h.append(f'<p class="muted">{_e(failing_title(sc, flagged))}; "gate failed": the task '
                      "succeeded but the composite score is below its threshold (pass^k counts task "

@@ -136,17 +136,21 @@ def case_grid(sc: Scorecard) -> str:
     """The case x trial grid: one row per case, one cell per trial coloured by verdict and
     linking to the run, then successes / trials and the case's pass^k for each k of the
     suite (C(c,k)/C(n,k), ``metrics.reliability.pass_hat_k``); flaky cases (some but not
-    all trials pass) are marked."""
+    all trials pass) are marked. Counts come from the case results, so a scorecard that
+    lists only some runs (``--keep-runs``) still shows every case's figures, with a dot for
+    each run not listed."""
     from .metrics.reliability import pass_hat_k
 
-    by_case: dict[str, list[RunResult]] = {}
+    by_case: dict[str, list[RunResult]] = {c.case_id: [] for c in sc.cases}
     for r in sc.runs:
         by_case.setdefault(r.case_id, []).append(r)
     if not by_case:
         return ""
     for rs in by_case.values():
         rs.sort(key=lambda r: (r.trial is None, r.trial or 0))
-    width = max(len(rs) for rs in by_case.values())
+    # counts from the case results: a scorecard may list only some runs (--keep-runs)
+    counts = {c.case_id: (c.trials, c.successes) for c in sc.cases}
+    width = max(max(len(rs), counts.get(cid, (0, 0))[0]) for cid, rs in by_case.items())
     ks = sorted(sc.suite.pass_hat_k)
     h = ['<table id="case-grid" class="grid-table"><thead><tr><th>case</th>']
     h += [f'<th class="num">{t}</th>' for t in range(width)]
@@ -154,9 +158,9 @@ def case_grid(sc: Scorecard) -> str:
     h += [f'<th class="num">pass^{k}</th>' for k in ks]
     h.append("</tr></thead><tbody>")
     for cid, rs in by_case.items():
-        c = sum(r.success for r in rs)
-        flaky = 0 < c < len(rs)
-        cls = "flaky" if flaky else ("all-pass" if c == len(rs) else "all-fail")
+        n, c = counts.get(cid, (len(rs), sum(r.success for r in rs)))
+        flaky = 0 < c < n
+        cls = "flaky" if flaky else ("all-pass" if c == n else "all-fail")
         h.append(f'<tr class="grid-row {cls}" data-case="{_e(cid)}"><th class="case">{_e(cid)}'
                  + (' <span class="tag">flaky</span>' if flaky else "") + "</th>")
         for r in rs:
@@ -164,10 +168,11 @@ def case_grid(sc: Scorecard) -> str:
             mark = {"pass": "&#10003;", "fail": "&#10007;", "gate": "!"}[v]
             h.append(f'<td class="cell v-{v}" data-verdict="{v}" data-run="{_e(r.run_id)}"><a href="#run-{_slug(r.run_id)}" '
                      f'title="{_e(r.run_id)}: {VERDICT_LABEL[v]}">{mark}</a></td>')
-        h += ['<td class="cell empty"></td>'] * (width - len(rs))
-        h.append(f'<td class="num">{c}/{len(rs)}</td>')
+        h += ['<td class="cell unlisted" title="run not listed in this scorecard">&middot;</td>'] * (n - len(rs))
+        h += ['<td class="cell empty"></td>'] * (width - max(n, len(rs)))
+        h.append(f'<td class="num">{c}/{n}</td>')
         for k in ks:
-            v2 = pass_hat_k({cid: (c, len(rs))}, k) if len(rs) >= k else None
+            v2 = pass_hat_k({cid: (c, n)}, k) if n >= k else None
             h.append(f'<td class="num">{fmt(v2)}</td>')
         h.append("</tr>")
     h.append("</tbody></table>")

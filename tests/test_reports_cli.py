@@ -207,3 +207,18 @@ def test_anthropic_record_usage_is_read(tmp_path: Path) -> None:
     t = load(f).trajectories[0]
     assert t.source_format == "anthropic"
     assert (t.total_usage.input_tokens, t.total_usage.output_tokens) == (130, 30)
+
+
+def test_html_grid_keeps_every_case_figure_when_only_some_runs_are_listed(tmp_path: Path) -> None:
+    import re
+
+    html = tmp_path / "r.html"
+    data = ROOT / "tests" / "data" / "tau_bench" / "gpt-4o-airline.json"
+    _ok(["eval", str(data), "-q", "--keep-runs", "20", "--html", str(html)])
+    doc = html.read_text()
+    assert "20</span> of 200 listed, failing first; 116 of all failed their task" in doc
+    row = doc[doc.index('<tr class="grid-row flaky" data-case="13">'):]
+    row = row[:row.index("</tr>")]
+    # case 13: 2 of 4 trials passed (pass^2 = C(2,2)/C(4,2)); one failed run listed, 3 not
+    assert row.count('class="cell unlisted"') == 3 and row.count('data-run="13-') == 1
+    assert re.findall(r'<td class="num">([^<]*)</td>', row) == ["2/4", "0.5", "0.1667", "0", "0"]
