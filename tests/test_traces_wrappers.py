@@ -225,3 +225,11 @@ def test_call_without_recorded_arguments_is_unknown_not_empty(obj, fmt: str, whe
     assert any(where in p for p in res.faults), res.faults
     # an explicit empty object is a call without arguments
     assert read([{"type": "function_call", "call_id": "c1", "name": "wipe", "arguments": "{}"}]).tool_calls()[0].args == {}
+
+
+def test_langsmith_user_message_from_role_pairs_and_not_from_model() -> None:
+    run = _run("r", "chain", "LangGraph", 0, 1, parent=None,
+               inputs={"messages": [["system", "be brief"], ["user", "Weather in Oslo?"]], "model": "gpt-4o"})
+    assert read(run, "langsmith").user_input == "Weather in Oslo?"
+    only_model = _run("r", "llm", "ChatOpenAI", 0, 1, parent=None, inputs={"model": "gpt-4o", "stream": False})
+    assert read(only_model, "langsmith").user_input is None

@@ -3,22 +3,29 @@
 Accepted: a root run dict with nested ``child_runs``; a flat list of runs linked by
 ``parent_run_id`` (every root in the list and its descendants go into one trajectory; use
 ``read_all`` for one trajectory per root); ``langsmith`` ``Run``/``RunTree`` objects via
-``model_dump()``/``dict()``.
+``model_dump()``/``dict()``; the SDK's ``{"post": [...], "patch": [...]}`` payload arrives
+here already merged by run id (``wrappers``).
 
-Runs are flattened depth-first and ordered by ``dotted_order`` (lexicographic order is
-execution order), falling back to ``start_time`` then file order. Mapping:
+Runs are flattened depth-first; the root first, the others ordered by ``dotted_order``
+(lexicographic order is execution order), falling back to ``start_time`` then file order.
+The root run is read like any other (a traced LLM call at the root, e.g. ``wrap_openai``,
+is the run's model step). Model turns and tool runs become steps by the rules of ``_turns``
+(the tool runs after an LLM run are that turn's one ``tool_call`` step, ordered as the
+model requested them). Mapping:
 
-- ``tool`` run -> a ``tool_call`` step (name = run ``name``, args = ``inputs``, id =
-  ``extra.tool_call_id``) followed by a ``tool_result`` (``outputs.output``, unwrapping an
-  lc-serialised ToolMessage; ``is_error`` = ``error`` is set or the ToolMessage status is
-  "error"; otherwise False, LangSmith having an error channel);
-- ``llm`` run -> an ``assistant`` step with the generated text, usage (``outputs.usage_metadata``,
-  then the generation message's ``usage_metadata``, then ``extra.metadata.usage_metadata``,
-  then ``prompt_tokens``/``completion_tokens``/``total_tokens``), ``total_cost`` (USD),
-  model (``extra.metadata.ls_model_name`` or ``invocation_params.model``); tool calls the
-  model requested are not steps (the tool runs are the executed calls);
-- the root run's string input (``input``/``question``/``query`` or a sole string value) ->
-  the first ``user`` step. Other chain runs add no steps.
+- ``tool`` run -> a call (name = run ``name``, args = ``inputs``, or ``None`` with a
+  problem when the run has no inputs; id = ``extra.tool_call_id``, else the requested
+  call's id) and its result (``outputs.output``, unwrapping an lc-serialised ToolMessage;
+  ``is_error`` = ``error`` is set or the ToolMessage status is "error"; otherwise False,
+  LangSmith having an error channel);
+- ``llm`` run -> a model turn with the generated text, the calls it requested (LangChain
+  or OpenAI ``tool_calls``), usage (``outputs.usage_metadata``, then the generation
+  message's ``usage_metadata``, then ``extra.metadata.usage_metadata``, then
+  ``prompt_tokens``/``completion_tokens``/``total_tokens``), ``total_cost`` (USD), model
+  (``extra.metadata.ls_model_name`` or ``invocation_params.model``);
+- the root run's first user message (``inputs.messages``, OpenAI dicts or LangChain
+  messages), else its string input (``input``/``question``/``query``/``prompt``, or the
+  value of a sole input) -> the first ``user`` step; never a parameter such as ``model``.
 
 Each step's ``latency_ms`` = ``end_time - start_time``; the trajectory's latency is the
 root's, its cost the root's ``total_cost`` or else the sum over LLM runs.
@@ -206,13 +213,22 @@ def _prompt_results(inputs: Any) -> list[ToolResult]:
     return out
 
 
+def _role_pair(m: Any) -> bool:
+    return is_seq(m) and len(m) == 2 and isinstance(m[0], str) and isinstance(m[1], str) and m[0] in (
+        "user", "human", "ai", "assistant", "system", "tool")
+
+
 def _user_message(inputs: Any) -> str | None:
     """The first user message of a run's ``inputs``: a ``messages`` list (OpenAI dicts or
     LangChain messages, flat or one list per prompt), else a string input (see ``_user_text``)."""
     msgs = inputs.get("messages") if isinstance(inputs, Mapping) else None
-    if is_seq(msgs) and msgs and all(is_seq(m) for m in msgs):
+    if is_seq(msgs) and msgs and all(is_seq(m) and not _role_pair(m) for m in msgs):
         msgs = [x for m in msgs for x in m]
     for m in msgs if is_seq(msgs) else ():
+        if _role_pair(m):  # LangChain's ("user", "text") shorthand
+            if m[0] in ("user", "human"):
+                return str(m[1])
+            continue
         d = dict(m) if isinstance(m, Mapping) and "role" in m else normalize_message(m)
         if isinstance(d, Mapping) and (d.get("role") == "user" or d.get("type") == "human"):
             t = text_of(d.get("content"))

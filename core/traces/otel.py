@@ -4,30 +4,44 @@ Accepted: an OTLP ``TracesData`` / ``ExportTraceServiceRequest`` document
 (``resourceSpans`` -> ``scopeSpans`` -> ``spans``), camelCase or snake_case (Phoenix
 ``otlpv1``; ``instrumentationLibrarySpans`` too), a list of such documents (a file
 exporter's JSON Lines), or a list of span dicts, including the simplified form with flat
-``attributes`` and a ``context`` object (Phoenix REST, the Python SDK's ``to_json``).
+``attributes`` and a ``context`` object (Phoenix REST, the Python SDK's ``to_json`` /
+console exporter, any-agent's span dumps with integer ids and nanosecond times). OTLP logs
+documents (``resourceLogs``) and SDK log records are read for their GenAI events
+(``collect_spans``).
 
 Decoding rules (OTLP JSON encoding, opentelemetry-proto ``docs/specification.md``): trace
 and span ids are hex strings and are kept as lower-case hex (a ``0x`` prefix is dropped; an
-id that is not hex but is valid base64 of 8/16 bytes is converted to hex); int64 values
-(``intValue``, ``*UnixNano``) may be strings or numbers; enums may be ints or names;
-``AnyValue`` arrays and kvlists become lists and dicts.
+id that is not hex but is valid base64 of 8/16 bytes is converted to hex; an integer id is
+written as 32 / 16 hex digits); int64 values (``intValue``, ``*UnixNano``) may be strings or
+numbers; enums may be ints or names; ``AnyValue`` arrays and kvlists become lists and dicts.
 
-Span mapping, spans ordered by start time, then end time, then file order:
+Span mapping, spans ordered by start time, then end time, then file order; model turns and
+tool runs become steps by the rules of ``_turns`` (the tool spans after a model span are
+that turn's one ``tool_call`` step, in the order the model requested them):
 
-- tool spans -> a ``tool_call`` step and its ``tool_result``: OpenTelemetry GenAI
-  (``gen_ai.operation.name = execute_tool`` or a ``gen_ai.tool.name``; ``gen_ai.tool.call.id``,
-  ``gen_ai.tool.call.arguments`` / ``.result``), OpenInference (``openinference.span.kind =
+- tool spans -> a call and its result: OpenTelemetry GenAI (``gen_ai.operation.name =
+  execute_tool`` or a ``gen_ai.tool.name``; ``gen_ai.tool.call.id``, arguments from
+  ``gen_ai.tool.call.arguments``, result ``gen_ai.tool.call.result``), any-agent
+  (``gen_ai.tool.args``, ``gen_ai.output``), OpenInference (``openinference.span.kind =
   TOOL``; ``tool.name``, ``tool.id`` / ``tool_call.id``, args from ``input.value``, else
   ``tool.parameters`` unless it looks like a JSON schema; result ``output.value``), Vercel
-  AI SDK ``ai.toolCall.*``. ``is_error`` = status code 2 / ``ERROR``, or an ``error.type``
-  attribute, or an ``exception`` event; else False. ``error`` = status message, exception
-  message or error type.
-- LLM spans (GenAI ``chat`` / ``generate_content`` / ``text_completion``, OpenInference
-  ``LLM``) -> an ``assistant`` step with usage (``gen_ai.usage.*`` incl. the deprecated
-  ``prompt_tokens`` / ``completion_tokens``, or ``llm.token_count.*``), cost
-  (``llm.cost.total``, USD), model and output text. Tool calls an LLM span requested are
-  not steps: calls are built from execution spans only (pitfall 10 in the notes).
-- a root span's plain-text ``input.value`` -> the first ``user`` step.
+  AI SDK ``ai.toolCall.*``, OpenLLMetry (``traceloop.span.kind = tool``,
+  ``traceloop.entity.input`` / ``.output``). A tool span that records no arguments gets
+  ``args=None`` and a problem naming the span, never ``{}``. ``is_error`` = status code 2 /
+  ``ERROR``, or an ``error.type`` attribute, or an ``exception`` event; else False.
+  ``error`` = status message, exception message or error type.
+- model spans (GenAI ``chat`` / ``generate_content`` / ``text_completion``, any-agent
+  ``call_llm``, OpenInference ``LLM``, OpenLLMetry ``llm.request.type``) -> a model turn with
+  usage (``gen_ai.usage.*`` incl. the deprecated ``prompt_tokens`` / ``completion_tokens``,
+  or ``llm.token_count.*``), cost (``llm.cost.total``, ``gen_ai.usage.cost``, or any-agent's
+  ``gen_ai.usage.input_cost + output_cost``; USD), model, output text and the calls it
+  requested (``gen_ai.output.messages`` tool_call parts, OpenInference
+  ``llm.output_messages.*.tool_calls.*``, OpenLLMetry ``gen_ai.completion.*.tool_calls.*``,
+  any-agent's ``gen_ai.output`` list). Those requested calls are the calls only when no
+  tool span executed them (client instrumentations record model calls alone); their results
+  then come from a later model span's prompt (tool messages joined by call id).
+- a root span's plain-text ``input.value``, else the first model span's first user
+  message -> the first ``user`` step.
 
 Each span's latency is ``(end - start)`` in ms; times are unix seconds.
 """
