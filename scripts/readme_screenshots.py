@@ -5,7 +5,7 @@
 The eval report is of the bundled tau-bench GPT-4o airline runs; the compare report is of
 two versions of the helpdesk example agent (good_agent vs false_success_agent, 2 trials per
 case, run here by `trajcheck run`). Each shot is taken at a 1400 px wide window, then
-scaled to 1000 px and reduced to a 128-colour palette to keep the repository small (needs
+scaled to 1000 px and reduced to a 256-colour palette to keep the repository small (needs
 Pillow; without it the full-size PNG is written).
 """
 
@@ -33,7 +33,7 @@ def _small(src: Path, dst: Path) -> None:
         return
     im = Image.open(src).convert("RGB")
     im = im.resize((1000, round(im.height * 1000 / im.width)), Image.LANCZOS)
-    im.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(dst, optimize=True)
+    im.quantize(colors=256, method=Image.Quantize.FASTOCTREE).save(dst, optimize=True)
 
 
 def _at(b: Browser, tmp: Path, dst: Path, element: str, height: int) -> None:
