@@ -301,7 +301,10 @@ def calls_table(r: RunResult) -> str:
         j = e.get("index")
         i = e.get("pred_index") if e.get("args_ok") else e.get("closest")
         c = called.get(i) if i is not None else None
-        if e.get("args_ok"):
+        if e.get("args_ok") and c is not None and c.get("failed"):
+            # right call, but its result was an error: what the outcome turned on
+            status, cls = "matched, but the call failed", "wrong"
+        elif e.get("args_ok"):
             status, cls = "matched", "matched"
         elif e.get("made"):
             status, cls = "wrong arguments", "wrong"

@@ -215,6 +215,7 @@ def test_compare_report_in_chromium(helpdesk_compare) -> None:
     assert "final state" in b.js("document.querySelector('tr.shift.regressed li.run-fail').textContent")
     assert b.js("document.getElementById('n-improved').textContent") == "0"
     assert b.js("document.querySelectorAll('svg').length") >= 2
+    assert b.js("document.querySelector('tr.shift.regressed li.run-fail').textContent").count("final state") == 1
     assert b.js("document.getElementById('override-warning')") is None
     assert b.js(OVERFLOW) == [] and b.js("document.documentElement.scrollWidth") <= 1400
     _shot(b, d, "compare.png")

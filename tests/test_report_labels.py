@@ -127,3 +127,20 @@ def test_no_ordering_line_without_precedence_rules_and_passing_runs_kept() -> No
     # every run keeps its transcript and call table: the report opens passing runs too
     assert all(r.transcript is not None and r.calls is not None for r in sc.runs)
     assert sc.runs[0].calls["expected"][0]["pred_index"] == 0
+
+
+def test_a_matched_call_whose_result_failed_is_marked_in_the_drill_down() -> None:
+    cases = [Case(id="t", input="open a ticket", expected_calls=(ExpectedCall("create", {"p": 1}),))]
+    t = Trajectory(steps=(Step(0, "user", content="open a ticket"),
+                          Step(1, "tool_call", tool_calls=(ToolCall("create", {"p": 1}, call_id="c"),)),
+                          Step(2, "tool_result", tool_result=ToolResult("c", "create", "503", is_error=True)),
+                          Step(3, "final_response", content="Your ticket has been created.")),
+                   final_response="Your ticket has been created.",
+                   metadata={"case_id": "t", "trial": 0, "run_id": "t-0"})
+    sc = evaluate([t], cases, n_boot=50)
+    assert not sc.runs[0].success  # the only create failed: nothing was written
+    html = to_html(sc)
+    d = html[html.index('id="run-t-0"'):]
+    d = d[:d.index("</details>")]
+    assert '<span class="st wrong">matched, but the call failed</span>' in d
+    assert '<span class="badge fail">error result</span>' in d and "False success claim" in d
