@@ -863,13 +863,43 @@ def _build(name: str, params: dict[str, Any]) -> Matcher:
     raise MatcherError(f"matcher factory for {name!r} returned {m!r}, not a matcher")
 
 
+#: ``"name:argument"`` shorthands a dataset author may write instead of the dict form:
+#: matcher name -> (the parameter the argument sets, how the text is read).
+SHORTHANDS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "numeric": ("abs_tol", float),      # "numeric:0.5"   == {"type": "numeric", "abs_tol": 0.5}
+    "regex": ("pattern", str),          # "regex:^INC-\\d+$" == {"type": "regex", "pattern": ...}
+    "contains": ("value", str),         # "contains:laptop"
+    "semantic": ("threshold", float),   # "semantic:0.8"
+}
+
+
+def _shorthand(spec: str) -> Matcher:
+    """The matcher of a ``"name:argument"`` spec (see :data:`SHORTHANDS`); MatcherError
+    naming the spec for an unknown name, a name without a shorthand or a bad argument."""
+    name, _, arg = spec.partition(":")
+    if name not in SHORTHANDS:
+        if name in _FACTORIES or name in _LAZY_FACTORIES:
+            raise MatcherError(f"matcher spec {spec!r}: {name!r} takes no ':' argument; "
+                               f"shorthands exist for {', '.join(sorted(SHORTHANDS))}")
+        raise MatcherError(f"unknown matcher {name!r} in {spec!r}; known: {', '.join(known_matchers())}")
+    param, read = SHORTHANDS[name]
+    try:
+        value = read(arg)
+    except ValueError:
+        raise MatcherError(f"matcher spec {spec!r}: {param} must be a number, got {arg!r}") from None
+    return _build(name, {param: value})
+
+
 def get_matcher(spec: str | dict[str, Any] | Callable[..., Any] | None) -> Matcher:
     """Resolve a matcher spec to a :class:`Matcher`.
 
-    ``spec`` is a registered name (``"exact"``), a dict ``{"type": name, **params}``, a
-    :class:`Matcher`, any callable ``(expected, predicted[, ctx]) -> bool``, or None
-    (meaning ``exact``). Raises MatcherError for an unknown name (listing the known ones)
-    or malformed parameters, and SchemaError for a ``schema`` spec whose schema is invalid.
+    ``spec`` is a registered name (``"exact"``), a ``"name:argument"`` shorthand
+    (:data:`SHORTHANDS`: ``"numeric:0.5"`` sets ``abs_tol``, ``"regex:^INC-\\d+$"`` the
+    pattern, ``"contains:text"`` the value, ``"semantic:0.8"`` the threshold), a dict
+    ``{"type": name, **params}``, a :class:`Matcher`, any callable ``(expected,
+    predicted[, ctx]) -> bool``, or None (meaning ``exact``). Raises MatcherError for an
+    unknown name (listing the known ones) or malformed parameters, and SchemaError for a
+    ``schema`` spec whose schema is invalid.
     """
     if spec is None:
         return _EXACT
@@ -881,7 +911,7 @@ def get_matcher(spec: str | dict[str, Any] | Callable[..., Any] | None) -> Match
             return m
         m = _DEFAULT_INSTANCES.get(spec)
         if m is None:
-            m = _build(spec, {})
+            m = _shorthand(spec) if ":" in spec else _build(spec, {})
             _DEFAULT_INSTANCES[spec] = m
         return m
     if isinstance(spec, Mapping):

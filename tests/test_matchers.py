@@ -176,3 +176,20 @@ def test_unknown_and_malformed_specs():
 def test_nan_documented_never_equal():
     for spec in ("exact", "normalized", "unordered", "set"):
         assert m(spec, [math.nan], [math.nan]) is False
+
+
+def test_name_argument_shorthands():
+    from trajcheck.matchers import get_matcher
+
+    num = get_matcher("numeric:0.5")  # == {"type": "numeric", "abs_tol": 0.5}
+    assert num(10, 10.5) and not num(10, 10.6) and not num(10, "10")
+    rx = get_matcher(r"regex:^INC-\d+$")  # the pattern, not the expected value
+    assert rx("anything", "INC-1042") and not rx("INC-1042", "inc-1042")
+    assert get_matcher("contains:laptop")(None, "my laptop won't boot")
+    from trajcheck.errors import MatcherError
+
+    for bad, msg in (("numeric:x", "abs_tol must be a number, got 'x'"),
+                     ("exact:1", "'exact' takes no ':' argument"),
+                     ("exactt:1", "unknown matcher 'exactt'")):
+        with pytest.raises(MatcherError, match=msg):
+            get_matcher(bad)

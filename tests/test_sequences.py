@@ -287,7 +287,22 @@ def test_call_rates_empty():
     r = call_rates(run(), Case("c", "x", expected_calls=(ExpectedCall("f"),)))
     assert r.score is None
     assert r.parts["unnecessary_rate"] == r.parts["duplicate_rate"] == r.parts["forbidden_rate"] == 0.0
-    assert "no counted calls" in r.reason
+    assert r.reason == "no calls: every rate is 0.0 (nothing to rate)"
+
+
+def test_call_rates_divide_by_all_calls_of_the_run():
+    # seed 000 §2.5: rates are / |calls|. A failed-and-retried book is in the denominator but
+    # never flagged; the extra lookup is unnecessary, the repeated search a duplicate.
+    case = Case("c", "x", expected_calls=(ExpectedCall("book", {"id": 1}), ExpectedCall("search", {"q": 1})))
+    t = run([("book", {"id": 1}, "err")], [("book", {"id": 1})], [("search", {"q": 1})],
+            [("search", {"q": 1})], [("lookup", {})])
+    r = call_rates(t, case)
+    assert (r.parts["n_calls"], r.parts["n_counted"]) == (5, 4)
+    assert (r.parts["unnecessary"], r.parts["duplicate"]) == (2, 1)
+    assert (r.parts["unnecessary_rate"], r.parts["duplicate_rate"]) == (2 / 5, 1 / 5)
+    assert r.score == 3 / 5
+    assert r.reason == ("of 5 calls (1 failed-and-retried, never flagged): 2 unnecessary, "
+                        "1 duplicate, 0 forbidden")
 
 
 # ---------------------------------------------------------------------------------------

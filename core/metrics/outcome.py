@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,13 +106,19 @@ def _check_state(state: Any, what: str) -> dict[str, list[Mapping[str, Any]]]:
 
 
 @dataclass(frozen=True)
-class StateDiff:
+class StateDiff(Mapping[str, dict[str, list[dict[str, Any]]]]):
     """The difference between two snapshots, per table (multiset semantics).
 
-    ``added[t]`` / ``removed[t]``: rows of table ``t`` present after but not before / before
-    but not after, as the original row dicts (ignored fields included), in the order they
-    appear in the snapshot; only tables with a change are keys. ``tables_dropped`` /
-    ``tables_created``: tables missing from one side (their rows are in removed / added).
+    Read as a mapping it is seed 000 §4.1's ``state_diff`` result: ``diff[table]`` is
+    ``{"added": [...], "removed": [...]}`` with the ignored (volatile) fields left out of
+    every row, and its keys are the tables with an added or removed row (so
+    ``set(diff) - {"tickets"}`` are the other tables that changed and ``diff.get(t, {})``
+    works). An empty diff is falsy.
+
+    ``added[t]`` / ``removed[t]`` (attributes): the same rows as the original row dicts
+    (ignored fields included, e.g. to name the changed row's ``id``), in snapshot order;
+    only tables with a change are keys. ``tables_dropped`` / ``tables_created``: tables
+    missing from one side (their rows are in removed / added).
     """
 
     added: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
@@ -120,6 +126,19 @@ class StateDiff:
     tables_dropped: tuple[str, ...] = ()
     tables_created: tuple[str, ...] = ()
     ignore: tuple[str, ...] = DEFAULT_IGNORE
+
+    def __getitem__(self, table: str) -> dict[str, list[dict[str, Any]]]:
+        if table not in self.added and table not in self.removed:
+            raise KeyError(table)
+        ig = frozenset(self.ignore)
+        return {k: [{f: v for f, v in r.items() if f not in ig} for r in rows.get(table, ())]
+                for k, rows in (("added", self.added), ("removed", self.removed))}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(set(self.added) | set(self.removed)))
+
+    def __len__(self) -> int:
+        return len(set(self.added) | set(self.removed))
 
     @property
     def is_empty(self) -> bool:

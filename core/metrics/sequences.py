@@ -429,14 +429,16 @@ def call_rates(traj: TrajLike, case: Case, *, args_mode: str | None = None,
     Returns:
         ``MetricResult`` named ``call_rates`` with ``parts``: ``unnecessary_rate``,
         ``duplicate_rate``, ``forbidden_rate`` (each in [0, 1]), their counts
-        ``unnecessary``, ``duplicate``, ``forbidden``, the denominator ``n_counted`` and
-        ``n_calls`` (all calls). ``score`` = fraction of counted calls with none of the
-        three flags, or None when no call is counted (the rates are then 0.0 and the
-        reason says there were no calls).
+        ``unnecessary``, ``duplicate``, ``forbidden``, the denominator ``n_calls`` (all calls
+        of the run) and ``n_counted`` (calls that can be flagged). ``score`` = fraction of
+        all calls with none of the three flags, or None when the run made no call (the
+        rates are then 0.0 and the reason says there were no calls).
 
     Definitions (per call, from ``metrics.steps.step_eval``; flags may overlap):
-        * Denominator: counted calls = all calls minus failed-and-retried attempts (DESIGN:
-          those are never duplicate or unnecessary; they are scored by ``error_recovery``).
+        * Denominator: all calls of the run (seed 000 §2.5: ``... / |calls|``).
+          Failed-and-retried attempts are in it but never flagged duplicate or unnecessary
+          (DESIGN: they are scored by ``error_recovery``), so a recovered retry does not
+          raise a rate.
         * unnecessary: a counted call that the maximum one-to-one matching pairs with no
           expected call and whose name is not in ``optional_calls`` (a right-tool call with
           wrong arguments, a duplicate and an unparsed call all count).
@@ -452,17 +454,19 @@ def call_rates(traj: TrajLike, case: Case, *, args_mode: str | None = None,
 
     ev = step_eval(as_trajectory(traj, what="call_rates"), case, args_mode=args_mode, context=context)
     counted = [r for r in ev.predicted if "retried" not in r.flags]
-    n = len(counted)
+    n = len(ev.predicted)
     counts = {k: sum(k in r.flags for r in counted) for k in ("unnecessary", "duplicate", "forbidden")}
     parts: dict[str, Any] = {f"{k}_rate": (v / n if n else 0.0) for k, v in counts.items()}
     parts.update(counts)
-    parts["n_counted"] = n
-    parts["n_calls"] = len(ev.predicted)
+    parts["n_counted"] = len(counted)
+    parts["n_calls"] = n
     if n == 0:
         return MetricResult("call_rates", None,
-                            "no counted calls: every rate is 0.0 (nothing to rate)", parts, None)
-    clean = sum(not ({"unnecessary", "duplicate", "forbidden"} & set(r.flags)) for r in counted)
-    reason = (f"of {n} counted calls: {counts['unnecessary']} unnecessary, "
+                            "no calls: every rate is 0.0 (nothing to rate)", parts, None)
+    clean = n - sum(bool({"unnecessary", "duplicate", "forbidden"} & set(r.flags)) for r in counted)
+    retried = n - len(counted)
+    also = f" ({retried} failed-and-retried, never flagged)" if retried else ""
+    reason = (f"of {n} calls{also}: {counts['unnecessary']} unnecessary, "
               f"{counts['duplicate']} duplicate, {counts['forbidden']} forbidden")
     return MetricResult("call_rates", clean / n, reason, parts, clean == n)
 
