@@ -176,3 +176,22 @@ def test_db_match_agreement_is_reported_and_round_trips(tmp_path: Path) -> None:
     validate_scorecard_json(d)
     assert d["recorded_reward"]["checks"]["db_match"]["agree"] == 4
     assert Scorecard.load(out).to_dict() == d
+
+
+def test_a_folder_of_airline_and_retail_files_keeps_each_files_tasks() -> None:
+    """Two domains in one folder: the retail file's task ids clash with the airline tasks, so
+    its cases and runs are keyed by its file name; every run is scored against its own task,
+    in the whole-folder read and in the streamed eval alike."""
+    from trajcheck.pipeline import evaluate_stream
+    from trajcheck.traces.stream import stream
+
+    lr = load(DATA)
+    assert len(lr) == 168 and len(lr.cases) == 50 + 114
+    pre = ORCH_RETAIL.name.removesuffix(".json.gz") + "/"
+    assert any(p.endswith(f"keyed '{pre}<task id>'") for p in lr.problems)
+    retail = [t for t in lr if t.metadata["case_id"].startswith(pre)]
+    assert len(retail) == 114 and lr.cases[pre + "89"].metadata["domain"] == "retail"
+    for sc in (evaluate(lr, n_boot=20), evaluate_stream(stream(DATA), n_boot=20)):
+        rr = sc.recorded_reward
+        assert rr is not None and (rr.agree, rr.n) == (168, 168)
+        assert (rr.checks["db_match"].agree, rr.checks["db_match"].n) == (162, 162)

@@ -64,6 +64,7 @@ from . import (
     anthropic_managed,
     atif,
     bfcl_result,
+    case_keys,
     deepeval,
     inspect_ai,
     langchain,
@@ -607,10 +608,13 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 raise TraceFormatError(f"{label}: {tau_bench.FORMAT}: {res.skipped[0].split(': ', 1)[1]}")
             for msg in res.skipped:
                 acc.skip(msg)
-            for t, w in res.trajectories:
+            tb_cases, tb_runs, clash = case_keys.qualify(res.cases, res.trajectories, acc.cases, label)
+            for t, w in tb_runs:
                 acc.add(t, f, w, label)
             acc.problems.extend(res.problems)
-            for cid, c in res.cases.items():
+            if clash:
+                acc.problems.append(clash)
+            for cid, c in tb_cases.items():
                 acc.cases.setdefault(cid, c)
         elif f == "inspect_ai":
             if fmt != "auto":
@@ -649,10 +653,13 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 continue
             for msg in r2.skipped:
                 acc.skip(msg)
-            for t, w in r2.trajectories:
+            t2_cases, t2_runs, clash = case_keys.qualify(r2.cases, r2.trajectories, acc.cases, label)
+            for t, w in t2_runs:
                 acc.add(t, f, w, label)
             acc.problems.extend(r2.problems)
-            for cid, c in r2.cases.items():
+            if clash:
+                acc.problems.append(clash)
+            for cid, c in t2_cases.items():
                 acc.cases.setdefault(cid, c)
         elif f in ("otel", "langsmith"):
             mod = otel if f == "otel" else langsmith

@@ -39,6 +39,7 @@ from . import (
     detect,
     load,
 )
+from .case_keys import qualify
 
 # formats read one record at a time (the rest need every record of their file together)
 _GROUPING = frozenset({"tau_bench", "inspect_ai", "otel", "langsmith", "openai_agents",
@@ -106,13 +107,18 @@ class TraceStream:
             acc = self._acc
             acc.problems.extend(res.problems)
             acc.skipped.extend(res.skipped)
-            for cid, c in res.cases.items():
+            # a file whose tasks clash with an earlier file's is keyed by its name (case_keys)
+            f_cases, f_runs, clash = qualify(res.cases, [(t, "") for t in res.trajectories],
+                                             acc.cases, str(f))
+            if clash:
+                acc.problems.append(clash)
+            for cid, c in f_cases.items():
                 acc.cases.setdefault(cid, c)
             for k, v in res.formats.items():
                 acc.formats[k] = acc.formats.get(k, 0) + v
             acc.sources.update(res.sources)
-            self.n_read += len(res.trajectories)
-            yield from res.trajectories
+            self.n_read += len(f_runs)
+            yield from (t for t, _ in f_runs)
             return
         yield from self._lines(f, strict=strict)
 
