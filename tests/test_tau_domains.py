@@ -101,3 +101,11 @@ def test_gz_files_and_folders(tmp_path: Path) -> None:
     bad.write_bytes(b"not gzip at all")
     with pytest.raises(TraceFormatError, match="bad.json.gz: cannot be read .*not a gzip file"):
         load(bad)
+
+
+def test_docs_table_is_the_tool_knowledge() -> None:
+    from trajcheck.traces.tau_domains import markdown_rows
+
+    doc = (Path(__file__).parents[1] / "docs" / "benchmark_tools.md").read_text()
+    rows = [ln for ln in doc.splitlines() if ln.startswith("| ") and not ln.startswith(("| benchmark", "| ---"))]
+    assert rows == markdown_rows()

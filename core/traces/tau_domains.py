@@ -127,4 +127,21 @@ def domain(benchmark: str, name: str | None) -> Domain | None:
     return table.get(name or "")
 
 
-__all__ = ["TAU2", "TAU_BENCH", "ArgRule", "Domain", "domain"]
+def markdown_rows() -> list[str]:
+    """One Markdown table row per tool fact: ``| benchmark | domain | tool | argument |
+    setting | why |`` (read-only tools with argument ``-`` and setting ``optional call``),
+    in table order; docs/benchmark_tools.md is this table (a test keeps them equal)."""
+    import json
+
+    rows = []
+    for d in list(TAU_BENCH.values()) + list(TAU2.values()):
+        for tool, why in d.read_only.items():
+            rows.append(f"| {d.benchmark} | {d.name} | `{tool}` | - | optional call (read-only) | {why} |")
+        for tool, rules in d.args.items():
+            for arg, r in rules.items():
+                spec = r.matcher if isinstance(r.matcher, str) else json.dumps(r.matcher)
+                rows.append(f"| {d.benchmark} | {d.name} | `{tool}` | `{arg}` | `{spec}` | {r.why} |")
+    return rows
+
+
+__all__ = ["TAU2", "TAU_BENCH", "ArgRule", "Domain", "domain", "markdown_rows"]
