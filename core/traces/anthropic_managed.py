@@ -264,7 +264,7 @@ def read_all(objs: list[Any]) -> list[Trajectory]:
 def read(obj: Any) -> Trajectory:
     """The events of ``obj`` as one trajectory; raises ``TraceFormatError`` when it holds no
     event or the events of more than one session."""
-    trajs = read_all([obj] if not is_seq(obj) or not all(_is_call_record(as_plain(x)) for x in obj) else list(obj))
+    trajs = read_all([obj])
     if len(trajs) != 1:
         raise TraceFormatError(f"{FORMAT}: expected the events of one session, found {len(trajs)}")
     return trajs[0]

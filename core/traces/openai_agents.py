@@ -13,7 +13,8 @@ Span mapping (field names from ``agents/tracing/span_data.py``), spans ordered b
   ``output_tokens``, ``total_tokens``, ``input_tokens_details.cached_tokens``,
   ``output_tokens_details.reasoning_tokens``; chat-style ``prompt_tokens`` /
   ``completion_tokens`` too) is the step's usage. A ``generation`` span's ``output`` messages
-  give the text and the requested calls' ids.
+  give the text and the requested calls' ids (each function span takes the id of the first
+  unused requested call of its tool).
 - ``function`` span: one tool call (``name``, ``input`` = JSON arguments, ``output``) and its
   result; ``error`` (``{"message", "data"}``) makes the result failed, else it succeeded.
   Function spans after one model span and before the next are that model call's calls, so
@@ -115,19 +116,20 @@ def _custom(sd: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
     return (data.get("sdk_span_type") or sd.get("name")), data
 
 
-def _gen_output(sd: Mapping[str, Any]) -> tuple[str | None, list[str | None]]:
-    """Text and requested call ids of a generation span's output messages."""
+def _gen_output(sd: Mapping[str, Any]) -> tuple[str | None, list[tuple[str | None, str | None]]]:
+    """Text and requested ``(tool name, call id)`` calls of a generation span's output messages."""
     texts: list[str] = []
-    ids: list[str | None] = []
+    calls: list[tuple[str | None, str | None]] = []
     for m in sd.get("output") or ():
         m = mapping(m)
         t = text_of(m.get("content"))
         if t:
             texts.append(t)
         for tc in m.get("tool_calls") or ():
-            cid = mapping(tc).get("id")
-            ids.append(str(cid) if cid is not None else None)
-    return ("\n".join(texts) if texts else None), ids
+            tc = mapping(tc)
+            cid, fn = tc.get("id"), mapping(tc.get("function"))
+            calls.append((fn.get("name"), str(cid) if cid is not None else None))
+    return ("\n".join(texts) if texts else None), calls
 
 
 def _error_text(err: Any) -> str:
@@ -193,14 +195,14 @@ def _trajectory(trace: Mapping[str, Any] | None, spans: list[tuple[int, Mapping[
         common: dict[str, Any] = {}
         content = None
         usage = None
-        req_ids: list[str | None] = []
+        requested: list[tuple[str | None, str | None]] = []
         model_name = None
         if m is not None:
             sd = mapping(m.get("span_data"))
             usage = usage_of(sd.get("usage"))
             any_model_usage = any_model_usage or usage is not None
             if sd.get("type") == "generation":
-                content, req_ids = _gen_output(sd)
+                content, requested = _gen_output(sd)
                 model_name = sd.get("model") if isinstance(sd.get("model"), str) else None
             common = _times(m)
             agent = agent_of(m)
@@ -210,7 +212,8 @@ def _trajectory(trace: Mapping[str, Any] | None, spans: list[tuple[int, Mapping[
                 problems.append(f"span {m.get('id')} ({sd.get('type')}): model call failed: {_error_text(m['error'])}")
         calls: list[ToolCall] = []
         results: list[tuple[ToolResult, dict[str, Any]]] = []
-        for i, f in enumerate(turn["calls"]):
+        used: set[int] = set()
+        for f in turn["calls"]:
             sd = mapping(f.get("span_data"))
             w = f"span {f.get('id')} (function)"
             name = sd.get("name")
@@ -224,7 +227,13 @@ def _trajectory(trace: Mapping[str, Any] | None, spans: list[tuple[int, Mapping[
                 args, raw_s, err = None, None, "arguments not recorded"
             else:
                 args, raw_s, err = parse_args(raw, problems, w)
-            cid = req_ids[i] if i < len(req_ids) else None
+            # the id of the first unused requested call of this tool (a handoff is requested too,
+            # but runs no function span, so positions alone would shift)
+            k = next((j for j, (n, _) in enumerate(requested) if n == name and j not in used), None)
+            cid = None
+            if k is not None:
+                used.add(k)
+                cid = requested[k][1]
             calls.append(ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=err,
                                   tool_type="mcp" if sd.get("mcp_data") else None))
             failed = f.get("error") is not None
