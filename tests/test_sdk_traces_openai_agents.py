@@ -193,3 +193,39 @@ def test_agents_sdk_trace_read_exactly(server, tmp_path, api) -> None:
     body = tmp_path / "ingest.json"
     body.write_text(json.dumps({"data": keep.items}))
     assert load(body)[0].to_dict() == t.to_dict()
+
+
+def test_agents_sdk_handoff_in_a_turn_with_a_tool(server, tmp_path) -> None:
+    """The model requests a handoff before a tool in one turn (Chat Completions): the handoff
+    runs no function span, so the tool's span takes its call's id by name, not by position."""
+    turns = [
+        ([{"type": "function_call", "call_id": "call_h", "name": "transfer_to_billing", "arguments": "{}"},
+          _fc("get_weather", {"city": "Oslo"}, "call_w")], 40, 0, 8),
+        ([{"type": "message", "content": [{"type": "output_text", "text": "Billing here: Oslo is 12C."}]}], 60, 0, 6),
+    ]
+    _TURNS[:0] = turns  # the server serves turns in order; restored below
+    keep = _Keep()
+    set_trace_processors([keep])
+    try:
+        @function_tool
+        def get_weather(city: str) -> str:
+            return "12C"
+
+        client = AsyncOpenAI(base_url=server, api_key="test", max_retries=0)
+        billing = Agent(name="billing", instructions="Billing.", model=OpenAIChatCompletionsModel("gpt-scripted", client))
+        triage = Agent(name="triage", instructions="Route.", handoffs=[billing], tools=[get_weather],
+                       model=OpenAIChatCompletionsModel("gpt-scripted", client))
+        result = Runner.run_sync(triage, "Weather in Oslo, and a billing question")
+    finally:
+        set_trace_processors([])
+        del _TURNS[:2]
+    assert result.final_output == "Billing here: Oslo is 12C." and _Server.calls == 2
+    res = load([x for x in keep.items])
+    assert res.problems == []
+    t = res[0]
+    assert [(c.name, c.args, c.call_id) for c in t.tool_calls()] == [("get_weather", {"city": "Oslo"}, "call_w")]
+    assert t.metadata["handoffs"] == [{"from_agent": "triage", "to_agent": "billing"}]
+    assert [s.agent_name for s in t.steps if s.kind in ("tool_call", "final_response")] == ["triage", "billing"]
+    assert t.final_response == "Billing here: Oslo is 12C."
+    assert t.total_usage == Usage(input_tokens=100, output_tokens=14, total_tokens=114, cache_read_tokens=0,
+                                  reasoning_tokens=0)
