@@ -50,6 +50,24 @@ def _at(path: str, msg: str) -> str:
     return f"{path}: {msg}" if path else msg
 
 
+_FAST: list[Any] = []
+
+
+def _fast_validator() -> Any:
+    """A compiled validator of the case schema (jsonschema-rs, extra ``scale``) used only to
+    tell valid rows apart quickly -- about a hundred times faster than ``jsonschema`` on
+    large datasets -- or None when it is not installed. Invalid rows are always explained
+    by ``jsonschema`` (its messages and paths)."""
+    if not _FAST:
+        try:
+            import jsonschema_rs
+
+            _FAST.append(jsonschema_rs.validator_for(case_schema()))
+        except Exception:  # not installed (or cannot compile the schema): jsonschema alone
+            _FAST.append(None)
+    return _FAST[0]
+
+
 def _schema_errors(validator: Any, row: Any) -> list[str]:
     """One message per schema fault of ``row``, each at the deepest relevant place.
 
@@ -61,6 +79,9 @@ def _schema_errors(validator: Any, row: Any) -> list[str]:
     """
     from jsonschema.exceptions import best_match
 
+    fast = _fast_validator()
+    if fast is not None and fast.is_valid(row):
+        return []  # a valid row has no faults to explain; only invalid rows take the slow path
     out: list[tuple[list[str], str]] = []
     for e in validator.iter_errors(row):
         if e.context:
@@ -307,7 +328,7 @@ def _scoring_errors(case: Case) -> list[str]:
         own = Trajectory(steps=(Step(0, "tool_call", tool_calls=calls),) if calls else (),
                          final_response="")
         for t in (own, Trajectory()):
-            score_run(t, case, context=ctx)
+            score_run(t, case, context=ctx, compact=True)
     except TrajcheckError as e:
         return [f"cannot be scored: {e}"]
     except Exception as e:  # a gap in validation: report it with the row, never crash the load

@@ -18,6 +18,7 @@ from typing import Any
 from .errors import MatcherError
 from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher, exact_equal, get_matcher
 from .model import ARGS_MODES, DEFAULT_ARGS_MODE, ExpectedCall, ToolCall, ToolResult, Trajectory
+from .runmemo import memoized
 
 _EXACT = get_matcher("exact")
 
@@ -388,6 +389,95 @@ class CallMatching:
     unmatched_exp: tuple[int, ...]
 
 
+_INDEX_MIN = 8  # expected calls of one tool from which an index beats the pairwise loop
+_UNSET: Any = object()
+
+
+class _NoKey(Exception):
+    """A value the exact index cannot key (NaN, an object of another type): loop instead."""
+
+
+def _exact_key(v: Any) -> Any:
+    """A hashable key with ``_exact_key(a) == _exact_key(b)`` exactly when
+    ``exact_equal(a, b)``: numbers by value (not bools), strings, None, mappings by key set
+    and values, lists and tuples item by item. Raises ``_NoKey`` for anything else."""
+    t = type(v)
+    if t is str:
+        return v
+    if t is bool:
+        return ("b", v)
+    if t is int:
+        return ("n", v)
+    if t is float:
+        if v != v:
+            raise _NoKey  # NaN equals nothing, not even itself
+        return ("n", v)
+    if v is None:
+        return ("z",)
+    if isinstance(v, Mapping):
+        return ("d", frozenset((k, _exact_key(x)) for k, x in v.items()))
+    if t is list or t is tuple:
+        return ("l", tuple(_exact_key(x) for x in v))
+    raise _NoKey
+
+
+class _ExactIndex:
+    """The expected calls of one tool, all compared with ``exact``, indexed by their
+    arguments: a predicted call finds the calls it matches by lookup, not by comparing it
+    with each (linear matching where the pairwise loop would be quadratic). ``row`` gives
+    exactly the adjacency row the loop gives (same indices, increasing), or None when the
+    call has an argument the index cannot key."""
+
+    def __init__(self) -> None:
+        self.always: list[int] = []  # mode ignore, or args None: every call of the tool
+        # (keys, exact_keys?) -> {key tuple of the values -> [expected indices]}
+        self.groups: dict[tuple[tuple[str, ...], bool], dict[Any, list[int]]] = {}
+
+    @staticmethod
+    def build(cand: Sequence[int], cexp: Sequence[Any], modes: Sequence[str]) -> _ExactIndex | None:
+        ix = _ExactIndex()
+        for j in cand:
+            cc, mode = cexp[j], modes[j]
+            if type(cc) is ExpectedCall:
+                args = cc.args
+            elif cc.exact_args is not None:
+                args = cc.exact_args
+            else:
+                return None  # a loose matcher: the pairwise loop decides
+            if mode == "ignore" or args is None:
+                ix.always.append(j)
+                continue
+            try:
+                keys = tuple(sorted(args))
+                key = tuple(_exact_key(args[k]) for k in keys)
+            except (_NoKey, TypeError):
+                return None
+            ix.groups.setdefault((keys, mode == "exact_keys"), {}).setdefault(key, []).append(j)
+        return ix
+
+    def row(self, pargs: Mapping[str, Any]) -> list[int] | None:
+        hits: list[int] = list(self.always)
+        try:
+            for (keys, exact), table in self.groups.items():
+                if exact and len(pargs) != len(keys):
+                    continue
+                vals = []
+                for k in keys:
+                    v = pargs.get(k, MISSING)
+                    if v is MISSING:
+                        break
+                    vals.append(_exact_key(v))
+                else:
+                    found = table.get(tuple(vals))
+                    if found:
+                        hits.extend(found)
+        except _NoKey:
+            return None
+        if len(self.groups) > 1 or self.always:
+            hits.sort()
+        return hits
+
+
 def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall | ExpectedCall],
                   args_mode: str | None, ctx: MatchContext, *,
                   default_mode: str | None = None) -> list[list[int]]:
@@ -403,6 +493,7 @@ def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall | Expect
         by_name.setdefault(cc.name, []).append(j)
     dm = default_mode if args_mode is None else None
     modes = [_check_mode(args_mode or cc.args_mode or dm or DEFAULT_ARGS_MODE) for cc in cexp]
+    indexes: dict[str, _ExactIndex | None] = {}
     adj: list[list[int]] = []
     for p in pred:
         if type(p) is not ToolCall and not isinstance(p, ToolCall):
@@ -412,6 +503,15 @@ def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall | Expect
         if not cand or (type(pargs) is not dict and not isinstance(pargs, Mapping)):
             adj.append([])  # no expected call of this tool, or unparsed args: never matches
             continue
+        if len(cand) >= _INDEX_MIN:
+            ix = indexes.get(p.name, _UNSET)
+            if ix is _UNSET:
+                ix = indexes[p.name] = _ExactIndex.build(cand, cexp, modes)
+            if ix is not None:
+                hit = ix.row(pargs)  # type: ignore[union-attr]
+                if hit is not None:
+                    adj.append(hit)
+                    continue
         row = []
         for j in cand:
             cc = cexp[j]
@@ -437,8 +537,15 @@ def match_calls(pred: Sequence[ToolCall], exp: Sequence[ExpectedCall], *,
     A pair needs :func:`call_matches` to hold. The matching is maximum (Hopcroft-Karp), so
     e.g. two ``search_docs`` calls ``["vpn mac", "vpn"]`` against expected ``["vpn",
     "vpn mac"]`` with a ``contains`` matcher pair both (a greedy first-fit pairs one).
-    Raises what :func:`call_matches` raises.
+    Raises what :func:`call_matches` raises. Within ``runmemo.per_run`` the matching of the
+    same call objects is computed once per run.
     """
+    return memoized("match_calls", (*pred, None, *exp, context), args_mode,
+                    lambda: _match_calls(pred, exp, args_mode, context))
+
+
+def _match_calls(pred: Sequence[ToolCall], exp: Sequence[ExpectedCall], args_mode: str | None,
+                 context: MatchContext | None) -> CallMatching:
     ctx = context or DEFAULT_CONTEXT
     cexp = compile_all(exp)
     adj = compatibility(pred, cexp, args_mode, ctx)
@@ -470,8 +577,13 @@ def retried_failures(traj: Trajectory) -> frozenset[int]:
     an error (:func:`is_failed`); such failed-and-retried calls are set aside before
     matching and scored by the recovery metrics. A failed call after which the tool is never
     called again (e.g. followed only by a different tool) is not retried and stays in.
-    Results are joined to calls by :meth:`Trajectory.pairs`.
+    Results are joined to calls by :meth:`Trajectory.pairs`. Computed once per run within
+    ``runmemo.per_run``.
     """
+    return memoized("retried", (traj,), None, lambda: _retried_failures(traj))
+
+
+def _retried_failures(traj: Trajectory) -> frozenset[int]:
     if not any(s.tool_result is not None and is_failed(s.tool_result) for s in traj.steps):
         return frozenset()  # no failed result at all: nothing to join (same answer, faster)
     pairs = traj.pairs()

@@ -14,6 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
 from .errors import DatasetError
+from .runmemo import memoized
 
 StepKind = Literal[
     "user", "system", "assistant", "reasoning", "tool_call", "tool_result", "final_response"
@@ -294,6 +295,9 @@ class Trajectory:
         (seen in tau-bench) therefore pair with the next result, as the source intends.
         Results that join no call are left out; calls with no result get None.
         """
+        return list(memoized("pairs", (self,), None, self._pairs))
+
+    def _pairs(self) -> list[tuple[ToolCall, ToolResult | None]]:
         calls: list[ToolCall] = []
         joined: list[ToolResult | None] = []
         # Open (unjoined) call indices in order, per id, per name and overall; entries of

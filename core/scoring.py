@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import MetricInputError
 from .model import Case, Trajectory
+from .runmemo import per_run
 from .scorecard import RunResult, _r, _usd
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -203,6 +204,12 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     ``forbidden_sequences.passed``) and there is no transcript or call table.
     Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
     """
+    with per_run():  # one join, one retry scan and one matching per run, shared by the metrics
+        return _score_run(traj, case, context, keep_transcript, keep_calls, compact)
+
+
+def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
+               keep_transcript: bool | None, keep_calls: bool, compact: bool) -> RunResult:
     from .metrics.calls import tool_call_prf
     from .metrics.composite import score_trajectory
     from .metrics.efficiency import run_stats
