@@ -42,7 +42,7 @@ METRIC_ALIASES = {
 }
 # keys of the assertion config besides the expectation keys (CASE_KEYS) read from config/vars
 OPTION_KEYS = ("metric", "mode", "dialect", "threshold", "source", "format", "case_id",
-               "error_pattern", "weights", "ignore", "id_args", "retry_budget")
+               "error_pattern", "weights", "ignore", "id_args", "retry_budget", "cases")
 # per-run data keys (the database before/after the run, argument matchers per tool)
 ROW_KEYS = ("before_state", "after_state", "match")
 NEUTRAL_MODES = ("exact", "in_order", "unordered", "superset", "subset")
@@ -90,8 +90,9 @@ def find_own_assertion(context: Mapping[str, Any]) -> tuple[Mapping[str, Any] | 
     here = os.path.basename(__file__)
     cands = [a for a in _assertion_entries(context.get("test"))
              if a.get("type") in ("python", "not-python") and a.get("config") == cfg]
+    names = {here, "trajcheck_assert.py"}  # this file, or the entry file `init` writes
     own = [a for a in cands if isinstance(a.get("value"), str) and a["value"].startswith("file://")
-           and os.path.basename(a["value"][7:].split(":", 1)[0]) == here]
+           and os.path.basename(a["value"][7:].split(":", 1)[0]) in names]
     cands = own or cands
     if not cands:
         return None, False
@@ -195,6 +196,9 @@ def _trajectory(output: Any, context: Mapping[str, Any], spec: Mapping[str, Any]
 def _case_id(context: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     if spec.get("case_id") is not None:
         return str(spec["case_id"])
+    vars_ = context.get("vars")
+    if isinstance(vars_, Mapping) and vars_.get("case_id") is not None:
+        return str(vars_["case_id"])
     test = context.get("test")
     desc = test.get("description") if isinstance(test, Mapping) else None
     return str(desc) if desc else "promptfoo test"
@@ -338,6 +342,8 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         from trajcheck.errors import TrajcheckError
 
         spec = _spec(context)
+        if spec.get("cases") is not None:
+            spec = _with_case_file(spec, context)
         metric_name = spec.get("metric", "tool_call_f1")
         try:
             row = _catalog.row_metric(METRIC_ALIASES.get(metric_name, metric_name)
@@ -386,6 +392,34 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     components = ([{"pass": raw_pass != negated, "score": score, "reason": reason}] if negated else [])
     return {"pass": raw_pass, "score": score, "reason": reason,
             "componentResults": components, "namedScores": _named_scores(res, label, negated)}
+
+
+def _with_case_file(spec: Mapping[str, Any], context: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` completed from the dataset row whose ``id`` is the test's case id
+    (``case_id`` in the config or vars, else the test's description) in the ``cases`` file
+    (JSONL/JSON/YAML, ``trajcheck.load_cases``; a relative path is taken from the folder
+    promptfoo runs in). Keys in the config or vars win over the row's."""
+    path = spec["cases"]
+    if not isinstance(path, str):
+        raise InputProblem(f"cases: expected a file path, got {path!r}")
+    from trajcheck import load_cases
+    from trajcheck.errors import TrajcheckError
+
+    cid = _case_id(context, spec)
+    try:
+        rows = {c.id: c for c in load_cases(path)}
+    except (TrajcheckError, OSError) as e:
+        raise InputProblem(f"cases: {path}: {e}") from e
+    if cid not in rows:
+        from trajcheck.model import did_you_mean
+
+        raise InputProblem(f"cases: {path} has no case {cid!r}{did_you_mean(cid, rows)}")
+    row = rows[cid].to_dict()
+    out = {k: row[k] for k in CASE_KEYS if k in row}
+    # a dataset row states its expected calls even when there are none (the no-tool case)
+    out["expected_calls"] = row.get("expected_calls", [])
+    out.update({k: v for k, v in spec.items() if v is not None})
+    return out
 
 
 def _with_error_pattern(traj: Any, pattern: Any) -> Any:

@@ -30,13 +30,40 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-try:  # imported as promptfoo_provider.provider (tests, library use)
+try:  # imported as trajcheck.promptfoo.provider (installed package, tests, library use)
     from ._read import InputProblem, read_output
 except ImportError:  # loaded by path by promptfoo, whose wrapper puts this directory on sys.path
     from _read import InputProblem, read_output  # type: ignore[no-redef]
 
 DEFAULT_OTLP_ENDPOINT = "http://127.0.0.1:4318/v1/traces"
 AGENT_KWARGS = ("vars", "config", "context")
+#: The provider's own config keys, and the ones promptfoo itself puts in (or reads from) it.
+CONFIG_KEYS = ("agent", "format", "otlp_endpoint", "send_spans", "error_pattern", "output")
+PROMPTFOO_CONFIG_KEYS = ("basePath", "pythonExecutable", "workers", "timeout")
+OUTPUT_FORMS = ("message", "text")
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Raise ``InputProblem`` for an unknown provider config key (naming the closest known
+    one) or a wrong-typed value."""
+    from trajcheck.model import did_you_mean
+
+    known = CONFIG_KEYS + PROMPTFOO_CONFIG_KEYS
+    for k in config:
+        if k not in known:
+            raise InputProblem(f"unknown provider config key {k!r}{did_you_mean(str(k), known)}; "
+                               f"known: {', '.join(CONFIG_KEYS)}")
+    for k in ("agent", "format", "otlp_endpoint", "error_pattern", "output"):
+        v = config.get(k)
+        if v is not None and not isinstance(v, str):
+            raise InputProblem(f"provider config {k!r} must be a string, got {type(v).__name__} {v!r}")
+    if config.get("send_spans") is not None and not isinstance(config["send_spans"], bool):
+        raise InputProblem(f"provider config 'send_spans' must be true or false, got {config['send_spans']!r}")
+    if config.get("output") is not None and config["output"] not in OUTPUT_FORMS:
+        raise InputProblem(f"provider config 'output' must be one of {', '.join(OUTPUT_FORMS)}, "
+                           f"got {config['output']!r}")
+    if not config.get("agent"):
+        raise InputProblem("provider config needs 'agent' (file.py:callable or package.module:callable)")
 
 
 def load_agent(spec: str, base_path: str | None = None) -> Callable[..., Any]:
@@ -44,7 +71,8 @@ def load_agent(spec: str, base_path: str | None = None) -> Callable[..., Any]:
 
     ``module`` is a file path when it ends in ``.py`` or contains a path separator (relative
     paths are taken from ``base_path``, promptfoo's config directory, else the working
-    directory), otherwise an importable module name. ``callable`` (required) may be dotted
+    directory; the file's folder is put on ``sys.path`` so it can import its sibling modules),
+    otherwise an importable module name (``base_path`` is put on ``sys.path`` for it). ``callable`` (required) may be dotted
     (``Class.method``). Raises ``trajcheck.errors.AgentError`` naming the spec when the
     module cannot be found or imported or the attribute is missing or not callable.
     """
@@ -59,6 +87,9 @@ def load_agent(spec: str, base_path: str | None = None) -> Callable[..., Any]:
             path = os.path.abspath(path)
             if not os.path.isfile(path):
                 raise AgentError(f"agent {spec!r}: file {path} does not exist")
+            folder = os.path.dirname(path)
+            if folder not in sys.path:  # the agent's own sibling modules must import
+                sys.path.insert(0, folder)
             name = "trajcheck_agent_" + os.path.splitext(os.path.basename(path))[0]
             mspec = importlib.util.spec_from_file_location(name, path)
             if mspec is None or mspec.loader is None:
@@ -66,9 +97,15 @@ def load_agent(spec: str, base_path: str | None = None) -> Callable[..., Any]:
             module = importlib.util.module_from_spec(mspec)
             mspec.loader.exec_module(module)
         else:
+            if base_path and base_path not in sys.path:
+                sys.path.insert(0, base_path)
             module = importlib.import_module(mod_part)
     except AgentError:
         raise
+    except ModuleNotFoundError as e:
+        raise AgentError(f"agent {spec!r}: importing {mod_part!r} failed: {type(e).__name__}: {e} "
+                         f"(sys.path starts {sys.path[:3]}; install the package, or keep the module "
+                         "next to the agent file or the promptfoo config)") from e
     except Exception as e:
         raise AgentError(f"agent {spec!r}: importing {mod_part!r} failed: {type(e).__name__}: {e}") from e
     obj: Any = module
@@ -233,16 +270,37 @@ def _endpoint(config: Mapping[str, Any]) -> str:
     return DEFAULT_OTLP_ENDPOINT
 
 
+def assistant_message(traj: Any) -> dict[str, Any]:
+    """The run as one OpenAI Chat assistant message: ``{"role": "assistant", "content": <final
+    response>, "tool_calls": [{"id", "type": "function", "function": {"name", "arguments":
+    <JSON text>}}]}`` -- the shape promptfoo's own ``tool-call-f1`` and
+    ``is-valid-openai-tools-call`` assertions read (research notes promptfoo.md §3.B-C)."""
+    calls = []
+    for i, c in enumerate(traj.tool_calls()):
+        args = json.dumps(c.args) if c.args is not None else (c.raw_args or "")
+        calls.append({"id": c.call_id or f"call_{i}", "type": "function",
+                      "function": {"name": c.name, "arguments": args}})
+    msg: dict[str, Any] = {"role": "assistant", "content": traj.final_response or ""}
+    if calls:
+        msg["tool_calls"] = calls
+    return msg
+
+
 def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]) -> dict[str, Any]:
     """promptfoo entry point: run the configured agent on ``prompt`` and return its run.
 
     Args:
         prompt: the rendered prompt.
-        options: ``{"id", "config": {agent, format?, otlp_endpoint?, send_spans?, basePath}}``.
+        options: ``{"id", "config": {agent, format?, otlp_endpoint?, send_spans?, error_pattern?,
+            output?, basePath}}``; an unknown config key (the closest known one is named) or a
+            wrong type is an error.
         context: promptfoo's call context (``vars``, ``test``, and ``traceparent`` when tracing).
 
-    Returns (promptfoo ``ProviderResponse``): ``output`` = the run's final response text
-    (empty string when the agent gave none); ``metadata`` = ``{"trajectory":
+    Returns (promptfoo ``ProviderResponse``): ``output`` = the run as one OpenAI assistant
+    message with its ``tool_calls`` (:func:`assistant_message`, so promptfoo's own
+    ``tool-call-f1`` and ``is-valid-openai-tools-call`` read the calls), or with
+    ``output: text`` the final response text; ``error_pattern`` (a regex) marks tool results
+    whose text matches as failed (``traces.apply_error_pattern``); ``metadata`` = ``{"trajectory":
     Trajectory.to_dict(), "toolCalls": [{id, name, input, output?, is_error?}], "source_format",
     "spans"?}``; ``tokenUsage`` (promptfoo's keys), ``cost`` (USD, when known) and ``latencyMs``
     (measured wall time of the agent call). When ``context`` carries a ``traceparent`` (promptfoo
@@ -266,6 +324,7 @@ def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]
         return {"error": f"trajcheck provider: {sys.executable} cannot import trajcheck; install it or "
                          "set PROMPTFOO_PYTHON to the python of the virtual environment that has it"}
     try:
+        check_config(config)
         agent = load_agent(config.get("agent"), config.get("basePath"))  # type: ignore[arg-type]
         extra = {"vars": dict(context.get("vars") or {}), "config": config, "context": context}
         t0 = time.perf_counter()
@@ -278,9 +337,16 @@ def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]
         if isinstance(ret, Trajectory):
             traj, how = ret, "trajectory"
         else:
-            traj, how = read_output(ret, config.get("format"))
+            try:
+                traj, how = read_output(ret, config.get("format"))
+            except InputProblem as e:
+                raise InputProblem(f"the return value of agent {config.get('agent')!r}: {e}") from e
+        if config.get("error_pattern"):
+            from trajcheck.traces import apply_error_pattern
+
+            traj = apply_error_pattern(traj, config["error_pattern"])
     except InputProblem as e:
-        return {"error": f"trajcheck provider: the return value of agent {config.get('agent')!r}: {e}"}
+        return {"error": f"trajcheck provider: {e}"}
     except TrajcheckError as e:
         return {"error": f"trajcheck provider: {e}"}
     tool_calls = []
@@ -303,8 +369,9 @@ def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]
                                  "status": status}
         except (OSError, ValueError) as e:
             metadata["spans"] = {"endpoint": endpoint, "sent": 0, "error": f"{type(e).__name__}: {e}"}
-    out: dict[str, Any] = {"output": traj.final_response or "", "metadata": metadata,
-                           "latencyMs": round(latency_ms, 3)}
+    text = traj.final_response or ""
+    out: dict[str, Any] = {"output": text if config.get("output") == "text" else assistant_message(traj),
+                           "metadata": metadata, "latencyMs": round(latency_ms, 3)}
     usage = token_usage(traj)
     if usage:
         out["tokenUsage"] = usage

@@ -120,7 +120,11 @@ def test_passing_case_every_assertion(results):
     md = row["response"]["metadata"]
     assert md["spans"]["sent"] == 2 and md["spans"]["status"] == 200
     assert [t["name"] for t in md["toolCalls"]] == ["search_flights", "book_flight"]
-    assert row["response"]["output"] == "Booked FL100 from SFO to JFK; confirmation CNF-7."
+    # the output is one OpenAI assistant message carrying the calls (promptfoo's own
+    # tool-call-f1 reads them), the final response as its content
+    out = row["response"]["output"]
+    assert out["content"] == "Booked FL100 from SFO to JFK; confirmation CNF-7."
+    assert [c["function"]["name"] for c in out["tool_calls"]] == ["search_flights", "book_flight"]
 
 
 def test_failing_case(results):

@@ -29,7 +29,12 @@ def opts(**config):
 def test_call_api_runs_the_agent_and_returns_the_trajectory():
     r = call_api("Book a flight from SFO to JFK", opts(), {"vars": {}})
     assert "error" not in r
-    assert r["output"] == "Booked FL100 from SFO to JFK; confirmation CNF-7."
+    assert r["output"]["role"] == "assistant"
+    assert r["output"]["content"] == "Booked FL100 from SFO to JFK; confirmation CNF-7."
+    assert [(c["type"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in r["output"]["tool_calls"]] == [
+        ("function", "search_flights", {"origin": "SFO", "destination": "JFK"}),
+        ("function", "book_flight", {"flight_id": "FL100", "seats": 1})]
     md = r["metadata"]
     assert md["source_format"] == "openai_chat"
     traj = Trajectory.from_dict(md["trajectory"])
@@ -49,7 +54,7 @@ def test_agent_keyword_arguments_and_trajectory_return(tmp_path):
         "    return Trajectory(steps=(Step(0, 'tool_call', tool_calls=(ToolCall(vars['tool'], {}),)),),\n"
         "                      final_response=prompt.upper(), total_usage=Usage(10, 5), total_cost_usd=0.25)\n")
     r = call_api("hi", {"config": {"agent": "ag.py:run", "basePath": str(tmp_path)}}, {"vars": {"tool": "t1"}})
-    assert r["output"] == "HI" and r["metadata"]["toolCalls"][0]["name"] == "t1"
+    assert r["output"]["content"] == "HI" and r["metadata"]["toolCalls"][0]["name"] == "t1"
     assert r["tokenUsage"] == {"numRequests": 1, "prompt": 10, "completion": 5, "total": 15}
     assert r["cost"] == 0.25
 
@@ -126,3 +131,19 @@ def test_unreachable_receiver_is_recorded_not_fatal():
                  {"traceparent": TRACEPARENT})
     assert "error" not in r and r["metadata"]["spans"]["sent"] == 0
     assert "error" in r["metadata"]["spans"]
+
+
+def test_provider_config_is_strict_error_pattern_applies_and_text_output():
+    from trajcheck.promptfoo.provider import call_api
+
+    def opts(**cfg):
+        return {"config": {"agent": "agent.py:run", "basePath": str(EXAMPLE), **cfg}}
+
+    r = call_api("Book a flight from SFO to JFK", opts(error_patern="x"), {})
+    assert "unknown provider config key 'error_patern'" in r["error"] and "did you mean 'error_pattern'" in r["error"]
+    r = call_api("Book a flight from SFO to JFK", opts(send_spans="no"), {})
+    assert "send_spans" in r["error"]
+    # error_pattern marks the booking result (its text has "booked") as failed
+    r = call_api("Book a flight from SFO to JFK", opts(error_pattern='"status": "booked"', output="text"), {})
+    assert r["output"] == "Booked FL100 from SFO to JFK; confirmation CNF-7."
+    assert [c.get("is_error") for c in r["metadata"]["toolCalls"]] == [None, True]

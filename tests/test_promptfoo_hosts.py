@@ -1,0 +1,156 @@
+"""trajcheck in the real promptfoo CLI, every cell of the metric x host table, and from a wheel.
+
+1. ``examples/promptfoo/refund_desk.yaml`` (the eight recorded refund-desk runs): every row
+   metric is a named score on every run and every trajectory mode of every dialect on one run;
+   each score in promptfoo's results.json must equal the core function's (``core_value`` of
+   tests/test_host_table.py); promptfoo's own ``tool-call-f1`` reads the calls in trajcheck's
+   provider output; the summary hook's suite figures equal the core's.
+2. The built wheel installed into a fresh virtual environment (no source checkout on the path)
+   runs ``examples/promptfoo/promptfooconfig.yaml`` copied to a temporary folder, through the
+   entry files ``python -m trajcheck.promptfoo init`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from test_host_table import CASES, RUNS, core_value  # noqa: E402  (tests/ is on sys.path)
+from test_promptfoo_cli import _install, _port_free, pytestmark  # noqa: F401,E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "promptfoo"
+
+
+def _env(paths: dict[str, str], tmp: Path, python: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "PATH": paths["NODE22_BIN"] + os.pathsep + env.get("PATH", ""),
+        "HOME": str(tmp / "home"), "PROMPTFOO_CONFIG_DIR": str(tmp / "promptfoo-config"),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_DISABLE_SHARING": "1", "PROMPTFOO_DISABLE_REMOTE_GENERATION": "1",
+        "PROMPTFOO_PYTHON": python,
+    })
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
+    paths = _install()
+    out = tmp_path / "results.json"
+    env = _env(paths, tmp_path, sys.executable)
+    env["TRAJCHECK_SUMMARY_OUT"] = str(tmp_path / "summary.json")
+    cmd = [paths["PROMPTFOO_BIN"], "eval", "-c", str(EXAMPLE / "refund_desk.yaml"), "-o", str(out),
+           "--no-cache", "--no-share", "--no-progress-bar", "-j", "4"]
+    p = subprocess.run(cmd, cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=1500)
+    assert p.returncode == 100, f"rc {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    rows = {r["testCase"]["description"]: r for r in json.loads(out.read_text())["results"]["results"]}
+    assert set(rows) == set(CASES)
+    n = 0
+    for cid, row in rows.items():
+        assert not row.get("error") or row["failureReason"] == 1, row.get("error")
+        for comp in row["gradingResult"]["componentResults"]:
+            a = comp.get("assertion") or {}
+            if a.get("type") == "tool-call-f1":  # promptfoo's own, on trajcheck's provider output
+                assert comp["pass"] is True and comp["score"] == 1, comp["reason"]
+                continue
+            if a.get("type") not in ("python", "not-python") or "metric" not in (a.get("config") or {}):
+                continue
+            cfg = a["config"]
+            key = cfg["metric"]
+            if a["type"] == "not-python":  # no_delete: F1 against [delete_order] is 0 -> 1 - 0
+                assert (comp["pass"], comp["score"]) == (True, 1), comp
+                continue
+            want = core_value(key, RUNS[cid], CASES[cid], cfg.get("mode"), cfg.get("dialect"))
+            if want is None:  # not applicable: the assertion fails, saying so
+                assert comp["pass"] is False and "not applicable" in comp["reason"], (cid, a["metric"])
+            else:
+                assert comp["score"] == pytest.approx(want, abs=1e-15), (cid, a["metric"], comp["reason"])
+            n += 1
+    assert n >= 8 * 19 + 30  # every row metric on every run, the modes on one
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    from trajcheck.metrics.reliability import pass_hat_k, success_rate
+    from trajcheck.suite import run_outcome
+
+    trials = {c: [bool(run_outcome(RUNS[c], CASES[c]).passed)] for c in CASES}
+    assert summary["figures"]["pass_hat_k"]["score"] == pass_hat_k(trials, 1)
+    ok = sum(v[0] for v in trials.values())
+    assert summary["figures"]["success_rate"]["score"] == success_rate(ok, len(CASES)).score
+    assert summary["figures"]["routing_macro_f1"]["score"] is None
+
+
+def _setuptools_path() -> str | None:
+    """A sys.path entry holding setuptools >= 77 (pyproject's build requirement), or None."""
+    from importlib.metadata import PathDistribution
+
+    for entry in sys.path:
+        for d in Path(entry).glob("setuptools-*.dist-info") if Path(entry).is_dir() else ():
+            v = PathDistribution(d).version
+            if int(v.split(".")[0]) >= 77:
+                return entry
+    return None
+
+
+def test_wheel_in_a_fresh_venv_runs_the_promptfoo_example(tmp_path):
+    paths = _install()
+    if not _port_free(4318):
+        pytest.fail("port 127.0.0.1:4318 (the example's OTLP receiver) is in use")
+    # build the wheel from a copy of the sources (nothing written into the checkout)
+    src = tmp_path / "src"
+    for part in ("core", "adapters", "promptfoo_provider"):
+        shutil.copytree(ROOT / part, src / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / f, src / f)
+    st = _setuptools_path()
+    assert st is not None, "no setuptools >= 77 importable to build the wheel"
+    benv = dict(os.environ, PYTHONPATH=st)
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                        "--no-index", "-w", str(tmp_path / "dist"), str(src)],
+                       capture_output=True, text=True, env=benv, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("trajcheck-*.whl")
+    # a fresh venv; trajcheck's four dependencies come from this interpreter's site-packages
+    # (a .pth line adds that folder only: its own .pth files, e.g. an editable trajcheck, are
+    # not processed), so no source checkout is importable
+    vdir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(vdir)
+    py = str(vdir / "bin" / "python")
+    p = subprocess.run([py, "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    import jsonschema
+
+    site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True).stdout.strip()
+    Path(site, "_deps.pth").write_text(str(Path(jsonschema.__file__).parents[1]) + "\n")
+    chk = subprocess.run([py, "-c", "import sys, trajcheck, trajcheck.promptfoo.assertion as a; "
+                                    f"print(a.__file__); print(any(p.startswith({str(ROOT)!r}) for p in sys.path))"],
+                         capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=""))
+    assert chk.returncode == 0, chk.stderr
+    where, leak = chk.stdout.split()
+    assert where.startswith(str(vdir)) and leak == "False", chk.stdout
+    # the example, copied out of the checkout; entry files written by the installed package
+    ex = tmp_path / "project"
+    shutil.copytree(EXAMPLE, ex, ignore=shutil.ignore_patterns("results.json", "trajcheck-summary.json",
+                                                               "trajcheck_*.py", "__pycache__"))
+    init = subprocess.run([py, "-m", "trajcheck.promptfoo", "init", str(ex)], capture_output=True, text=True)
+    assert init.returncode == 0 and init.stdout.count("wrote") == 3, init.stdout + init.stderr
+    out = tmp_path / "results.json"
+    env = _env(paths, tmp_path, py)
+    p = subprocess.run([paths["PROMPTFOO_BIN"], "eval", "-c", str(ex / "promptfooconfig.yaml"), "-o", str(out),
+                        "--no-cache", "--no-share", "--no-progress-bar"],
+                       cwd=ex, env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 100, f"rc {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    data = json.loads(out.read_text())
+    stats = data["results"]["stats"]
+    assert (stats["successes"], stats["failures"], stats["errors"]) == (2, 1, 0)
+    rows = {r["testCase"]["description"]: r for r in data["results"]["results"]}
+    f1 = [c for c in rows["cancels a booking (fails)"]["gradingResult"]["componentResults"]
+          if (c.get("assertion") or {}).get("metric") == "tool_f1"]
+    assert f1 and f1[0]["score"] == 0.5  # hand-computed in the example: P = R = 1/2
