@@ -158,3 +158,48 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
         if extra:
             return f"unexpected argument{'s' if len(extra) > 1 else ''} {_keys(extra)}"
     return None
+
+
+def explain_all(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = None,
+                context: Any = None) -> str | None:
+    """Every difference between ``pred`` and ``exp``, joined by ``", "``; None when it matches.
+
+    Like :func:`explain_mismatch` (same phrases and modes), but names every argument that
+    differs or is missing and, under ``exact_keys``, every extra one, e.g. ``"priority:
+    expected 'high', got 'medium', title: missing (expected 'x')"``.
+    """
+    from .matchers import DEFAULT_CONTEXT, MISSING
+    from .matching import compile_expected
+    from .model import DEFAULT_ARGS_MODE
+
+    if pred.name != exp.name or not isinstance(pred.args, Mapping):
+        return explain_mismatch(pred, exp, args_mode=args_mode, context=context)
+    pargs = pred.args
+    cc = compile_expected(exp)
+    mode = args_mode or cc.args_mode or DEFAULT_ARGS_MODE
+    if mode == "ignore":
+        return None
+    ctx = context if context is not None else DEFAULT_CONTEXT
+    out: list[str] = []
+    for k, m in cc.unexpected:
+        v = pargs.get(k, MISSING)
+        if not m.check_unexpected(v, ctx):
+            out.append(f"{k}: {m.name} check failed (got {'nothing' if v is MISSING else _show(v)})")
+    for k, ev, m in cc.checks if cc.constrained else ():
+        if k not in pargs:
+            if not m.allows_missing(ev):
+                out.append(f"{k}: missing (expected {_show(ev)})")
+            continue
+        pv = pargs[k]
+        if m(ev, pv, ctx):
+            continue
+        if m.name == "exact":
+            out.append(value_diff(ev, pv, str(k)) or f"{k}: expected {_show(ev)}, got {_show(pv)}")
+        else:
+            out.append(f"{k}: {m.name} match failed: expected {_show(ev)}, got {_show(pv)}"
+                       f"{_similarity_note(m, ev, pv, ctx)}")
+    if mode == "exact_keys":
+        extra = [k for k in pargs if k not in cc.allowed]
+        if extra:
+            out.append(f"unexpected argument{'s' if len(extra) > 1 else ''} {_keys(extra)}")
+    return ", ".join(out) or None

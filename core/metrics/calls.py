@@ -205,8 +205,9 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
         reason += "; missing: " + ", ".join(expected[j].name for j in missing[:5])
     if extra:
         reason += "; unexpected: " + ", ".join(calls[i].name for i in extra[:5])
-        if missing:
-            reason += _wrong_args_note(calls, extra, expected, missing, args_mode, default_mode, ctx)
+        # the closest expected call of the same tool: a missing one first, else any
+        near = missing + [j for j in range(m.n_expected) if j not in missing]
+        reason += _wrong_args_note(calls, extra, expected, near, args_mode, default_mode, ctx)
     parts = {
         "precision": p, "recall": r, "f1": f, "tp": tp, "n_counted": counted,
         "n_expected": m.n_expected, "n_predicted": len(calls),
@@ -222,8 +223,9 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
 def _wrong_args_note(calls: Sequence[ToolCall], extra: Sequence[int],
                      expected: Sequence[ExpectedCall], missing: Sequence[int],
                      args_mode: str | None, default_mode: str | None, ctx: MatchContext) -> str:
-    """``"; <tool>: <first difference>"`` for the first missing expected call that an
-    unexpected call of the same tool could have been (``explain.explain_mismatch``), else ""."""
+    """``"; <tool>: <differences>"`` for the first of ``missing`` (expected indices, in the
+    order to try) that an unexpected call of the same tool could have been: every argument
+    that differs, is missing or (``exact_keys``) is extra (``explain.explain_all``), else ""."""
     by_name: dict[str, int] = {}
     for i in extra:
         by_name.setdefault(calls[i].name, i)
@@ -232,10 +234,10 @@ def _wrong_args_note(calls: Sequence[ToolCall], extra: Sequence[int],
         i = by_name.get(e.name, -1)
         if i == -1:
             continue
-        from ..explain import explain_mismatch
+        from ..explain import explain_all
 
         mode = args_mode or e.args_mode or default_mode
-        why = explain_mismatch(calls[i], e, args_mode=mode, context=ctx)
+        why = explain_all(calls[i], e, args_mode=mode, context=ctx)
         return f"; {e.name}: {why}" if why else ""
     return ""
 

@@ -132,7 +132,8 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
             ``score`` is used.
         context: a ``matchers.MatchContext`` for the matching.
         weights: ``{outcome, tool_selection, argument_correctness, efficiency}`` summing to 1
-            (see ``check_weights``); default 0.50 / 0.25 / 0.15 / 0.10.
+            (see ``check_weights``); default ``case.metadata["scoring_weights"]`` (seed 001's
+            per-case weights, ``eval_case.case_from_eval_case``), else 0.50 / 0.25 / 0.15 / 0.10.
         threshold: pass mark in [0, 1]; default ``case.threshold``, else 0.80.
         args_mode: overrides the argument mode of every expected call.
 
@@ -177,6 +178,8 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
                        needs="the agent's steps, tool results and final response")
     if not isinstance(case, Case):
         raise MetricInputError(f"score_trajectory: case must be a Case, got {type(case).__name__}")
+    if weights is None and isinstance(case.metadata, Mapping):
+        weights = case.metadata.get("scoring_weights")  # seed 001's per-case weights
     w = check_weights(weights)
     thr = threshold if threshold is not None else case.threshold
     thr = DEFAULT_THRESHOLD if thr is None else thr

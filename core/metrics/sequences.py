@@ -147,7 +147,11 @@ def ordering_accuracy(traj: TrajLike, precedence: Any) -> MetricResult:
 # forbidden sequences
 
 SEVERITIES: tuple[str, ...] = ("critical", "warning")
-RULE_KEYS: tuple[str, ...] = ("tool", "requires_prior", "severity", "link", "name", "description")
+RULE_KEYS: tuple[str, ...] = ("tool", "requires_prior", "severity", "link", "name", "description",
+                              "pattern", "without_prior", "rationale")
+#: Seed 001's ``ForbiddenSequenceRule`` field names and the field each one is read as.
+SEED001_RULE_KEYS: dict[str, str] = {"pattern": "tool", "without_prior": "requires_prior",
+                                     "rationale": "description"}
 LINK_KEYS: tuple[str, ...] = ("arg", "prior_arg")
 
 
@@ -179,6 +183,12 @@ FORBIDDEN_RULE_SCHEMA: dict[str, Any] = {
                                 "prior_arg": {"type": "string", "minLength": 1}}},
         "name": {"type": "string"},
         "description": {"type": "string"},
+        "pattern": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
+                    "description": "seed 001 form of tool: a list of patterns"},
+        "without_prior": {"type": "array", "minItems": 1,
+                          "items": {"type": "string", "minLength": 1},
+                          "description": "seed 001 form of requires_prior"},
+        "rationale": {"type": "string", "description": "seed 001 form of description"},
     },
 }
 
@@ -194,6 +204,12 @@ class ForbiddenRule:
     severity: str
     link_arg: str | None = None
     link_prior_arg: str | None = None
+    patterns: tuple[str, ...] = ()
+    description: str | None = None
+
+    def gates(self, tool_name: str) -> bool:
+        """Whether a call of ``tool_name`` is gated by this rule (any of its patterns)."""
+        return any(fnmatchcase(tool_name, p) for p in (self.patterns or (self.tool,)))
 
 
 def validate_forbidden_rules(rules: Any) -> tuple[ForbiddenRule, ...]:
@@ -205,6 +221,11 @@ def validate_forbidden_rules(rules: Any) -> tuple[ForbiddenRule, ...]:
             allowed), ``severity`` (``critical`` default, or ``warning``), ``link``
             (``{"arg": name, "prior_arg": name}``, ``prior_arg`` defaulting to ``arg``),
             ``name`` and ``description`` (free text). Schema: ``FORBIDDEN_RULE_SCHEMA``.
+            Seed 001's ``ForbiddenSequenceRule`` shape is read into the same form:
+            ``pattern`` (a list of patterns, any of which gates the call) for ``tool``,
+            ``without_prior`` for ``requires_prior``, ``rationale`` for ``description``
+            (``name`` and ``severity`` as above); a rule giving both spellings of one field
+            is an error.
 
     Returns:
         A tuple of ``ForbiddenRule``; ``name`` defaults to ``forbidden_sequences[i]``.
@@ -223,9 +244,22 @@ def validate_forbidden_rules(rules: Any) -> tuple[ForbiddenRule, ...]:
         if not isinstance(r, Mapping):
             raise DatasetError(f"{where}: a rule must be an object, got {type(r).__name__}")
         _reject_unknown_keys(r, RULE_KEYS, where)
+        both = [f"{k}/{v}" for k, v in SEED001_RULE_KEYS.items() if k in r and v in r]
+        if both:
+            raise DatasetError(f"{where}: give one of {both[0]}, not both")
+        if any(k in r for k in SEED001_RULE_KEYS):
+            r = {SEED001_RULE_KEYS.get(k, k): v for k, v in r.items()}
         tool = r.get("tool")
-        if not isinstance(tool, str) or not tool:
-            raise DatasetError(f"{where}.tool: required non-empty pattern string, got {tool!r}")
+        patterns: tuple[str, ...] = ()
+        if isinstance(tool, (list, tuple)) and tool:
+            for j, p in enumerate(tool):
+                if not isinstance(p, str) or not p:
+                    raise DatasetError(f"{where}.pattern[{j}]: must be a non-empty string, got {p!r}")
+            patterns = tuple(tool)
+            tool = ", ".join(patterns)
+        elif not isinstance(tool, str) or not tool:
+            raise DatasetError(f"{where}.tool: required non-empty pattern string (or 'pattern': "
+                               f"a list of patterns), got {tool!r}")
         prior: tuple[str, ...] | None = None
         if "requires_prior" in r:
             rp = r["requires_prior"]
@@ -262,7 +296,7 @@ def validate_forbidden_rules(rules: Any) -> tuple[ForbiddenRule, ...]:
         desc = r.get("description")
         if desc is not None and not isinstance(desc, str):
             raise DatasetError(f"{where}.description: must be a string, got {desc!r}")
-        out.append(ForbiddenRule(i, name, tool, prior, severity, link_arg, link_prior))
+        out.append(ForbiddenRule(i, name, tool, prior, severity, link_arg, link_prior, patterns, desc))
     return tuple(out)
 
 
@@ -287,7 +321,10 @@ def check_forbidden_sequences(traj: TrajLike, rules: Any) -> MetricResult:
         ``MetricResult`` named ``forbidden_sequences``: ``score`` 1.0 when no critical rule is
         violated else 0.0 (warnings are reported, not scored); ``passed`` likewise.
         ``parts``: ``violations`` (list of ``{rule, rule_index, call_index, step, tool,
-        severity, why}`` in call order), ``critical`` and ``warning`` counts, ``n_rules``.
+        tool_called, required_prior, severity, rationale, why}`` in call order; ``step`` is
+        the trajectory step index, where seed 001 numbers calls from 1: its ``step`` is
+        ``call_index + 1`` when each call is its own step), ``critical`` and ``warning``
+        counts, ``n_rules``.
 
     Policy (DESIGN.md "Composite": critical violations zero the composite; warnings are
     reported, not scored). Tool patterns are ``fnmatch.fnmatchcase`` (case-sensitive) over
@@ -318,7 +355,7 @@ def check_forbidden_sequences(traj: TrajLike, rules: Any) -> MetricResult:
     violations: list[dict[str, Any]] = []
     for ci, (call, _res) in enumerate(pairs):
         for rule in checked:
-            if not fnmatchcase(call.name, rule.tool):
+            if not rule.gates(call.name):
                 continue
             why: str | None
             if rule.requires_prior is None:
@@ -326,9 +363,12 @@ def check_forbidden_sequences(traj: TrajLike, rules: Any) -> MetricResult:
             else:
                 why = _prior_missing(rule, call, steps[ci], index[rule.index])
             if why is not None:
+                # seed 001's violation keys too: tool_called, required_prior, rationale
                 violations.append({"rule": rule.name, "rule_index": rule.index, "call_index": ci,
-                                   "step": steps[ci], "tool": call.name,
-                                   "severity": rule.severity, "why": why})
+                                   "step": steps[ci], "tool": call.name, "tool_called": call.name,
+                                   "required_prior": list(rule.requires_prior or ()),
+                                   "severity": rule.severity, "rationale": rule.description,
+                                   "why": why})
     critical = sum(v["severity"] == "critical" for v in violations)
     warning = len(violations) - critical
     parts = {"violations": violations, "critical": critical, "warning": warning,
