@@ -195,3 +195,18 @@ def test_a_folder_of_airline_and_retail_files_keeps_each_files_tasks() -> None:
         rr = sc.recorded_reward
         assert rr is not None and (rr.agree, rr.n) == (168, 168)
         assert (rr.checks["db_match"].agree, rr.checks["db_match"].n) == (162, 162)
+
+
+def test_infrastructure_errors_are_left_out_of_the_recorded_reward_as_tau2_does() -> None:
+    raw = _raw(SMALL)
+    raw["simulations"][0]["termination_reason"] = "infrastructure_error"
+    raw["simulations"][0]["reward_info"] = None
+    lr = load(raw)
+    t0 = next(t for t in lr if t.metadata["recorded_task_id"] == raw["simulations"][0]["task_id"])
+    assert t0.metadata["reward"] is None and t0.metadata["terminated"] is False
+    assert any("infrastructure error" in p for p in t0.metadata["problems"])
+    sc = evaluate(lr, n_boot=20)
+    rr = sc.recorded_reward
+    assert rr is not None and rr.n == 3  # tau2 counts 3 simulations too
+    want = tau2_pass_hat_k(raw)
+    assert rr.pass_hat_k[1] == pytest.approx(want[1], abs=5e-5)
