@@ -128,7 +128,9 @@ ROW_METRICS: tuple[RowMetric, ...] = (
               "metrics.trajectory.trajectory_match (mode, dialect)"),
     RowMetric("argument_accuracy", "Argument Accuracy", ("expected_calls",),
               "metrics.calls.argument_accuracy"),
-    RowMetric("call_correctness", "Call Exact Correctness", ("expected_calls",),
+    RowMetric("call_exact_correct", "Call Exact Correct", ("expected_calls",),
+              "metrics.calls.call_exact_correct"),
+    RowMetric("call_correctness", "Call Correctness", ("expected_calls",),
               "metrics.calls.call_correctness"),
     RowMetric("schema_validity", "Schema Validity", ("tools",), "metrics.calls.schema_errors"),
     RowMetric("argument_provenance", "Argument Provenance", (), "metrics.calls.argument_provenance"),
@@ -335,6 +337,10 @@ def compute(key: str, traj: Trajectory, case: Case, opts: Options | None = None,
         from trajcheck.metrics.calls import argument_accuracy
 
         return argument_accuracy(traj, case, args_mode=am, context=_ctx(case, o))
+    if k == "call_exact_correct":
+        from trajcheck.metrics.calls import call_exact_correct
+
+        return call_exact_correct(traj, case, args_mode=am, context=_ctx(case, o))
     if k == "call_correctness":
         from trajcheck.metrics.calls import call_correctness
 

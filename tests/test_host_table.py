@@ -68,6 +68,8 @@ def core_value(key: str, traj, case, mode: str | None = None, dialect: str | Non
         return trajectory.trajectory_match(traj, case, mode or "superset", dialect=dialect).score
     if key == "argument_accuracy":
         return calls.argument_accuracy(traj, case).score
+    if key == "call_exact_correct":
+        return calls.call_exact_correct(traj, case).score
     if key == "call_correctness":
         return calls.call_correctness(traj, case).score
     if key == "schema_validity":

@@ -73,7 +73,7 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
             else:
                 assert comp["score"] == pytest.approx(want, abs=1e-15), (cid, a["metric"], comp["reason"])
             n += 1
-    assert n >= 8 * 19 + 30  # every row metric on every run, the modes on one
+    assert n >= 8 * 20 + 30  # every row metric on every run, the modes on one
     summary = json.loads((tmp_path / "summary.json").read_text())
     from trajcheck.metrics.reliability import pass_hat_k, success_rate
     from trajcheck.suite import run_outcome
