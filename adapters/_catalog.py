@@ -255,6 +255,10 @@ def _states(case: Case, traj: Trajectory, opts: Options) -> tuple[Any, Any]:
 
 
 def _ctx(case: Case, opts: Options) -> Any:
+    """The matchers' context: None (the core then builds it from the case, as when a metric
+    is called directly) unless a semantic scorer or judge backend is given."""
+    if opts.semantic_scorer is None and opts.judge is None:
+        return None
     from trajcheck.matchers import MatchContext
 
     inp = case.input if isinstance(case.input, str) else None
