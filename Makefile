@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: demo test lint typecheck venv clean
+.PHONY: demo test lint typecheck venv clean fuzz
 
 venv: $(STAMP)
 
@@ -32,6 +32,11 @@ typecheck: $(STAMP)
 
 test: lint typecheck
 	$(BIN)/python -m pytest -q
+
+# The long run of tests/test_fuzz.py: 10,000 mutated traces of every format and 2,000 mutated
+# dataset rows (random examples; the suite runs a fixed few hundred). Result in README.
+fuzz: $(STAMP)
+	TRAJCHECK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) .cache

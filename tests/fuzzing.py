@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT / "tests" / "data" / "traces"
+REAL = ROOT / "tests" / "data" / "real_traces"
+REAL_MAX_BYTES = 50_000  # real files up to this size join the seeds (larger ones slow every example)
 TAU = ROOT / "tests" / "data" / "tau_bench" / "gpt-4o-airline.json"
 DATASETS = (ROOT / "examples" / "helpdesk" / "cases.jsonl", ROOT / "examples" / "flights" / "cases.jsonl")
 
@@ -48,15 +50,21 @@ HOSTILE: tuple[Any, ...] = (
 
 
 def samples() -> dict[str, Any]:
-    """Every trace sample of tests/data/traces, parsed (JSONL files: their first line), plus
-    three tau-bench records; keyed by a short name."""
+    """Every trace sample of tests/data/traces and every real trace file of
+    tests/data/real_traces up to ``REAL_MAX_BYTES`` (the newer formats and wrappers: ATIF,
+    Langfuse, Agents SDK, Managed Agents, ADK sessions, span dumps...), parsed (JSONL files:
+    their first line), plus three tau-bench records; keyed by a short name."""
     out: dict[str, Any] = {}
-    for p in sorted(TRACES.iterdir()):
+    files = [*sorted(TRACES.iterdir()),
+             *sorted(p for p in REAL.rglob("*") if p.suffix in (".json", ".jsonl")
+                     and p.stat().st_size <= REAL_MAX_BYTES)]
+    for p in files:
         text = p.read_text(encoding="utf-8")
+        name = p.stem if p.parent == TRACES else f"real-{p.parent.name}-{p.stem}"
         if p.suffix == ".jsonl":
-            out[p.stem] = json.loads(next(ln for ln in text.splitlines() if ln.strip()))
+            out[name] = json.loads(next(ln for ln in text.splitlines() if ln.strip()))
         else:
-            out[p.stem] = json.loads(text)
+            out[name] = json.loads(text)
     out["tau_bench"] = json.loads(TAU.read_text(encoding="utf-8"))[:3]
     return out
 

@@ -22,13 +22,14 @@ from trajcheck.errors import TrajcheckError
 from trajcheck.traces import load
 
 N = int(os.environ.get("TRAJCHECK_FUZZ_EXAMPLES", "0"))
+SHARE = {"between": 0.5, "alone": 0.3, "bytes": 0.2, "dataset": 0.2}  # of N, per property
 SAMPLES = samples()
 NAMES = sorted(SAMPLES)
 ROWS = dataset_rows()
 
 
-def _settings(default: int) -> Any:
-    return settings(max_examples=N or default, deadline=None, derandomize=not N,
+def _settings(default: int, share: str) -> Any:
+    return settings(max_examples=int(N * SHARE[share]) if N else default, deadline=None, derandomize=not N,
                     suppress_health_check=list(HealthCheck), database=None)
 
 
@@ -48,7 +49,7 @@ def good_counts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
     return out
 
 
-@_settings(300)
+@_settings(200, "between")
 @given(name=st.sampled_from(NAMES), muts=mutations)
 def test_mutated_trace_between_good_ones(tmp_path_factory: pytest.TempPathFactory,
                                          good_counts: dict[str, int], name: str, muts: Any) -> None:
@@ -63,7 +64,7 @@ def test_mutated_trace_between_good_ones(tmp_path_factory: pytest.TempPathFactor
     assert len(res) >= good_counts[name], res.problems
 
 
-@_settings(200)
+@_settings(200, "alone")
 @given(name=st.sampled_from(NAMES), muts=mutations)
 def test_mutated_trace_alone_only_trajcheck_errors(name: str, muts: Any) -> None:
     bad = mutate(SAMPLES[name], muts)
@@ -75,7 +76,7 @@ def test_mutated_trace_alone_only_trajcheck_errors(name: str, muts: Any) -> None
         json.dumps(t.to_dict(), default=str)  # what was read can be written back
 
 
-@_settings(100)
+@_settings(100, "bytes")
 @given(name=st.sampled_from(NAMES), cut=st.integers(0, 10 ** 6), junk=st.binary(min_size=1, max_size=8))
 def test_byte_damage_in_one_line(tmp_path_factory: pytest.TempPathFactory, good_counts: dict[str, int],
                                  name: str, cut: int, junk: bytes) -> None:
@@ -92,7 +93,7 @@ def _dataset(path: Path, rows: list[str]) -> None:
     path.write_text("".join(r + "\n" for r in rows), encoding="utf-8", errors="surrogatepass")
 
 
-@_settings(200)
+@_settings(200, "dataset")
 @given(i=st.integers(0, len(ROWS) - 1), muts=mutations)
 def test_mutated_dataset_row(tmp_path_factory: pytest.TempPathFactory, i: int, muts: Any) -> None:
     from trajbuild import run
