@@ -929,6 +929,11 @@ def load(path_or_obj: Any, format: str = "auto", *,
     acc = _Acc(error_pattern=_compile_pattern(error_pattern))
     if isinstance(path_or_obj, (str, os.PathLike)):
         path = Path(path_or_obj)
+        try:
+            path.stat()
+        except OSError as e:  # a name too long, a loop of links, no permission: not a readable path
+            if not isinstance(e, FileNotFoundError):
+                raise TraceFormatError(f"{str(path)[:200]}: cannot be read ({e.strerror})") from e
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and (
                 p.suffix.lower() in _SUFFIXES or p.name.lower().endswith(_GZ_SUFFIXES)))
