@@ -49,7 +49,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from trajcheck.errors import DatasetError, TraceFormatError
+from trajcheck.errors import DatasetError, TraceFormatError, TrajcheckError
 from trajcheck.model import (
     Case,
     ExpectedCall,
@@ -530,7 +530,28 @@ def any_trajectory(obj: Any, *, where: str = "outputs") -> Trajectory:
     with ``messages`` (or ``trajectory``) holding one; a trajcheck trajectory dict (``steps``);
     or ``{"tool_calls": [{"name", "args"}...], "final_response"?}``. Anything else is handed
     to ``trajcheck.traces.load`` (format auto-detection). ``None`` raises ``TraceFormatError``
-    rather than scoring as an empty run (openevals PR #237)."""
+    rather than scoring as an empty run (openevals PR #237). A string is JSON text, never a
+    file path (an agent's output is untrusted); anything that cannot be read raises
+    ``TraceFormatError`` naming ``where``."""
+    try:
+        return _any_trajectory(obj, where)
+    except TrajcheckError:
+        raise
+    except Exception as e:  # an odd value is "not a trajectory", never a crash
+        raise TraceFormatError(f"{where}: not a trajectory ({type(e).__name__}: {e})") from e
+
+
+def _any_trajectory(obj: Any, where: str) -> Trajectory:
+    if isinstance(obj, (str, bytes)):
+        from trajcheck.limits import loads
+
+        try:
+            parsed = loads(obj)
+        except ValueError as e:
+            raise TraceFormatError(f"{where}: a string that is not JSON ({e})") from e
+        if isinstance(parsed, (str, bytes)):
+            raise TraceFormatError(f"{where}: a JSON string, not a trajectory")
+        return any_trajectory(parsed, where=where)
     if obj is None:
         raise TraceFormatError(f"{where}: no trajectory (got None)")
     if isinstance(obj, Trajectory):

@@ -931,9 +931,10 @@ def load(path_or_obj: Any, format: str = "auto", *,
         path = Path(path_or_obj)
         try:
             path.stat()
-        except OSError as e:  # a name too long, a loop of links, no permission: not a readable path
+        except (OSError, ValueError) as e:  # a name too long or not encodable, a link loop, ...
             if not isinstance(e, FileNotFoundError):
-                raise TraceFormatError(f"{str(path)[:200]}: cannot be read ({e.strerror})") from e
+                raise TraceFormatError(f"{str(path)[:200]!r}: cannot be read as a path "
+                                       f"({getattr(e, 'strerror', None) or e})") from e
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and (
                 p.suffix.lower() in _SUFFIXES or p.name.lower().endswith(_GZ_SUFFIXES)))
