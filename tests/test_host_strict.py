@@ -248,3 +248,85 @@ def test_promptfoo_assertion_ordering_and_strict_config():
     assert r["score"] == 1.0 and "names only" in r["reason"]
     r = get_assert(_pf_output(KEPT), _pf_ctx(dict(cfg, args_mode="exact_keys")))
     assert r["score"] == 0.0 and "names only" not in r["reason"]
+
+
+# ----------------------------------------------------------------------------- from traces
+
+# OpenAI Chat messages have no error flag: the 503 is a failed call only under error_pattern
+OPENAI_RUN = {"messages": [
+    {"role": "user", "content": INPUT},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "issue_refund", "arguments": '{"order_id": "981"}'}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "Error: 503 service unavailable"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c2", "type": "function", "function": {"name": "issue_refund", "arguments": '{"order_id": "981"}'}},
+        {"id": "c3", "type": "function", "function": {"name": "send_refund_email", "arguments": '{"order_id": "981"}'}}]},
+    {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+    {"role": "tool", "tool_call_id": "c3", "content": "sent"},
+    {"role": "assistant", "content": "Refunded and e-mailed."}]}
+EXP = [{"name": n, "args": a} for n, a in EXPECTED]
+
+
+def test_helpers_build_each_hosts_test_case_from_a_trace_with_failed_calls_marked():
+    pytest.importorskip("deepeval")
+    pytest.importorskip("ragas")
+    pytest.importorskip("langsmith")
+    from trajcheck.adapters import deepeval as ad
+    from trajcheck.adapters import langsmith as al
+    from trajcheck.adapters import ragas as ar
+    from trajcheck.metrics.calls import tool_call_prf
+    from trajcheck.model import Case
+    from trajcheck.traces import load
+
+    case = Case(id="r", input=INPUT, expected_calls=tuple(EXP), precedence=(("issue_refund", "send_refund_email"),))
+    for pattern, precision in ((None, 2 / 3), ("^Error", 1.0)):
+        traj = load(OPENAI_RUN, error_pattern=pattern).trajectories[0]
+        assert tool_call_prf(traj, case).precision == pytest.approx(precision)  # the core's figure
+        tc = ad.test_case_from_trace(OPENAI_RUN, expected_tools=EXP, error_pattern=pattern,
+                                     precedence=PRECEDENCE)
+        block = tc.metadata["trajcheck"]
+        assert block.get("failed_calls") == ([0] if pattern else None)
+        assert block["parallel_calls"] == [[1, 2]]  # the retry and the e-mail were one step
+        assert ad.TrajcheckMetric("tool_call_precision").measure(tc) == pytest.approx(precision)
+        # with the 503 a failed-and-retried attempt (set aside), the refund's only counted call is
+        # in the e-mail's step, and calls of one step are not before each other: violated
+        want = ordering_accuracy(traj, PRECEDENCE).score
+        assert want == (0.0 if pattern else 1.0)
+        assert ad.OrderingAccuracyMetric().measure(tc) == want
+        s = ar.sample_from_trace(OPENAI_RUN, reference_tool_calls=EXP, error_pattern=pattern,
+                                 precedence=PRECEDENCE)
+        assert ar.TrajcheckRagasMetric(metric="tool_call_precision").compute(
+            s.user_input, s.reference_tool_calls).score == pytest.approx(precision)
+        assert ar.TrajcheckOrderingAccuracy().compute(s.user_input, s.reference_tool_calls).score == want
+        ex = al.example_from_trace(OPENAI_RUN, expected_calls=EXP, error_pattern=pattern,
+                                   precedence=PRECEDENCE)
+        out = ex.metadata["trajcheck_outputs"]
+        got = al.TrajcheckEvaluator("tool_call_precision")(inputs=ex.inputs, outputs=out,
+                                                            reference_outputs=ex.outputs)
+        assert got["score"] == pytest.approx(precision)
+    with pytest.raises(DatasetError, match="did you mean 'precedence'"):
+        ad.test_case_from_trace(OPENAI_RUN, precedense=PRECEDENCE)
+
+
+def test_deepeval_conversational_ordering_and_missing_reference():
+    pytest.importorskip("deepeval")
+    from deepeval.errors import MissingTestCaseParamsError
+    from deepeval.test_case import ConversationalTestCase, ToolCall, Turn
+
+    from trajcheck.adapters import deepeval as ad
+
+    def conv(calls, meta):
+        return ConversationalTestCase(turns=[
+            Turn(role="user", content=INPUT),
+            Turn(role="assistant", content="Done.",
+                 tools_called=[ToolCall(name=n, input_parameters=a) for n, a in calls])], metadata=meta)
+
+    m = ad.ConversationalTrajcheckMetric("ordering_accuracy")
+    assert m.__name__ == "Conversational Ordering Accuracy (trajcheck)"
+    for calls in (BROKEN, KEPT):
+        want = ordering_accuracy(core_traj(calls), PRECEDENCE)
+        assert m.measure(conv(calls, {"trajcheck": {"precedence": PRECEDENCE}})) == want.score
+    with pytest.raises(MissingTestCaseParamsError, match="precedence"):
+        m.measure(conv(KEPT, None))
+    with pytest.raises(DatasetError, match="did you mean 'precedence'"):
+        m.measure(conv(KEPT, {"trajcheck": {"precedance": PRECEDENCE}}))
