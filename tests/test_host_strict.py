@@ -330,3 +330,15 @@ def test_deepeval_conversational_ordering_and_missing_reference():
         m.measure(conv(KEPT, None))
     with pytest.raises(DatasetError, match="did you mean 'precedence'"):
         m.measure(conv(KEPT, {"trajcheck": {"precedance": PRECEDENCE}}))
+
+
+def test_promptfoo_assertion_error_pattern_and_provider_style_output():
+    from trajcheck.promptfoo.assertion import get_assert
+
+    cfg = {"metric": "tool_call_precision", "expected_calls": EXP}
+    r = get_assert(OPENAI_RUN["messages"], _pf_ctx(cfg))
+    assert r["score"] == pytest.approx(2 / 3)  # no error channel: the 503 attempt counts
+    r = get_assert(OPENAI_RUN["messages"], _pf_ctx(dict(cfg, error_pattern="^Error")))
+    assert r["score"] == 1.0  # marked failed and retried: set aside
+    r = get_assert(OPENAI_RUN["messages"], _pf_ctx(dict(cfg, error_pattern="(")))
+    assert r["pass"] is False and "error_pattern" in r["reason"]
