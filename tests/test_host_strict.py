@@ -342,3 +342,15 @@ def test_promptfoo_assertion_error_pattern_and_provider_style_output():
     assert r["score"] == 1.0  # marked failed and retried: set aside
     r = get_assert(OPENAI_RUN["messages"], _pf_ctx(dict(cfg, error_pattern="(")))
     assert r["pass"] is False and "error_pattern" in r["reason"]
+
+
+def test_langsmith_adapter_import_loads_no_langsmith_evaluator_classes():
+    import subprocess
+    import sys
+
+    code = ("import sys, trajcheck.adapters.langsmith as al; "
+            "print('langsmith.evaluation' in sys.modules); "
+            "ev = al.TrajcheckEvaluator('ordering_accuracy'); "
+            "from langsmith.evaluation import RunEvaluator; print(isinstance(ev, RunEvaluator))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.split() == ["False", "True"], out.stderr[-2000:]
