@@ -72,3 +72,25 @@ def test_a_write_that_returned_the_record_as_it_was_is_not_a_side_effect() -> No
     other = _traj([("get", {"id": "R2"}, json.dumps({"reservation_id": "R2", "bags": 2}), False),
                    ("bags", {"id": "R1"}, rec, False), ("note", {}, "ok", False)])
     assert unchanged_writes(other, [1, 2]) == {}
+
+
+def test_a_tool_precondition_the_first_read_fails_waives_the_expected_write() -> None:
+    order = json.dumps({"order_id": "#W1", "status": "pending"})
+    pre = {"exchange": {"key": "order_id", "field": "status", "allowed": ["delivered"],
+                        "why": "the tool rejects an order that is not delivered"}}
+    case = Case(id="t", input="go", expected_calls=(ExpectedCall("exchange", {"order_id": "#W1"}),),
+                optional_calls=READS, args_mode="exact_keys",
+                metadata={REPLAYED_KEY: True, "preconditions": pre})
+    t = _traj([("get", {"order_id": "#W1"}, order, False)])
+    r = outcome_from_calls(t, case)
+    assert r.passed is True and ("not required: the run's first read of order_id '#W1' shows status "
+                                 "'pending', and the tool rejects an order that is not delivered") in r.reason
+    delivered = _traj([("get", {"order_id": "#W1"}, order.replace("pending", "delivered"), False)])
+    assert outcome_from_calls(delivered, case).passed is False
+    # an expected write before it names the same order: the record may have changed by then
+    case2 = Case(id="t", input="go", expected_calls=(ExpectedCall("modify", {"order_id": "#W1"}),
+                                                     ExpectedCall("exchange", {"order_id": "#W1"})),
+                 optional_calls=READS, args_mode="exact_keys",
+                 metadata={REPLAYED_KEY: True, "preconditions": pre})
+    t2 = _traj([("get", {"order_id": "#W1"}, order, False), ("modify", {"order_id": "#W1"}, "{}", False)])
+    assert outcome_from_calls(t2, case2).parts["missing_expected"] == [1]

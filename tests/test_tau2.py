@@ -112,13 +112,19 @@ def test_writes_that_change_nothing() -> None:
     r12 = next(r for r in sc.runs if r.run_id == "12-0")
     assert r12.success is True
     assert "changed nothing: its result equals call 4's" in r12.outcome_reason
-    # ToolOrchestra retail task 64: the expected exchange is of a pending order (tau2's tool
-    # rejects it); tau2 recorded the action check unmet while the DB matched
+    # ToolOrchestra retail task 64: the expected exchange is of an order the run read as
+    # pending, which tau2's tool rejects (the case's precondition)
     lr2 = load(ORCH_RETAIL)
-    t64 = next(t for t in lr2 if t.metadata["case_id"] == "64")
-    assert t64.metadata["no_effect_calls"][0]["name"] == "exchange_delivered_order_items"
-    r64 = next(r for r in evaluate(lr2, n_boot=20).runs if r.case_id == "64")
-    assert r64.success is True and "not required: tau2 recorded its action check unmet" in r64.outcome_reason
+    runs = {r.case_id: r for r in evaluate(lr2, n_boot=20).runs}
+    assert runs["64"].success is True
+    assert "first read of order_id '#W7464385' shows status 'pending'" in runs["64"].outcome_reason
+    # task 12: the expected return to PayPal is one the tool rejects (not the original payment
+    # method); nothing in the run shows it, but tau2 recorded the action check unmet while the
+    # DB matched
+    t12 = next(t for t in lr2 if t.metadata["case_id"] == "12")
+    assert t12.metadata["no_effect_calls"][0]["name"] == "return_delivered_order_items"
+    assert runs["12"].success is True
+    assert "not required: tau2 recorded its action check unmet" in runs["12"].outcome_reason
 
 
 def test_bad_simulation_is_skipped_and_the_rest_read() -> None:

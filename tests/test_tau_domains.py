@@ -78,15 +78,19 @@ def test_item_ids_in_any_order_match_a_sorting_tool() -> None:
 
 
 def test_tau_bench_retail_agreement() -> None:
-    """115 gpt-4.1-mini retail runs; 113 agree with the recorded reward. The two left:
-    36-0 exchanged two items for themselves inside modify_pending_order_items (the pairs
-    (x, x) change nothing; a per-argument matcher cannot see the pairing) and 64-0, whose
-    expected exchange of a pending order fails in tau-bench's tool: this file records no
-    per-action check, so trajcheck cannot tell and says the tool was never called."""
+    """115 gpt-4.1-mini retail runs; 114 agree with the recorded reward. 64-0 skipped an
+    expected exchange of an order the run read as 'pending': the tool rejects non-delivered
+    orders (the case's precondition), so the write is not required. Left: 36-0 exchanged two
+    items for themselves inside modify_pending_order_items (the pairs (x, x) change nothing;
+    a per-argument matcher cannot see how item_ids pairs with new_item_ids)."""
     sc = evaluate(load(RETAIL), n_boot=20)
     rr = sc.recorded_reward
-    assert rr is not None and (rr.n, rr.agree) == (115, 113)
-    assert {d.run_id for d in rr.disagreements} == {"36-0", "64-0"}
+    assert rr is not None and (rr.n, rr.agree) == (115, 114)
+    assert {d.run_id for d in rr.disagreements} == {"36-0"}
+    assert (rr.checks["r_actions"].agree, rr.checks["r_actions"].n) == (77, 77)
+    r64 = next(r for r in sc.runs if r.run_id == "64-0")
+    assert r64.success and ("expected call 6 (exchange_delivered_order_items) not required: the run's first "
+                            "read of order_id '#W7464385' shows status 'pending'") in r64.outcome_reason
 
 
 def test_gz_files_and_folders(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ State = Mapping[str, Sequence[Mapping[str, Any]]]
 __all__ = [
     "DEFAULT_IGNORE",
     "NO_EFFECT_KEY",
+    "PRECONDITIONS_KEY",
     "REPLAYED_KEY",
     "StateDiff",
     "check_final_state",
@@ -613,6 +614,10 @@ NO_EFFECT_KEY = "no_effect_calls"
 #: nothing to that state. Without it a failed expected call is a task failure (it may be a
 #: transient or injected fault).
 REPLAYED_KEY = "expected_state_is_replay"
+#: ``Case.metadata`` key for what a tool requires of the record it writes, from the tool's
+#: code: ``{tool: {"key": arg naming the record, "field": field of the record, "allowed":
+#: [values], "why": text}}`` (tau retail: a return needs a delivered order).
+PRECONDITIONS_KEY = "preconditions"
 
 
 def _json_object(v: Any) -> dict[str, Any] | None:
@@ -666,6 +671,45 @@ def unchanged_writes(traj: Trajectory, indices: Sequence[int]) -> dict[int, int]
     return out
 
 
+def _precondition_fails(traj: Trajectory, case: Case, j: int, mode: str | None,
+                        context: Any) -> str | None:
+    """Why expected write ``j`` would be rejected, from the record as the run first read it,
+    or None. Needs the tool's precondition (``case.metadata[PRECONDITIONS_KEY]``), a
+    read-only call's JSON result about the record (its ``key`` value equal to the expected
+    argument) made before any successful write naming that record, and no expected write
+    before ``j`` naming it (so the record is, at ``j`` in the expected sequence, as first
+    read). The reason names the record, the value seen and the rule."""
+    from ..matching import is_failed
+
+    exp = case.expected_calls[j]
+    pre = (case.metadata.get(PRECONDITIONS_KEY) or {}).get(exp.name)
+    if not isinstance(pre, Mapping) or not isinstance(exp.args, Mapping):
+        return None
+    key, fld, allowed = pre.get("key"), pre.get("field"), pre.get("allowed")
+    if not isinstance(key, str) or not isinstance(fld, str) or not isinstance(allowed, list):
+        return None
+    target = exp.args.get(key)
+    if target is None:
+        return None
+    read_only = set(case.optional_calls)
+    if any(e.name not in read_only and isinstance(e.args, Mapping) and e.args.get(key) == target
+           for e in case.expected_calls[:j]):
+        return None
+    for c, r in traj.pairs():
+        if c.name not in read_only:
+            if not is_failed(r) and isinstance(c.args, Mapping) and c.args.get(key) == target:
+                return None  # the run wrote to the record before reading it
+            continue
+        obj = _json_object(r.output) if r is not None and not is_failed(r) else None
+        if obj is None or obj.get(key) != target or fld not in obj:
+            continue
+        if obj[fld] in allowed:
+            return None
+        return (f"the run's first read of {key} {target!r} shows {fld} {obj[fld]!r}, and "
+                f"{pre.get('why') or 'the tool rejects it'}, so it changes nothing")
+    return None
+
+
 def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
                         context: Any) -> str | None:
     """Why expected write ``case.expected_calls[j]`` changed nothing, from what the run
@@ -677,7 +721,10 @@ def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
        then was one the expected sequence passes through): the tool rejected exactly this
        write in that state, so it changes nothing. A failure caused by the agent's own
        earlier, unexpected or out-of-order write proves nothing.
-    2. The reader lists it under ``metadata[NO_EFFECT_KEY]`` (the source's own checks prove
+    2. Only for cases flagged ``metadata[REPLAYED_KEY]``: the tool's precondition on the
+       record it writes (``metadata[PRECONDITIONS_KEY]``) fails on the record as the run
+       first read it (``_precondition_fails``).
+    3. The reader lists it under ``metadata[NO_EFFECT_KEY]`` (the source's own checks prove
        the expected database was reached without it).
     """
     from ..matchers import exact_equal
@@ -693,6 +740,9 @@ def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
         before = [pc for pc, pr in pairs[:i] if pc.name not in read_only and not is_failed(pr)]
         if all(any(call_matches(pc, e, args_mode=mode, context=context) for e in earlier) for pc in before):
             return f"call {i} of the run made it and the tool rejected it, so it changes nothing"
+    pre_why = _precondition_fails(traj, case, j, mode, context) if pairs else None
+    if pre_why is not None:
+        return pre_why
     for item in traj.metadata.get(NO_EFFECT_KEY) or ():
         if (isinstance(item, Mapping) and item.get("name") == exp.name
                 and exact_equal(item.get("args"), exp.args)):
@@ -812,7 +862,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
         if not resp.passed:
             problems.append(f"case {case.id!r}: {resp.reason}")
     ok = not problems
-    n_exp = len(expected)
+    n_exp = len(expected) - len(not_required)
     made = ("no state-changing call expected and none made" if n_exp == 0
             else "the expected state-changing call made, no other write" if n_exp == 1
             else f"all {n_exp} expected state-changing calls made, no other write")

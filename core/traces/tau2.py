@@ -341,6 +341,8 @@ def case_from_task(task: Any, *, domain: str | None = None) -> Case:
         meta["domain"] = domain
     if dom is None:
         meta["tool_knowledge"] = f"none for domain {domain!r}: every tool counts as a write"
+    elif dom.preconditions:
+        meta["preconditions"] = {k: dict(v) for k, v in dom.preconditions.items()}
     if user_actions:
         meta["user_actions"] = user_actions
     nl = ec.get("nl_assertions")

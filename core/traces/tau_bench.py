@@ -261,6 +261,8 @@ def case_from_record(obj: Any, *, domain: str | None = None) -> Case:
     meta: dict[str, Any] = {"source": "tau-bench", "expected_state_is_replay": True}
     if dom:
         meta["domain"] = dom
+    if known is not None and known.preconditions:
+        meta["preconditions"] = {k: dict(v) for k, v in known.preconditions.items()}
     return Case(
         id=str(rec["task_id"]),
         input=task.get("instruction"),

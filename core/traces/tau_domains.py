@@ -40,6 +40,7 @@ class Domain:
     name: str
     read_only: Mapping[str, str]
     args: Mapping[str, Mapping[str, ArgRule]] = field(default_factory=dict)
+    preconditions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def matchers(self, tool: str) -> dict[str, Any]:
         """The ``ExpectedCall.match`` entries for calls of ``tool`` (empty when none)."""
@@ -50,6 +51,13 @@ _LOOKUP = "reads the database and returns it; changes nothing"
 _CALC = "evaluates an arithmetic expression; changes nothing"
 _THINK = "logs a thought; changes nothing"
 _TRANSFER = "ends the conversation with a message; changes nothing in the database"
+
+# retail: return / exchange only act on a delivered order (both benchmarks' code returns an
+# error for any other status); written as a case precondition the outcome can check against
+# the order as the run first read it (metrics.outcome, PRECONDITIONS_KEY)
+_DELIVERED = {"key": "order_id", "field": "status", "allowed": ["delivered"],
+              "why": "the tool rejects an order whose status is not 'delivered'"}
+_RETAIL_PRE = {"return_delivered_order_items": _DELIVERED, "exchange_delivered_order_items": _DELIVERED}
 
 # retail: return / exchange store the item lists sorted
 _SORTED_RETURN = ArgRule("unordered", "the tool stores sorted(item_ids) as the order's return_items, "
@@ -96,7 +104,8 @@ TAU_BENCH: dict[str, Domain] = {
                       {**_AIRLINE_READS, "think": _THINK},
                       {"update_reservation_flights": {"flights": _TB_FLIGHTS},
                        "book_reservation": {"flights": _TB_FLIGHTS}}),
-    "retail": Domain("tau-bench", "retail", {**_RETAIL_READS, "think": _THINK}, _RETAIL_ARGS),
+    "retail": Domain("tau-bench", "retail", {**_RETAIL_READS, "think": _THINK}, _RETAIL_ARGS,
+                     _RETAIL_PRE),
 }
 
 _TELECOM_READS = {
@@ -113,7 +122,8 @@ TAU2: dict[str, Domain] = {
                        "book_reservation": {"flights": _T2_FLIGHTS, "passengers": _T2_PASSENGERS,
                                             "payment_methods": _T2_PAYMENTS},
                        "update_reservation_passengers": {"passengers": _T2_PASSENGERS}}),
-    "retail": Domain("tau2", "retail", {**_RETAIL_READS, "get_item_details": _LOOKUP}, _RETAIL_ARGS),
+    "retail": Domain("tau2", "retail", {**_RETAIL_READS, "get_item_details": _LOOKUP}, _RETAIL_ARGS,
+                     _RETAIL_PRE),
     # The user's device tools (check_*, toggle_*, ...) are the simulated user's, not the
     # agent's: the tau2 reader keeps them out of the agent's calls.
     "telecom": Domain("tau2", "telecom", _TELECOM_READS),
@@ -141,6 +151,9 @@ def markdown_rows() -> list[str]:
             for arg, r in rules.items():
                 spec = r.matcher if isinstance(r.matcher, str) else json.dumps(r.matcher)
                 rows.append(f"| {d.benchmark} | {d.name} | `{tool}` | `{arg}` | `{spec}` | {r.why} |")
+        for tool, pre in d.preconditions.items():
+            cond = f"precondition: {pre['field']} in {pre['allowed']}"
+            rows.append(f"| {d.benchmark} | {d.name} | `{tool}` | `{pre['key']}` | {cond} | {pre['why']} |")
     return rows
 
 
