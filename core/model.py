@@ -98,10 +98,16 @@ class Usage:
         return (self.input_tokens or 0) + (self.output_tokens or 0)
 
     def __add__(self, other: Usage) -> Usage:
+        """Field-wise sum (None + None stays None). ``total_tokens``: when either side gives
+        one, each side counts its ``total`` (its own total, else input + output), so a side
+        without a stated total is not dropped from the sum."""
         def add(a: int | None, b: int | None) -> int | None:
             return None if a is None and b is None else (a or 0) + (b or 0)
 
-        return Usage(*(add(getattr(self, f.name), getattr(other, f.name)) for f in fields(Usage)))
+        out = [add(getattr(self, f.name), getattr(other, f.name)) for f in fields(Usage)]
+        if self.total_tokens is not None or other.total_tokens is not None:
+            out[2] = (self.total or 0) + (other.total or 0)
+        return Usage(*out)
 
     def to_dict(self) -> dict[str, Any]:
         """The non-None counts as a plain dict."""

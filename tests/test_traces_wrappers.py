@@ -233,3 +233,10 @@ def test_langsmith_user_message_from_role_pairs_and_not_from_model() -> None:
     assert read(run, "langsmith").user_input == "Weather in Oslo?"
     only_model = _run("r", "llm", "ChatOpenAI", 0, 1, parent=None, inputs={"model": "gpt-4o", "stream": False})
     assert read(only_model, "langsmith").user_input is None
+
+
+def test_usage_sum_keeps_a_side_without_a_stated_total() -> None:
+    # Anthropic usage has no total_tokens, OpenAI's has: the sum still counts both
+    a, b = Usage(input_tokens=10, output_tokens=5), Usage(input_tokens=7, output_tokens=3, total_tokens=10)
+    assert (a + b).total_tokens == 25 and (b + a).total_tokens == 25
+    assert (a + a).total_tokens is None and (a + a).total == 30
