@@ -94,9 +94,10 @@ def test_trajectory_prompt_contains_rendered_trajectory() -> None:
 
 
 def test_trajectory_judge_all_pass_and_failure_check_na_without_failures() -> None:
-    m = ScriptedModel([_checks(failure_handled={"pass": False, "reason": "made up"})])
+    m = ScriptedModel([_checks(failure_handled={"pass": "n/a", "reason": "none failed"})])
     v = judge_trajectory(m, _traj())
-    # no tool failed -> failure_handled is n/a whatever the model said; 4 of 4 applicable pass
+    # no tool failed and the model said n/a -> n/a; 4 of 4 applicable pass (a model's false
+    # is kept: tests/test_judges_errors.py)
     assert v.item("failure_handled").passed is None
     assert v.passed is True and v.score == 1.0
     assert v.reason == "all 4 checks passed"

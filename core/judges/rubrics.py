@@ -14,6 +14,7 @@ Sync judges call ``model.complete``; the ``a``-prefixed twins call ``model.acomp
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,7 +110,36 @@ def _error_verdict(judge: str, e: Exception) -> Verdict:
 
 
 def _is_error_result(r: Any) -> bool:
-    return bool(r is not None and (r.is_error is True or r.error))
+    # The metrics' own test (matching.is_failed): the source's flag or error text; a run's
+    # error_pattern has already set is_error on the results it matches (_with_pattern).
+    from ..matching import is_failed
+
+    return is_failed(r)
+
+
+def _with_pattern(traj: Trajectory, error_pattern: Any) -> Trajectory:
+    """``traj`` with the run's error convention applied, as the loader applies it."""
+    if error_pattern is None:
+        return traj
+    from ..errors import TraceFormatError
+    from ..traces import apply_error_pattern
+
+    try:
+        return apply_error_pattern(traj, error_pattern)
+    except TraceFormatError as e:
+        raise MetricInputError(str(e)) from e
+
+
+def _compiled(error_pattern: Any) -> Any:
+    if error_pattern is None:
+        return None
+    from ..errors import TraceFormatError
+    from ..traces import _compile_pattern
+
+    try:
+        return _compile_pattern(error_pattern)
+    except TraceFormatError as e:
+        raise MetricInputError(str(e)) from e
 
 
 def _looks_like_error(output: Any) -> bool:
@@ -130,26 +160,87 @@ def _as_text(v: Any) -> str:
         return str(v)
 
 
-def _cut(text: str, limit: int) -> str:
+_ERROR_WORDS = re.compile(r"(?i)\b(?:error|errors|exception|traceback|denied|failed|failure|fatal|"
+                          r"forbidden|unauthori[sz]ed|refused|timed out|timeout)\b")
+"""Words that mark an error message inside a longer output (found anywhere, not only at the
+start), so truncation keeps them."""
+
+
+def _error_spans(text: str, limit: int, pattern: Any) -> list[tuple[int, int]]:
+    """Merged ``(start, end)`` spans of ``text`` holding an error message: the line of each
+    error word or ``pattern`` match, from at most ``limit // 4`` characters before the match
+    (the message's lead-in) to the line's end (at most ``max(limit, 2000)`` characters after
+    the match, which bounds a one-line dump)."""
+    spans: list[tuple[int, int]] = []
+    matchers = [_ERROR_WORDS] + ([pattern] if pattern is not None else [])
+    for rx in matchers:
+        for m in rx.finditer(text):
+            ls = text.rfind("\n", 0, m.start()) + 1
+            le = text.find("\n", m.end())
+            le = len(text) if le < 0 else le
+            spans.append((max(ls, m.start() - limit // 4), min(le, m.end() + max(limit, 2000))))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _cut(text: str, limit: int, pattern: Any = None) -> str:
+    """``text`` cut to about ``limit`` characters, keeping every error message whole.
+
+    The head (first ``limit`` characters) is kept, then every error span (``_error_spans``)
+    past it, with ``... [N chars cut] ...`` between; the head is extended rather than ended
+    inside an error span. A trailing ``... [truncated K of M chars]`` counts what was left out.
+    """
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}... [truncated {len(text) - limit} of {len(text)} chars]"
+    spans = _error_spans(text, limit, pattern)
+    head_end = limit
+    for a, b in spans:
+        if a < head_end < b:
+            head_end = b
+    parts = [text[:head_end]]
+    pos, shown = head_end, head_end
+    for a, b in spans:
+        if b <= pos:
+            continue
+        a = max(a, pos)
+        parts.append(f"... [{a - pos} chars cut] ...")
+        parts.append(text[a:b])
+        shown += b - a
+        pos = b
+    if pos < len(text):
+        parts.append(f"... [truncated {len(text) - shown} of {len(text)} chars]")
+    return "".join(parts)
 
 
-def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> str:
+def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                      error_pattern: Any = None) -> str:
     """The trajectory as numbered lines a judge reads.
 
     One line per user/assistant/reasoning/system message (``[i] USER: ...``), per tool call
     (``[i] CALL name {args}``, unparsed arguments shown raw with their parse error), per tool
     result (``[i] RESULT name: ...`` or ``[i] RESULT name ERROR: ...``), and the final
-    response. Policy (issue 7): tool outputs longer than ``max_output_chars`` are cut with a
-    ``[truncated N of M chars]`` marker, but an error is always kept whole: the ``error``
-    text of a failed result, and the whole output of a result that failed or whose output
-    looks like an error (a dict with an ``error``/``errors``/``error_message``/``exception``
-    key, or text starting with "error", "exception" or "traceback").
+    response. A result is shown as failed by the metrics' own test (``matching.is_failed``:
+    the source's error flag or error text) after ``error_pattern`` (the run's error
+    convention, a regex as for ``traces.load``; MetricInputError when invalid) is applied.
+    Truncation (seed 000 §3.3, "truncate large read payloads while keeping all error
+    messages intact"): tool outputs longer than ``max_output_chars`` are cut, but an error is
+    never cut: a failed result's ``error`` text and whole output, an output that looks like
+    an error (a dict with an ``error``/``errors``/``error_message``/``exception`` key, or
+    text starting with "error", "exception" or "traceback"), and, inside any other long
+    output, every line holding an error word or an ``error_pattern`` match (``_cut``).
     """
     if max_output_chars < 1:
         raise MetricInputError(f"max_output_chars must be >= 1, got {max_output_chars}")
+    traj = _with_pattern(traj, error_pattern)
+    pat = _compiled(error_pattern)
+    # results of sources that name only the call id (OpenAI chat) take the call's tool name
+    names = {c.call_id: c.name for c in traj.tool_calls() if c.call_id}
     lines: list[str] = []
     for i, s in enumerate(traj.steps):
         if s.kind in ("user", "system", "assistant", "reasoning") and s.content is not None:
@@ -164,13 +255,13 @@ def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_O
         r = s.tool_result
         if r is not None:
             cid = f" (id {r.call_id})" if r.call_id else ""
-            name = r.name or "?"
+            name = r.name or names.get(r.call_id or "", "?")
             failed = _is_error_result(r)
             out = _as_text(r.output) if r.output is not None else ""
             if failed or _looks_like_error(r.output):
                 body = out
             else:
-                body = _cut(out, max_output_chars)
+                body = _cut(out, max_output_chars, pat)
             if failed:
                 err = r.error or ""
                 text = f"ERROR: {err}" + (f" | output: {body}" if body and body != err else "")
@@ -205,14 +296,15 @@ _SYSTEM = ("You are a strict evaluator of an AI agent's tool use. Judge only fro
 
 
 def trajectory_messages(traj: Trajectory, *, task: str | None = None,
-                        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> list[dict[str, str]]:
+                        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                        error_pattern: Any = None) -> list[dict[str, str]]:
     """The chat messages the trajectory judge sends (system + one user message)."""
     checks = "\n".join(f'- "{n}": {q}' for n, q in TRAJECTORY_CHECKS)
     shape = ", ".join(f'"{n}": {{"pass": true|false, "reason": "<one line>"}}'
                       for n, _ in TRAJECTORY_CHECKS)
     task_line = f"The user's task: {task}\n\n" if task else ""
     user = (f"{task_line}Trajectory (long tool outputs are truncated; errors are shown whole):\n"
-            f"{render_trajectory(traj, max_output_chars=max_output_chars)}\n\n"
+            f"{render_trajectory(traj, max_output_chars=max_output_chars, error_pattern=error_pattern)}\n\n"
             f"Answer each check with pass true or false and one line of reason:\n{checks}\n\n"
             f'Only "failure_handled" may be "n/a". Reply as JSON: {{"checks": {{{shape}}}}}')
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
@@ -240,7 +332,9 @@ def _trajectory_validator(traj: Trajectory) -> Callable[[dict[str, Any]], list[V
                 raw, reason = v, ""
             ok = as_bool(raw, f'check "{name}"', allow_na=name == "failure_handled")
             if name == "failure_handled":
-                if not had_failure:
+                # A judge's "false" is never overridden: it may have read a failure the
+                # trace does not flag. Only a true/n-a with no failed call becomes n/a.
+                if not had_failure and ok is not False:
                     ok, reason = None, "n/a: no tool call failed in this trajectory"
                 elif ok is None:
                     raise JudgeError('check "failure_handled" is "n/a" but a tool call failed '
@@ -253,29 +347,34 @@ def _trajectory_validator(traj: Trajectory) -> Callable[[dict[str, Any]], list[V
 
 def judge_trajectory(model: Any, traj: Trajectory, *, task: str | None = None,
                      max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS, retries: int = 2,
-                     raise_on_error: bool = False) -> Verdict:
+                     raise_on_error: bool = False, error_pattern: Any = None) -> Verdict:
     """The five-check trajectory judge (:data:`TRAJECTORY_CHECKS`).
 
     ``task`` is the user's request (default: the trajectory's first user message). The
-    model answers each check pass/fail with one line of reason, as JSON. Policy: whether a
-    tool failed is a fact of the trajectory, so ``failure_handled`` is n/a (None) when no
-    tool result failed, whatever the model says, and an "n/a" from the model when one did
-    fail is an unusable reply (re-asked). ``passed`` = every applicable check passed;
-    ``score`` = share passed. Judge errors: see the module doc.
+    model answers each check pass/fail with one line of reason, as JSON. A tool failed when
+    the metrics say so (``matching.is_failed`` after ``error_pattern``, the run's error
+    convention). Policy: an "n/a" (or true) ``failure_handled`` when no call failed is n/a
+    (None); the judge's false is kept (never overridden: it may have read an error the trace
+    does not flag); an "n/a" when a call did fail is an unusable reply (re-asked).
+    ``passed`` = every applicable check passed; ``score`` = share passed. Judge errors: see
+    the module doc.
     """
+    traj = _with_pattern(traj, error_pattern)
     return _run(model, "trajectory",
                 trajectory_messages(traj, task=task if task is not None else traj.user_input,
-                                    max_output_chars=max_output_chars),
+                                    max_output_chars=max_output_chars, error_pattern=error_pattern),
                 _trajectory_validator(traj), retries, raise_on_error, lambda items: {})
 
 
 async def ajudge_trajectory(model: Any, traj: Trajectory, *, task: str | None = None,
                             max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS, retries: int = 2,
-                            raise_on_error: bool = False) -> Verdict:
+                            raise_on_error: bool = False, error_pattern: Any = None) -> Verdict:
     """Async :func:`judge_trajectory`."""
+    traj = _with_pattern(traj, error_pattern)
     return await _arun(model, "trajectory",
                        trajectory_messages(traj, task=task if task is not None else traj.user_input,
-                                           max_output_chars=max_output_chars),
+                                           max_output_chars=max_output_chars,
+                                           error_pattern=error_pattern),
                        _trajectory_validator(traj), retries, raise_on_error, lambda items: {})
 
 
