@@ -176,3 +176,44 @@ def test_ten_thousand_call_trajectory_modes():
     exp = [ExpectedCall("a", {"i": 1}), ExpectedCall("b", {"i": 2}), ExpectedCall("a", {"i": 1})]
     assert passed(pred, exp, "superset") and passed(pred, exp, "in_order")
     assert not passed(pred, exp, "exact") and not passed(pred, exp, "subset")
+
+
+def _steps_traj(groups):
+    steps, k = [], 0
+    for g in groups:
+        tcs = tuple(ToolCall(n, {"v": v}, call_id=f"c{(k := k + 1)}") for n, v in g)
+        steps.append(Step(len(steps), "tool_call", tool_calls=tcs))
+    return Trajectory(steps=tuple(steps))
+
+
+def test_parallel_step_has_no_order_in_exact_and_in_order():
+    exp = [ExpectedCall("a", {"v": 1}), ExpectedCall("b", {"v": 2}), ExpectedCall("c", {"v": 3})]
+    # a and b issued together, in the other order: no order among them
+    par = _steps_traj([[("b", 2), ("a", 1)], [("c", 3)]])
+    assert passed(par, exp, "exact") and passed(par, exp, "in_order")
+    # the same calls one per step, b before a: the order is real
+    seq = _steps_traj([[("b", 2)], [("a", 1)], [("c", 3)]])
+    assert not passed(seq, exp, "exact") and not passed(seq, exp, "in_order")
+    # c issued with a before b ran: c cannot come before b
+    early = _steps_traj([[("a", 1), ("c", 3)], [("b", 2)]])
+    assert not passed(early, exp, "exact") and not passed(early, exp, "in_order")
+    # an optional call inside a parallel step may be skipped in exact
+    opt = _steps_traj([[("b", 2), ("search", 0), ("a", 1)], [("c", 3)]])
+    assert trajectory_match(opt, exp, "exact", optional=("search",)).passed
+    assert not trajectory_match(opt, exp, "exact").passed
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 1)), min_size=1, max_size=3),
+                max_size=4),
+       st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 1)), max_size=4))
+def test_parallel_steps_equal_brute_force_over_orders(groups, expected):
+    import itertools
+
+    exp = [ExpectedCall(n, {"v": v}) for n, v in expected]
+    traj = _steps_traj(groups)
+    for mode in ("exact", "in_order"):
+        want = any(
+            trajectory_match([ToolCall(n, {"v": v}) for g in order for n, v in g], exp, mode).passed
+            for order in itertools.product(*(itertools.permutations(g) for g in groups)))
+        assert passed(traj, exp, mode) == want, (mode, groups, expected)

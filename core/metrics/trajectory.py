@@ -13,6 +13,10 @@ superset    every expected call matched by a distinct predicted call; extras all
 subset      every predicted call matched by a distinct expected call (or an optional call)
 =========== ==============================================================================
 
+Calls issued in one parallel step (one model turn) have no order among themselves in the
+ordered modes: ``exact`` and ``in_order`` hold when some order of each step's calls makes
+them hold (DESIGN.md policy, as for precedence). A list of ToolCall has one call per step.
+
 Pairing is always a maximum one-to-one matching, never greedy. Precision/recall/F1-style
 framework names map to :func:`trajcheck.metrics.calls.tool_call_prf`'s numbers.
 """
@@ -332,6 +336,66 @@ def _exact_ok(kept_calls: Sequence[ToolCall], adj: list[set[int]], n_exp: int,
     return n_exp in reach
 
 
+def _window_matching(group: Sequence[int], adj: list[set[int]], j: int, t: int) -> list[int]:
+    """Maximum matching of the calls in ``group`` (kept indices) to expected ``j..j+t-1``:
+    for each call its matched expected index, or -1."""
+    sub = [[e - j for e in sorted(adj[i]) if j <= e < j + t] for i in group]
+    ml = _hopcroft_karp(sub, t)
+    return [-1 if m == -1 else m + j for m in ml]
+
+
+def _groups(steps: Sequence[int]) -> list[list[int]]:
+    """Kept call indices grouped by step (calls of one parallel step together), in order."""
+    out: list[list[int]] = []
+    last = None
+    for i, s in enumerate(steps):
+        if out and s == last:
+            out[-1].append(i)
+        else:
+            out.append([i])
+        last = s
+    return out
+
+
+def _exact_ok_steps(kept_calls: Sequence[ToolCall], adj: list[set[int]], n_exp: int,
+                    optional: set[str], steps: Sequence[int]) -> bool:
+    """``exact`` where calls of one parallel step have no order among themselves: the steps'
+    calls, each step's in some order, match the expected calls position by position
+    (unmatched optional calls skipped)."""
+    reach = {0}
+    for g in _groups(steps):
+        must = [i for i in g if kept_calls[i].name not in optional]
+        nxt: set[int] = set()
+        for j in reach:
+            for t in range(len(must), len(g) + 1):
+                if j + t > n_exp:
+                    break
+                ml = _window_matching(g, adj, j, t)
+                if sum(m != -1 for m in ml) != t:
+                    continue  # the window cannot be filled from this step
+                # every non-optional call must be matched too (with both sides coverable, one
+                # matching covers both: Mendelsohn-Dulmage)
+                if all(m != -1 for m in _window_matching(must, adj, j, t)):
+                    nxt.add(j + t)
+        reach = nxt
+        if not reach:
+            return False
+    return n_exp in reach
+
+
+def _in_order_ok_steps(adj: list[set[int]], n_exp: int, steps: Sequence[int]) -> bool:
+    """``in_order`` where calls of one parallel step have no order among themselves: each step
+    takes the longest run of the next expected calls it can match one-to-one (taking the most
+    is never worse for a subsequence)."""
+    j = 0
+    for g in _groups(steps):
+        t = 0
+        while j + t < n_exp and sum(m != -1 for m in _window_matching(g, adj, j, t + 1)) == t + 1:
+            t += 1
+        j += t
+    return j == n_exp
+
+
 def _in_order_ok(adj: list[set[int]], n_exp: int) -> bool:
     # leftmost greedy embedding is optimal for subsequence tests under any compatibility relation
     j = 0
@@ -386,6 +450,11 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
         kept_calls = [calls[i] for i in kept]
     else:
         kept, kept_calls = list(range(len(calls))), calls
+    # the step of each kept call: calls of one parallel step have no order among themselves
+    all_steps = ([s for s, _ in pred.iter_call_steps()] if isinstance(pred, Trajectory)
+                 else list(range(len(calls))))
+    kept_steps = [all_steps[i] for i in kept]
+    parallel = len(set(kept_steps)) < len(kept_steps)
     cexp = compile_all(exp_calls)
     adj_l = compatibility(kept_calls, cexp, eff_args_mode, ctx, default_mode=default_mode)
     adj = [set(a) for a in adj_l]
@@ -401,9 +470,10 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
     elif neutral == "unordered":
         ok = not missing and not extra
     elif neutral == "in_order":
-        ok = _in_order_ok(adj, n_exp)
+        ok = _in_order_ok_steps(adj, n_exp, kept_steps) if parallel else _in_order_ok(adj, n_exp)
     elif neutral == "exact":
-        ok = _exact_ok(kept_calls, adj, n_exp, opt)
+        ok = (_exact_ok_steps(kept_calls, adj, n_exp, opt, kept_steps) if parallel
+              else _exact_ok(kept_calls, adj, n_exp, opt))
     else:  # pragma: no cover - lookup_mode only yields known modes
         raise MetricInputError(f"unknown trajectory mode {mode!r}")
     if ok:
