@@ -49,7 +49,8 @@ SH, NY = {"city": "SH"}, {"city": "NY"}
 ROWS = [
     # R3: duplicates count -> 1 TP, 1 FP, 1 FN: F1 = 0.5 (RAGAS's set-based F1 says 0.6667)
     ([("w", SH), ("w", SH)], [("w", NY), ("w", SH)]),
-    # reordered parallel calls: unordered holds, exact does not; F1 1.0
+    # reordered parallel calls (one model turn): no order among them, so unordered and exact
+    # both hold (DESIGN: parallel steps in ordered modes); F1 1.0
     ([("book", {"id": 1}), ("search", {"q": "x"})], [("search", {"q": "x"}), ("book", {"id": 1})]),
     # R2: an extra call: F1 = 2 * (1/2 * 1) / 1.5 = 0.6667
     ([("w", NY), ("t", {"f": 75})], [("w", NY)]),
@@ -73,7 +74,7 @@ def test_evaluate_on_multiturn_dataset_equals_core():
         assert row["trajcheck_composite"] == score_trajectory(traj, case).score
     # hand-computed
     assert list(df["trajcheck_tool_call_f1"].round(12)) == [0.5, 1.0, round(2 / 3, 12)]
-    assert list(df["trajcheck_tool_call_accuracy_exact"]) == [0.0, 0.0, 0.0]
+    assert list(df["trajcheck_tool_call_accuracy_exact"]) == [0.0, 1.0, 0.0]
     assert list(df["acc_any_order"]) == [0.0, 1.0, 0.0]
     assert list(df["superset"]) == [0.0, 1.0, 1.0]
 
@@ -81,10 +82,17 @@ def test_evaluate_on_multiturn_dataset_equals_core():
 def test_ordering_flag_means_what_it_says():
     assert ar.ragas_mode(True) == "exact" and ar.ragas_mode(False) == "unordered"
     same = sample([("a", {}), ("b", {})], [("a", {}), ("b", {})])
-    swapped = sample([("b", {}), ("a", {})], [("a", {}), ("b", {})])
+    # b then a in two model turns: the order is real
+    swapped = MultiTurnSample(user_input=[
+        HumanMessage(content="weather?"),
+        AIMessage(content="", tool_calls=[RTC(name="b", args={})]), ToolMessage(content="ok"),
+        AIMessage(content="", tool_calls=[RTC(name="a", args={})]), ToolMessage(content="ok"),
+        AIMessage(content="done")], reference_tool_calls=[RTC(name="a", args={}), RTC(name="b", args={})])
     strict, loose = ar.TrajcheckToolCallAccuracy(), ar.TrajcheckToolCallAccuracy(strict_order=False)
     assert strict.multi_turn_score(same) == 1.0 and strict.multi_turn_score(swapped) == 0.0
     assert loose.multi_turn_score(swapped) == 1.0
+    # b and a issued together in one turn have no order: strict holds
+    assert strict.multi_turn_score(sample([("b", {}), ("a", {})], [("a", {}), ("b", {})])) == 1.0
 
 
 def test_optional_calls_and_matchers_on_instance():
