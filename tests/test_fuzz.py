@@ -74,6 +74,36 @@ def test_mutated_trace_alone_only_trajcheck_errors(name: str, muts: Any) -> None
         return
     for t in res:
         json.dumps(t.to_dict(), default=str)  # what was read can be written back
+    _score_and_report(list(res))
+
+
+CASE_ROW = {"id": "fz", "input": "x", "expected_calls": [{"name": "get_weather", "args": {"city": "Oslo"}},
+                                                         {"name": "search", "match": {"q": "contains"},
+                                                          "args": {"q": "a"}}],
+            "forbidden_calls": ["delete_*"], "response_must_include": ["12C"], "max_steps": 8}
+
+
+def _score_and_report(trajs: list[Any]) -> None:
+    """What eval does with what was read: score every run, write the JSON, Markdown and
+    terminal reports -- only trajcheck errors may come out."""
+    import io
+
+    from rich.console import Console
+
+    from trajcheck.model import Case
+    from trajcheck.report import render_terminal, to_markdown
+    from trajcheck.suite import score_runs
+
+    if not trajs:
+        return
+    case = Case.from_dict(CASE_ROW)
+    try:
+        sc = score_runs([(t, case) for t in trajs])
+    except TrajcheckError:
+        return
+    json.dumps(sc.to_dict(), allow_nan=False)
+    to_markdown(sc)
+    render_terminal(sc, Console(file=io.StringIO(), width=120))
 
 
 @_settings(100, "bytes")
