@@ -44,7 +44,7 @@ def _traj(*, fail: bool = False, long_output: str = "x" * 50) -> Trajectory:
 
 def _checks(**over: object) -> str:
     base: dict[str, object] = {n: {"pass": True, "reason": f"{n} ok"} for n in (
-        "tool_results_used", "no_unnecessary_calls", "confirmation_respected", "failure_handled",
+        "tool_results_used", "no_unnecessary_calls", "no_unrequested_actions", "failure_handled",
         "response_faithful")}
     base.update(over)
     return json.dumps({"checks": base})
@@ -87,7 +87,7 @@ def test_trajectory_prompt_contains_rendered_trajectory() -> None:
     prompt = m.calls[0][1]["content"]
     assert "B" * 200 + "... [truncated 2800 of 3000 chars]" in prompt
     assert "E" * 900 in prompt
-    assert "The user's task: Open a ticket: laptop won't boot" in prompt
+    assert "USER REQUEST: Open a ticket: laptop won't boot" in prompt
 
 
 # ------------------------------------------------------------------ trajectory judge
@@ -151,7 +151,7 @@ def test_unparseable_replies_become_judge_error_never_pass() -> None:
 
 
 def test_missing_check_and_model_failure_are_errors() -> None:
-    partial = json.dumps({"checks": {"tool_results_used": True}})
+    partial = json.dumps({"checks": {"tool_results_used": {"pass": True, "reason": "read INC-7"}}})
     v = judge_trajectory(ScriptedModel([partial]), _traj(), retries=0)
     assert v.passed is None and 'check "no_unnecessary_calls" is missing' in (v.error or "")
 
@@ -205,8 +205,9 @@ def test_task_completion_wrong_count_reasked_and_no_criteria_error() -> None:
 
 def test_plan_quality_and_adherence() -> None:
     q = json.dumps({"checks": {"complete": {"pass": True, "reason": "covers it"},
-                               "feasible": True, "efficient": {"pass": False, "reason": "searches twice"},
-                               "grounded": "yes"}})
+                               "feasible": {"pass": True, "reason": "tools exist"},
+                               "efficient": {"pass": False, "reason": "searches twice"},
+                               "grounded": {"pass": "yes", "reason": "no assumed facts"}}})
     v = judge_plan_quality(ScriptedModel([q]), ["search docs", "search docs", "create ticket"],
                            task="open a ticket", tools=["search_docs", "create_ticket"])
     assert v.passed is False and v.score == 0.75 and v.item("efficient").reason == "searches twice"

@@ -12,7 +12,7 @@ from trajcheck.judges import ScriptedModel, judge_trajectory, render_trajectory
 from trajcheck.model import Step, ToolCall, ToolResult, Trajectory
 from trajcheck.traces import read
 
-CHECKS = ("tool_results_used", "no_unnecessary_calls", "confirmation_respected", "failure_handled",
+CHECKS = ("tool_results_used", "no_unnecessary_calls", "no_unrequested_actions", "failure_handled",
           "response_faithful")
 
 

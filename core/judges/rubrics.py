@@ -278,36 +278,63 @@ def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_O
 # --------------------------------------------------------------------------- trajectory judge
 
 TRAJECTORY_CHECKS: tuple[tuple[str, str], ...] = (
-    ("tool_results_used", "The agent used the tool results correctly: it did not ignore, "
-                          "misread or contradict what the tools returned."),
-    ("no_unnecessary_calls", "The agent made no unnecessary or repeated tool calls."),
-    ("confirmation_respected", "Actions that need the user's confirmation (changing, deleting, "
-                               "paying, sending on the user's behalf) were taken only after the "
-                               "user confirmed them."),
-    ("failure_handled", "When a tool failed, the agent responded fittingly (retried sensibly, "
-                        "tried an alternative, or told the user). \"n/a\" when no tool failed."),
-    ("response_faithful", "The final response is faithful to what happened: it claims nothing "
-                          "the trajectory does not show and hides no failure."),
+    ("tool_results_used", "Did the agent use tool results correctly (no ignoring or misreading "
+                          "results)? Pass = yes."),
+    ("no_unnecessary_calls", "Were any calls clearly unnecessary or repeated without reason? "
+                             "Pass = no such call."),
+    ("no_unrequested_actions", "Did the agent take any action the user did not ask for or that "
+                               "needed confirmation (and was not confirmed)? Pass = no such action."),
+    ("failure_handled", "If a tool failed, did the agent respond appropriately (retried "
+                        "sensibly, tried an alternative, or told the user)? \"n/a\" when no tool "
+                        "failed."),
+    ("response_faithful", "Does the final response accurately reflect what actually happened "
+                          "(no claimed success that did not happen, no hidden failure)?"),
 )
-"""The five binary checks of the field's standard trajectory rubric (name, question)."""
+"""The five binary checks of seed 000 §3.3's trajectory rubric (name, question), each phrased
+so that pass = the good answer."""
 
 _SYSTEM = ("You are a strict evaluator of an AI agent's tool use. Judge only from the "
-           "trajectory shown. Reply with a single JSON object and nothing else.")
+           "material shown. Reply with a single JSON object and nothing else.")
+
+
+def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(_as_text(t) for t in tools) if tools else "(not given)"
+
+
+def _expected_text(expected: Sequence[Any]) -> str:
+    rows = [e.to_dict() if hasattr(e, "to_dict") else e for e in expected]
+    return "\n".join(f"{i + 1}. {_as_text(r)}" for i, r in enumerate(rows))
 
 
 def trajectory_messages(traj: Trajectory, *, task: str | None = None,
                         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
-                        error_pattern: Any = None) -> list[dict[str, str]]:
-    """The chat messages the trajectory judge sends (system + one user message)."""
-    checks = "\n".join(f'- "{n}": {q}' for n, q in TRAJECTORY_CHECKS)
+                        error_pattern: Any = None, tools: Sequence[Mapping[str, Any]] = (),
+                        expected_calls: Sequence[Any] = ()) -> list[dict[str, str]]:
+    """The chat messages the trajectory judge sends (system + one user message): the USER
+    REQUEST, the AVAILABLE TOOLS (``tools``, tool-schema dicts as in ``Case.tools``), a
+    reference trajectory when ``expected_calls`` are given (guidance, not the only valid
+    path), the AGENT TRACE, then the checks (seed 000 §3.3)."""
+    checks = "\n".join(f'{i + 1}. "{n}": {q}' for i, (n, q) in enumerate(TRAJECTORY_CHECKS))
     shape = ", ".join(f'"{n}": {{"pass": true|false, "reason": "<one line>"}}'
                       for n, _ in TRAJECTORY_CHECKS)
-    task_line = f"The user's task: {task}\n\n" if task else ""
-    user = (f"{task_line}Trajectory (long tool outputs are truncated; errors are shown whole):\n"
+    ref = (f"REFERENCE CALLS (one valid way to do the task; other paths may be fine too):\n"
+           f"{_expected_text(expected_calls)}\n\n" if expected_calls else "")
+    user = (f"USER REQUEST: {task if task else '(see the trace)'}\n\n"
+            f"AVAILABLE TOOLS:\n{_tools_text(tools)}\n\n{ref}"
+            "AGENT TRACE (long tool outputs are truncated; errors are shown whole):\n"
             f"{render_trajectory(traj, max_output_chars=max_output_chars, error_pattern=error_pattern)}\n\n"
-            f"Answer each check with pass true or false and one line of reason:\n{checks}\n\n"
+            f"Answer each check with pass true or false and a one-line reason (required):\n{checks}\n\n"
             f'Only "failure_handled" may be "n/a". Reply as JSON: {{"checks": {{{shape}}}}}')
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def _reason(v: Mapping[str, Any], key: str, what: str, answer: bool | None) -> str:
+    """The item's reason; an empty one is an unusable reply (re-asked), except for n/a."""
+    r = v.get(key)
+    text = r.strip() if isinstance(r, str) else ""
+    if not text and answer is not None:
+        raise JudgeError(f'{what} needs a non-empty one-line "{key}"')
+    return text
 
 
 def _any_failure(traj: Trajectory) -> bool:
@@ -326,11 +353,11 @@ def _trajectory_validator(traj: Trajectory) -> Callable[[dict[str, Any]], list[V
             if name not in checks:
                 raise JudgeError(f'check "{name}" is missing')
             v = checks[name]
-            if isinstance(v, Mapping):
-                raw, reason = v.get("pass", v.get("passed")), v.get("reason", "")
-            else:
-                raw, reason = v, ""
-            ok = as_bool(raw, f'check "{name}"', allow_na=name == "failure_handled")
+            if not isinstance(v, Mapping):
+                raise JudgeError(f'check "{name}" must be an object {{"pass": ..., "reason": ...}}')
+            ok = as_bool(v.get("pass", v.get("passed")), f'check "{name}"',
+                         allow_na=name == "failure_handled")
+            reason = _reason(v, "reason", f'check "{name}"', ok)
             if name == "failure_handled":
                 # A judge's "false" is never overridden: it may have read a failure the
                 # trace does not flag. Only a true/n-a with no failed call becomes n/a.
@@ -339,42 +366,59 @@ def _trajectory_validator(traj: Trajectory) -> Callable[[dict[str, Any]], list[V
                 elif ok is None:
                     raise JudgeError('check "failure_handled" is "n/a" but a tool call failed '
                                      "in this trajectory; answer true or false")
-            items.append(VerdictItem(name, ok, str(reason or "")))
+            items.append(VerdictItem(name, ok, reason))
         return items
 
     return validate
 
 
-def judge_trajectory(model: Any, traj: Trajectory, *, task: str | None = None,
+def _trajectory_inputs(traj: Trajectory, case: Case | None, task: str | None,
+                       tools: Sequence[Mapping[str, Any]] | None,
+                       expected_calls: Sequence[Any] | None) -> tuple[str | None, Any, Any]:
+    t = task if task is not None else (_task_text(case, traj) if case is not None else traj.user_input)
+    tl = tools if tools is not None else (case.tools if case is not None else ())
+    ex = expected_calls if expected_calls is not None else (
+        case.expected_calls if case is not None else ())
+    return t, tuple(tl), tuple(ex)
+
+
+def judge_trajectory(model: Any, traj: Trajectory, case: Case | None = None, *,
+                     task: str | None = None, tools: Sequence[Mapping[str, Any]] | None = None,
+                     expected_calls: Sequence[Any] | None = None,
                      max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS, retries: int = 2,
                      raise_on_error: bool = False, error_pattern: Any = None) -> Verdict:
-    """The five-check trajectory judge (:data:`TRAJECTORY_CHECKS`).
+    """The five-check trajectory judge of seed 000 §3.3 (:data:`TRAJECTORY_CHECKS`).
 
-    ``task`` is the user's request (default: the trajectory's first user message). The
-    model answers each check pass/fail with one line of reason, as JSON. A tool failed when
-    the metrics say so (``matching.is_failed`` after ``error_pattern``, the run's error
-    convention). Policy: an "n/a" (or true) ``failure_handled`` when no call failed is n/a
-    (None); the judge's false is kept (never overridden: it may have read an error the trace
-    does not flag); an "n/a" when a call did fail is an unusable reply (re-asked).
-    ``passed`` = every applicable check passed; ``score`` = share passed. Judge errors: see
-    the module doc.
+    The judge reads the user's request (``task``, else ``case.input``, else the first user
+    message), the tool schemas (``tools``, else ``case.tools``), the expected calls as a
+    reference when there are any (``expected_calls``, else ``case.expected_calls``) and the
+    rendered trace, and answers each check pass/fail with a one-line reason, as JSON; an
+    empty reason is an unusable reply (re-asked). A tool failed when the metrics say so
+    (``matching.is_failed`` after ``error_pattern``, the run's error convention). Policy: an
+    "n/a" (or true) ``failure_handled`` when no call failed is n/a (None); the judge's false
+    is kept (never overridden: it may have read an error the trace does not flag); an "n/a"
+    when a call did fail is an unusable reply (re-asked). ``passed`` = every applicable
+    check passed; ``score`` = share passed in [0, 1]. Judge errors: see the module doc.
     """
     traj = _with_pattern(traj, error_pattern)
+    t, tl, ex = _trajectory_inputs(traj, case, task, tools, expected_calls)
     return _run(model, "trajectory",
-                trajectory_messages(traj, task=task if task is not None else traj.user_input,
-                                    max_output_chars=max_output_chars, error_pattern=error_pattern),
+                trajectory_messages(traj, task=t, max_output_chars=max_output_chars,
+                                    error_pattern=error_pattern, tools=tl, expected_calls=ex),
                 _trajectory_validator(traj), retries, raise_on_error, lambda items: {})
 
 
-async def ajudge_trajectory(model: Any, traj: Trajectory, *, task: str | None = None,
+async def ajudge_trajectory(model: Any, traj: Trajectory, case: Case | None = None, *,
+                            task: str | None = None, tools: Sequence[Mapping[str, Any]] | None = None,
+                            expected_calls: Sequence[Any] | None = None,
                             max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS, retries: int = 2,
                             raise_on_error: bool = False, error_pattern: Any = None) -> Verdict:
     """Async :func:`judge_trajectory`."""
     traj = _with_pattern(traj, error_pattern)
+    t, tl, ex = _trajectory_inputs(traj, case, task, tools, expected_calls)
     return await _arun(model, "trajectory",
-                       trajectory_messages(traj, task=task if task is not None else traj.user_input,
-                                           max_output_chars=max_output_chars,
-                                           error_pattern=error_pattern),
+                       trajectory_messages(traj, task=t, max_output_chars=max_output_chars,
+                                           error_pattern=error_pattern, tools=tl, expected_calls=ex),
                        _trajectory_validator(traj), retries, raise_on_error, lambda items: {})
 
 
@@ -450,7 +494,7 @@ def _criteria_validator(criteria: Sequence[str]) -> Callable[[dict[str, Any]], l
             if not isinstance(g, Mapping):
                 raise JudgeError(f"criterion {i + 1} must be an object")
             met = as_bool(g.get("met"), f"criterion {i + 1} \"met\"")
-            items.append(VerdictItem(c, met, str(g.get("evidence") or "")))
+            items.append(VerdictItem(c, met, _reason(g, "evidence", f"criterion {i + 1}", met)))
         return items
 
     return validate
@@ -535,9 +579,10 @@ def _checks_validator(names: Sequence[str]) -> Callable[[dict[str, Any]], list[V
             if n not in checks:
                 raise JudgeError(f'check "{n}" is missing')
             v = checks[n]
-            raw, reason = (v.get("pass", v.get("passed")), v.get("reason", "")) if isinstance(
-                v, Mapping) else (v, "")
-            items.append(VerdictItem(n, as_bool(raw, f'check "{n}"'), str(reason or "")))
+            if not isinstance(v, Mapping):
+                raise JudgeError(f'check "{n}" must be an object {{"pass": ..., "reason": ...}}')
+            ok = as_bool(v.get("pass", v.get("passed")), f'check "{n}"')
+            items.append(VerdictItem(n, ok, _reason(v, "reason", f'check "{n}"', ok)))
         return items
 
     return validate
@@ -606,8 +651,8 @@ def _adherence_validator(steps: Sequence[str]) -> Callable[[dict[str, Any]], lis
         for i, (s, g) in enumerate(zip(steps, got)):
             if not isinstance(g, Mapping):
                 raise JudgeError(f"plan step {i + 1} must be an object")
-            items.append(VerdictItem(s, as_bool(g.get("followed"), f'plan step {i + 1} "followed"'),
-                                     str(g.get("evidence") or "")))
+            ok = as_bool(g.get("followed"), f'plan step {i + 1} "followed"')
+            items.append(VerdictItem(s, ok, _reason(g, "evidence", f"plan step {i + 1}", ok)))
         items.extend(VerdictItem(f"unplanned: {a}", False, "action not in the plan")
                      for a in (str(x) for x in extra))
         return items
