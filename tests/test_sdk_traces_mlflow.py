@@ -78,11 +78,15 @@ def agent(question: str) -> str:
 def traced(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    before = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
-    assert agent("Book a slot and tell me the weather") == "Booked Tuesday; Oslo is 12C."
-    trace = mlflow.get_trace(mlflow.get_last_active_trace_id())
-    assert trace is not None
-    return trace
+    try:
+        assert agent("Book a slot and tell me the weather") == "Booked Tuesday; Oslo is 12C."
+        trace = mlflow.get_trace(mlflow.get_last_active_trace_id())
+        assert trace is not None
+        yield trace
+    finally:
+        mlflow.set_tracking_uri(before)
 
 
 def _check(t) -> None:
