@@ -49,7 +49,7 @@ def good_counts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
     return out
 
 
-@_settings(200, "between")
+@_settings(150, "between")
 @given(name=st.sampled_from(NAMES), muts=mutations)
 def test_mutated_trace_between_good_ones(tmp_path_factory: pytest.TempPathFactory,
                                          good_counts: dict[str, int], name: str, muts: Any) -> None:
@@ -64,7 +64,7 @@ def test_mutated_trace_between_good_ones(tmp_path_factory: pytest.TempPathFactor
     assert len(res) >= good_counts[name], res.problems
 
 
-@_settings(200, "alone")
+@_settings(120, "alone")
 @given(name=st.sampled_from(NAMES), muts=mutations)
 def test_mutated_trace_alone_only_trajcheck_errors(name: str, muts: Any) -> None:
     bad = mutate(SAMPLES[name], muts)
@@ -123,7 +123,7 @@ def _dataset(path: Path, rows: list[str]) -> None:
     path.write_text("".join(r + "\n" for r in rows), encoding="utf-8", errors="surrogatepass")
 
 
-@_settings(200, "dataset")
+@_settings(150, "dataset")
 @given(i=st.integers(0, len(ROWS) - 1), muts=mutations)
 def test_mutated_dataset_row(tmp_path_factory: pytest.TempPathFactory, i: int, muts: Any) -> None:
     from trajbuild import run
