@@ -13,6 +13,7 @@ Only the standard library is imported here; httpx is imported when an HTTP model
 
 from __future__ import annotations
 
+from .audit import RUBRIC_VERSION, CachedModel, JudgeCache, model_identity, prompt_hash
 from .models import (
     CallableModel,
     DeepEvalModel,
@@ -45,6 +46,11 @@ from .rubrics import (
 from .validation import Agreement, AgreementReport, cohen_kappa, judge_agreement
 
 __all__ = [
+    "RUBRIC_VERSION",
+    "CachedModel",
+    "JudgeCache",
+    "model_identity",
+    "prompt_hash",
     "PLAN_QUALITY_CHECKS",
     "TRAJECTORY_CHECKS",
     "Agreement",

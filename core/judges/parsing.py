@@ -82,6 +82,16 @@ def _ask_steps(messages: Sequence[Message], validate: Validator, retries: int
                      f"last reply: {reply[:160]!r}")
 
 
+def _called(fn: Any, msgs: Any) -> Any:
+    try:
+        return fn(msgs)
+    except JudgeError:
+        raise
+    except Exception as e:  # a user's model raising anything is a judge error, not a crash
+        owner = type(getattr(fn, "__self__", fn)).__name__
+        raise JudgeError(f"judge model {owner}.complete raised {type(e).__name__}: {e}") from e
+
+
 def ask_json(model: Any, messages: Sequence[Message], validate: Validator, *,
              retries: int = 2) -> tuple[Any, str, int]:
     """Ask ``model`` (a judge model) and return ``(validated value, raw reply, attempts)``.
@@ -94,7 +104,7 @@ def ask_json(model: Any, messages: Sequence[Message], validate: Validator, *,
     msgs = next(steps)
     while True:
         try:
-            msgs = steps.send(model.complete(msgs))
+            msgs = steps.send(_called(model.complete, msgs))
         except StopIteration as done:
             return done.value
 
@@ -106,7 +116,14 @@ async def aask_json(model: Any, messages: Sequence[Message], validate: Validator
     msgs = next(steps)
     while True:
         try:
-            msgs = steps.send(await model.acomplete(msgs))
+            try:
+                reply = await model.acomplete(msgs)
+            except JudgeError:
+                raise
+            except Exception as e:  # a user's model raising anything is a judge error, not a crash
+                raise JudgeError(f"judge model {type(model).__name__}.acomplete raised "
+                                 f"{type(e).__name__}: {e}") from e
+            msgs = steps.send(reply)
         except StopIteration as done:
             return done.value
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import JudgeError, MetricInputError
@@ -66,6 +66,10 @@ class Verdict:
     raw: str | None = None
     attempts: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)
+    """What the verdict came from (set by every judge): ``model`` (``audit.model_identity``:
+    adapter, model name, ``sampling`` settings), ``prompt_sha256`` (of the first ask),
+    ``rubric_version``, ``cached_replies`` (replies served by a ``CachedModel``'s cache)."""
 
     def item(self, name: str) -> VerdictItem:
         """The item called ``name``; KeyError when absent."""
@@ -79,7 +83,7 @@ class Verdict:
         return {"judge": self.judge, "passed": self.passed, "score": self.score,
                 "reason": self.reason, "items": [i.to_dict() for i in self.items],
                 "error": self.error, "raw": self.raw, "attempts": self.attempts,
-                "extra": self.extra}
+                "extra": self.extra, "audit": self.audit}
 
     def to_metric(self) -> MetricResult:
         """This verdict as a ``MetricResult`` (name ``judge:<judge>``; parts = items + extra)."""
@@ -425,28 +429,46 @@ async def ajudge_trajectory(model: Any, traj: Trajectory, case: Case | None = No
 # --------------------------------------------------------------------------- runners
 
 
+def _audit(m: Any, messages: list[dict[str, str]], hits_before: int) -> dict[str, Any]:
+    from .audit import RUBRIC_VERSION, CachedModel, model_identity, prompt_hash
+
+    return {"model": model_identity(m), "prompt_sha256": prompt_hash(messages),
+            "rubric_version": RUBRIC_VERSION,
+            "cached_replies": m.cache.hits - hits_before if isinstance(m, CachedModel) else 0}
+
+
+def _hits(m: Any) -> int:
+    from .audit import CachedModel
+
+    return m.cache.hits if isinstance(m, CachedModel) else 0
+
+
 def _run(model: Any, judge: str, messages: list[dict[str, str]],
          validate: Callable[[dict[str, Any]], list[VerdictItem]], retries: int,
          raise_on_error: bool, extra: Callable[[list[VerdictItem]], dict[str, Any]]) -> Verdict:
+    m = as_model(model)
+    before = _hits(m)
     try:
-        items, raw, n = ask_json(as_model(model), messages, validate, retries=retries)
+        items, raw, n = ask_json(m, messages, validate, retries=retries)
     except JudgeError as e:
         if raise_on_error:
             raise
-        return _error_verdict(judge, e)
-    return _summarise(judge, items, raw, n, extra(items))
+        return replace(_error_verdict(judge, e), audit=_audit(m, messages, before))
+    return replace(_summarise(judge, items, raw, n, extra(items)), audit=_audit(m, messages, before))
 
 
 async def _arun(model: Any, judge: str, messages: list[dict[str, str]],
                 validate: Callable[[dict[str, Any]], list[VerdictItem]], retries: int,
                 raise_on_error: bool, extra: Callable[[list[VerdictItem]], dict[str, Any]]) -> Verdict:
+    m = as_model(model)
+    before = _hits(m)
     try:
-        items, raw, n = await aask_json(as_model(model), messages, validate, retries=retries)
+        items, raw, n = await aask_json(m, messages, validate, retries=retries)
     except JudgeError as e:
         if raise_on_error:
             raise
-        return _error_verdict(judge, e)
-    return _summarise(judge, items, raw, n, extra(items))
+        return replace(_error_verdict(judge, e), audit=_audit(m, messages, before))
+    return replace(_summarise(judge, items, raw, n, extra(items)), audit=_audit(m, messages, before))
 
 
 # --------------------------------------------------------------------------- task completion
