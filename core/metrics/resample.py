@@ -34,7 +34,7 @@ from .reliability import percentile
 
 LIMB_BITS = 26
 MAX_LIMBS = 12  # values spanning more than ~2**-250..1 take the plain path
-_BATCH = 1 << 21  # indices drawn per numpy call (bounded memory for any m)
+_BATCH = 1 << 17  # indices drawn per numpy call: about 10 MB of working arrays for any m
 
 
 def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, seed: int = 0,
