@@ -282,13 +282,20 @@ def _semantic_options(f: _F) -> _F:
 @click.option("--otlp-endpoint", metavar="URL",
               help="Send those events to an OTLP/HTTP logs endpoint (e.g. "
                    "http://127.0.0.1:4318/v1/logs).")
+@click.option("--judge", "judge_spec", metavar="MODEL_SPEC",
+              help="Also judge every run with a model (seed 000 §3.3 trajectory rubric; task "
+                   "completion when the case has success_criteria): http(s)://HOST/v1#MODEL "
+                   "(OpenAI-compatible) or module:attr (a Python model or function).")
+@click.option("--judge-cache", default=".trajcheck/judge-cache.sqlite", show_default=True,
+              metavar="PATH", help="SQLite cache of judge replies ('' for none).")
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
                  trace_format: str, seed: int, quiet: bool, semantic: bool = False,
                  semantic_threshold: float | None = None, error_pattern: str | None = None,
                  strict: bool = False, engine: str = "local", workers: int = 2,
                  keep_runs: int = 1000, events_out: str | None = None,
-                 otlp_endpoint: str | None = None) -> None:
+                 otlp_endpoint: str | None = None, judge_spec: str | None = None,
+                 judge_cache: str = ".trajcheck/judge-cache.sqlite") -> None:
     """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
     Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
@@ -353,15 +360,38 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                       highlight=False, soft_wrap=True)
         if tally is not None and (hint := tally.hint()):
             err.print(hint, markup=False, highlight=False, soft_wrap=True)
+        if judge_spec:
+            sc = _judge_eval(sc, judge_spec, judge_cache or None, traces, trace_format,
+                             error_pattern, cases)
     except KTooLargeError as e:
         _k_error(k_spec, e, err)
     except TrajcheckError as e:
         _fail(e, err)
     _show_scorecard(sc, quiet, json_out, html_out, err)
+    if judge_spec and not quiet:
+        from .judges.report import render_terminal_judges
+
+        render_terminal_judges(sc)
     _write_reports(sc, json_out, md_out, html_out, err)
     if strict:
         _strict_gate(strict_findings(loaded, None, counts=counts), err)
     _gate(sc, fail_under, err)
+
+
+def _judge_eval(sc: Any, spec: str, cache: str | None, traces: str, trace_format: str,
+                error_pattern: str | None, cases: Any) -> Any:
+    """``sc`` with ``meta["judges"]`` (``judges.run.summarise``) from judging every run of
+    TRACES (read again) with the model ``spec``, through the reply cache at ``cache``."""
+    from dataclasses import replace
+
+    from .judges.run import cached, judge_runs, model_from_spec, summarise
+    from .traces import load
+
+    model = cached(model_from_spec(spec), cache)
+    res = load(traces, format=trace_format, error_pattern=error_pattern)
+    by_id = {c.id: c for c in cases} if cases is not None else dict(res.cases)
+    summary = summarise(model, judge_runs(model, res.trajectories, by_id, error_pattern=error_pattern))
+    return replace(sc, meta={**sc.meta, "judges": summary})
 
 
 def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, seed: int,

@@ -334,8 +334,10 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
             cell = f'<span id="task-success-value">{_e(tsv)}</span>{_e(v[len(tsv):])}'
         h.append(f'<tr><th>{_e(label)}</th><td id="{ids.get(label, "row-" + _slug(label))}">{cell}</td></tr>')
     h.append("</table>")
+    from .judges.report import html_judges
     from .report import category_rows
 
+    h.append(html_judges(sc))
     cats = category_rows(sc)
     if cats:
         h.append("<h2>Task success per category</h2><table><tr><th>category</th><th>runs</th>"
