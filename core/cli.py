@@ -285,7 +285,7 @@ def _semantic_options(f: _F) -> _F:
 @click.option("--judge", "judge_spec", metavar="MODEL_SPEC",
               help="Also judge every run with a model (seed 000 §3.3 trajectory rubric; task "
                    "completion when the case has success_criteria): http(s)://HOST/v1#MODEL "
-                   "(OpenAI-compatible) or module:attr (a Python model or function).")
+                   "(OpenAI-compatible), anthropic:MODEL, or module:attr (a Python model or function).")
 @click.option("--judge-cache", default=".trajcheck/judge-cache.sqlite", show_default=True,
               metavar="PATH", help="SQLite cache of judge replies ('' for none).")
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,

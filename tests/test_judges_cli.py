@@ -119,7 +119,7 @@ def test_eval_judge_reports_per_check_rates_and_reruns_from_cache(tmp_path: Path
     assert faithful["interval"] == pytest.approx([centre - half, centre + half], abs=1e-6)
     tc = rows[("task_completion", "all criteria met")]
     assert (tc["passed"], tc["applicable"]) == (2, 3)
-    assert j1["runs"] == 3 and j1["errors"] == {} and j1["cached_replies"] == 0
+    assert j1["runs"] == 3 and j1["errors"] == {} and j1["cached_replies"] == 0 and j1["usage"] is None
     assert j2["cached_replies"] == 6
     strip = lambda js: [[{k: v for k, v in x.items() if k != "audit"} for x in r["verdicts"]]  # noqa: E731
                         for r in js["verdicts"]]

@@ -13,6 +13,7 @@ Only the standard library is imported here; httpx is imported when an HTTP model
 
 from __future__ import annotations
 
+from .anthropic_model import AnthropicModel
 from .audit import RUBRIC_VERSION, CachedModel, JudgeCache, model_identity, prompt_hash
 from .models import (
     CallableModel,
@@ -46,6 +47,7 @@ from .rubrics import (
 from .validation import Agreement, AgreementReport, cohen_kappa, judge_agreement
 
 __all__ = [
+    "AnthropicModel",
     "RUBRIC_VERSION",
     "CachedModel",
     "JudgeCache",

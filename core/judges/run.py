@@ -24,6 +24,8 @@ from .rubrics import Verdict, judge_task_completion, judge_trajectory
 def model_from_spec(spec: str) -> Any:
     """The judge model for ``spec``.
 
+    ``anthropic:MODEL``: :class:`~trajcheck.judges.anthropic_model.AnthropicModel` (the
+    official SDK; key and base URL from ``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL``).
     ``http(s)://HOST/v1#MODEL``: an OpenAI-compatible chat-completions endpoint and model
     name (API key from ``OPENAI_API_KEY`` when set; temperature 0). ``module:attr``: a Python
     object importable as ``attr`` of ``module`` (a model with complete/acomplete, a LangChain
@@ -37,6 +39,13 @@ def model_from_spec(spec: str) -> Any:
             raise JudgeError(f"--judge {spec!r}: an endpoint needs its model name after '#', "
                              "e.g. http://127.0.0.1:8000/v1#judge-model")
         return OpenAICompatibleModel(url, name, api_key=os.environ.get("OPENAI_API_KEY"))
+    if spec.startswith("anthropic:"):
+        from .anthropic_model import AnthropicModel
+
+        name = spec[len("anthropic:"):]
+        if not name:
+            raise JudgeError(f"--judge {spec!r}: expected anthropic:MODEL")
+        return AnthropicModel(name)
     mod, sep, attr = spec.partition(":")
     if not sep or not mod or not attr:
         raise JudgeError(f"--judge {spec!r}: expected http(s)://HOST/v1#MODEL or module:attr")
@@ -70,7 +79,8 @@ def judge_runs(model: Any, runs: Iterable[Trajectory], cases: Mapping[str, Case]
 def summarise(model: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON-ready judge summary for ``Scorecard.meta["judges"]``: ``model`` (identity),
     ``rubric_version``, ``runs``, ``errors`` (verdicts with a judge error, per judge),
-    ``cached_replies``, ``checks`` (per judge and check: ``passed``, ``applicable`` = runs
+    ``cached_replies``, ``usage`` (the judge adapter's own token counts when it keeps them,
+    e.g. AnthropicModel; None otherwise), ``checks`` (per judge and check: ``passed``, ``applicable`` = runs
     where it was answered and applied, ``rate`` = passed / applicable or None,
     ``interval`` = 95% Wilson interval or None) and ``verdicts`` (per run)."""
     from ..metrics.reliability import wilson_interval
@@ -101,7 +111,10 @@ def summarise(model: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
         lo, hi = wilson_interval(p, n)
         checks.append({"judge": judge, "check": check, "passed": p, "applicable": n,
                        "rate": p / n, "interval": [lo, hi]})
+    inner = getattr(model, "inner", model)
+    usage = getattr(inner, "usage", None)  # the judge's own tokens, kept apart from the agent's
     return {"model": model_identity(model), "rubric_version": RUBRIC_VERSION, "runs": len(rows),
+            "usage": dict(usage) if isinstance(usage, dict) else None,
             "errors": errors, "cached_replies": cached, "checks": checks,
             "verdicts": [{"run_id": r["run_id"], "case_id": r["case_id"], "trial": r["trial"],
                           "verdicts": [v.to_dict() for v in r["verdicts"]]} for r in rows]}
