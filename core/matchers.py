@@ -54,6 +54,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -586,6 +587,20 @@ def _threshold_ok(t: Any, where: str) -> float:
     return float(t)
 
 
+_ID_LIKE = re.compile(r"^\S*\d\S*$|^\w+(?:[.@_+-]\w+)+$")
+"""One token holding a digit (1234, INC-7, 2026-07-18, 07/18) or word parts joined by
+. @ _ + - (a.rao, j_doe@corp): values an embedding cannot tell apart."""
+
+
+def _exact_kind(v: Any) -> bool:
+    """True for a number or a short text that looks like an ID, number or date."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, str) and len(v.strip()) <= 64 and bool(_ID_LIKE.match(v.strip()))
+
+
 @dataclass(frozen=True, repr=False)
 class SemanticMatcher(Matcher):
     """``ctx.semantic_scorer(expected_text, predicted_text) >= threshold``.
@@ -595,6 +610,10 @@ class SemanticMatcher(Matcher):
     text. With no expected value, the predicted value must be non-empty and score >= the
     relevance threshold against ``ctx.case_input``: the spec's ``threshold``, else
     ``ctx.relevance_threshold``, else :data:`RELEVANCE_THRESHOLD` (0.5).
+
+    Values that look like IDs, numbers or dates (a number, or one short token holding a
+    digit or word parts joined by ``. @ _ + -``, on either side) never pass on similarity:
+    they match only when equal after trimming and case-folding.
 
     No scorer configured: the spec's ``fallback`` matcher (any matcher spec, e.g.
     ``{"type": "contains", "value": "laptop"}``) decides instead, for both checks; without
@@ -630,6 +649,10 @@ class SemanticMatcher(Matcher):
             return self._fallback(expected, predicted, ctx)
         if is_empty(predicted) and not is_empty(expected):
             return False
+        if _exact_kind(expected) or _exact_kind(predicted):
+            # IDs, numbers and dates never pass on embedding similarity alone (order 1234 vs
+            # 1243 scores 0.91 with all-MiniLM-L6-v2): they must be equal once normalized
+            return _as_text(expected).strip().casefold() == _as_text(predicted).strip().casefold()
         t = self.threshold
         if t is None:
             t = (SEMANTIC_THRESHOLD if ctx.semantic_threshold is None
