@@ -95,14 +95,26 @@ class Scenario:
     def from_dict(cls, d: Mapping[str, Any], *, where: str = "scenario") -> Scenario:
         """Build from a JSON/YAML object. ``hidden_facts`` is a mapping name -> value or a list
         of ``{"name", "value", "keywords"?}``; case fields may sit at the top level or under
-        ``case``. Raises DatasetError naming ``where`` and the field."""
+        ``case``. Seed 000 §7.1's shape loads as written: ``success`` is the success criteria
+        (giving both names with different lists is an error), and a scenario without ``id``
+        gets ``s-`` + the first 10 hex digits of SHA-256(goal). Raises DatasetError naming
+        ``where`` and the field."""
         if not isinstance(d, Mapping):
             raise DatasetError(f"{where}: a scenario must be an object, got {type(d).__name__}")
         sid = d.get("id")
         where = f"{where} {sid!r}" if sid is not None else where
-        for k in ("id", "goal"):
-            if not isinstance(d.get(k), str) or not d[k].strip():
-                raise DatasetError(f"{where}: field {k!r} must be a non-empty string")
+        if not isinstance(d.get("goal"), str) or not d["goal"].strip():
+            raise DatasetError(f"{where}: field 'goal' must be a non-empty string")
+        if "success" in d:  # seed 000 §7.1 names the criteria "success"
+            if "success_criteria" in d and d["success_criteria"] != d["success"]:
+                raise DatasetError(f"{where}: give 'success' or 'success_criteria', not both")
+            d = {**d, "success_criteria": d["success"]}
+        if sid is None:  # the seed's scenarios carry no id: a stable one from the goal
+            import hashlib
+
+            d = {**d, "id": "s-" + hashlib.sha256(d["goal"].encode("utf-8")).hexdigest()[:10]}
+        if not isinstance(d.get("id"), str) or not d["id"].strip():
+            raise DatasetError(f"{where}: field 'id' must be a non-empty string")
         mt = d.get("max_turns", 10)
         if isinstance(mt, bool) or not isinstance(mt, int) or mt < 1:
             raise DatasetError(f"{where}: field 'max_turns' must be an integer >= 1, got {mt!r}")
