@@ -12,7 +12,7 @@ CORE_STAMP := $(VENV)/.installed-core
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/install.sh
+$(STAMP): pyproject.toml scripts/install.sh scripts/constraints.txt
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
 	touch $(STAMP)
 

@@ -16,5 +16,9 @@ fi
 # sentence-transformers, pip would pick a newer multi-GB CUDA build.
 "$VENV/bin/python" -m pip install -q torch==2.13.0
 # Every extra (DeepEval, RAGAS, LangSmith, LangChain, sentence-transformers, SQLAlchemy,
-# httpx) and the dev tools: the tests run against the real frameworks.
-"$VENV/bin/python" -m pip install -q -e '.[all,dev]'
+# httpx, the agent SDKs, Spark, Ray, OpenTelemetry) and the dev tools: the tests run against
+# the real frameworks. scripts/constraints.txt pins the versions the suite last passed with:
+# left free, pip backtracks for tens of minutes through boto3/botocore releases (pulled in by
+# inspect-ai and mlflow). Regenerate it with `.venv/bin/pip freeze --exclude-editable` after
+# changing an extra.
+"$VENV/bin/python" -m pip install -q -c scripts/constraints.txt -e '.[all,dev]'
