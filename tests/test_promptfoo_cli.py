@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,25 @@ def _install() -> dict[str, str]:
     return dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
+def _port_free(port: int, wait_s: float = 20.0) -> bool:
+    """True when a server could listen on 127.0.0.1:``port`` (waiting up to ``wait_s``).
+
+    SO_REUSEADDR as a listening server sets it (Node does): connections of an earlier
+    promptfoo run left in TIME_WAIT do not count as "in use", only a live listener does,
+    and a previous run's process still shutting down gets a few seconds to exit.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+                return True
+            except OSError:
+                pass
+        if time.monotonic() >= deadline:
             return False
-    return True
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
