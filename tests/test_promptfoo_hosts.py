@@ -129,8 +129,12 @@ def test_wheel_in_a_fresh_venv_runs_the_promptfoo_example(tmp_path):
     site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True).stdout.strip()
     Path(site, "_deps.pth").write_text(str(Path(jsonschema.__file__).parents[1]) + "\n")
-    chk = subprocess.run([py, "-c", "import sys, trajcheck, trajcheck.promptfoo.assertion as a; "
-                                    f"print(a.__file__); print(any(p.startswith({str(ROOT)!r}) for p in sys.path))"],
+    # the checkout's own folders must not be importable (the deps' site-packages may lie
+    # inside the checkout, as .venv does under `make test`, so no prefix test)
+    src_dirs = sorted(str(ROOT / d) for d in ("", "core", "adapters", "promptfoo_provider"))
+    chk = subprocess.run([py, "-c", "import os, sys, trajcheck, trajcheck.promptfoo.assertion as a; "
+                                    f"print(a.__file__); print(any(os.path.abspath(p or '.') in {src_dirs!r} "
+                                    "for p in sys.path))"],
                          capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=""))
     assert chk.returncode == 0, chk.stderr
     where, leak = chk.stdout.split()
