@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeGuard
 
@@ -265,8 +266,6 @@ def finalize(steps: list[Step]) -> tuple[tuple[Step, ...], str | None]:
     if idx is None:
         return tuple(steps), None
     s = steps[idx]
-    from dataclasses import replace
-
     steps = list(steps)
     steps[idx] = replace(s, kind="final_response")
     return tuple(steps), s.content
@@ -297,3 +296,17 @@ def json_safe(v: Any) -> Any:
     if v is None or isinstance(v, (str, int, float, bool)):
         return v
     return str(v)
+
+
+def mark_last_reply(steps: list[Step]) -> tuple[list[Step], str | None]:
+    """Mark the last assistant step with text as the final response, unless tools were called after it.
+
+    Stricter than ``finalize`` (which takes the last text step even when tool calls follow it):
+    the readers of agent SDK traces use this, where text beside a later tool call is not the answer.
+    Returns the steps (the list, changed in place) and that step's text, or None when there is none.
+    """
+    last = next((s for s in reversed(steps) if s.kind == "assistant" and s.content), None)
+    if last is None or any(s.tool_calls for s in steps[last.index + 1:]):
+        return steps, None
+    steps[last.index] = replace(last, kind="final_response")
+    return steps, last.content

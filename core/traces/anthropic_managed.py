@@ -29,7 +29,6 @@ Event mapping (Managed Agents "events and streaming" documentation):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -39,6 +38,7 @@ from ._util import (
     as_plain,
     is_seq,
     mapping,
+    mark_last_reply,
     sum_usage,
     text_of,
     to_int,
@@ -237,12 +237,7 @@ def _trajectory(sid: str | None, session: Mapping[str, Any], events: list[Mappin
             eobj = mapping(e.get("error"))
             problems.append(f"{w}: session error: {eobj.get('message') or eobj.get('type') or e.get('error')}")
     flush()
-    steps = list(sl.steps)
-    final = None
-    last = next((s for s in reversed(steps) if s.kind == "assistant" and s.content), None)
-    if last is not None and not any(s.tool_calls for s in steps[last.index + 1:]):
-        steps[last.index] = replace(last, kind="final_response")
-        final = last.content
+    steps, final = mark_last_reply(list(sl.steps))
     times = [t for t in (to_unix_seconds(e.get("processed_at")) for e in events) if t is not None]
     meta: dict[str, Any] = {}
     if isinstance(mapping(session.get("agent")).get("name"), str):

@@ -36,7 +36,7 @@ import json
 import struct
 import zipfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from ._util import (
     as_plain,
     is_seq,
     mapping,
+    mark_last_reply,
     parse_args,
     sum_usage,
     to_float,
@@ -281,12 +282,7 @@ def read_sample(s: Any) -> Trajectory:
                                  is_error=failed, error=etext))
             continue
         problems.append(f"{w}: unknown role {role!r}; skipped")
-    steps = list(sl.steps)
-    final = None
-    last = next((st for st in reversed(steps) if st.kind == "assistant" and st.content), None)
-    if last is not None and not any(st.tool_calls for st in steps[last.index + 1:]):
-        steps[last.index] = replace(last, kind="final_response")
-        final = last.content
+    steps, final = mark_last_reply(list(sl.steps))
     fs = tuple(steps)
     total = sum_usage(fs)
     if total is None:

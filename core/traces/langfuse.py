@@ -28,7 +28,6 @@ Mapping, observations ordered by start time, then end time, then export order:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -40,6 +39,7 @@ from ._util import (
     as_plain,
     is_seq,
     mapping,
+    mark_last_reply,
     parse_args,
     sum_usage,
     to_float,
@@ -191,12 +191,7 @@ def read(obj: Any) -> Trajectory:
             sl.add("assistant", content=text, **kw)
         for r, tk in results:
             sl.result(r, **tk)
-    steps = list(sl.steps)
-    final = None
-    last = next((s for s in reversed(steps) if s.kind == "assistant" and s.content), None)
-    if last is not None and not any(s.tool_calls for s in steps[last.index + 1:]):
-        steps[last.index] = replace(last, kind="final_response")
-        final = last.content
+    steps, final = mark_last_reply(list(sl.steps))
     if final is None and trace.get("output") is not None:
         out = _decode(trace["output"])
         final = out if isinstance(out, str) else model_output(out)[0]

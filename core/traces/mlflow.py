@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -40,6 +39,7 @@ from ._util import (
     as_plain,
     is_seq,
     mapping,
+    mark_last_reply,
     parse_args,
     sum_usage,
     to_float,
@@ -203,12 +203,7 @@ def read(obj: Any) -> Trajectory:
             sl.add("assistant", content=text, **kw)
         for r, tk in results:
             sl.result(r, **tk)
-    steps = list(sl.steps)
-    final = None
-    last = next((s for s in reversed(steps) if s.kind == "assistant" and s.content), None)
-    if last is not None and not any(s.tool_calls for s in steps[last.index + 1:]):
-        steps[last.index] = replace(last, kind="final_response")
-        final = last.content
+    steps, final = mark_last_reply(list(sl.steps))
     roots = [s for s in spans if s["parent"] is None]
     if final is None and roots:
         out = _attr(roots[0]["attrs"], "mlflow.spanOutputs")

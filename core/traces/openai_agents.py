@@ -32,7 +32,6 @@ API has no final response text in its trace (``final_response`` None).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -42,6 +41,7 @@ from ._util import (
     as_plain,
     is_seq,
     mapping,
+    mark_last_reply,
     parse_args,
     text_of,
     to_int,
@@ -248,12 +248,7 @@ def _trajectory(trace: Mapping[str, Any] | None, spans: list[tuple[int, Mapping[
         for r, kw in results:
             sl.result(r, **{k: v for k, v in kw.items() if v is not None})
 
-    steps = list(sl.steps)
-    final = None
-    last = next((s for s in reversed(steps) if s.kind == "assistant" and s.content), None)
-    if last is not None and not any(s.tool_calls for s in steps[last.index + 1:]):
-        steps[last.index] = replace(last, kind="final_response")
-        final = last.content
+    steps, final = mark_last_reply(list(sl.steps))
     if any_model_usage:
         total = _sum(s.usage for s in steps)
     elif turn_usage:

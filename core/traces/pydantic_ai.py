@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -39,6 +38,7 @@ from ._util import (
     as_plain,
     is_seq,
     mapping,
+    mark_last_reply,
     parse_args,
     sum_usage,
     text_of,
@@ -199,12 +199,7 @@ def read(obj: Any) -> Trajectory:
             sl.call(calls, content=text, **kw)
         else:
             sl.add("assistant", content=text, **kw)
-    steps = list(sl.steps)
-    final = None
-    last = next((s for s in reversed(steps) if s.kind == "assistant" and s.content), None)
-    if last is not None and not any(s.tool_calls for s in steps[last.index + 1:]):
-        steps[last.index] = replace(last, kind="final_response")
-        final = last.content
+    steps, final = mark_last_reply(list(sl.steps))
     fs = tuple(steps)
     costs = [s.cost_usd for s in fs if s.cost_usd is not None]
     first = mapping(msgs[0])
