@@ -302,15 +302,25 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     as ``trajcheck.sandbox.open_sandbox``. An agent that raises ends the conversation with
     termination ``agent_error``; a user model that fails (JudgeError) ends it likewise with
     ``user_error``. Setup failures (missing fixture, bad tools) raise their TrajcheckError.
+
+    ``seed`` reaches the user model twice: as the system prompt's ``Variation seed`` line,
+    and as the API's sampling seed where the adapter takes one
+    (:func:`trajcheck.judges.seeded_model`: OpenAI-compatible endpoints, ``ChatOpenAI``,
+    DeepEval's OpenAI models; not Anthropic, whose API has none). The trajectory's
+    ``metadata["user_model_seed"]`` is the seed sent to the API, or None when none was.
+    Seed 000 §7.1 asks for several seeds per scenario; a seed only in the prompt barely
+    changes a model at temperature 0.
     """
-    from .judges import as_model
+    from .judges import seeded_model
     from .runner import parse_agent_return, resolve_tools
     from .sandbox import open_sandbox
     from .tools import AgentTools
 
     case = scenario.to_case()
     registry = resolve_tools(agent, tools)
-    umodel = as_model(user_model)
+    # The run's seed goes to the model's API where it takes one, so a run is reproducible
+    # and seeds differ by more than the prompt's seed line (at temperature 0 that is all).
+    umodel, seed_sent = seeded_model(user_model, seed)
     sb = open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir)
     sb.open()
     try:
@@ -368,7 +378,9 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     if last_reply is not None:
         steps.append(Step(index=len(steps), kind="final_response", content=last_reply))
     meta: dict[str, Any] = {"case_id": case.id, "trial": seed, "run_id": f"{case.id}-{seed}",
-                            "scenario": scenario.id, "seed": seed, "termination": termination,
+                            "scenario": scenario.id, "seed": seed,
+                            "user_model_seed": seed if seed_sent else None,
+                            "termination": termination,
                             "user_turns": sum(m["role"] == "user" for m in conv),
                             "state_before": before, "state_after": after}
     if termination in ("max_turns", "agent_error", "user_error"):

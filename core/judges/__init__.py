@@ -25,6 +25,7 @@ from .models import (
     as_model,
     messages_to_prompt,
     parse_retry_after,
+    seeded_model,
 )
 from .parsing import aask_json, ask_json, parse_json_reply
 from .rubrics import (
@@ -83,5 +84,6 @@ __all__ = [
     "parse_json_reply",
     "parse_retry_after",
     "render_trajectory",
+    "seeded_model",
     "success_criteria_of",
 ]

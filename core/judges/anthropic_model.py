@@ -34,6 +34,11 @@ class AnthropicModel:
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0,
                                                            "calls": 0}, compare=False)
 
+    def with_seed(self, seed: int) -> None:
+        """None: Anthropic's Messages API takes no sampling seed, so a simulated user on this
+        adapter varies between seeds only through the prompt (``trajcheck.simulate``)."""
+        return None
+
     def _kwargs(self, messages: Sequence[Message]) -> dict[str, Any]:
         msgs = _check_messages(messages)
         system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system")

@@ -139,6 +139,13 @@ class CachedModel:
         self.cache = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
         self._identity = model_identity(self.inner)
 
+    def with_seed(self, seed: int) -> CachedModel | None:
+        """The inner model seeded (its ``with_seed``) behind the same cache, or None when the
+        inner model takes no seed. The seed is part of the identity, so of every cache key."""
+        fn = getattr(self.inner, "with_seed", None)
+        got = fn(seed) if callable(fn) else None
+        return None if got is None else CachedModel(got, self.cache)
+
     def judge_identity(self) -> dict[str, Any]:
         """The inner model's :func:`model_identity`."""
         return dict(self._identity)

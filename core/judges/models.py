@@ -20,7 +20,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import JudgeError
@@ -111,8 +111,11 @@ class OpenAICompatibleModel:
     ``base_url`` is the API root (``https://api.openai.com/v1``; ``/chat/completions`` is
     appended), ``api_key`` is sent as ``Authorization: Bearer`` (None sends none), ``model``
     the model name, ``timeout`` seconds per request, ``max_retries`` extra attempts after the
-    first. ``temperature`` (default 0) and ``extra_body`` go into the request body;
-    ``headers`` are added to every request.
+    first. ``temperature`` (default 0), ``seed`` (an int, sent as the request's ``seed``
+    when set: OpenAI's best-effort reproducible sampling, also honoured by vLLM and Ollama's
+    OpenAI API) and ``extra_body`` go into the request body; ``headers`` are added to every
+    request. :meth:`with_seed` gives a copy with another seed (the simulated user's per-run
+    seed, ``trajcheck.simulate``).
 
     Retry policy: a 408/409/429/5xx reply, a timeout or a connection error is retried up to
     ``max_retries`` times with exponential backoff ``backoff * 2**attempt`` seconds capped at
@@ -133,14 +136,21 @@ class OpenAICompatibleModel:
     temperature: float | None = 0.0
     extra_body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
             raise JudgeError(f"OpenAICompatibleModel: base_url must be an http(s) URL, got {self.base_url!r}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise JudgeError(f"OpenAICompatibleModel: seed must be an int or None, got {self.seed!r}")
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise JudgeError(f"OpenAICompatibleModel: max_retries must be an int >= 0, got {self.max_retries!r}")
         if not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
             raise JudgeError(f"OpenAICompatibleModel: timeout must be > 0 seconds, got {self.timeout!r}")
+
+    def with_seed(self, seed: int) -> OpenAICompatibleModel:
+        """A copy that sends ``seed`` in every request (chat completions' ``seed``)."""
+        return replace(self, seed=seed)
 
     @property
     def url(self) -> str:
@@ -151,6 +161,8 @@ class OpenAICompatibleModel:
         body: dict[str, Any] = {"model": self.model, "messages": _check_messages(messages)}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.seed is not None:
+            body["seed"] = self.seed
         body.update(self.extra_body)
         hdrs = {"Content-Type": "application/json", **self.headers}
         if self.api_key:
@@ -260,6 +272,15 @@ class LangChainModel:
 
     chat_model: Any
 
+    def with_seed(self, seed: int) -> LangChainModel | None:
+        """A copy whose chat model sends ``seed``, when the chat model declares a ``seed``
+        field (``ChatOpenAI`` and other OpenAI-API models: ``model_copy(update={"seed":
+        ...})``); None when it declares none (``ChatAnthropic``: the Messages API has no seed)."""
+        fields = getattr(type(self.chat_model), "model_fields", None)
+        if not isinstance(fields, Mapping) or "seed" not in fields:
+            return None
+        return LangChainModel(self.chat_model.model_copy(update={"seed": seed}))
+
     def complete(self, messages: Sequence[Message]) -> str:
         """``chat_model.invoke`` -> reply text; any exception becomes JudgeError."""
         msgs = [(m["role"], m["content"]) for m in _check_messages(messages)]
@@ -286,6 +307,10 @@ def _deepeval_text(ret: Any) -> str:
     return _text_of(ret)
 
 
+# DeepEval model modules whose requests are OpenAI chat completions with generation_kwargs.
+_DEEPEVAL_SEEDED = ("deepeval.models.llms.openai_model", "deepeval.models.llms.azure_model")
+
+
 @dataclass(frozen=True)
 class DeepEvalModel:
     """A DeepEval model object (duck-typed ``DeepEvalBaseLLM``: ``generate(prompt)`` and
@@ -293,6 +318,20 @@ class DeepEvalModel:
     A ``(text, cost)`` tuple reply is accepted."""
 
     model: Any
+
+    def with_seed(self, seed: int) -> DeepEvalModel | None:
+        """A copy whose model sends ``seed``, for DeepEval's OpenAI chat models
+        (``GPTModel``/``OpenAIModel``, ``AzureOpenAIModel``, whose ``generation_kwargs`` go
+        into every chat-completions request); None for the others (their APIs differ, and
+        Anthropic's takes no seed)."""
+        mod = type(self.model).__module__
+        if mod not in _DEEPEVAL_SEEDED or not isinstance(getattr(self.model, "generation_kwargs", None), dict):
+            return None
+        import copy
+
+        m = copy.copy(self.model)
+        m.generation_kwargs = {**self.model.generation_kwargs, "seed": seed}
+        return DeepEvalModel(m)
 
     def complete(self, messages: Sequence[Message]) -> str:
         """``model.generate(prompt)`` -> reply text; any exception becomes JudgeError."""
@@ -386,6 +425,27 @@ class ScriptedModel:
     async def acomplete(self, messages: Sequence[Message]) -> str:
         """Same as ``complete``."""
         return self.complete(messages)
+
+
+def seeded_model(model: Any, seed: int) -> tuple[Any, bool]:
+    """``(adapter, True)`` where the adapter sends ``seed`` to the model's API, else
+    ``(adapter, False)`` with the model unchanged.
+
+    An adapter opts in with ``with_seed(seed)`` returning a seeded copy (or None when its API
+    takes no seed): :class:`OpenAICompatibleModel` (the request's ``seed``), a LangChain chat
+    model that declares a ``seed`` field (``ChatOpenAI``), DeepEval's OpenAI chat models
+    (``generation_kwargs``), a :class:`~trajcheck.judges.CachedModel` around one of these.
+    :class:`~trajcheck.judges.AnthropicModel` returns None: the Messages API has no seed.
+    Functions and :class:`ScriptedModel` have no ``with_seed``. Used by simulated users so
+    that each run's seed reaches the model (seed 000 §7.1: several seeds per scenario).
+    """
+    m = as_model(model)
+    fn = getattr(m, "with_seed", None)
+    if callable(fn):
+        got = fn(seed)
+        if got is not None:
+            return got, True
+    return m, False
 
 
 def as_model(obj: Any) -> Any:
