@@ -711,8 +711,8 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
 @click.option("--tools", "tools_spec", metavar="MODULE:ATTR",
               help="The ToolRegistry (default: the agent's .tools attribute or its module's TOOLS).")
 @click.option("--fixture-root", "fixture_roots", multiple=True, type=click.Path(file_okay=False),
-              help="A folder fixtures (initial_state) may come from besides the dataset's own folder "
-                   "(repeatable); any other fixture path is refused.")
+              help="A folder fixtures (initial_state) may come from besides the folder of the "
+                   "--cases or --scenarios file (repeatable); any other fixture path is refused.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @_report_options
 @_semantic_options
@@ -773,7 +773,8 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
             ctx = _match_context(semantic, semantic_threshold, [x.to_case() for x in scenarios], err)
             srun = run_scenarios(scenarios, agent, umodel, seeds=range(trials), tools=tools,
                                  base_dir=Path(scenarios_path).parent, context=ctx,
-                                 ks=ks, seed=seed, agent_name=agent_spec, out=out_path)
+                                 ks=ks, seed=seed, agent_name=agent_spec, out=out_path,
+                                 fixture_roots=fixture_roots)
             from .simulate import termination_label
 
             succ = {c.case_id: c.successes for c in srun.scorecard.cases}

@@ -435,6 +435,18 @@ def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, db: str 
     return sqlite3.SQLITE_OK
 
 
+def _authorize_sqlite_dbapi(dbapi_conn: Any, _record: Any) -> None:
+    """SQLAlchemy ``connect`` hook of a ``sqlite://`` sandbox: its DB-API connection gets
+    ``_sqlite_authorizer``; a driver without ``set_authorizer`` cannot be confined and is
+    refused."""
+    setter = getattr(dbapi_conn, "set_authorizer", None)
+    if not callable(setter):
+        raise SandboxError(f"SQLAlchemySandbox: the SQLite driver {type(dbapi_conn).__name__} has no "
+                           "set_authorizer, so ATTACH and extensions could not be refused; use the "
+                           "standard sqlite3 driver (sqlite://)")
+    setter(_sqlite_authorizer)
+
+
 def _no_echo(msg: str) -> str:
     """A database error message without the file text it may quote (SQLite's ``near "...":``
     and PostgreSQL's ``LINE n: ...`` context), so a fixture's content never reaches a report."""
@@ -506,6 +518,9 @@ class SQLAlchemySandbox:
             kwargs["poolclass"] = sa.pool.StaticPool
         try:
             self._engine = sa.create_engine(url, isolation_level="AUTOCOMMIT", **kwargs)
+            if dialect == "sqlite":
+                # the same authorizer as SQLiteSandbox's: no ATTACH / VACUUM INTO, no extensions
+                sa.event.listen(self._engine, "connect", _authorize_sqlite_dbapi)
             self._conn = self._engine.connect()
         except Exception as e:
             self._dispose()

@@ -293,13 +293,16 @@ async def _await(x: Any) -> Any:
 
 def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *, seed: int = 0,
                  tools: Any = None, sandbox_url: str | None = None,
-                 base_dir: str | Path | None = None) -> SimulationResult:
+                 base_dir: str | Path | None = None,
+                 fixture_roots: Sequence[str | Path] = ()) -> SimulationResult:
     """Run one conversation (see the module doc) and return its :class:`SimulationResult`.
 
     ``agent``: the agent under test (``trajcheck run``'s contract); ``user_model``: a judge
     model (``ScriptedModel`` in tests); ``tools``: a ``ToolRegistry`` (else the agent's
     ``tools``/``TOOLS``, as ``trajcheck.runner.resolve_tools``); ``sandbox_url``/``base_dir``
-    as ``trajcheck.sandbox.open_sandbox``. An agent that raises ends the conversation with
+    as ``trajcheck.sandbox.open_sandbox``; ``fixture_roots``: folders besides ``base_dir``
+    that the scenario's ``initial_state`` may come from (any other path is refused with a
+    SecurityError, README "Security model"). An agent that raises ends the conversation with
     termination ``agent_error``; a user model that fails (JudgeError) ends it likewise with
     ``user_error``. Setup failures (missing fixture, bad tools) raise their TrajcheckError.
 
@@ -321,7 +324,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     # The run's seed goes to the model's API where it takes one, so a run is reproducible
     # and seeds differ by more than the prompt's seed line (at temperature 0 that is all).
     umodel, seed_sent = seeded_model(user_model, seed)
-    sb = open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir)
+    sb = open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir, fixture_roots=fixture_roots)
     sb.open()
     try:
         before = sb.snapshot()
@@ -396,14 +399,15 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
 
 def simulate(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *,
              seeds: Sequence[int] = (0, 1, 2), tools: Any = None, sandbox_url: str | None = None,
-             base_dir: str | Path | None = None) -> list[SimulationResult]:
+             base_dir: str | Path | None = None,
+             fixture_roots: Sequence[str | Path] = ()) -> list[SimulationResult]:
     """:func:`simulate_one` for each seed in ``seeds`` (each in its own fresh sandbox).
     ``[(r.trajectory, scenario.to_case()) for r in results]`` feeds ``suite.score_runs``.
     Raises TrajcheckError (AgentError) for an empty or non-integer seed list."""
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise AgentError(f"simulate: seeds must be a non-empty list of integers, got {seeds!r}")
-    return [simulate_one(scenario, agent, user_model, seed=s, tools=tools,
-                         sandbox_url=sandbox_url, base_dir=base_dir) for s in seeds]
+    return [simulate_one(scenario, agent, user_model, seed=s, tools=tools, sandbox_url=sandbox_url,
+                         base_dir=base_dir, fixture_roots=fixture_roots) for s in seeds]
 
 
 # --------------------------------------------------------------------------- the CLI's pieces
@@ -479,14 +483,15 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
                   seeds: Sequence[int] = (0,), tools: Any = None, sandbox_url: str | None = None,
                   base_dir: str | Path | None = None, context: Any = None,
                   ks: Sequence[int] | None = None, seed: int = 0, agent_name: str | None = None,
-                  out: str | Path | None = None) -> ScenarioRun:
+                  out: str | Path | None = None,
+                  fixture_roots: Sequence[str | Path] = ()) -> ScenarioRun:
     """Simulate every scenario for every seed (:func:`simulate`) and score the conversations
     as ``trajcheck run`` scores its runs (``runner.score_recorded``: final state from the
     sandbox snapshots, calls, sequences; a conversation cut off at max turns or by an agent
     or user-model error is a failed run). ``context``: the ``MatchContext`` for matchers
     (e.g. ``semantic_context()``); ``ks``/``seed``: pass^k's k and the bootstrap seed;
     ``out``: a JSONL file the trajectories are written to (overwritten; ``trajcheck eval``
-    reads it back). Raises TrajcheckError (AgentError) for no scenarios or a bad seed list,
+    reads it back); ``fixture_roots``: as :func:`simulate_one`. Raises TrajcheckError (AgentError) for no scenarios or a bad seed list,
     and the setup errors of :func:`simulate_one`.
     """
     from .runner import score_recorded
@@ -499,7 +504,7 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
     for sc in scenarios:
         case = sc.to_case()
         rs = simulate(sc, agent, user_model, seeds=seeds, tools=tools, sandbox_url=sandbox_url,
-                      base_dir=base_dir)
+                      base_dir=base_dir, fixture_roots=fixture_roots)
         terms: dict[str, int] = {}
         flagged: list[dict[str, Any]] = []
         for r in rs:

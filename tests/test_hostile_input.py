@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,6 +94,66 @@ def test_huge_and_non_finite_figures_are_dropped_with_a_fault(tmp_path: Path) ->
     t, notes = clean_figures(Trajectory(total_cost_usd=float("nan")))
     assert t.total_cost_usd is None and notes == [
         "total_cost_usd: nan is not a finite non-negative number; read as unknown"]
+
+
+class _CountingId(str):
+    """A call id that counts the comparisons and hashes made with it (shared counter)."""
+
+    ops = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountingId.ops += 1
+        return str.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        _CountingId.ops += 1
+        return str.__hash__(self)
+
+
+def _join_ops(n_pairs: int) -> int:
+    from trajcheck.traces import read
+
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for i in range(n_pairs):
+        msgs.append({"role": "assistant", "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": "ok"})
+    _CountingId.ops = 0
+    t = read(msgs)
+    pairs = t.pairs()
+    assert len(pairs) == n_pairs and all(r is not None and r.call_id == c.call_id for c, r in pairs)
+    return _CountingId.ops
+
+
+def test_openai_chat_join_makes_a_bounded_number_of_id_operations_per_message(monkeypatch) -> None:
+    """Linear time without a clock: every call id the reader makes counts the comparisons and
+    hashes done with it while reading and joining. A join that scans earlier ids (the former
+    list, 100k messages in 13 s) makes ~n^2/2 of them; a linear one a constant per message."""
+    from trajcheck.traces import openai_chat
+
+    monkeypatch.setattr(openai_chat, "_str", lambda v: None if v is None else _CountingId(v))
+    small, big = _join_ops(500), _join_ops(2_000)
+    assert small > 0  # the ids are the counting ones
+    assert big <= 8 * 2_000  # a constant per call/result pair
+    assert big <= 4.4 * small  # 4x the pairs: 4x the operations (a quadratic join gives 16x)
+
+
+def test_promptfoo_text_costs_are_reported_with_the_run(tmp_path: Path) -> None:
+    p = tmp_path / "pf.jsonl"
+    tu = {**PROMPTFOO["tokenUsage"], "prompt": "many"}
+    rows = [PROMPTFOO, dict(PROMPTFOO, cost="free"), dict(PROMPTFOO, latencyMs=True, tokenUsage=tu),
+            dict(PROMPTFOO, cost="0.25")]
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    res = load(p)
+    assert [t.total_cost_usd for t in res] == [5e-05, None, 5e-05, 0.25]  # a numeric string still reads
+    assert res[2].total_latency_ms is None and res[2].total_usage is not None
+    assert res[2].total_usage.input_tokens is None
+    assert res[2].total_usage.output_tokens == res[0].total_usage.output_tokens
+    assert res.faults == [
+        f"{p}:2: cost: 'free' is not a number; read as unknown",
+        f"{p}:3: tokenUsage.prompt: 'many' is not a number; read as unknown",
+        f"{p}:3: latencyMs: True is not a number; read as unknown"]
+    assert len(res) == 4 and res.skipped == []
 
 
 def test_huge_otel_timestamps_and_bool_fields_do_not_crash(tmp_path: Path) -> None:

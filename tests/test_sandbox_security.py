@@ -69,6 +69,26 @@ def test_sqlite_authorizer_refuses_file_access(tmp_path: Path, sql: str) -> None
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("sql", [
+    "ATTACH DATABASE '{d}/other.db' AS o",
+    "VACUUM INTO '{d}/copy.db'",
+    "SELECT load_extension('{d}/evil')",
+    "PRAGMA writable_schema = ON",
+])
+def test_sqlalchemy_sqlite_sandbox_has_the_same_authorizer(tmp_path: Path, sql: str) -> None:
+    pytest.importorskip("sqlalchemy", reason="the 'sql' extra (SQLAlchemy) is not installed")
+    with SQLAlchemySandbox("sqlite://", fixture_sql="CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (7);") as sb:
+        with pytest.raises(Exception, match="not authorized|authorization denied"):
+            sb.execute(sql.format(d=tmp_path))
+        # refused, not broken: the trial's database still answers
+        assert sb.execute("SELECT x FROM t") == [{"x": 7}]
+        assert sb.snapshot() == {"t": [{"x": 7}]}
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(SandboxError, match="line 1: .*(not authorized|authorization denied)"):
+        SQLAlchemySandbox("sqlite://", fixture_sql=sql.format(d=tmp_path)).open()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_example_read_only_tool_cannot_attach(tmp_path: Path) -> None:
     import importlib.util
 

@@ -193,6 +193,18 @@ def to_float(v: Any) -> float | None:
     return None
 
 
+def figure(v: Any, what: str, problems: list[str], *, integer: bool = False) -> Any:
+    """A cost, latency (``integer=False``: ``to_float``) or token count (``integer=True``:
+    ``to_int``) read from a trace field ``what``; a value that is present but not a number
+    (``"free"``, ``true``, an object) is None with a problem naming the field, so a text
+    cost is never dropped silently. None stays None without a problem."""
+    got = to_int(v) if integer else to_float(v)
+    if got is None and v is not None:
+        shown = repr(v) if isinstance(v, (str, bool)) and len(repr(v)) <= 40 else f"a {type(v).__name__}"
+        problems.append(f"{what}: {shown} is not a number; read as unknown")
+    return got
+
+
 def to_unix_seconds(v: Any) -> float | None:
     """Unix seconds from a number (seconds), an ISO-8601 string (``Z`` allowed) or a datetime; else None."""
     if isinstance(v, datetime):

@@ -27,11 +27,10 @@ from ._util import (
     StepList,
     as_plain,
     call_args,
+    figure,
     finalize,
     is_seq,
     mapping,
-    to_float,
-    to_int,
     tool_name,
     usage_or_none,
 )
@@ -115,9 +114,16 @@ def read(obj: Any) -> Trajectory:
             sl.add("assistant", content=json.dumps(out, default=str))
     tu = mapping(obj.get("tokenUsage"))
     cd = mapping(tu.get("completionDetails"))
-    usage = usage_or_none(Usage(input_tokens=to_int(tu.get("prompt")), output_tokens=to_int(tu.get("completion")),
-                                total_tokens=to_int(tu.get("total")), cache_read_tokens=to_int(tu.get("cached")),
-                                reasoning_tokens=to_int(cd.get("reasoning"))))
+    usage = usage_or_none(Usage(
+        input_tokens=figure(tu.get("prompt"), "tokenUsage.prompt", problems, integer=True),
+        output_tokens=figure(tu.get("completion"), "tokenUsage.completion", problems, integer=True),
+        total_tokens=figure(tu.get("total"), "tokenUsage.total", problems, integer=True),
+        cache_read_tokens=figure(tu.get("cached"), "tokenUsage.cached", problems, integer=True),
+        reasoning_tokens=figure(cd.get("reasoning"), "tokenUsage.completionDetails.reasoning", problems,
+                                integer=True)))
+    # a text cost or latency ("free") is unknown, said so with the run's location (not dropped)
+    cost = figure(obj.get("cost"), "cost", problems)
+    latency = figure(obj.get("latencyMs"), "latencyMs", problems)
     if obj.get("error"):
         meta["error"] = str(obj["error"])
     for k in ("finishReason", "sessionId"):
@@ -127,5 +133,5 @@ def read(obj: Any) -> Trajectory:
     if problems:
         meta["problems"] = problems
     return Trajectory(steps=final_steps, final_response=final, total_usage=usage,
-                      total_cost_usd=to_float(obj.get("cost")), total_latency_ms=to_float(obj.get("latencyMs")),
+                      total_cost_usd=cost, total_latency_ms=latency,
                       source_format=FORMAT, metadata=meta)
