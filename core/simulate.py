@@ -491,8 +491,9 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
     or user-model error is a failed run). ``context``: the ``MatchContext`` for matchers
     (e.g. ``semantic_context()``); ``ks``/``seed``: pass^k's k and the bootstrap seed;
     ``out``: a JSONL file the trajectories are written to (overwritten; ``trajcheck eval``
-    reads it back); ``fixture_roots``: as :func:`simulate_one`. Raises TrajcheckError (AgentError) for no scenarios or a bad seed list,
-    and the setup errors of :func:`simulate_one`.
+    reads it back); ``fixture_roots``: as :func:`simulate_one`. Raises TrajcheckError
+    (AgentError) for no scenarios or a bad seed list, and the setup errors of
+    :func:`simulate_one`.
     """
     from .runner import score_recorded
 
