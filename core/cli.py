@@ -816,3 +816,9 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
     _show_scorecard(sc, quiet, json_out, html_out, err)
     _write_reports(sc, json_out, md_out, html_out, err)
     _gate(sc, fail_under, err)
+
+
+# the judge and semantic-matcher commands live in cli_judges (one concern per module)
+from .cli_judges import calibrate_semantic_command  # noqa: E402
+
+main.add_command(calibrate_semantic_command)

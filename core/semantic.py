@@ -119,7 +119,10 @@ def load_sentence_model(model: str | os.PathLike[str] | None = None, *, device: 
     """A ``SentenceTransformer``: from ``model`` (a local folder or a model name already in
     the local cache) or, when None, the offline all-MiniLM-L6-v2 (:func:`offline_model_path`).
     Loading is offline (``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` are set if unset).
-    Raises MatcherError when sentence-transformers is missing or the model cannot be loaded."""
+    The offline model's files are first checked against the SHA-256 digests recorded for the
+    pinned package (``trajcheck.semantic_integrity``). Raises MatcherError when
+    sentence-transformers is missing, a model file differs from the recorded one, or the
+    model cannot be loaded."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
@@ -127,7 +130,14 @@ def load_sentence_model(model: str | os.PathLike[str] | None = None, *, device: 
     except ImportError as e:
         raise MatcherError("semantic matching needs sentence-transformers: install torch==2.13.0 "
                            "(CPU) first, then pip install 'trajcheck[semantic]'") from e
-    where = str(model) if model is not None else str(offline_model_path())
+    if model is None:
+        from .semantic_integrity import verify_model_files
+
+        folder = offline_model_path()
+        verify_model_files(folder)  # the weights the thresholds were measured on, or an error
+        where = str(folder)
+    else:
+        where = str(model)
     try:
         return SentenceTransformer(where, device=device)
     except Exception as e:
