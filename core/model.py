@@ -116,7 +116,12 @@ class Usage:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Usage:
         """Inverse of ``to_dict``; unknown keys are ignored."""
-        return cls(**{f.name: d.get(f.name) for f in fields(cls)})
+        get = d.get
+        values = {n: get(n) for n in _USAGE_FIELDS}
+        return _frozen(cls, values) if cls is Usage else cls(**values)
+
+
+_USAGE_FIELDS = tuple(f.name for f in fields(Usage))
 
 
 @dataclass(frozen=True)
