@@ -23,6 +23,7 @@ NAMES = {
                  "error_recovery": "Error Recovery (trajcheck)"},
     "ragas": {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery")},
     "langsmith": {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery")},
+    "mlflow": {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery")},
 }
 
 
@@ -31,11 +32,11 @@ def _blocks(out: str) -> dict[str, str]:
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
-@pytest.mark.parametrize("host", ["deepeval", "ragas", "langsmith"])
+@pytest.mark.parametrize("host", ["deepeval", "ragas", "langsmith", "mlflow"])
 def test_host_example_prints_the_core_numbers(host, tmp_path):
     pytest.importorskip(host)
     env = dict(os.environ, DEEPEVAL_TELEMETRY_OPT_OUT="YES", RAGAS_DO_NOT_TRACK="true",
-               LANGSMITH_TRACING="false")
+               LANGSMITH_TRACING="false", MLFLOW_TRACKING_URI=(tmp_path / "mlruns").as_uri())
     env.pop("OPENAI_API_KEY", None)
     p = subprocess.run([sys.executable, str(ROOT / "examples" / host / "refund_desk.py")], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=900)

@@ -110,6 +110,12 @@ def all_cells():
     return out
 
 
+#: The table's host columns for a row metric ``{k}``: DeepEval, RAGAS, LangSmith, promptfoo,
+#: MLflow (each tested cell by cell below and in tests/test_adapter_<host>.py).
+HOST_CELLS = ['`TrajcheckMetric("{k}")`', '`TrajcheckRagasMetric(metric="{k}")`', '`TrajcheckEvaluator("{k}")`',
+              "`metric: {k}`", '`TrajcheckScorer("{k}")`']
+
+
 def test_readme_table_lists_every_metric_and_figure_in_every_host():
     text = (ROOT / "README.md").read_text()
     table = text.split("<!-- host-table:start -->")[1].split("<!-- host-table:end -->")[0]
@@ -118,12 +124,12 @@ def test_readme_table_lists_every_metric_and_figure_in_every_host():
     assert keys == [m.key for m in _catalog.ROW_METRICS] + list(_suite.SUITE_FIGURES)
     for ln, k in zip(rows, keys):
         cells = [c.strip() for c in ln.strip("|").split("|")]
-        assert len(cells) == 7 and all(cells[3:]), ln  # no empty host cell
+        assert len(cells) == 3 + len(HOST_CELLS) and all(cells[3:]), ln  # no empty host cell
         if k in _suite.SUITE_FIGURES:
             assert f'"{k}"' in cells[5]
+            assert cells[7] == "`suite_figures(rows)` (1)"
         else:
-            assert cells[3:] == [f'`TrajcheckMetric("{k}")`', f'`TrajcheckRagasMetric(metric="{k}")`',
-                                 f'`TrajcheckEvaluator("{k}")`', f"`metric: {k}`"]
+            assert cells[3:] == [c.format(k=k) for c in HOST_CELLS]
             need = " or ".join(f"`{n}`" for n in _catalog.BY_KEY[k].needs) or "the run"
             assert cells[2] == need
 

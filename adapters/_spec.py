@@ -1,0 +1,178 @@
+"""One configured trajcheck metric, shared by the MLflow, Inspect AI and pydantic-evals adapters.
+
+Those hosts all hand a scorer the run (a trajectory in some form) and, per row or sample, a
+reference (expected calls and case settings). :class:`MetricSpec` holds what the user gave
+the scorer's constructor -- the metric key, the mode and dialect of a trajectory match, case
+settings, argument matchers and the options of ``_catalog.Options`` -- checked strictly when
+it is built, and :meth:`MetricSpec.score` turns one run plus the row's reference into the
+core's ``MetricResult`` through ``_catalog.compute``. Nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from trajcheck.errors import MetricInputError, TrajcheckError
+from trajcheck.metrics.result import MetricResult
+from trajcheck.model import Case, Trajectory
+
+from . import _catalog, _convert
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric as configured on a host scorer (see :func:`make_spec`)."""
+
+    row: _catalog.RowMetric
+    key: str
+    title: str
+    mode: str | None = None
+    dialect: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    match: Mapping[str, Any] | None = None
+    weights: Mapping[str, float] | None = None
+    ignore: Sequence[str] | None = None
+    id_args: Sequence[str] | None = None
+    retry_budget: int | None = None
+    semantic_scorer: Callable[[str, str], float] | None = None
+    judge: Callable[[str, Any, Any], bool] | None = None
+
+    @property
+    def threshold(self) -> float:
+        """The pass mark: the ``threshold`` setting, else the row's default (1.0; composite
+        0.8; 0 for the lower-is-better rates)."""
+        t = self.settings.get("threshold")
+        return float(t) if t is not None else self.row.threshold
+
+    def passed(self, res: MetricResult) -> bool | None:
+        """The host verdict (``_catalog.passed``): None for a skipped (None) score."""
+        return _catalog.passed(self.row, res, self.threshold)
+
+    def case_for(self, traj: Trajectory, reference: Mapping[str, Any] | None, *, case_id: str,
+                 case_input: Any = None, expected_given: bool | None = None) -> tuple[Case, frozenset[str]]:
+        """The ``Case`` for one run and which reference fields were given (see :meth:`score`)."""
+        ref = dict(reference or {})
+        ref_expected = ref.pop("expected_calls", None)
+        exp = (_convert.expected_from_reference(ref_expected, where=f"case {case_id!r}: expected_calls")
+               if ref_expected is not None else ())
+        given = expected_given if expected_given is not None else ref_expected is not None
+        case = _convert.build_case(case_id, case_input if case_input is not None else traj.user_input,
+                                   exp, ref, dict(self.settings))
+        merged = dict(ref.get("match") or {})
+        merged.update(self.match or {})
+        if merged:
+            case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged))
+        return case, _convert.provided_keys(ref, self.settings, expected=given)
+
+    def score(self, traj: Trajectory, reference: Mapping[str, Any] | None, *, case_id: str,
+              case_input: Any = None, expected_given: bool | None = None, how: str = "") -> MetricResult:
+        """The core result for one run.
+
+        ``reference``: the row's settings (any of ``_convert.SETTING_KEYS``, checked strictly:
+        an unknown key raises ``DatasetError`` naming the closest), with ``expected_calls``
+        as names or ``{"name", "args"}`` dicts; the constructor's settings win over it.
+        ``expected_given``: whether the host gave expected calls (default: ``expected_calls``
+        is a key of ``reference``; an explicit empty list is the no-tool case).
+        ``before_state``/``after_state`` for the final state are read from ``reference``,
+        then from the run's recorded snapshots. Raises ``MissingReference`` when the metric's
+        reference is missing (``how`` says where the host expects it)."""
+        case, provided = self.case_for(traj, reference, case_id=case_id, case_input=case_input,
+                                       expected_given=expected_given)
+        ref = reference or {}
+        meta = traj.metadata or {}
+        before = ref.get("before_state", meta.get("state_before"))
+        after = ref.get("after_state", meta.get("state_after"))
+        o = _catalog.Options(mode=self.mode, dialect=self.dialect, args_mode=self.settings.get("args_mode"),
+                             semantic_scorer=self.semantic_scorer, judge=self.judge, weights=self.weights,
+                             before_state=before, after_state=after, ignore=self.ignore,
+                             id_args=self.id_args,
+                             retry_budget=self.retry_budget if self.retry_budget is not None else 2)
+        return _catalog.compute(self.row.key, traj, case, o, provided, how)
+
+
+def suite_records(rows: Sequence[tuple[str, Trajectory, Case, MetricResult | None]],
+                  spec: MetricSpec) -> list[Any]:
+    """``_suite.RunRecord``s for ``(task, run, case, core result or None)``: a run succeeds
+    when ``spec.passed`` is True for its result (None: missing reference, a failure)."""
+    from . import _suite
+
+    return _suite.records_from([(t, tr, c, None if r is None else replace(r, passed=spec.passed(r)))
+                                for t, tr, c, r in rows])
+
+
+def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | None = None,
+              dialect: str | None = None, match: Mapping[str, Mapping[str, Any]] | None = None,
+              weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
+              id_args: Sequence[str] | None = None, retry_budget: int | None = None,
+              semantic_scorer: Callable[[str, str], float] | None = None,
+              judge: Callable[[str, Any, Any], bool] | None = None, **settings: Any) -> MetricSpec:
+    """Check a scorer's constructor arguments and build its :class:`MetricSpec`.
+
+    ``metric``: a key of ``_catalog.ROW_METRICS`` (or an alias); ``key``: the name the host
+    shows (default ``_catalog.default_key``: ``trajcheck_<metric>``, a trajectory match naming
+    its mode and dialect); ``mode``/``dialect``: trajectory match only (an unknown mode name
+    raises); ``settings``: case fields (``_catalog.CASE_KEYS``). Raises ``MetricInputError``
+    naming ``where`` for an unknown metric, setting (with the closest known one), a wrong type
+    or a mode given to another metric."""
+    row = _catalog.row_metric(metric, where)
+    try:
+        _catalog.check_keys(settings, _catalog.CASE_KEYS, f"{where} settings")
+    except TrajcheckError as e:
+        raise MetricInputError(str(e)) from e
+    for k, v in (("key", key), ("mode", mode), ("dialect", dialect), ("match", match),
+                 ("weights", weights), ("ignore", ignore), ("id_args", id_args),
+                 ("retry_budget", retry_budget), ("args_mode", settings.get("args_mode")),
+                 ("threshold", settings.get("threshold"))):
+        _catalog.check_option(k, v, where)
+    if row.key == "trajectory_match":
+        from trajcheck.metrics.trajectory import normalize_mode
+
+        mode = mode or "superset"
+        normalize_mode(mode, dialect)  # an unknown mode or dialect name fails here
+    elif mode is not None or dialect is not None:
+        raise MetricInputError(f"{where}: mode/dialect apply to trajectory_match only")
+    settings = {k: v for k, v in settings.items() if v is not None}
+    return MetricSpec(row=row, key=key or _catalog.default_key(row.key, mode, dialect),
+                      title=_catalog.display_name(row.key, mode, dialect), mode=mode, dialect=dialect,
+                      settings=settings, match=match, weights=weights, ignore=ignore, id_args=id_args,
+                      retry_budget=retry_budget, semantic_scorer=semantic_scorer, judge=judge)
+
+
+def reference_block(ref: Any, where: str, host_keys: Sequence[str] = ()) -> dict[str, Any]:
+    """The trajcheck settings in a host's reference mapping: its ``"trajcheck"`` block when it
+    has one (the host's own keys may sit beside it), else the whole mapping, whose keys must
+    be settings or one of ``host_keys`` (the host's own reference names, left out). None is
+    ``{}``. Unknown keys raise ``DatasetError`` naming ``where`` and the closest known key."""
+    if ref is None:
+        return {}
+    if not isinstance(ref, Mapping):
+        from trajcheck.errors import DatasetError
+
+        raise DatasetError(f"{where}: expected a dict of trajcheck settings, got {type(ref).__name__}")
+    if "trajcheck" in ref:
+        inner = ref["trajcheck"]
+        if not isinstance(inner, Mapping):
+            from trajcheck.errors import DatasetError
+
+            raise DatasetError(f"{where}['trajcheck'] must be a dict, got {type(inner).__name__}")
+        _catalog.check_keys(inner, _convert.SETTING_KEYS, f"{where}['trajcheck']")
+        return dict(inner)
+    _catalog.check_keys(ref, tuple(_convert.SETTING_KEYS) + tuple(host_keys),
+                        f"{where} (put other keys beside a 'trajcheck' block)")
+    return {k: v for k, v in ref.items() if k not in host_keys}
+
+
+def row_settings(traj: Trajectory, expected_calls: Sequence[Any] | None, **settings: Any) -> dict[str, Any]:
+    """The reference block for one recorded run: ``expected_calls`` (names, ``{"name",
+    "args"}`` dicts or ``ExpectedCall``s; None leaves them out), the case ``settings``, and
+    the run's recorded database snapshots as ``before_state``/``after_state``. Checked now
+    (an unknown key raises ``DatasetError``)."""
+    from . import _traces
+
+    ref: dict[str, Any] = {**_traces.state_settings(traj), **settings}
+    if expected_calls is not None:
+        ref["expected_calls"] = [e if isinstance(e, (str, Mapping)) else e.to_dict() for e in expected_calls]
+    _catalog.check_keys(ref, _convert.SETTING_KEYS, "trajcheck settings")
+    return ref

@@ -1,0 +1,180 @@
+"""trajcheck's scorers inside MLflow 3's own ``mlflow.genai.evaluate`` (offline: a local file
+store under tmp_path, no server, no model), on the eight refund-desk runs of
+``examples/refund_desk`` -- every metric of README's table and every trajectory mode of every
+dialect, each value equal to the core function's called directly (``test_host_table.core_value``).
+The runs are scored twice: as evaluate rows whose outputs hold the trajectory, and as real MLflow
+traces (``log_trace`` replays each recorded run with ``mlflow.start_span``) read back by
+trajcheck's MLflow trace reader."""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+import pytest
+from test_host_table import CASES, RUNS, all_cells, core_value, expected, settings  # noqa: E402
+
+pytest.importorskip("mlflow")
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+import mlflow  # noqa: E402
+
+from trajcheck.adapters import _catalog  # noqa: E402
+from trajcheck.adapters import mlflow as am  # noqa: E402
+from trajcheck.errors import DatasetError, MetricInputError  # noqa: E402
+
+
+@pytest.fixture()
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "mlruns").as_uri())
+    before = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
+    mlflow.set_experiment("trajcheck")
+    try:
+        yield tmp_path
+    finally:
+        mlflow.set_tracking_uri(before)
+
+
+def _same(got, want) -> bool:
+    if want is None:
+        return got is None or (isinstance(got, float) and math.isnan(got))
+    return got == want
+
+
+def _scorers():
+    cells = all_cells()
+    scs = [am.TrajcheckScorer(k, mode=m, dialect=d) for _l, k, m, d in cells]
+    assert len({s.name for s in scs}) == len(scs)  # names carry mode and dialect
+    return cells, scs
+
+
+def _check(df, case_ids, cells, scs) -> int:
+    n = 0
+    for i, cid in enumerate(case_ids):
+        for (label, k, mode, dialect), s in zip(cells, scs):
+            want = core_value(k, RUNS[cid], CASES[cid], mode, dialect)
+            got = df[f"{s.name}/value"].iloc[i]
+            assert _same(got, want), (cid, label, got, want, df[f"{s.name}/rationale"].iloc[i])
+            n += want is not None
+        # tool_call_f1 also shows precision and recall
+        got_p = df["trajcheck_tool_call_f1_precision/value"].iloc[i]
+        assert got_p == core_value("tool_call_precision", RUNS[cid], CASES[cid]), cid
+    return n
+
+
+def test_every_cell_in_mlflow_evaluate_rows(store):
+    cells, scs = _scorers()
+    rows = [am.row_from_trace(RUNS[cid], expected_calls=expected(c), **settings(c)) for cid, c in CASES.items()]
+    res = mlflow.genai.evaluate(data=rows, scorers=scs)
+    df = res.result_df
+    order = [r["case_id"] for r in df["request"]]
+    assert sorted(order) == sorted(CASES)
+    assert _check(df, order, cells, scs) > 300
+    # the rationale MLflow shows is the core's reason
+    i = order.index("order_broken")
+    want = _catalog.compute("ordering_accuracy", RUNS["order_broken"], CASES["order_broken"]).reason
+    assert df["trajcheck_ordering_accuracy/rationale"].iloc[i] == want
+    # MLflow's aggregate is the mean over rows of the core values
+    vals = [core_value("tool_call_f1", RUNS[c], CASES[c]) for c in CASES]
+    assert res.metrics["trajcheck_tool_call_f1/mean"] == pytest.approx(sum(vals) / len(vals), abs=1e-12)
+
+
+def test_every_cell_on_mlflow_traces(store):
+    cells, scs = _scorers()
+    ids = {cid: am.log_trace(RUNS[cid]) for cid in CASES}
+    rows = [{"trace": mlflow.get_trace(ids[cid]),
+             "expectations": {"trajcheck": {"expected_calls": expected(c), **settings(c),
+                                            "before_state": RUNS[cid].metadata.get("state_before"),
+                                            "after_state": RUNS[cid].metadata.get("state_after")}}}
+            for cid, c in CASES.items()]
+    df = mlflow.genai.evaluate(data=rows, scorers=scs).result_df
+    order = [r["case_id"] for r in df["request"]]  # the root span's inputs (MLflow copies the trace)
+    assert sorted(order) == sorted(CASES)
+    assert _check(df, order, cells, scs) > 300
+    # the reader saw the failed call and the parallel pair in the trace
+    from trajcheck.traces import mlflow as reader
+
+    retry = reader.read(mlflow.get_trace(ids["retry"]))
+    assert [r.is_error for _c, r in retry.pairs()] == [r.is_error for _c, r in RUNS["retry"].pairs()]
+    par = reader.read(mlflow.get_trace(ids["parallel"]))
+    assert [len(s.tool_calls) for s in par.steps if s.tool_calls] == \
+        [len(s.tool_calls) for s in RUNS["parallel"].steps if s.tool_calls]
+
+
+def test_feedback_missing_reference_and_skipped(store):
+    f1 = am.TrajcheckScorer("tool_call_f1")
+    row = am.row_from_trace(RUNS["duplicate"], expected_calls=expected(CASES["duplicate"]))
+    fb = f1(**row)
+    assert [f.name for f in fb] == ["trajcheck_tool_call_f1", "trajcheck_tool_call_f1_precision",
+                                    "trajcheck_tool_call_f1_recall"]
+    assert [f.value for f in fb] == pytest.approx([0.8, 2 / 3, 1.0])
+    assert fb[0].metadata["passed"] == "false" and f1.pass_if(0.8) is False and f1.pass_if(1.0) is True
+    rate = am.TrajcheckScorer("duplicate_call_rate")
+    assert rate.pass_if(0.0) is True and rate.pass_if(1 / 3) is False  # lower is better
+    er = am.TrajcheckScorer("error_recovery")(**am.row_from_trace(RUNS["order_kept"]))
+    assert er.value is None and er.metadata["passed"] == "skipped" and er.rationale
+    # no expected calls: MLflow records the error under the scorer's name, never a pass
+    res = mlflow.genai.evaluate(data=[am.row_from_trace(RUNS["duplicate"])],
+                                scorers=[am.TrajcheckScorer("tool_call_recall")])
+    df = res.result_df
+    assert math.isnan(df["trajcheck_tool_call_recall/value"].iloc[0])
+    fbs = [a for a in df["assessments"].iloc[0] if a["assessment_name"] == "trajcheck_tool_call_recall"]
+    assert "expected_calls" in fbs[0]["feedback"]["error"]["error_message"]
+
+
+def test_mlflow_expected_tool_calls_and_predict_fn_trace(store):
+    # MLflow's own expectation name; arguments compared as trajcheck compares them
+    exp = {"expected_tool_calls": [{"name": "issue_refund", "arguments": {"order_id": "981", "amount": 40}},
+                                   {"name": "send_refund_email"}], "expected_response": "refunded"}
+    run = RUNS["duplicate"]
+    sc = am.TrajcheckScorer("tool_call_precision")
+    got = sc(outputs={"trajectory": run.to_dict()}, expectations=exp)
+    assert got.value == pytest.approx(2 / 3)
+
+    # predict_fn traced by MLflow: the scorer reads the trace the agent wrote
+    @mlflow.trace(span_type="TOOL")
+    def lookup_order(order_id: str) -> dict:
+        return {"order_id": order_id}
+
+    def agent(input: str) -> str:
+        lookup_order(order_id="981")
+        return "done"
+
+    res = mlflow.genai.evaluate(data=[{"inputs": {"input": "look up 981"},
+                                       "expectations": {"expected_calls": [{"name": "lookup_order",
+                                                                            "args": {"order_id": "981"}}]}}],
+                                predict_fn=agent, scorers=[am.TrajcheckScorer("call_correctness")])
+    assert res.result_df["trajcheck_call_correctness/value"].iloc[0] == 1.0
+
+
+def test_strict_settings():
+    with pytest.raises(MetricInputError, match="optional_calls"):
+        am.TrajcheckScorer("tool_call_f1", optional_call=["x"])
+    with pytest.raises(MetricInputError, match="trajectory_match only"):
+        am.TrajcheckScorer("tool_call_f1", mode="exact")
+    with pytest.raises(MetricInputError, match="source"):
+        am.TrajcheckScorer("tool_call_f1", source="spans")
+    with pytest.raises(DatasetError, match="expected_calls"):
+        am.TrajcheckScorer("tool_call_f1")(outputs={"tool_calls": []}, expectations={"expected_call": []})
+
+
+def test_suite_figures_equal_core():
+    from trajcheck.metrics.reliability import pass_at_k, pass_hat_k, success_rate
+    from trajcheck.suite import run_outcome
+
+    rows = [am.row_from_trace(RUNS[cid], expected_calls=expected(c), **settings(c))
+            for cid, c in CASES.items() for _trial in range(2)]
+    figs = am.suite_figures(rows)
+    trials = {cid: [bool(run_outcome(RUNS[cid], c).passed)] * 2 for cid, c in CASES.items()}
+    assert figs["pass_hat_k"].score == pass_hat_k(trials, 2)
+    assert figs["pass_at_k"].score == pass_at_k(trials, 2)
+    ok = sum(v[0] for v in trials.values()) * 2
+    assert figs["success_rate"].score == success_rate(ok, 16).score
+    assert figs["routing_macro_f1"].score is None
+
+
+os.environ.pop("OPENAI_API_KEY", None)
