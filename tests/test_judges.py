@@ -217,7 +217,8 @@ def test_plan_quality_and_adherence() -> None:
                     "unplanned_actions": ["called update_ticket"]})
     m = ScriptedModel([a])
     v2 = judge_plan_adherence(m, "search docs\n\ncreate ticket\n", _traj())
-    assert v2.extra == {"steps_followed": 2, "n_steps": 2, "unplanned_actions": ["called update_ticket"]}
+    assert v2.extra == {"steps_followed": 2, "steps_revised": [], "n_steps": 2,
+                        "unplanned_actions": ["called update_ticket"]}
     assert v2.passed is False and v2.score == pytest.approx(2 / 3)
     assert "1. search docs\n2. create ticket" in m.calls[0][1]["content"]
     with pytest.raises(MetricInputError):

@@ -4,9 +4,10 @@ Models (``trajcheck.judges.models``): the :class:`JudgeModel` protocol (sync ``c
 async ``acomplete`` of chat messages) and adapters :class:`OpenAICompatibleModel`,
 :class:`LangChainModel`, :class:`DeepEvalModel`, :class:`CallableModel`, and the test double
 :class:`ScriptedModel`. Judges (``trajcheck.judges.rubrics``): :func:`judge_trajectory`,
-:func:`judge_task_completion`, :func:`judge_plan_quality`, :func:`judge_plan_adherence`
-(plus ``a``-prefixed async twins) returning :class:`Verdict`; :func:`argument_judge` for the
-``judge`` argument matcher. Validation: :func:`judge_agreement`. See docs/judges.md.
+:func:`judge_task_completion` (plus ``a``-prefixed async twins) returning :class:`Verdict`;
+:func:`argument_judge` for the ``judge`` argument matcher. Plan judges
+(``trajcheck.judges.planning``): :func:`judge_plan_quality`, :func:`judge_plan_adherence`,
+:func:`subgoal_matches`. Validation: :func:`judge_agreement`. See docs/judges.md.
 
 Only the standard library is imported here; httpx is imported when an HTTP model is used.
 """
@@ -28,18 +29,22 @@ from .models import (
     seeded_model,
 )
 from .parsing import aask_json, ask_json, parse_json_reply
-from .rubrics import (
+from .planning import (
     PLAN_QUALITY_CHECKS,
+    STEP_STATUSES,
+    ajudge_plan_adherence,
+    ajudge_plan_quality,
+    judge_plan_adherence,
+    judge_plan_quality,
+    subgoal_matches,
+)
+from .rubrics import (
     TRAJECTORY_CHECKS,
     Verdict,
     VerdictItem,
-    ajudge_plan_adherence,
-    ajudge_plan_quality,
     ajudge_task_completion,
     ajudge_trajectory,
     argument_judge,
-    judge_plan_adherence,
-    judge_plan_quality,
     judge_task_completion,
     judge_trajectory,
     render_trajectory,
@@ -55,6 +60,7 @@ __all__ = [
     "model_identity",
     "prompt_hash",
     "PLAN_QUALITY_CHECKS",
+    "STEP_STATUSES",
     "TRAJECTORY_CHECKS",
     "Agreement",
     "AgreementReport",
@@ -85,5 +91,6 @@ __all__ = [
     "parse_retry_after",
     "render_trajectory",
     "seeded_model",
+    "subgoal_matches",
     "success_criteria_of",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import JudgeError
 
-RUBRIC_VERSION = "2026-12-01.1"
+RUBRIC_VERSION = "2026-12-01.2"
 """Version of the judges' prompts and rubrics; changed whenever their wording changes, so
 cached replies to an older prompt are never reused (it is part of every cache key)."""
 

@@ -35,6 +35,8 @@ from ..model import ToolCall, Trajectory
 from .result import MetricResult
 
 __all__ = [
+    "MATCH_MODES",
+    "PLAN_COVERAGE_THRESHOLD",
     "PlanStep",
     "parse_plan_step",
     "args_agree",
@@ -116,6 +118,69 @@ def _contains_words(hay: str, needle: str) -> bool:
     return bool(n) and f" {n} " in f" {h} "
 
 
+PLAN_COVERAGE_THRESHOLD = 0.78
+"""Default cosine for ``plan_coverage(match="semantic")`` with all-MiniLM-L6-v2, measured on
+plan-step pairs (asserted in tests/test_planning_semantic.py). Paraphrases of a sub-goal:
+0.9170 "find a flight to Paris" / "search flights to Paris", 0.9139, 0.8792, 0.8502, 0.8469,
+0.8065 ("cancel the reservation" / "cancel the booking"), 0.7707 ("tell the user the total
+price" / "report the total cost to the user"), 0.7069. Near misses: 0.7704 ("cancel the
+reservation" / "confirm the reservation"), 0.7172, 0.7066, 0.6453, 0.5944 ("find a flight
+to Paris" / "find a flight to Rome"), 0.5825, 0.5606, 0.5539. 0.78 accepts 6 of the 8
+paraphrases and none of the 8 near misses; the semantic matcher's 0.75 would accept
+cancel/confirm. Opposite actions on the same object score high, so prefer the judge where
+that matters."""
+
+MATCH_MODES = ("literal", "semantic", "judge")
+"""How ``plan_coverage`` decides that a plan step covers a free-text sub-goal."""
+
+
+def _id_tokens(text: str) -> list[str]:
+    # Tokens an embedding cannot tell apart (1234, INC-7, 2026-07-18, a.rao): they must
+    # appear in the step as written (casefolded), as the semantic matcher requires.
+    from ..matchers import _exact_kind
+
+    toks = (t.strip(".,;:!?()[]{}\"'") for t in text.split())
+    return [t.casefold() for t in toks if t and _exact_kind(t)]
+
+
+def _step_text(step: PlanStep) -> str:
+    """A plan step as one text for a similarity scorer or judge: its tool name (``_`` read
+    as a space) and its description."""
+    parts = [step.name.replace("_", " ")] if step.name else []
+    if step.text and step.text != step.name:
+        parts.append(step.text)
+    if step.args:
+        parts.append(" ".join(f"{k}={v}" for k, v in step.args.items()))
+    return " ".join(parts)
+
+
+def _semantic_adjacency(steps: Sequence[PlanStep], goals: Sequence[PlanStep],
+                        scorer: Callable[[str, str], float], threshold: float,
+                        sims: dict[tuple[int, int], float]) -> list[list[int]]:
+    """For each sub-goal, the steps covering it literally or by similarity (``sims`` gets
+    the cosine of every pair scored)."""
+    adj: list[list[int]] = []
+    for i, goal in enumerate(goals):
+        row: list[int] = []
+        free = goal.args is None and not (goal.name is not None and goal.text == goal.name)
+        ids = _id_tokens(goal.text or "") if free else []
+        for j, step in enumerate(steps):
+            if _step_covers(step, goal):
+                row.append(j)
+                continue
+            if not free:  # structured sub-goals (a tool name, {name, args}) stay exact
+                continue
+            stext = _step_text(step)
+            hay = {t.casefold().strip(".,;:!?()[]{}\"'") for t in stext.split()}
+            if any(t not in hay for t in ids):
+                continue
+            sims[(i, j)] = float(scorer(goal.text or "", stext))
+            if sims[(i, j)] >= threshold:
+                row.append(j)
+        adj.append(row)
+    return adj
+
+
 def _step_covers(step: PlanStep, goal: PlanStep) -> bool:
     """Does plan step ``step`` cover sub-goal ``goal``? (definition in ``plan_coverage``)"""
     if goal.name is not None and step.name == goal.name:
@@ -157,7 +222,9 @@ def _plan_list(plan: Any, what: str) -> list[Any]:
 
 
 def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[Any],
-                  *, covers: Callable[[PlanStep, PlanStep], bool] | None = None,
+                  *, match: str = "literal", scorer: Callable[[str, str], float] | None = None,
+                  threshold: float | None = None, judge: Any = None,
+                  covers: Callable[[PlanStep, PlanStep], bool] | None = None,
                   name: str = "plan_coverage") -> PlanCoverageResult:
     """Fraction of the case's labelled sub-goals that the plan artefact covers.
 
@@ -171,35 +238,90 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
         text (its description, else its name) occurs as whole words, contiguous and in
         order, in the step's name + description (NFKC, casefolded, punctuation ignored) --
         so the sub-goal "refund" is covered by the step "issue a refund".
-    ``covers`` replaces this rule (e.g. an embedding or judge comparison).
+    That is ``match="literal"`` (the default: deterministic, no model). Free-text sub-goals
+    can instead be matched by meaning:
+
+    - ``match="semantic"``: also covered when the cosine similarity of the sub-goal's text
+      and the step's text (tool name with ``_`` as a space, description, args) is at least
+      ``threshold`` (default :data:`PLAN_COVERAGE_THRESHOLD` = 0.78, measured with
+      all-MiniLM-L6-v2), scored by ``scorer(a, b) -> [0, 1]`` (default: the offline
+      ``trajcheck.semantic.EmbeddingScorer``); tokens that look like IDs, numbers or dates
+      (``INC-7``, ``1234``, ``2026-07-18``) must still appear in the step, as the semantic
+      matcher requires. "find a flight to Paris" is covered by "search flights to Paris"
+      (0.917), not by "find a flight to Rome" (0.594).
+    - ``match="judge"``: ``judge`` (any judge model, ``trajcheck.judges``) is asked once
+      which plan steps address each sub-goal (``trajcheck.judges.planning.subgoal_matches``);
+      a literal cover also counts. A judge that cannot answer raises JudgeError: no score.
+
+    Structured sub-goals (a tool name, ``{name, args}``) are matched exactly in every mode.
+    ``covers(step, goal) -> bool`` replaces the rule altogether.
     Each plan step covers at most one sub-goal and vice versa; the count is a maximum
     one-to-one matching (``matching.max_matching``), so two identical sub-goals need two
     plan steps.
-    Score = covered / len(subgoals) in [0, 1], or None (not applicable) with no sub-goals.
-    Source: trajcheck's deterministic form of plan completeness (DeepEval PlanQualityMetric,
-    LLM-judged) and of sub-goal progress (AgentBoard, arXiv 2401.13178).
+    Score = covered / len(subgoals) in [0, 1], or None (not applicable) with no sub-goals;
+    ``parts["match"]`` names the mode, ``parts["similarity"]`` (semantic) the cosine of each
+    matched pair (None for a literal cover), ``parts["judge_reasons"]`` (judge) the judge's
+    reason per sub-goal.
+    Source: seed 000 §5.2, plan_coverage = |user sub-goals addressed by plan| / |user
+    sub-goals|; trajcheck's deterministic form of plan completeness (DeepEval
+    PlanQualityMetric, LLM-judged) and of sub-goal progress (AgentBoard, arXiv 2401.13178).
 
-    Raises ``MetricInputError`` for a malformed plan or sub-goal (naming its index).
+    Raises ``MetricInputError`` for a malformed plan or sub-goal (naming its index), an
+    unknown ``match``, a threshold outside [0, 1], or ``match="judge"`` without ``judge``.
     """
+    if match not in MATCH_MODES:
+        raise MetricInputError(f"plan_coverage: match must be one of {', '.join(MATCH_MODES)}, "
+                               f"got {match!r}")
+    if threshold is not None and (isinstance(threshold, bool)
+                                  or not isinstance(threshold, (int, float))
+                                  or not 0.0 <= threshold <= 1.0):
+        raise MetricInputError(f"plan_coverage: threshold must be in [0, 1], got {threshold!r}")
+    if match == "judge" and judge is None:
+        raise MetricInputError('plan_coverage: match="judge" needs judge=<a judge model>')
     steps = [parse_plan_step(s, f"plan step {i}") for i, s in enumerate(_plan_list(plan, "plan"))]
     goals = [parse_plan_step(g, f"subgoal {i}")
              for i, g in enumerate(_plan_list(subgoals, "subgoals"))]
-    rule = covers or _step_covers
     if not goals:
         return PlanCoverageResult(name=name, score=None, reason="no labelled sub-goals",
-                                  parts={"covered": 0, "n_subgoals": 0})
-    adj = [[j for j, s in enumerate(steps) if rule(s, g)] for g in goals]
-    match = max_matching(adj, len(steps))
-    pairs = tuple((i, j) for i, j in enumerate(match) if j != -1)
-    missing = tuple(goals[i].label() for i, j in enumerate(match) if j == -1)
+                                  parts={"covered": 0, "n_subgoals": 0, "match": match})
+    sims: dict[tuple[int, int], float] = {}
+    extra: dict[str, Any] = {"match": match}
+    if covers is not None:
+        adj = [[j for j, s in enumerate(steps) if covers(s, g)] for g in goals]
+    elif match == "semantic":
+        if scorer is None:
+            from ..semantic import EmbeddingScorer
+
+            scorer = EmbeddingScorer()
+        t = PLAN_COVERAGE_THRESHOLD if threshold is None else float(threshold)
+        adj = _semantic_adjacency(steps, goals, scorer, t, sims)
+        extra["threshold"] = t
+    elif match == "judge":
+        from ..judges.planning import subgoal_matches
+
+        judged, reasons = subgoal_matches(judge, [_step_text(s) for s in steps],
+                                          [g.text or g.name or "" for g in goals])
+        adj = [sorted({j for j, s in enumerate(steps) if _step_covers(s, g)}
+                      | (set(judged[i]) if goals[i].args is None else set()))
+               for i, g in enumerate(goals)]
+        extra["judge_reasons"] = reasons
+    else:
+        adj = [[j for j, s in enumerate(steps) if _step_covers(s, g)] for g in goals]
+    matched = max_matching(adj, len(steps))
+    pairs = tuple((i, j) for i, j in enumerate(matched) if j != -1)
+    missing = tuple(goals[i].label() for i, j in enumerate(matched) if j == -1)
+    if match == "semantic" and covers is None:
+        extra["similarity"] = [sims.get(p) for p in pairs]
     cov = len(pairs) / len(goals)
     reason = f"plan covers {len(pairs)}/{len(goals)} sub-goals"
+    if match != "literal":
+        reason += f" ({match} match)"
     if missing:
         reason += "; missing " + ", ".join(missing)
     return PlanCoverageResult(name=name, score=cov, reason=reason,
                               parts={"covered": len(pairs), "n_subgoals": len(goals),
                                      "missing": list(missing),
-                                     "pairs": [list(p) for p in pairs]},
+                                     "pairs": [list(p) for p in pairs], **extra},
                               covered=len(pairs), n_subgoals=len(goals), missing=missing,
                               pairs=pairs)
 
