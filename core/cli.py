@@ -256,6 +256,33 @@ def _semantic_options(f: _F) -> _F:
                              "embedding model (needs the 'semantic' extra).")(f)
 
 
+def _judge_options(f: _F) -> _F:
+    """``--judge``, ``--judge-cache`` and ``--judge-price`` (shared by eval and run)."""
+    opts = [
+        click.option("--judge", "judge_spec", metavar="MODEL_SPEC",
+                     help="Also judge every run with a model (seed 000 §3.3 trajectory rubric; task "
+                          "completion when the case has success_criteria): http(s)://HOST/v1#MODEL "
+                          "(OpenAI-compatible), anthropic:MODEL, or module:attr (a Python model or "
+                          "function)."),
+        click.option("--judge-cache", default=".trajcheck/judge-cache.sqlite", show_default=True,
+                     metavar="PATH", help="SQLite cache of judge replies ('' for none)."),
+        click.option("--judge-price", metavar="IN,OUT",
+                     help="The judge's price in USD per million input and output tokens, for its "
+                          "cost (reported apart from the agent's)."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _show_judges(sc: Any, quiet: bool) -> None:
+    """Print the judge table and the judge's usage (nothing without ``meta["judges"]``)."""
+    if not quiet and sc.meta.get("judges"):
+        from .judges.report import render_terminal_judges
+
+        render_terminal_judges(sc)
+
+
 @main.command("eval")
 @click.argument("traces", type=click.Path(exists=True))
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
@@ -282,12 +309,7 @@ def _semantic_options(f: _F) -> _F:
 @click.option("--otlp-endpoint", metavar="URL",
               help="Send those events to an OTLP/HTTP logs endpoint (e.g. "
                    "http://127.0.0.1:4318/v1/logs).")
-@click.option("--judge", "judge_spec", metavar="MODEL_SPEC",
-              help="Also judge every run with a model (seed 000 §3.3 trajectory rubric; task "
-                   "completion when the case has success_criteria): http(s)://HOST/v1#MODEL "
-                   "(OpenAI-compatible), anthropic:MODEL, or module:attr (a Python model or function).")
-@click.option("--judge-cache", default=".trajcheck/judge-cache.sqlite", show_default=True,
-              metavar="PATH", help="SQLite cache of judge replies ('' for none).")
+@_judge_options
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
                  trace_format: str, seed: int, quiet: bool, semantic: bool = False,
@@ -295,7 +317,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                  strict: bool = False, engine: str = "local", workers: int = 2,
                  keep_runs: int = 1000, events_out: str | None = None,
                  otlp_endpoint: str | None = None, judge_spec: str | None = None,
-                 judge_cache: str = ".trajcheck/judge-cache.sqlite") -> None:
+                 judge_cache: str = ".trajcheck/judge-cache.sqlite",
+                 judge_price: str | None = None) -> None:
     """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
     Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
@@ -362,16 +385,13 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
             err.print(hint, markup=False, highlight=False, soft_wrap=True)
         if judge_spec:
             sc = _judge_eval(sc, judge_spec, judge_cache or None, traces, trace_format,
-                             error_pattern, cases)
+                             error_pattern, cases, judge_price)
     except KTooLargeError as e:
         _k_error(k_spec, e, err)
     except TrajcheckError as e:
         _fail(e, err)
     _show_scorecard(sc, quiet, json_out, html_out, err)
-    if judge_spec and not quiet:
-        from .judges.report import render_terminal_judges
-
-        render_terminal_judges(sc)
+    _show_judges(sc, quiet)
     _write_reports(sc, json_out, md_out, html_out, err)
     if strict:
         _strict_gate(strict_findings(loaded, None, counts=counts), err)
@@ -379,19 +399,17 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 
 
 def _judge_eval(sc: Any, spec: str, cache: str | None, traces: str, trace_format: str,
-                error_pattern: str | None, cases: Any) -> Any:
-    """``sc`` with ``meta["judges"]`` (``judges.run.summarise``) from judging every run of
-    TRACES (read again) with the model ``spec``, through the reply cache at ``cache``."""
-    from dataclasses import replace
-
-    from .judges.run import cached, judge_runs, model_from_spec, summarise
+                error_pattern: str | None, cases: Any, price: str | None = None) -> Any:
+    """``sc`` with ``meta["judges"]`` (``judges.run.judge_scorecard``) from judging every run
+    of TRACES (read again) with the model ``spec``, through the reply cache at ``cache``."""
+    from .judges.run import cached, judge_scorecard, model_from_spec, parse_price
     from .traces import load
 
+    pr = parse_price(price)
     model = cached(model_from_spec(spec), cache)
     res = load(traces, format=trace_format, error_pattern=error_pattern)
     by_id = {c.id: c for c in cases} if cases is not None else dict(res.cases)
-    summary = summarise(model, judge_runs(model, res.trajectories, by_id, error_pattern=error_pattern))
-    return replace(sc, meta={**sc.meta, "judges": summary})
+    return judge_scorecard(sc, model, res.trajectories, by_id, error_pattern=error_pattern, price=pr)
 
 
 def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, seed: int,
@@ -716,13 +734,16 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @_report_options
 @_semantic_options
+@_judge_options
 def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrency: int, timeout_s: float,
                 out_path: str | None, tools_spec: str | None, k_spec: str | None, json_out: str | None,
                 html_out: str | None, md_out: str | None, fail_under: float | None, seed: int,
                 no_progress: bool, quiet: bool, scenarios_path: str | None = None,
                 user_model_spec: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                 semantic: bool = False, semantic_threshold: float | None = None,
-                fixture_roots: tuple[str, ...] = ()) -> None:
+                fixture_roots: tuple[str, ...] = (), judge_spec: str | None = None,
+                judge_cache: str = ".trajcheck/judge-cache.sqlite",
+                judge_price: str | None = None) -> None:
     """Run an agent on every case TRIALS times, record the traces, and print a scorecard.
 
     The agent is called as agent(input, tools) (sync or async) with the case input and the
@@ -736,6 +757,8 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
     0..TRIALS-1, each in a fresh sandbox, then scored the same way; --out then receives the
     conversations' traces (overwritten, no resume) and --concurrency/--timeout do not apply.
     --semantic scores 'semantic' argument matchers with the offline embedding model.
+    --judge adds the rubric and task-completion judges to the scorecard (with --scenarios,
+    after each conversation, beside its final-state check), as in `trajcheck eval`.
 
     Exit codes: 0 when scored, 1 when --fail-under is given and the task success rate is
     below it, 2 for an unknown agent path, an invalid cases file, or nothing to score,
@@ -759,6 +782,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
         _fail(f"--k {k_spec} asks for pass^k/pass@k up to k={max(ks)}, but --trials {trials} "
               f"gives each case {trials} run(s): k cannot exceed the runs of a case (n >= k); "
               f"use --trials {max(ks)} or more, or --k {trials} or less", err)
+    judge = _judge_setup(judge_spec, judge_cache, judge_price, err)
     try:
         from .dataset import load_cases
         from .runner import load_agent, run_suite
@@ -813,9 +837,47 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
         if out_path:
             made += f", {res.n_resumed} resumed from {out_path}" if res.n_resumed else f", recorded in {out_path}"
         err.print(made, markup=False, highlight=False, soft_wrap=True)
+    if judge is not None:
+        try:
+            if scenarios_path is not None:
+                pairs = [(r.trajectory, s.to_case()) for s in scenarios for r in srun.results
+                         if r.trajectory.metadata.get("case_id") == s.id]
+            else:
+                pairs = list(res.runs)
+            sc = _judge_run(sc, judge, pairs, with_state=scenarios_path is not None)
+        except TrajcheckError as e:
+            _fail(e, err)
     _show_scorecard(sc, quiet, json_out, html_out, err)
+    _show_judges(sc, quiet)
     _write_reports(sc, json_out, md_out, html_out, err)
     _gate(sc, fail_under, err)
+
+
+def _judge_setup(spec: str | None, cache: str | None, price: str | None, err: Any) -> Any:
+    """``(model behind its reply cache, price)`` for ``--judge``/``--judge-cache``/
+    ``--judge-price``, or None without ``--judge``; a bad spec or price fails (exit 2) before
+    any agent runs."""
+    if not spec:
+        return None
+    from .errors import TrajcheckError
+    from .judges.run import cached, model_from_spec, parse_price
+
+    try:
+        return cached(model_from_spec(spec), cache or None), parse_price(price)
+    except TrajcheckError as e:
+        _fail(e, err)
+
+
+def _judge_run(sc: Any, judge: Any, pairs: list[tuple[Any, Any]], *, with_state: bool) -> Any:
+    """``sc`` with ``meta["judges"]`` from judging the ``(trajectory, case)`` pairs that
+    ``run`` made with ``judge`` (``_judge_setup``'s pair); ``with_state``: count the
+    final-state checks too, for simulated conversations."""
+    from .judges.run import judge_scorecard
+
+    model, price = judge
+    cases = {c.id: c for _, c in pairs}
+    return judge_scorecard(sc, model, [t for t, _ in pairs], cases, price=price,
+                           with_state=with_state)
 
 
 # the judge and semantic-matcher commands live in cli_judges (one concern per module)

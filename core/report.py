@@ -443,6 +443,10 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
                 out += [f"| {_md_cell(d.run_id)} | {'right' if d.ours else 'wrong'} | {_md_cell(d.recorded)} | "
                         f"{_md_cell(d.reason)} |" for d in ca.disagreements]
                 out.append("")
+    if sc.meta.get("judges"):
+        from .judges.report import markdown_judges
+
+        out.append(markdown_judges(sc))
     failing = flagged_runs(sc)
     if failing:
         out += [f"<details><summary>{_md_cell(failing_title(sc, failing))}</summary>", "",

@@ -5,13 +5,12 @@ served from the SQLite cache with identical verdicts and no request."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from judge_server import ChatServer, wilson
 
 from trajcheck.cli import main
 from trajcheck.errors import JudgeError
@@ -33,33 +32,8 @@ def _judge_reply(prompt: str) -> str:
     return json.dumps({"checks": checks})
 
 
-class _Server:
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        outer = self
-
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                outer.requests.append(body)
-                reply = _judge_reply(body["messages"][-1]["content"])
-                data = json.dumps({"id": "c", "object": "chat.completion", "model": body["model"],
-                                   "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                       "role": "assistant", "content": reply}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                         daemon=True).start()
+def _Server() -> ChatServer:
+    return ChatServer(_judge_reply)
 
 
 def _run(case_id: str, trial: int, output: str, final: str) -> dict[str, Any]:
@@ -119,8 +93,12 @@ def test_eval_judge_reports_per_check_rates_and_reruns_from_cache(tmp_path: Path
     assert faithful["interval"] == pytest.approx([centre - half, centre + half], abs=1e-6)
     tc = rows[("task_completion", "all criteria met")]
     assert (tc["passed"], tc["applicable"]) == (2, 3)
-    assert j1["runs"] == 3 and j1["errors"] == {} and j1["cached_replies"] == 0 and j1["usage"] is None
+    assert j1["runs"] == 3 and j1["errors"] == {} and j1["cached_replies"] == 0
+    # the judge's own usage, from each reply's usage (100 prompt + 20 completion tokens)
+    assert j1["usage"] == {"input_tokens": 600, "output_tokens": 120, "calls": 6,
+                           "cost_usd": None, "cost_source": None}
     assert j2["cached_replies"] == 6
+    assert j2["usage"]["calls"] == 0 and j2["usage"]["input_tokens"] == 0  # the cache cost nothing
     strip = lambda js: [[{k: v for k, v in x.items() if k != "audit"} for x in r["verdicts"]]  # noqa: E731
                         for r in js["verdicts"]]
     assert strip(j1) == strip(j2) and j1["checks"] == j2["checks"]
@@ -139,3 +117,78 @@ def test_model_spec_errors() -> None:
             model_from_spec(bad)
     m = model_from_spec("tests.test_judges_cli:_judge_reply")
     assert m.complete([{"role": "user", "content": "x"}]).startswith('{"checks"')
+
+
+# ---------------------------------------------------------------- the help-desk example
+
+HELPDESK = Path(__file__).resolve().parents[1] / "examples" / "helpdesk"
+
+
+def _helpdesk_judge(prompt: str) -> str:
+    """A judge that reads the help-desk traces as a careful reader would: a failed call
+    followed by "has been created" is an unhandled failure and an unfaithful reply."""
+    checks: dict[str, Any] = {n: {"pass": True, "reason": "fine"} for n in NAMES}
+    failed = "ERROR" in prompt.split("FINAL RESPONSE:")[0]
+    if not failed:
+        checks["failure_handled"] = {"pass": "n/a", "reason": "no tool failed"}
+    elif "has been created" in prompt.split("FINAL RESPONSE:")[-1]:
+        checks["failure_handled"] = {"pass": False, "reason": "ignored the 503"}
+        checks["response_faithful"] = {"pass": False, "reason": "claims a ticket that does not exist"}
+    return json.dumps({"checks": checks})
+
+
+def test_eval_helpdesk_example_with_judge_then_from_cache(tmp_path: Path) -> None:
+    """The done-when test: `trajcheck eval` of the help-desk example's recorded runs with
+    --judge against a scripted OpenAI-compatible server: per-check pass rates in the terminal,
+    JSON, HTML and Markdown reports; the judge's own usage and cost; a second run served from
+    the cache with identical verdicts."""
+    runs = tmp_path / "runs-false.jsonl"
+    r = CliRunner().invoke(main, ["run", "--agent", f"{HELPDESK / 'agents.py'}:false_success_agent",
+                                  "--cases", str(HELPDESK / "cases.jsonl"), "--out", str(runs),
+                                  "-q", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    srv = ChatServer(_helpdesk_judge, prompt_tokens=100, completion_tokens=20)
+    db = tmp_path / "judge-cache.sqlite"
+    outs = []
+    for i in (1, 2):
+        j, h, m = (tmp_path / f"r{i}.{x}" for x in ("json", "html", "md"))
+        r = CliRunner().invoke(main, ["eval", str(runs), "--cases", str(HELPDESK / "cases.jsonl"),
+                                      "--judge", f"{srv.url}#judge-mini", "--judge-cache", str(db),
+                                      "--judge-price", "0.15,0.60",
+                                      "--json", str(j), "--html", str(h), "--md", str(m)])
+        assert r.exit_code == 0, r.output
+        outs.append((r.output, json.loads(j.read_text())["meta"]["judges"], h.read_text(),
+                     m.read_text()))
+        assert len(srv.requests) == 25  # one trajectory judge per run; none on the second pass
+    srv.close()
+    (t1, j1, h1, m1), (t2, j2, h2, m2) = outs
+    rows = {c["check"]: c for c in j1["checks"]}
+    # 25 runs; 4 have a failed call (3 create_ticket 503s claimed as created, 1 search_docs
+    # timeout answered from a retry): failure_handled applies to 4 and passed 1
+    expect = {"tool_results_used": (25, 25), "no_unnecessary_calls": (25, 25),
+              "no_unrequested_actions": (25, 25), "failure_handled": (1, 4),
+              "response_faithful": (22, 25)}
+    for name, (p, n) in expect.items():
+        assert (rows[name]["passed"], rows[name]["applicable"]) == (p, n), name
+        assert rows[name]["interval"] == pytest.approx(list(wilson(p, n)), abs=1e-9), name
+    assert "task_completion" not in {c["judge"] for c in j1["checks"]}  # no success_criteria
+    lo, hi = wilson(22, 25)
+    shown = f"{22 / 25:.3f} [{lo:.3f}, {hi:.3f}]"
+    assert shown == "0.880 [0.700, 0.958]"
+    for out in (t1, h1, m1, t2, h2, m2):
+        assert "response_faithful" in out and "22/25" in out and shown in out
+    assert "| trajectory | failure_handled | 1/4 |" in m1
+    assert f'id="judge-trajectory-response_faithful">{shown}' in h1
+    # usage and cost of judging, apart from the agent's: 25 calls x (100 in, 20 out) tokens
+    # at $0.15 / $0.60 per million = (2500 * 0.15 + 500 * 0.60) / 1e6 = $0.000675
+    assert j1["usage"] == {"input_tokens": 2500, "output_tokens": 500, "calls": 25,
+                           "cost_usd": pytest.approx(0.000675), "cost_source": "price",
+                           "price_per_mtok": [0.15, 0.6]}
+    line = ("judge usage (not counted in the agent's): 25 call(s), 2,500 input + 500 output "
+            "tokens, cost $0.000675 (from --judge-price)")
+    assert line in t1 and line in m1 and line.replace("'", "&#x27;") in h1
+    # the second run: every reply from the cache, no call, nothing spent, the same verdicts
+    assert j2["cached_replies"] == 25 and j2["usage"]["calls"] == 0 and j2["usage"]["cost_usd"] == 0
+    strip = lambda js: [[{k: v for k, v in x.items() if k != "audit"} for x in r["verdicts"]]  # noqa: E731
+                        for r in js["verdicts"]]
+    assert strip(j1) == strip(j2) and j1["checks"] == j2["checks"]

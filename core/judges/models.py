@@ -123,6 +123,10 @@ class OpenAICompatibleModel:
     ``max_retry_after``). Other 4xx replies are not retried. A reply that is not chat
     completions JSON (no ``choices[0].message.content``) raises JudgeError at once: the server
     answered, so retrying would not change it. Needs ``httpx`` (``pip install trajcheck[judges]``).
+
+    ``usage`` adds up the judge's own ``input_tokens``/``output_tokens`` (the replies'
+    ``usage.prompt_tokens``/``completion_tokens``), ``calls`` (replies received) and
+    ``reported_cost_usd`` (the sum of ``usage.cost`` where the server reports one, else None).
     """
 
     base_url: str
@@ -137,6 +141,9 @@ class OpenAICompatibleModel:
     extra_body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     seed: int | None = None
+    usage: dict[str, Any] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0,
+                                                           "calls": 0, "reported_cost_usd": None},
+                                  compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
@@ -184,7 +191,23 @@ class OpenAICompatibleModel:
                              f"{text[:200]!r}") from None
         if content is None:
             raise JudgeError(f"{self.url}: reply has no message content (HTTP {status})")
+        self._count(data.get("usage") if isinstance(data, dict) else None)
         return _text_of(content)
+
+    def _count(self, u: Any) -> None:
+        """Add one reply's ``usage`` (``prompt_tokens``/``completion_tokens``; ``cost`` in USD
+        when a gateway such as OpenRouter or LiteLLM reports it) to :attr:`usage`: the judge's
+        own tokens, kept apart from the agent's."""
+        self.usage["calls"] += 1
+        if not isinstance(u, dict):
+            return
+        for ours, theirs in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+            v = u.get(theirs)
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                self.usage[ours] += v
+        cost = u.get("cost")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+            self.usage["reported_cost_usd"] = (self.usage["reported_cost_usd"] or 0.0) + float(cost)
 
     def _outcome(self, resp: Any) -> tuple[str | None, str, str | None]:
         """(reply text, error, Retry-After header) for one HTTP response, shared by the sync

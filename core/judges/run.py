@@ -76,16 +76,78 @@ def judge_runs(model: Any, runs: Iterable[Trajectory], cases: Mapping[str, Case]
     return rows
 
 
-def summarise(model: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def judge_usage(model: Any, price: tuple[float, float] | None = None) -> dict[str, Any] | None:
+    """The judge's own usage, apart from the agent's: the adapter's ``usage`` counts
+    (OpenAICompatibleModel, AnthropicModel; None for an adapter that keeps none) with
+    ``cost_usd``: from ``price`` = (USD per million input tokens, USD per million output
+    tokens) when given (``cost_source`` "price"), else the cost the server reported
+    (OpenAI-compatible gateways' ``usage.cost``; "reported"), else None. Replies served from
+    the cache cost nothing and count no tokens."""
+    inner = getattr(model, "inner", model)
+    usage = getattr(inner, "usage", None)
+    if not isinstance(usage, dict):
+        return None
+    out: dict[str, Any] = {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens", "calls")}
+    reported = usage.get("reported_cost_usd")
+    if price is not None:
+        out["cost_usd"] = (out["input_tokens"] * price[0] + out["output_tokens"] * price[1]) / 1e6
+        out["cost_source"] = "price"
+        out["price_per_mtok"] = [price[0], price[1]]
+    elif isinstance(reported, (int, float)):
+        out["cost_usd"], out["cost_source"] = float(reported), "reported"
+    else:
+        out["cost_usd"], out["cost_source"] = None, None
+    return out
+
+
+def parse_price(spec: str | None) -> tuple[float, float] | None:
+    """``--judge-price IN,OUT`` (USD per million input / output tokens, each >= 0) as a
+    pair; None for None. Raises JudgeError for any other shape."""
+    if spec is None:
+        return None
+    parts = spec.split(",")
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        vals = []
+    if len(vals) != 2 or any(not (v >= 0.0) or v == float("inf") for v in vals):
+        raise JudgeError(f"--judge-price {spec!r}: expected IN,OUT in USD per million input and "
+                         "output tokens, e.g. 0.15,0.60")
+    return vals[0], vals[1]
+
+
+def state_checks(scorecard: Any) -> list[tuple[str, str, bool]]:
+    """``("outcome", part, passed)`` for each run of ``scorecard`` and each deterministic
+    outcome check that applied to it: ``final_state`` (the sandbox's end state against the
+    case's ``expected_final_state``) and ``response`` (the final reply's required and
+    forbidden text), from ``metrics["outcome"]["parts"]``. Shown beside the transcript
+    judges for simulated conversations (seed 000 §7.1: "Final-state check + transcript
+    judges")."""
+    out = []
+    for r in scorecard.runs:
+        parts = ((r.metrics or {}).get("outcome") or {}).get("parts") or {}
+        for name in ("final_state", "response"):
+            if isinstance(parts.get(name), bool):
+                out.append(("outcome", name, parts[name]))
+    return out
+
+
+def summarise(model: Any, rows: list[dict[str, Any]], *, price: tuple[float, float] | None = None,
+              extra: Iterable[tuple[str, str, bool]] = ()) -> dict[str, Any]:
     """The JSON-ready judge summary for ``Scorecard.meta["judges"]``: ``model`` (identity),
     ``rubric_version``, ``runs``, ``errors`` (verdicts with a judge error, per judge),
-    ``cached_replies``, ``usage`` (the judge adapter's own token counts when it keeps them,
-    e.g. AnthropicModel; None otherwise), ``checks`` (per judge and check: ``passed``, ``applicable`` = runs
-    where it was answered and applied, ``rate`` = passed / applicable or None,
-    ``interval`` = 95% Wilson interval or None) and ``verdicts`` (per run)."""
+    ``cached_replies``, ``usage`` (:func:`judge_usage`: the judge adapter's own tokens, calls
+    and cost; None when the adapter keeps none), ``checks`` (per judge and check: ``passed``,
+    ``applicable`` = runs where it was answered and applied, ``rate`` = passed / applicable,
+    ``interval`` = 95% Wilson interval) and ``verdicts`` (per run). ``extra``: more
+    ``(judge, check, passed)`` outcomes to count in ``checks`` (e.g. :func:`state_checks`)."""
     from ..metrics.reliability import wilson_interval
 
     tally: dict[tuple[str, str], list[int]] = {}
+    for judge, check, ok in extra:
+        c = tally.setdefault((judge, check), [0, 0])
+        c[0] += int(ok)
+        c[1] += 1
     errors: dict[str, int] = {}
     cached = 0
     for r in rows:
@@ -111,13 +173,24 @@ def summarise(model: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
         lo, hi = wilson_interval(p, n)
         checks.append({"judge": judge, "check": check, "passed": p, "applicable": n,
                        "rate": p / n, "interval": [lo, hi]})
-    inner = getattr(model, "inner", model)
-    usage = getattr(inner, "usage", None)  # the judge's own tokens, kept apart from the agent's
     return {"model": model_identity(model), "rubric_version": RUBRIC_VERSION, "runs": len(rows),
-            "usage": dict(usage) if isinstance(usage, dict) else None,
+            "usage": judge_usage(model, price),
             "errors": errors, "cached_replies": cached, "checks": checks,
             "verdicts": [{"run_id": r["run_id"], "case_id": r["case_id"], "trial": r["trial"],
                           "verdicts": [v.to_dict() for v in r["verdicts"]]} for r in rows]}
+
+
+def judge_scorecard(sc: Any, model: Any, runs: Iterable[Trajectory], cases: Mapping[str, Case], *,
+                    error_pattern: Any = None, price: tuple[float, float] | None = None,
+                    with_state: bool = False) -> Any:
+    """``sc`` (a Scorecard) with ``meta["judges"]``: every run of ``runs`` judged
+    (:func:`judge_runs`) and summarised (:func:`summarise`); ``with_state`` also counts the
+    scorecard's final-state checks (:func:`state_checks`, for simulated conversations)."""
+    from dataclasses import replace
+
+    rows = judge_runs(model, runs, cases, error_pattern=error_pattern)
+    summary = summarise(model, rows, price=price, extra=state_checks(sc) if with_state else ())
+    return replace(sc, meta={**sc.meta, "judges": summary})
 
 
 def cached(model: Any, path: str | None) -> Any:
@@ -140,4 +213,5 @@ def table_rows(summary: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
-__all__ = ["cached", "judge_runs", "model_from_spec", "summarise", "table_rows", "verdicts_of"]
+__all__ = ["cached", "judge_runs", "judge_scorecard", "judge_usage", "model_from_spec",
+           "parse_price", "state_checks", "summarise", "table_rows", "verdicts_of"]
