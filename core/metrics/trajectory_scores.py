@@ -1,0 +1,192 @@
+"""Graded trajectory scores: partial credit whose 1.0 point is a neutral mode's pass.
+
+Two families, each with precision / recall / F1 forms, over the predicted calls with
+failed-and-retried attempts set aside (as every trajcheck metric):
+
+``lcs`` (in-order partial credit)
+    L = the length of a longest common subsequence of predicted and expected calls, where a
+    predicted call and an expected call are "common" when they match under the argument mode
+    (the same compatibility relation as ``trajectory_match``; names only with
+    ``args_mode="ignore"``). Among the alignments of length L, the one matching the most
+    predicted calls of non-optional tools is used, and unmatched calls of optional tools do
+    not count. Calls of one parallel step (one model turn) have no order among themselves:
+    the step may be aligned in any order. precision = L / counted predicted calls, recall =
+    L / expected calls, F1 = 2PR / (P + R), with DESIGN.md's empty-case rules
+    (``calls.prf_counts``: nothing expected gives recall 1.0; no counted calls gives
+    precision 1.0 when nothing was expected, else 0.0).
+
+    ``lcs_f1`` = 1.0 exactly when ``trajectory_match(..., "exact")`` passes and
+    ``lcs_recall`` = 1.0 exactly when ``"in_order"`` passes (tests/test_trajectory_scores.py
+    checks both by brute force). ``lcs_precision`` = 1.0 when every counted predicted call
+    is aligned in order (an ordered subset; no neutral mode).
+
+    Source: the LCS-based trajectory F1 of pydantic-evals ``TrajectoryMatch(order="in_order")``
+    (names only, pydantic-evals 2.62.0 ``evaluators/agentic.py``), generalised to argument
+    matching, optional tools and parallel steps; the partial-credit request of ADK issue
+    #5306 (research/landscape_2026-12.md §18 item 2).
+
+``multiset`` (unordered partial credit)
+    The precision / recall / F1 of a maximum one-to-one matching between predicted and
+    expected calls: ``calls.tool_call_prf``'s numbers. By default names only
+    (``args_mode="ignore"``), where the matched count is the multiset intersection
+    sum over names of min(count predicted, count expected). ``multiset_f1`` = 1.0 exactly when
+    ``"unordered"`` passes under the same argument mode; recall = 1.0 exactly when
+    ``"superset"`` does; precision = 1.0 exactly when ``"subset"`` does, except that no
+    counted call against a non-empty expectation has precision 0.0 (DESIGN.md).
+
+    Source: pydantic-evals ``TrajectoryMatch(order="any_order")`` and Azure AI Evaluation's
+    task-navigation precision/recall/F1 (research/landscape_2026-12.md §4, §13).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import MetricInputError
+from ..matchers import MatchContext
+from ..matching import compatibility, compile_all
+from ..model import ARGS_MODES, Trajectory
+from .calls import PRFResult, TrajLike, calls_and_retries, context_for, prf_counts, prf_from_calls
+
+#: The graded neutral modes (``trajectory_match`` accepts them; ``f1`` etc. are the multiset forms).
+LCS_MODES: tuple[str, ...] = ("lcs_precision", "lcs_recall", "lcs_f1")
+
+_Val = tuple[int, int]  # (aligned calls, aligned calls of non-optional tools): compared lexicographically
+
+
+def _add(a: _Val, b: _Val) -> _Val:
+    return (a[0] + b[0], a[1] + b[1])
+
+
+def _window_value(group: Sequence[int], adj: Sequence[set[int]], lo: int, hi: int,
+                  nonopt: Sequence[bool]) -> _Val:
+    """Largest one-to-one matching of the calls in ``group`` to expected ``lo..hi-1``,
+    the one with the most non-optional calls among the largest: augmenting paths tried from
+    non-optional calls first (the matchable sets of a bipartite graph form a transversal
+    matroid, so this greedy order gives the lexicographic maximum)."""
+    order = sorted(group, key=lambda i: not nonopt[i])
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in adj[i]:
+            if lo <= j < hi and j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    n = m = 0
+    for i in order:
+        if augment(i, set()):
+            n += 1
+            m += nonopt[i]
+    return (n, m)
+
+
+def _lcs_groups(groups: Sequence[Sequence[int]], adj: Sequence[set[int]], n_exp: int,
+                nonopt: Sequence[bool]) -> _Val:
+    """Lexicographically largest (aligned, aligned non-optional) over monotone alignments
+    where each group (parallel step) takes a one-to-one matching into a window of expected
+    calls after the previous group's window."""
+    best: list[_Val] = [(0, 0)] * (n_exp + 1)  # best[j]: expected calls before j used up
+    for g in groups:
+        if len(g) == 1:  # one call: the classic LCS row update
+            i = g[0]
+            gain = (1, int(nonopt[i]))
+            new = list(best)
+            for j in range(1, n_exp + 1):
+                cand = new[j - 1]
+                if (j - 1) in adj[i]:
+                    cand = max(cand, _add(best[j - 1], gain))
+                new[j] = max(new[j], cand)
+            best = new
+            continue
+        new = list(best)
+        for hi in range(1, n_exp + 1):
+            cand = new[hi - 1]
+            for lo in range(hi):
+                cand = max(cand, _add(best[lo], _window_value(g, adj, lo, hi, nonopt)))
+            new[hi] = max(new[hi], cand)
+        best = new
+    return best[n_exp]
+
+
+def _inputs(pred: TrajLike, expected: Any, args_mode: str | None, context: MatchContext | None,
+            optional: Sequence[str]) -> tuple[Any, ...]:
+    from .trajectory import _expected_list  # one reading of "expected" for every mode
+
+    if args_mode is not None and args_mode not in ARGS_MODES:
+        raise MetricInputError(f"unknown args_mode {args_mode!r}; known: {', '.join(ARGS_MODES)}")
+    if isinstance(optional, str) or not all(isinstance(o, str) for o in optional):
+        raise MetricInputError(f"optional must be a list of tool names, got {optional!r}")
+    exp_calls, case = _expected_list(expected)
+    opt = set(optional) | (set(case.optional_calls) if case else set())
+    ctx = context_for(case, context)
+    default_mode = case.args_mode if case else None
+    calls, retried = calls_and_retries(pred, what="predicted trajectory")
+    return exp_calls, opt, ctx, default_mode, calls, retried
+
+
+def lcs_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = None,
+            context: MatchContext | None = None, optional: Sequence[str] = ()) -> PRFResult:
+    """In-order partial credit: precision / recall / F1 of a longest common subsequence of
+    matched calls (definition and source in the module docstring).
+
+    ``pred``: a Trajectory (retried failures set aside, parallel steps unordered) or a list
+    of ToolCall. ``expected``: as ``trajectory_match`` (a Case, a reference trajectory, or a
+    list of expected calls / names / dicts). ``args_mode``: overrides the argument mode (else
+    each expected call's, else the case's, else ``expected_keys``); ``"ignore"`` compares
+    names only. ``optional``: tool names whose unaligned calls do not count (added to a
+    Case's ``optional_calls``). Result: ``PRFResult`` with ``precision``, ``recall``, ``f1``
+    in [0, 1], ``score`` = F1, ``tp`` = L, ``passed`` None; ``parts["lcs"]`` = L.
+    Raises MetricInputError for bad inputs or an unknown args mode.
+    """
+    exp_calls, opt, ctx, default_mode, calls, retried = _inputs(pred, expected, args_mode,
+                                                                  context, optional)
+    kept = [i for i in range(len(calls)) if i not in retried]
+    kept_calls = [calls[i] for i in kept]
+    all_steps = ([s for s, _ in pred.iter_call_steps()] if isinstance(pred, Trajectory)
+                 else list(range(len(calls))))
+    groups: list[list[int]] = []
+    last = None
+    for k, i in enumerate(kept):
+        if groups and all_steps[i] == last:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+        last = all_steps[i]
+    cexp = compile_all(exp_calls)
+    adj = [set(a) for a in compatibility(kept_calls, cexp, args_mode, ctx, default_mode=default_mode)]
+    nonopt = [c.name not in opt for c in kept_calls]
+    n_lcs, n_nonopt_aligned = _lcs_groups(groups, adj, len(cexp), nonopt)
+    counted = n_lcs + (sum(nonopt) - n_nonopt_aligned)
+    p, r, f = prf_counts(n_lcs, counted, len(cexp))
+    reason = (f"LCS {n_lcs}: precision {p:.3f} ({n_lcs}/{counted} counted calls in order), "
+              f"recall {r:.3f} ({n_lcs}/{len(cexp)} expected calls in order), F1 {f:.3f}")
+    parts = {"precision": p, "recall": r, "f1": f, "lcs": n_lcs, "tp": n_lcs, "n_counted": counted,
+             "n_expected": len(cexp), "n_predicted": len(calls), "retried_set_aside": sorted(retried),
+             "args_mode": args_mode}
+    return PRFResult("lcs_prf", f, reason, parts, None, p, r, f, n_lcs, counted, len(cexp))
+
+
+def multiset_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = "ignore",
+                 context: MatchContext | None = None, optional: Sequence[str] = ()) -> PRFResult:
+    """Unordered partial credit: precision / recall / F1 of a maximum one-to-one matching of
+    predicted to expected calls, by default over names only (``args_mode="ignore"``: the
+    multiset intersection). Definition and source in the module docstring.
+
+    Arguments as :func:`lcs_prf`, except that ``args_mode`` defaults to ``"ignore"`` (pass
+    None for the expected calls' / case's own argument modes). Result: ``PRFResult``
+    (``score`` = F1, ``passed`` None). Raises MetricInputError for bad inputs.
+    """
+    exp_calls, opt, ctx, default_mode, calls, retried = _inputs(pred, expected, args_mode,
+                                                                  context, optional)
+    r = prf_from_calls(calls, retried, exp_calls, sorted(opt), args_mode=args_mode,
+                       default_mode=default_mode, ctx=ctx, name="multiset_prf")
+    r.parts["args_mode"] = args_mode
+    return r
+
+
+__all__ = ["LCS_MODES", "lcs_prf", "multiset_prf"]

@@ -1,0 +1,170 @@
+"""metrics.trajectory_scores: the graded LCS and multiset scores, hand-computed values, and
+their 1.0 points checked against the neutral modes (and the LCS length against brute force)
+on random small instances."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trajcheck.errors import MetricInputError
+from trajcheck.metrics.calls import tool_call_prf
+from trajcheck.metrics.trajectory import trajectory_match
+from trajcheck.metrics.trajectory_scores import lcs_prf, multiset_prf
+from trajcheck.model import Case, ExpectedCall, Step, ToolCall, Trajectory
+
+from trajbuild import run
+
+T = ToolCall
+
+
+def names(*ns):
+    return [T(n, {}) for n in ns]
+
+
+def test_lcs_hand_values():
+    # LCS([a, x, b], [a, b, c]) = 2: P 2/3, R 2/3, F1 2/3
+    r = lcs_prf(names("a", "x", "b"), ["a", "b", "c"])
+    assert (r.tp, r.precision, r.recall) == (2, 2 / 3, 2 / 3)
+    assert r.f1 == pytest.approx(2 / 3)
+    # extras lower precision only: [a, x, b] against [a, b]: P 2/3, R 1, F1 0.8
+    r = lcs_prf(names("a", "x", "b"), ["a", "b"])
+    assert (r.precision, r.recall, r.f1) == (2 / 3, 1.0, pytest.approx(0.8))
+    # order matters: [b, a] against [a, b]: LCS 1
+    assert lcs_prf(names("b", "a"), ["a", "b"]).f1 == 0.5
+    # empty cases (DESIGN.md rules, as pydantic-evals): both empty 1.0, one empty 0.0
+    assert lcs_prf([], []).f1 == 1.0
+    assert lcs_prf([], ["a"]).f1 == 0.0
+    assert lcs_prf(names("a"), []).f1 == 0.0
+
+
+def test_lcs_uses_argument_matching():
+    exp = [ExpectedCall("book", {"day": "tue"}), ExpectedCall("pay", {})]
+    pred = [T("book", {"day": "mon"}), T("pay", {"card": 1})]
+    assert lcs_prf(pred, exp).tp == 1  # book(mon) is not book(tue); pay's extra arg allowed
+    assert lcs_prf(pred, exp, args_mode="ignore").f1 == 1.0
+    assert lcs_prf(pred, exp, args_mode="exact_keys").tp == 0
+
+
+def test_lcs_optional_calls_and_retries():
+    case = Case(id="c", input="q", expected_calls=(ExpectedCall("book", {"day": "tue"}),),
+                optional_calls=("search",))
+    traj = run(["search"], [("book", {"day": "tue"}, "err")], [("book", {"day": "tue"})])
+    # the failed-and-retried attempt is set aside; the optional search does not count
+    r = lcs_prf(traj, case)
+    assert (r.precision, r.recall, r.f1) == (1.0, 1.0, 1.0)
+    assert trajectory_match(traj, case, "exact").passed
+    # a non-optional extra does count
+    r = lcs_prf(run(["lookup"], [("book", {"day": "tue"})]), case)
+    assert (r.precision, r.recall) == (0.5, 1.0)
+
+
+def test_lcs_parallel_step_has_no_order():
+    # one model turn issues b and a together: either order may align
+    traj = run(["b", "a"], ["c"])
+    assert lcs_prf(traj, ["a", "b", "c"]).f1 == 1.0
+    assert trajectory_match(traj, ["a", "b", "c"], "exact").passed
+    # the same calls in two turns keep their order
+    assert lcs_prf(run(["b"], ["a"], ["c"]), ["a", "b", "c"]).tp == 2
+
+
+def test_multiset_hand_values():
+    # pydantic-evals any_order: Counter overlap; [a, a, b] against [a, b, b]: 2 of 3 each way
+    r = multiset_prf(names("a", "a", "b"), ["a", "b", "b"])
+    assert (r.tp, r.precision, r.recall) == (2, 2 / 3, 2 / 3)
+    # names only by default; args_mode=None uses the expected calls' own argument modes
+    pred, exp = [T("f", {"x": 1})], [ExpectedCall("f", {"x": 2})]
+    assert multiset_prf(pred, exp).f1 == 1.0
+    assert multiset_prf(pred, exp, args_mode=None).f1 == 0.0
+    assert multiset_prf([], []).f1 == 1.0
+
+
+def test_graded_modes_through_trajectory_match_and_dialects():
+    pred = names("a", "x", "b")
+    r = trajectory_match(pred, ["a", "b"], "lcs_f1")
+    assert r.score == pytest.approx(0.8) and r.passed is False and r.parts["mode"] == "lcs_f1"
+    assert trajectory_match(pred, ["a", "b"], "lcs_recall").passed
+    # pydantic-evals TrajectoryMatch (default in_order) is the names-only LCS F1
+    assert trajectory_match(pred, [ExpectedCall("a", {"k": 1}), "b"], "TrajectoryMatch",
+                            dialect="pydantic-evals").score == pytest.approx(0.8)
+    with pytest.raises(MetricInputError, match="args_mode"):
+        lcs_prf(pred, ["a"], args_mode="loose")
+    with pytest.raises(MetricInputError, match="optional"):
+        lcs_prf(pred, ["a"], optional="a")
+
+
+# ------------------------------------------------------------------ properties
+
+NAMES = st.sampled_from(["a", "b", "c"])
+CALL = st.builds(lambda n, v: (n, {"v": v}), NAMES, st.integers(0, 1))
+STEPS = st.lists(st.lists(CALL, min_size=1, max_size=2), max_size=4)  # some steps parallel
+EXPS = st.lists(st.builds(lambda n, v: ExpectedCall(n, {"v": v}), NAMES, st.integers(0, 1)), max_size=4)
+
+
+def traj_of(steps):
+    out = [Step(0, "user", content="q")]
+    for calls in steps:
+        out.append(Step(len(out), "tool_call", tool_calls=tuple(T(n, dict(a)) for n, a in calls)))
+    return Trajectory(steps=tuple(out))
+
+
+def _compatible(call, exp, am):
+    if call[0] != exp.name:
+        return False
+    if am == "ignore":
+        return True
+    return call[1] == exp.args  # exact_keys on these one-key argument objects
+
+
+def brute_lcs(steps, exp, am, optional):
+    """max over orders of each step and over common subsequences of (L, aligned non-optional)."""
+    best = (0, 0)
+    for perm in itertools.product(*[list(itertools.permutations(s)) for s in steps]):
+        flat = [c for s in perm for c in s]
+        for k in range(min(len(flat), len(exp)), -1, -1):
+            for pi in itertools.combinations(range(len(flat)), k):
+                for ej in itertools.combinations(range(len(exp)), k):
+                    if all(_compatible(flat[i], exp[j], am) for i, j in zip(pi, ej)):
+                        best = max(best, (k, sum(flat[i][0] not in optional for i in pi)))
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(STEPS, EXPS, st.sampled_from(["exact_keys", "ignore"]), st.sampled_from([(), ("c",)]))
+def test_lcs_length_is_brute_force_lcs(steps, exp, am, optional):
+    r = lcs_prf(traj_of(steps), exp, args_mode=am, optional=optional)
+    n_lcs, n_nonopt = brute_lcs(steps, exp, am, optional)
+    assert r.tp == n_lcs
+    n_pred_nonopt = sum(n not in optional for s in steps for n, _ in s)
+    assert r.parts["n_counted"] == n_lcs + n_pred_nonopt - n_nonopt
+
+
+@settings(max_examples=300, deadline=None)
+@given(STEPS, EXPS, st.sampled_from(["exact_keys", "ignore"]), st.sampled_from([(), ("c",)]))
+def test_graded_scores_reach_one_exactly_when_the_neutral_mode_passes(steps, exp, am, optional):
+    traj = traj_of(steps)
+    kw = {"args_mode": am, "optional": optional}
+    lcs = lcs_prf(traj, exp, **kw)
+    ms = multiset_prf(traj, exp, **kw)
+    for v in (lcs.precision, lcs.recall, lcs.f1, ms.precision, ms.recall, ms.f1):
+        assert 0.0 <= v <= 1.0
+
+    def ok(mode):
+        return bool(trajectory_match(traj, exp, mode, **kw).passed)
+
+    assert (lcs.f1 == 1.0) == ok("exact")
+    assert (lcs.recall == 1.0) == ok("in_order")
+    assert (ms.f1 == 1.0) == ok("unordered")
+    assert (ms.recall == 1.0) == ok("superset")
+    # DESIGN.md: no counted call against a non-empty expectation has precision 0.0 (not the
+    # vacuous 1.0 of subset)
+    vacuous = ms.parts["n_counted"] == 0 and bool(exp)
+    assert (ms.precision == 1.0) == (ok("subset") and not vacuous)
+    # the multiset numbers are tool_call_prf's under the same argument mode
+    case = Case(id="p", input="q", expected_calls=tuple(exp), optional_calls=optional)
+    assert ms.f1 == tool_call_prf(traj, case, args_mode=am).f1
+    # LCS never exceeds the unordered matching
+    assert lcs.tp <= ms.tp
