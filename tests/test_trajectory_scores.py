@@ -9,14 +9,13 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from trajbuild import run
 
 from trajcheck.errors import MetricInputError
 from trajcheck.metrics.calls import tool_call_prf
 from trajcheck.metrics.trajectory import trajectory_match
 from trajcheck.metrics.trajectory_scores import lcs_prf, multiset_prf
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, Trajectory
-
-from trajbuild import run
 
 T = ToolCall
 
