@@ -43,7 +43,9 @@ __all__ = [
     "PlanCoverageResult",
     "plan_coverage",
     "PlanAdherenceResult",
+    "merge_plan_versions",
     "plan_adherence",
+    "same_step",
 ]
 
 
@@ -55,6 +57,10 @@ class PlanStep:
     name: str | None = None
     args: dict[str, Any] | None = None
     text: str | None = None
+    revised: str | None = None
+    """Set when the plan artefact itself marks the step as explicitly revised (its
+    ``"revised"`` field: the reason, or ``"revised"`` for a bare true); never part of a
+    step's identity between plan versions (:func:`same_step`)."""
 
     def label(self) -> str:
         """A short human label."""
@@ -91,7 +97,13 @@ def parse_plan_step(item: Any, where: str = "plan step") -> PlanStep:
             raise MetricInputError(f"{where}: args must be an object, got {args!r}")
         if name is None and not text:
             raise MetricInputError(f"{where}: needs a tool name or a description, got {item!r}")
-        return PlanStep(name=name, args=dict(args) if args is not None else None, text=text)
+        rev = item.get("revised")
+        if rev is not None and not (isinstance(rev, bool) or (isinstance(rev, str) and rev.strip())):
+            raise MetricInputError(f"{where}: revised must be true/false or a non-empty reason, "
+                                   f"got {rev!r}")
+        mark = "revised" if rev is True else rev.strip() if isinstance(rev, str) else None
+        return PlanStep(name=name, args=dict(args) if args is not None else None, text=text,
+                        revised=mark)
     raise MetricInputError(
         f"{where}: expected a string or {{name, args}} object, got {type(item).__name__}")
 
@@ -328,9 +340,10 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
 
 @dataclass(frozen=True)
 class PlanAdherenceResult(MetricResult):
-    """Plan adherence: ``executed_in_order`` / ``n_plan_steps`` (= score, None for an empty
-    plan). ``executed_any_order``: steps executed ignoring order (one-to-one);
-    ``not_executed``: labels of plan steps with no call in the in-order alignment;
+    """Plan adherence: (``executed_in_order`` + len(``revised``)) / ``n_plan_steps`` (= score,
+    None for an empty plan). ``executed_any_order``: steps executed ignoring order
+    (one-to-one); ``not_executed``: labels of steps neither executed in the in-order
+    alignment nor revised; ``revised``: labels of the explicitly revised steps;
     ``off_plan_calls``: indices of tool calls that matched no plan step at all."""
 
     executed_in_order: int = 0
@@ -338,13 +351,15 @@ class PlanAdherenceResult(MetricResult):
     n_plan_steps: int = 0
     not_executed: tuple[str, ...] = ()
     off_plan_calls: tuple[int, ...] = ()
+    revised: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The common fields plus the typed ones."""
         d = super().to_dict()
         d.update(executed_in_order=self.executed_in_order,
                  executed_any_order=self.executed_any_order, n_plan_steps=self.n_plan_steps,
-                 not_executed=list(self.not_executed), off_plan_calls=list(self.off_plan_calls))
+                 not_executed=list(self.not_executed), off_plan_calls=list(self.off_plan_calls),
+                 revised=list(self.revised))
         return d
 
 
@@ -354,30 +369,121 @@ def _call_executes(step: PlanStep, call: ToolCall) -> bool:
     return call.name == step.name and args_agree(step.args, call.args)
 
 
+def same_step(a: PlanStep, b: PlanStep) -> bool:
+    """True when two plan versions hold the same step: equal name, args (type-aware exact)
+    and description (a bare tool name has none); a ``revised`` mark does not count."""
+    def text(s: PlanStep) -> str | None:  # "b" and {"name": "b"} are the same step
+        return None if s.text == s.name else s.text
+
+    if a.name != b.name or text(a) != text(b) or (a.args is None) != (b.args is None):
+        return False
+    return a.args is None or exact_equal(a.args, b.args)
+
+
+def _lcs_pairs(ok: Sequence[Sequence[bool]], m: int) -> list[tuple[int, int]]:
+    """Index pairs (i, j) of one longest common subsequence of ``len(ok)`` left and ``m``
+    right items, where ``ok[i][j]`` says they may pair (earliest pairs first)."""
+    n = len(ok)
+    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best = max(dp[i + 1][j], dp[i][j + 1])
+            if ok[i][j]:
+                best = max(best, 1 + dp[i + 1][j + 1])
+            dp[i][j] = best
+    i = j = 0
+    out: list[tuple[int, int]] = []
+    while i < n and j < m:
+        if ok[i][j] and dp[i][j] == 1 + dp[i + 1][j + 1]:
+            out.append((i, j))
+            i, j = i + 1, j + 1
+        elif dp[i + 1][j] >= dp[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def merge_plan_versions(versions: Sequence[Sequence[PlanStep]]) -> tuple[list[PlanStep], list[bool]]:
+    """Every step the agent planned across ``versions`` (first plan, then its revisions, in
+    the order emitted), each once, and whether each was explicitly revised.
+
+    Consecutive versions are aligned by a longest common subsequence of equal steps
+    (:func:`same_step`): an aligned step is the same step kept; a step of the earlier
+    version left out of the alignment was dropped or replaced by the later one, so it is
+    revised; a step new in the later version is inserted right after the step before it in
+    that version (at the front when it comes first). A step whose artefact marks it
+    ``revised`` is revised too. Returns ``(steps, revised)`` of equal length."""
+    if not versions:
+        return [], []
+    entries: list[PlanStep] = list(versions[0])
+    revised = [s.revised is not None for s in entries]
+    order = list(range(len(entries)))  # entry ids in plan order
+    cur = list(order)  # entry id of each step of the current version
+    for ver in versions[1:]:
+        eq = [[same_step(entries[e], step) for step in ver] for e in cur]
+        kept = {k: cur[i] for i, k in _lcs_pairs(eq, len(ver))}
+        for e in set(cur) - set(kept.values()):
+            revised[e] = True
+        nxt: list[int] = []
+        for k, step in enumerate(ver):
+            if k in kept:
+                e = kept[k]
+            else:
+                e = len(entries)
+                entries.append(step)
+                revised.append(False)
+                order.insert(order.index(nxt[-1]) + 1 if nxt else 0, e)
+            if step.revised is not None:
+                revised[e] = True
+            nxt.append(e)
+        cur = nxt
+    return [entries[e] for e in order], [revised[e] for e in order]
+
+
 def plan_adherence(plan: Sequence[Any] | Mapping[str, Any],
                    traj: Trajectory | Sequence[ToolCall],
-                   *, name: str = "plan_adherence") -> PlanAdherenceResult:
-    """Fraction of plan steps executed, in the plan's order, by the run's tool calls.
+                   *, revisions: Sequence[Sequence[Any] | Mapping[str, Any]] = (),
+                   name: str = "plan_adherence") -> PlanAdherenceResult:
+    """Fraction of plan steps executed in the plan's order, or explicitly revised.
 
-    ``plan``: plan steps given as tool names or ``{name, args}`` (free-text-only steps cannot
-    be executed by a call and count as not executed); ``traj``: a ``Trajectory`` (its
-    ``tool_calls()``) or a list of ``ToolCall``.
+    Seed 000 §5.2: plan_adherence = |plan steps executed (or explicitly revised)| / |plan
+    steps|. ``plan``: plan steps given as tool names or ``{name, args}`` (free-text-only
+    steps cannot be executed by a call and count as not executed unless revised);
+    ``traj``: a ``Trajectory`` (its ``tool_calls()``) or a list of ``ToolCall``;
+    ``revisions``: the plan's later versions the agent emitted, oldest first (same shapes).
+
+    A step is explicitly revised when the agent said so in its plan artefact: a later
+    version drops or replaces it (versions aligned as :func:`merge_plan_versions` says), or
+    the step carries ``"revised": "<reason>"`` (or true). The plan steps are every step of
+    the first plan plus those the revisions added (a revision's new steps are plan steps
+    too: they must be executed or revised in turn), each once.
     A call executes a step when the names are equal and the call's arguments contain the
     step's ``args`` with exactly equal values (type-aware; extra arguments allowed; unparsed
     arguments never match, DESIGN.md). Every call counts, retries included (they do not
     break the order: extra calls between plan steps are allowed).
-    executed_in_order = the length of the longest common subsequence of plan steps and calls
-    under that relation (each call executes at most one step, order preserved on both
-    sides); score = executed_in_order / len(plan), in [0, 1]; None for an empty plan.
-    ``executed_any_order`` (maximum one-to-one matching, order ignored) >= the in-order count
-    and separates "skipped" from "reordered". ``off_plan_calls`` lists calls matching no step.
-    Source: trajcheck's deterministic form of DeepEval's PlanAdherenceMetric (LLM-judged);
-    LCS alignment as in the in-order trajectory match (DESIGN.md ``in_order``).
+    executed_in_order = the length of the longest common subsequence of the steps not
+    revised and the calls under that relation (each call executes at most one step, order
+    preserved on both sides); score = (executed_in_order + revised) / plan steps, in [0, 1];
+    None for an empty plan. Without revisions or marks this is the in-order share of the
+    plan executed. ``executed_any_order`` (maximum one-to-one matching, order ignored) >=
+    the in-order count and separates "skipped" from "reordered". ``off_plan_calls`` lists
+    calls matching no plan step.
+    Source: seed 000 §5.2; trajcheck's deterministic form of DeepEval's
+    PlanAdherenceMetric (LLM-judged); LCS alignment as in the in-order trajectory match
+    (DESIGN.md ``in_order``).
 
-    Raises ``MetricInputError`` for a malformed plan step (naming its index) or a ``traj``
-    that is neither a Trajectory nor a list of ToolCall.
+    Raises ``MetricInputError`` for a malformed plan step or revision (naming its index) or
+    a ``traj`` that is neither a Trajectory nor a list of ToolCall.
     """
-    steps = [parse_plan_step(s, f"plan step {i}") for i, s in enumerate(_plan_list(plan, "plan"))]
+    versions = [[parse_plan_step(s, f"plan step {i}") for i, s in enumerate(_plan_list(plan, "plan"))]]
+    if isinstance(revisions, (str, bytes, Mapping)) or not isinstance(revisions, Sequence):
+        raise MetricInputError(f"plan_adherence: revisions must be a list of plans, "
+                               f"got {type(revisions).__name__}")
+    for r, rev in enumerate(revisions):
+        versions.append([parse_plan_step(s, f"revision {r + 1} step {i}")
+                         for i, s in enumerate(_plan_list(rev, f"revision {r + 1}"))])
+    steps, revised = merge_plan_versions(versions)
     from .calls import calls_and_retries
 
     calls, _retried = calls_and_retries(traj, what="plan_adherence")  # every call counts
@@ -386,31 +492,22 @@ def plan_adherence(plan: Sequence[Any] | Mapping[str, Any],
                                    parts={"n_plan_steps": 0})
     n, m = len(steps), len(calls)
     ok = [[_call_executes(s, c) for c in calls] for s in steps]
-    dp = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            best = max(dp[i + 1][j], dp[i][j + 1])
-            if ok[i][j]:
-                best = max(best, 1 + dp[i + 1][j + 1])
-            dp[i][j] = best
-    # recover which plan steps the in-order alignment executed
-    i = j = 0
+    live = [i for i in range(n) if not revised[i]]  # revised steps count without a call
+    aligned = _lcs_pairs([ok[i] for i in live], m)
     done = [False] * n
-    while i < n and j < m:
-        if ok[i][j] and dp[i][j] == 1 + dp[i + 1][j + 1]:
-            done[i] = True
-            i, j = i + 1, j + 1
-        elif dp[i + 1][j] >= dp[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    in_order = dp[0][0]
+    for a, _ in aligned:
+        done[live[a]] = True
+    in_order = len(aligned)
     any_order = sum(1 for x in max_matching(
-        [[j for j in range(m) if ok[i][j]] for i in range(n)], m) if x != -1)
-    not_executed = tuple(steps[i].label() for i in range(n) if not done[i])
+        [[j for j in range(m) if ok[i][j]] for i in live], m) if x != -1)
+    n_rev = sum(revised)
+    rev_labels = tuple(steps[i].label() for i in range(n) if revised[i])
+    not_executed = tuple(steps[i].label() for i in range(n) if not done[i] and not revised[i])
     off_plan = tuple(j for j in range(m) if not any(ok[i][j] for i in range(n)))
-    score = in_order / n
+    score = (in_order + n_rev) / n
     reason = f"{in_order}/{n} plan steps executed in order"
+    if n_rev:
+        reason += f", {n_rev} explicitly revised"
     if any_order > in_order:
         reason += f" ({any_order} ignoring order)"
     if not_executed:
@@ -421,6 +518,6 @@ def plan_adherence(plan: Sequence[Any] | Mapping[str, Any],
         name=name, score=score, reason=reason,
         parts={"executed_in_order": in_order, "executed_any_order": any_order,
                "n_plan_steps": n, "not_executed": list(not_executed),
-               "off_plan_calls": list(off_plan)},
+               "off_plan_calls": list(off_plan), "revised": list(rev_labels)},
         executed_in_order=in_order, executed_any_order=any_order, n_plan_steps=n,
-        not_executed=not_executed, off_plan_calls=off_plan)
+        not_executed=not_executed, off_plan_calls=off_plan, revised=rev_labels)
