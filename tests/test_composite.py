@@ -181,3 +181,51 @@ def test_composite_in_unit_interval(steps, exp, outcome, max_steps, optimal, for
         assert r.parts[k] is None or 0.0 <= r.parts[k] <= 1.0
     if forbidden and any(n == "c" for s in steps for n, _a, _st in s):
         assert r.score == 0.0
+
+
+def refund_case(**kw):
+    return Case("refund", "refund order 7 and tell me by e-mail",
+                expected_calls=(ExpectedCall("issue_refund", {"order_id": 7}),
+                                ExpectedCall("send_email", None)),
+                precedence=(("issue_refund", "send_email"),), **kw)
+
+
+def test_rules_factor_refund_email_before_refund():
+    case = refund_case()
+    # every weighted part is 1.0 either way (same calls, same arguments, no step budget);
+    # only the order differs
+    kept = run([("issue_refund", {"order_id": 7})], [("send_email", {"to": "a@b"})], final="Done.")
+    broken = run([("send_email", {"to": "a@b"})], [("issue_refund", {"order_id": 7})], final="Done.")
+    ok = score_trajectory(kept, case, outcome=PASS)
+    assert ok.score == 1.0 and ok.passed and ok.parts["rules"] == 1.0
+    bad = score_trajectory(broken, case, outcome=PASS)
+    # weighted sum 0.5 + 0.25 + 0.15 + 0.1 = 1.0, times rules 0/1 held = 0.0
+    assert bad.parts["raw_score"] == 1.0 and bad.parts["rules"] == 0.0
+    assert bad.score == 0.0 and bad.passed is False
+    assert bad.parts["precedence"]["violated"] == 1
+    assert "issue_refund before send_email broken" in bad.reason
+    assert "weighted parts 1.000 x rules 0.000" in bad.reason
+
+
+def test_rules_factor_share_of_applicable_rules():
+    # four rules: a<b held, a<c held, b<d broken (d first), e<f not applicable (f never ran)
+    case = Case("r", "x", expected_calls=tuple(ExpectedCall(n, None) for n in "abcd"),
+                precedence=(("a", "b"), ("a", "c"), ("b", "d"), ("e", "f")))
+    t = run(["d"], ["a"], ["b", "c"], final="ok")
+    r = score_trajectory(t, case, outcome=PASS)
+    # weighted sum 1.0 (all four expected calls made, no args, no budget) x 2/3 held
+    assert r.parts["rules"] == pytest.approx(2 / 3)
+    assert r.score == pytest.approx(2 / 3) and r.passed is False
+    # with a threshold of 0.6 the factored score passes
+    assert score_trajectory(t, case, outcome=PASS, threshold=0.6).passed is True
+    # no applicable rule: factor None, the score is the weighted sum
+    only_e = Case("r2", "x", expected_calls=(ExpectedCall("a", None),), precedence=(("e", "f"),))
+    r2 = score_trajectory(run(["a"], final="ok"), only_e, outcome=PASS)
+    assert r2.parts["rules"] is None and r2.score == 1.0
+
+
+def test_rules_factor_critical_forbidden_is_zero():
+    case = refund_case(forbidden_calls=("delete_account",))
+    t = run([("issue_refund", {"order_id": 7})], ["delete_account"], [("send_email", {})], final="x")
+    r = score_trajectory(t, case, outcome=PASS)
+    assert r.parts["rules"] == 0.0 and r.score == 0.0 and r.passed is False

@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMES = {
     "deepeval": {"ordering_accuracy": "Ordering Accuracy (trajcheck)",
                  "duplicate_call_rate": "Duplicate Call Rate (trajcheck)",
-                 "error_recovery": "Error Recovery (trajcheck)"},
-    "ragas": {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery")},
-    "langsmith": {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery")},
-    "mlflow": {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery")},
+                 "error_recovery": "Error Recovery (trajcheck)",
+                 "composite": "Trajectory Composite (trajcheck)"},
+    **{host: {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery", "composite")}
+       for host in ("ragas", "langsmith", "mlflow")},
 }
 
 
@@ -44,7 +44,9 @@ def test_host_example_prints_the_core_numbers(host, tmp_path):
     blocks = _blocks(p.stdout)
     assert set(CASES) <= set(blocks), sorted(blocks)
     for cid, key in (("order_broken", "ordering_accuracy"), ("order_kept", "ordering_accuracy"),
-                     ("duplicate", "duplicate_call_rate"), ("retry", "error_recovery")):
+                     ("duplicate", "duplicate_call_rate"), ("retry", "error_recovery"),
+                     # the refund e-mail sent before the refund: composite 0.0 (rules factor)
+                     ("order_broken", "composite"), ("order_kept", "composite")):
         want = core_value(key, RUNS[cid], CASES[cid])
         m = re.search(rf"^  {re.escape(NAMES[host][key])}: ([0-9.]+)", blocks[cid], flags=re.M)
         assert m is not None and float(m.group(1)) == want, (host, cid, key, blocks[cid][:2000])

@@ -151,6 +151,15 @@ def test_scenario_values_hand_checked():
     assert core_value("tool_call_f1", RUNS["no_tool"], CASES["no_tool"]) == 1.0
     # parallel lookups are one step: 4 agent steps at max_steps 4 -> efficiency 1.0
     assert core_value("efficiency", RUNS["parallel"], CASES["parallel"]) == 1.0
+    # the refund e-mail sent before the refund: every weighted part is 1.0 (task done, both
+    # calls right, 3 steps of 4), but the composite's rules factor (0 of 1 precedence rule
+    # held) makes it 0.0; the same calls in order score 1.0
+    assert core_value("composite", RUNS["order_broken"], CASES["order_broken"]) == 0.0
+    assert core_value("composite", RUNS["order_kept"], CASES["order_kept"]) == 1.0
+
+
+#: composite of the order-broken and order-kept runs in every host (the core's, hand-checked above)
+REFUND_ORDER = {"order_broken": 0.0, "order_kept": 1.0}
 
 
 def _same(got: Any, want: float | None) -> bool:
@@ -189,6 +198,10 @@ def test_deepeval_every_cell(run_async, tmp_path, monkeypatch):
                 continue
             assert md is not None and md.score == want, (tr.name, label, md and md.score, want)
             n += 1
+        if tr.name in REFUND_ORDER:  # the refund e-mail sent before the refund fails in DeepEval
+            comp = got["Trajectory Composite (trajcheck)"]
+            assert (comp.score, comp.success) == (REFUND_ORDER[tr.name], tr.name == "order_kept")
+            assert tr.name == "order_kept" or "issue_refund before send_refund_email broken" in comp.reason
     assert n > 300
 
 
@@ -230,6 +243,8 @@ def test_ragas_every_cell():
         for (label, k, mode, dialect), m in zip(cells, metrics):
             want = core_value(k, RUNS[cid], CASES[cid], mode, dialect)
             assert _same(df[m.name][i], want), (cid, label, df[m.name][i], want)
+        if cid in REFUND_ORDER:  # the refund e-mail sent before the refund, in ragas.evaluate
+            assert df["trajcheck_composite"][i] == REFUND_ORDER[cid]
     figs = ar.suite_figures(samples, tasks=list(CASES))
     from trajcheck.metrics.reliability import success_rate
     from trajcheck.suite import run_outcome
@@ -269,6 +284,8 @@ def test_langsmith_every_cell_and_summaries():
         got = {r.key: r.score for r in row["evaluation_results"]["results"]}
         for (label, k, mode, dialect), e in zip(cells, evs):
             assert _same(got[e.key], core_value(k, RUNS[cid], CASES[cid], mode, dialect)), (cid, label)
+        if cid in REFUND_ORDER:  # the refund e-mail sent before the refund, in LangSmith evaluate
+            assert got["trajcheck_composite"] == REFUND_ORDER[cid]
     summary = {r.key: r.score for r in res._summary_results["results"]}
     trials = {cid: [bool(run_outcome(RUNS[cid], c).passed)] * 2 for cid, c in CASES.items()}
     ok = sum(v[0] for v in trials.values()) * 2

@@ -21,7 +21,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from test_host_table import CASES, RUNS, core_value  # noqa: E402  (tests/ is on sys.path)
+from test_host_table import CASES, REFUND_ORDER, RUNS, core_value  # noqa: E402  (tests/ is on sys.path)
 from test_promptfoo_cli import _install, _port_free, pytestmark  # noqa: F401,E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
     assert p.returncode == 100, f"rc {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
     rows = {r["testCase"]["description"]: r for r in json.loads(out.read_text())["results"]["results"]}
     assert set(rows) == set(CASES)
-    n = 0
+    n = composites = 0
     for cid, row in rows.items():
         assert not row.get("error") or row["failureReason"] == 1, row.get("error")
         for comp in row["gradingResult"]["componentResults"]:
@@ -72,7 +72,11 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
                 assert comp["pass"] is False and "not applicable" in comp["reason"], (cid, a["metric"])
             else:
                 assert comp["score"] == pytest.approx(want, abs=1e-15), (cid, a["metric"], comp["reason"])
+            if key == "composite" and cid in REFUND_ORDER:  # refund e-mail before the refund
+                assert (comp["score"], comp["pass"]) == (REFUND_ORDER[cid], cid == "order_kept"), comp
+                composites += 1
             n += 1
+    assert composites == 2
     assert n >= 8 * 20 + 30  # every row metric on every run, the modes on one
     summary = json.loads((tmp_path / "summary.json").read_text())
     from trajcheck.metrics.reliability import pass_hat_k, success_rate

@@ -45,17 +45,29 @@ def test_wilson_rate_is_labelled_wilson() -> None:
     assert dict(headline_rows(sc))["task success rate"] == "0.75 [0.3006, 0.9544] (3/4), Wilson"
 
 
-def _ordering_suite() -> object:
+def _ordering_suite(threshold: float | None = None) -> object:
     cases = [Case(id="o", input="x", expected_calls=(ExpectedCall("get"), ExpectedCall("update")),
-                  precedence=(("get", "update"),))]
+                  precedence=(("get", "update"),), threshold=threshold)]
     runs = [_run("o", 0, ["get", "update"]),           # in order
             _run("o", 1, ["update", "get"]),           # both calls made, wrong order
             _run("o", 2, ["update"])]                  # task fails AND update without get
     return evaluate(runs, cases, n_boot=50)
 
 
-def test_ordering_violations_are_shown_in_terminal_markdown_and_html() -> None:
+def test_ordering_violation_fails_the_composite_gate() -> None:
+    # the composite's rules factor (0 of 1 precedence rule held) puts o-1 at composite 0: its
+    # task succeeded but it fails the composite gate, and the row carries the broken rule
     sc = _ordering_suite()
+    rows = {r.run_id: (kind, why, viol) for r, kind, why, viol in flagged_runs(sc)}  # type: ignore[arg-type]
+    assert rows["o-1"][0] == "composite gate"
+    assert "get before update broken" in rows["o-1"][1]
+    assert rows["o-1"][2] == "ordering: update without get before it"
+
+
+def test_ordering_violations_are_shown_in_terminal_markdown_and_html() -> None:
+    # threshold 0: the composite gate passes whatever the rules factor, so o-1 passes and is
+    # listed for its ordering only
+    sc = _ordering_suite(threshold=0.0)
     by_id = {r.run_id: r for r in sc.runs}  # type: ignore[attr-defined]
     assert by_id["o-0"].metrics["ordering"]["score"] == 1.0
     assert by_id["o-1"].metrics["ordering"]["score"] == 0.0

@@ -1,9 +1,11 @@
-"""The composite trajectory score of DESIGN.md: outcome, tool selection, arguments, efficiency.
+"""The composite trajectory score of DESIGN.md: outcome, tool selection, arguments, efficiency,
+times a rules factor.
 
 ``score_trajectory`` combines four component scores in [0, 1] with weights (default outcome
-0.50, tool selection 0.25, argument correctness 0.15, efficiency 0.10), zeroes the result
-on any critical forbidden-sequence violation, and passes at >= 0.80 unless the case or the
-caller sets another threshold.
+0.50, tool selection 0.25, argument correctness 0.15, efficiency 0.10) and multiplies the sum
+by the rules factor: 0 on any critical forbidden-sequence violation, else the share of the
+case's applicable precedence rules that hold (1 when none applies). It passes at >= 0.80
+unless the case or the caller sets another threshold.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..model import Case, Trajectory
 from .calls import argument_accuracy, require_trajectory, tool_call_prf
 from .efficiency import step_efficiency
 from .result import MetricResult
-from .sequences import check_forbidden_sequences
+from .sequences import check_forbidden_sequences, ordering_accuracy
 
 COMPONENTS: tuple[str, ...] = ("outcome", "tool_selection", "argument_correctness", "efficiency")
 DEFAULT_WEIGHTS: dict[str, float] = {"outcome": 0.50, "tool_selection": 0.25,
@@ -156,23 +158,38 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     With no applicable weighted component the score is None. The weighted sum is rounded
     to 12 decimals, so a score that is exactly the threshold in exact arithmetic (e.g.
     0.5*0.75 + 0.25 + 0.15*0.5 + 0.1 = 0.80) reaches it despite float rounding.
-    Any critical violation of ``case.forbidden_sequences`` or of ``case.forbidden_calls``
-    (each pattern treated as a critical "never allowed" rule) makes the score 0.0; warnings are listed in
-    ``parts["forbidden"]`` and do not change the score.
+    Rules factor (trajcheck policy, DESIGN.md "Policies: Composite"): the weighted sum is
+    multiplied by ``parts["rules"]``, the case's rules as one factor in [0, 1]:
+        * 0.0 on any critical violation of ``case.forbidden_sequences`` or of
+          ``case.forbidden_calls`` (each pattern a critical "never allowed" rule), as seed
+          001's "any forbidden sequence violation -> instant score of 0";
+        * else ``metrics.sequences.ordering_accuracy`` over ``case.precedence`` (held /
+          applicable rules, seed 000 §2.4), so a refund e-mail sent before the refund
+          (``[refund, send_email]`` broken) scales the score by 0 and one rule broken of
+          four by 0.75;
+        * None (factor 1, no effect) when the case has no applicable precedence rule.
+    Seed 001 puts its ``tool_order`` checks into tool selection; trajcheck keeps tool
+    selection an F1 of names and scores order here instead, so a run that keeps every
+    rule scores exactly the seed's weighted sum. Forbidden-sequence warnings are listed in
+    ``parts["forbidden"]`` and do not change the score (seed 001 reports them apart).
 
     Returns:
         ``MetricResult`` named ``composite``: ``score`` in [0, 1] (or None), ``passed`` =
-        score >= threshold (False on a critical violation), ``parts`` with each component,
-        ``weights``, ``effective_weights``, ``threshold``, ``outcome_source``,
-        ``actual_steps``, ``details`` (each component's reason) and ``forbidden``
-        (``critical``, ``warning``, ``violations``); a one-line reason naming the weakest part
-        (``"all parts 1.000"`` when every applicable part is 1.0).
+        score >= threshold (False on a critical violation or when a precedence rule is
+        broken and the factored score falls under the threshold), ``parts`` with each
+        component, ``rules`` (the factor, or None), ``weights``, ``effective_weights``,
+        ``threshold``, ``outcome_source``, ``actual_steps``, ``details`` (each component's
+        reason and the rules' reason), ``forbidden`` (``critical``, ``warning``,
+        ``violations``), ``precedence`` (held, violated, applicable and per-rule rows of
+        ordering accuracy) and ``raw_score`` (the weighted sum before the factor); a
+        one-line reason naming the broken rule or the weakest part (``"all parts 1.000"``
+        when every applicable part is 1.0).
 
     Raises:
         MetricInputError: not a Trajectory (a list of ToolCall has no steps, results or
             response: the message says so)/Case, bad weights, threshold or step bounds, an
-            outcome that is not a MetricResult. DatasetError: a malformed forbidden rule
-            (names the case). MatcherError/SchemaError: from the matching.
+            outcome that is not a MetricResult, a malformed precedence rule (names the case).
+            DatasetError: a malformed forbidden rule (names the case). MatcherError/SchemaError: from the matching.
     """
     require_trajectory(traj, what="score_trajectory",
                        needs="the agent's steps, tool results and final response")
@@ -193,6 +210,10 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
         forb = check_forbidden_sequences(traj, rules)
     except DatasetError as e:
         raise DatasetError(f"case {case.id!r}: {e}") from e
+    try:
+        order = ordering_accuracy(traj, case.precedence)
+    except MetricInputError as e:
+        raise MetricInputError(f"case {case.id!r}: {e}") from e
 
     values: dict[str, float | None] = {}
     details: dict[str, str] = {}
@@ -216,11 +237,16 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
         raw = min(1.0, max(0.0, round(math.fsum(eff_w[k] * float(values[k] or 0.0)
                                                 for k in applicable), 12)))
 
+    # the rules factor: critical forbidden violation -> 0, else the share of applicable
+    # precedence rules that hold; None (no effect) when no rule applies
+    factor: float | None = 0.0 if forb.parts["critical"] else order.score
+    details["rules"] = forb.reason if forb.parts["critical"] else order.reason
     parts: dict[str, Any] = dict(values)
-    parts.update({"weights": w, "effective_weights": eff_w, "threshold": thr,
+    parts.update({"rules": factor, "weights": w, "effective_weights": eff_w, "threshold": thr,
                   "outcome_source": source, "actual_steps": count_steps(traj),
                   "step_unit": "agent turns", "details": details,
                   "forbidden": {k: forb.parts[k] for k in ("critical", "warning", "violations")},
+                  "precedence": {k: order.parts[k] for k in ("held", "violated", "applicable", "rules")},
                   "raw_score": raw})
     warn = forb.parts["warning"]
     warn_txt = f"; {warn} warning{'s' if warn != 1 else ''}" if warn else ""
@@ -232,16 +258,24 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     if raw is None:
         return MetricResult("composite", None,
                             "not applicable: no weighted component applies" + warn_txt, parts, None)
+    score = raw if factor is None else round(raw * factor, 12)
+    passed = score >= thr
+    if order.parts["violated"]:
+        bad = next(x for x in order.parts["rules"] if x["status"] == "violated")
+        reason = (f"composite {score:.3f} {'>=' if passed else '<'} {thr:.2f} "
+                  f"({'pass' if passed else 'fail'}): weighted parts {raw:.3f} x rules {factor:.3f} "
+                  f"({order.parts['held']}/{order.parts['applicable']} precedence rules hold; "
+                  f"{bad['before']} before {bad['after']} broken: {bad['why']}){warn_txt}")
+        return MetricResult("composite", score, reason, parts, passed)
     weakest = min(applicable, key=lambda k: (float(values[k] or 0.0), COMPONENTS.index(k)))
-    passed = raw >= thr
     dropped = [_LABEL[k] for k in COMPONENTS if w[k] > 0 and values[k] is None]
     drop_txt = f"; not applicable: {', '.join(dropped)}" if dropped else ""
     low = float(values[weakest] or 0.0)
     weak_txt = ("all parts 1.000" if low >= 1.0
                 else f"weakest: {_LABEL[weakest]} {low:.3f}")
-    reason = (f"composite {raw:.3f} {'>=' if passed else '<'} {thr:.2f} "
+    reason = (f"composite {score:.3f} {'>=' if passed else '<'} {thr:.2f} "
               f"({'pass' if passed else 'fail'}); {weak_txt}{drop_txt}{warn_txt}")
-    return MetricResult("composite", raw, reason, parts, passed)
+    return MetricResult("composite", score, reason, parts, passed)
 
 
 __all__ = ["COMPONENTS", "DEFAULT_THRESHOLD", "DEFAULT_WEIGHTS", "check_weights", "count_steps",
