@@ -731,6 +731,10 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
 @click.option("--fixture-root", "fixture_roots", multiple=True, type=click.Path(file_okay=False),
               help="A folder fixtures (initial_state) may come from besides the folder of the "
                    "--cases or --scenarios file (repeatable); any other fixture path is refused.")
+@click.option("--isolation", type=click.Choice(["process", "inline"]), default="process", show_default=True,
+              help="process: each --cases run's agent in a worker process, out of the grader's reach "
+                   "(exiting or hanging fails only its run); inline: in this process, for debugging "
+                   "(README 'Security model').")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @_report_options
 @_semantic_options
@@ -743,7 +747,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
                 semantic: bool = False, semantic_threshold: float | None = None,
                 fixture_roots: tuple[str, ...] = (), judge_spec: str | None = None,
                 judge_cache: str = ".trajcheck/judge-cache.sqlite",
-                judge_price: str | None = None) -> None:
+                judge_price: str | None = None, isolation: str = "process") -> None:
     """Run an agent on every case TRIALS times, record the traces, and print a scorecard.
 
     The agent is called as agent(input, tools) (sync or async) with the case input and the
@@ -818,7 +822,8 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
             res = run_suite(agent, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
                             out=out_path, tools=tools, base_dir=Path(str(cases_path)).parent,
                             progress=not no_progress, ks=ks, seed=seed,
-                            agent_name=agent_spec, context=ctx, fixture_roots=fixture_roots)
+                            agent_name=agent_spec, context=ctx, fixture_roots=fixture_roots,
+                            isolation=isolation)
     except KTooLargeError as e:
         _k_error(k_spec, e, err)
     except TrajcheckError as e:

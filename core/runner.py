@@ -7,10 +7,12 @@ An agent is a callable ``agent(input, tools)``, sync or async (a coroutine funct
 callable returning an awaitable):
 
 - ``input`` is the case's ``input`` exactly as the dataset row gives it (usually a string);
-- ``tools`` is a ``trajcheck.tools.BoundTools``: the tool registry bound to this trial's
-  fresh sandbox. ``tools.call(name, args)`` (or ``await tools.acall(name, args)``) runs a
+- ``tools`` is the agent's side of the tool registry bound to this trial's fresh sandbox
+  (``trajcheck.agent_worker.WorkerTools`` in a worker, ``trajcheck.tools.AgentTools``
+  inline; the same surface). ``tools.call(name, args)`` (or ``await tools.acall(name, args)``) runs a
   tool and returns its ``ToolResult`` (``output``, ``is_error``, ``error``); calls are
-  validated against the tool's JSON Schema first and the case's faults are applied.
+  validated against the tool's JSON Schema first and the case's faults are applied (in a
+  worker, the result's ``output`` is the tool's output as JSON).
   ``tools.definitions("openai" | "anthropic" | "plain")`` lists the tools for a model API,
   ``tools.user`` is the case's user context, ``tools.say(text)`` records an intermediate
   assistant message;
@@ -25,20 +27,39 @@ The agent's tools come from ``run_suite(..., tools=registry)``, else the agent's
 attribute, else a ``TOOLS`` attribute of the agent's module (a ``ToolRegistry`` or a
 zero-argument callable returning one); with none, the agent gets an empty registry.
 
+Isolation
+=========
+
+By default (``isolation="process"``) the agent runs in worker processes
+(``trajcheck.agent_worker``, managed by ``trajcheck.agent_pool``): a worker loads the agent
+by name and gets, per run, JSON copies of the case's input, user context, id, trial and the
+tool definitions; its ``tools`` sends each call to the runner, which validates, runs and
+records it against the trial's sandbox and sends back the result as JSON. The case's
+expected parts, the sandbox, the record and the grader stay in the runner's process. A
+worker is reused for the next run after a run that ended by the protocol; one that exits
+(``os._exit``), crashes, breaks the protocol or outlives its timeout is killed, replaced,
+and its run fails with the reason. ``isolation="inline"`` runs the agent in a thread of
+this process (for debugging, or agents no worker can load by name: lambdas, closures).
+
 Runs, failures and resume
 =========================
 
-Each (case, trial) runs in its own thread with its own sandbox (``trajcheck.sandbox``:
-the case's ``initial_state`` fixture loaded into a fresh database; an empty database when
-the case has none). Policies, applied by ``run_suite``:
+Each (case, trial) runs in its own thread of the runner with its own sandbox
+(``trajcheck.sandbox``: the case's ``initial_state`` fixture loaded into a fresh database;
+an empty database when the case has none). Policies, applied by ``run_suite``:
 
 - **Timeout**: a run still going after ``timeout_s`` seconds is recorded as failed with the
-  reason ``"timeout after <timeout_s>s"``; its tools are cancelled (further calls raise),
-  an async agent's task is cancelled, and the suite moves on (a sync agent stuck outside
-  its tools is left to finish in a daemon thread, its result discarded).
+  reason ``"timeout after <timeout_s>s"`` and the suite moves on. In a worker, the worker
+  is killed. Inline, its tools are cancelled (further calls raise), an async agent's task
+  is cancelled, and a sync agent stuck outside its tools is left to finish in a daemon
+  thread, its result discarded. A worker's start-up is not counted in the run's time.
 - **Agent errors**: an agent that raises is recorded as failed with
-  ``"<ExceptionType>: <message>"``; ``KeyboardInterrupt``/``SystemExit`` raised by an agent
-  stop the suite like Ctrl-C does (finished runs are already saved).
+  ``"<ExceptionType>: <message>"``; one that calls ``sys.exit`` with ``"agent tried to exit
+  the process (SystemExit: <code>)"``; in a worker, one that ends the process with
+  ``"agent worker process exited with code <n> during the run"`` (or ``killed by signal``)
+  and one that sends what is not a message with ``"agent worker broke the protocol
+  (...)"``. Only ``KeyboardInterrupt`` in the runner stops the suite (finished runs are
+  already saved).
 - **Setup errors** (a missing fixture, a fault naming an unknown tool): the case is not run
   and is reported in the scorecard's problems; the rest of the suite runs.
 - **Traces**: each finished run is appended to ``out`` as one JSON line
@@ -347,6 +368,8 @@ class _Job:
     loop: asyncio.AbstractEventLoop | None = None
     task: asyncio.Task[Any] | None = None
     abandoned: bool = False
+    worker: Any = None  # process isolation: the run's worker (killed on timeout)
+    starting: bool = False  # process isolation: waiting for a worker (not the agent's time)
 
 
 async def _as_task(job: _Job, aw: Any) -> Any:
@@ -362,12 +385,15 @@ def _open_sandbox(case: Case, sandbox_url: str | None, base_dir: Any, fixture_ro
 
 
 def _execute(job: _Job, agent: Callable[..., Any], registry: ToolRegistry, sandbox_url: str | None,
-             base_dir: Any, q: queue.Queue[tuple[_Job, str, Any]], fixture_roots: Sequence[Any] = ()) -> None:
+             base_dir: Any, q: queue.Queue[tuple[_Job, str, Any]], fixture_roots: Sequence[Any] = (),
+             pool: Any = None, timeout_s: float | None = None) -> None:
     """One run, in its own thread (which owns the sandbox's connection).
 
-    The agent gets a copy of the case's input and an ``AgentTools`` (never the case or the
-    record); an agent that raises anything -- ``SystemExit`` from ``sys.exit`` included --
-    fails its own run, and only ``KeyboardInterrupt`` stops the suite."""
+    With a ``pool`` (process isolation) the agent runs in a worker process and this thread
+    serves its tool calls (``agent_pool.run_in_worker``). In-process, the agent gets a copy
+    of the case's input and an ``AgentTools`` (never the case or the record); an agent that
+    raises anything -- ``SystemExit`` from ``sys.exit`` included -- fails its own run, and
+    only ``KeyboardInterrupt`` stops the suite."""
     try:
         try:
             sb = _open_sandbox(job.case, sandbox_url, base_dir, fixture_roots)
@@ -381,6 +407,11 @@ def _execute(job: _Job, agent: Callable[..., Any], registry: ToolRegistry, sandb
                 job.bound = registry.bind(sb, case=job.case, trial=job.trial)
             except TrajcheckError as e:
                 q.put((job, "setup", f"{type(e).__name__}: {e}"))
+                return
+            if pool is not None:
+                kind, payload = _run_isolated(job, pool, registry, timeout_s)
+                dur = (time.perf_counter() - job.t0) * 1000.0
+                q.put((job, kind, (payload, sb.snapshot(), dur)))
                 return
             job.t0 = time.perf_counter()
             try:
@@ -403,6 +434,33 @@ def _execute(job: _Job, agent: Callable[..., Any], registry: ToolRegistry, sandb
         q.put((job, "interrupt", e))
     except BaseException as e:  # a snapshot failed, or worse: record it, never hang the suite
         q.put((job, "setup", _describe(e)))
+
+
+def _run_isolated(job: _Job, pool: Any, registry: ToolRegistry, timeout_s: float | None) -> tuple[str, Any]:
+    """The agent's run in a worker of ``pool``: ``("ok", its return)`` or ``("error", why)``.
+    The worker gets JSON copies of the input, user context, case id, trial and tool
+    definitions only; the run's clock starts once the worker is ready."""
+    from .agent_pool import run_in_worker
+
+    def started() -> None:
+        job.t0 = time.perf_counter()
+        job.starting = False
+
+    def set_worker(w: Any) -> None:
+        job.worker = w
+        if job.abandoned:  # timed out while waiting for the worker
+            w.kill()
+
+    run = {"input": job.case.input, "user": job.case.user, "case_id": job.case.id, "trial": job.trial,
+           "definitions": {f: registry.definitions(f) for f in ("openai", "anthropic", "plain")}}
+    job.starting = True
+    kind, payload = run_in_worker(pool, job.bound, run,
+                                  deadline=lambda: None if timeout_s is None else job.t0 + timeout_s,
+                                  on_worker=set_worker, on_start=started)
+    job.starting = False
+    if kind == "error" and payload == "timeout":
+        payload = f"timeout after {timeout_s:g}s"
+    return kind, payload
 
 
 def _describe(e: BaseException) -> str:
@@ -509,7 +567,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
               sandbox_url: str | None = None, base_dir: str | os.PathLike[str] | None = None,
               progress: bool = True, score: bool = True, ks: Sequence[int] | None = None,
               seed: int = 0, context: Any = None, agent_name: str | None = None,
-              fixture_roots: Sequence[str | os.PathLike[str]] = ()) -> SuiteRun:
+              fixture_roots: Sequence[str | os.PathLike[str]] = (), isolation: str = "process") -> SuiteRun:
     """Run ``agent`` on every case ``trials`` times and score the runs.
 
     Args:
@@ -529,10 +587,16 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
         agent_name: the name recorded in traces (default ``module:qualname``).
         fixture_roots: folders besides ``base_dir`` that fixtures may come from
             (``trajcheck.sandbox.resolve_fixture``).
+        isolation: ``"process"`` (default): the agent runs in worker processes
+            (``trajcheck.agent_pool``), so it cannot reach the grader, and exiting, crashing,
+            hanging or breaking the protocol fails only its run; the agent must be loadable
+            by name (a module-level callable). ``"inline"``: in this process, in a thread
+            (for debugging; see README "Security model" for what it does not guard).
 
     Returns a ``SuiteRun``. Policies (timeout, agent errors, setup errors, resume, scoring)
     are in the module doc. Raises AgentError for bad ``trials``/``concurrency``/
-    ``timeout_s``, duplicate case ids, or an out file holding another agent's runs;
+    ``timeout_s``/``isolation``, duplicate case ids, an out file holding another agent's
+    runs, or (process isolation) an agent no worker can load by name;
     ``suite.KTooLargeError`` (a MetricInputError), before any run, when ``max(ks) > trials``;
     MetricInputError (from scoring) when no run could be scored; KeyboardInterrupt when
     interrupted (every finished run is already in ``out``).
@@ -560,6 +624,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     registry = resolve_tools(agent, tools)
     name = agent_name or _agent_name(agent)
     problems: list[str] = []
+    pool = _pool(agent, isolation)
 
     # the grader's own copy of the cases, made before any agent runs
     grading = {c.id: copy.deepcopy(c) for c in cases}
@@ -574,6 +639,8 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     except BaseException:
         if writer is not None:
             writer.close()
+        if pool is not None:
+            pool.close()
         raise
     problems.extend(rec.problems)
     done: dict[tuple[str, int], Trajectory] = dict(rec.runs)
@@ -598,26 +665,30 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
                         continue
                     job.started = time.time()
                     job.t0 = time.perf_counter()
-                    th = threading.Thread(target=_execute, args=(job, agent, registry, sandbox_url,
-                                                                 base_dir, q, fixture_roots), daemon=True,
+                    th = threading.Thread(target=_execute, args=(job, agent, registry, sandbox_url, base_dir,
+                                                                 q, fixture_roots, pool, timeout_s), daemon=True,
                                           name=f"trajcheck-run-{job.case.id}-{job.trial}")
                     running.append(job)
                     th.start()
                 wait: float | None = None
                 if timeout_s is not None and running:
                     now = time.perf_counter()
-                    wait = max(0.0, min(j.t0 + timeout_s - now for j in running))
+                    clocks = [j.t0 + timeout_s - now for j in running if not j.starting]
+                    # a run waiting for its worker has no clock yet: look again shortly
+                    wait = max(0.0, min([*clocks, *([0.05] if len(clocks) < len(running) else [])]))
                 try:
                     job, kind, payload = q.get(timeout=wait)
                 except queue.Empty:
                     now = time.perf_counter()
                     for j in list(running):
-                        if timeout_s is not None and now - j.t0 >= timeout_s:
+                        if timeout_s is not None and not j.starting and now - j.t0 >= timeout_s:
                             running.remove(j)
                             j.abandoned = True
                             why = f"timeout after {timeout_s:g}s"
                             if j.bound is not None:
                                 j.bound.cancel(why)
+                            if j.worker is not None:  # process isolation: the worker goes
+                                j.worker.kill()
                             if j.loop is not None and j.task is not None:
                                 j.loop.call_soon_threadsafe(j.task.cancel)
                             t = _trace(j, name, duration_ms=timeout_s * 1000.0, error=why)
@@ -653,6 +724,8 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     finally:
         if writer is not None:
             writer.close()
+        if pool is not None:
+            pool.close()
 
     for cid, why in setup_failed.items():
         problems.append(f"case {cid!r}: not run ({why})")
@@ -679,6 +752,21 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
                                    meta={"agent": name, "trials": trials, "out": str(out) if out else None})
     return SuiteRun(scorecard, tuple(pairs), len(new), sum(1 for k in done if k[0] in by_id and k[1] < trials),
                     tuple(problems))
+
+
+def _pool(agent: Any, isolation: str) -> Any:
+    """The worker pool for ``isolation="process"`` (None for ``"inline"``); AgentError for
+    another value, an agent no worker can load by name, or a call from inside a worker."""
+    if isolation == "inline":
+        return None
+    if isolation != "process":
+        raise AgentError(f"isolation must be 'process' or 'inline', got {isolation!r}")
+    from .agent_pool import WorkerPool, agent_spec, in_worker
+
+    if in_worker():
+        raise AgentError("run_suite was called inside an agent worker: the agent's module runs a suite "
+                         "when imported; put that code under `if __name__ == '__main__':`")
+    return WorkerPool(agent_spec(agent))
 
 
 def score_recorded(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | None = None,

@@ -63,7 +63,7 @@ def test_agent_that_raises_is_a_failed_run_rest_scored(cases):
             raise ValueError("model returned garbage")
         return good(inp, tools)
 
-    sc = run_suite(flaky, cases, trials=1, tools=_registry(), progress=False).scorecard
+    sc = run_suite(flaky, cases, trials=1, tools=_registry(), progress=False, isolation="inline").scorecard
     by = {r.case_id: r for r in sc.runs}
     assert by["c1"].success is False
     assert by["c1"].failure_reason == "agent failed: ValueError: model returned garbage"
@@ -78,7 +78,7 @@ def test_hung_agent_times_out_without_hanging_the_suite(cases):
         return good(inp, tools)
 
     t0 = time.perf_counter()
-    res = run_suite(hang, cases, trials=1, concurrency=2, timeout_s=0.3, tools=_registry(), progress=False)
+    res = run_suite(hang, cases, trials=1, concurrency=2, timeout_s=0.3, tools=_registry(), progress=False, isolation="inline")
     assert time.perf_counter() - t0 < 3
     by = {r.case_id: r for r in res.scorecard.runs}
     assert by["c0"].success is False
@@ -93,7 +93,7 @@ def test_async_agent_and_async_timeout(cases):
         await tools.acall("add_note", {"text": inp})
         return AgentRun("saved", cost_usd=0.01, metadata={"model": "scripted"})
 
-    res = run_suite(agent, cases, trials=1, timeout_s=0.3, tools=_registry(), progress=False)
+    res = run_suite(agent, cases, trials=1, timeout_s=0.3, tools=_registry(), progress=False, isolation="inline")
     by = {r.case_id: r for r in res.scorecard.runs}
     assert by["c0"].success and by["c0"].cost_usd == 0.01
     assert by["c2"].failure_reason == "agent failed: timeout after 0.3s"
@@ -102,7 +102,7 @@ def test_async_agent_and_async_timeout(cases):
 
 
 def test_bad_return_value_is_a_failure(cases):
-    res = run_suite(lambda i, t: 42, cases[:1], trials=1, tools=_registry(), progress=False)
+    res = run_suite(lambda i, t: 42, cases[:1], trials=1, tools=_registry(), progress=False, isolation="inline")
     r = res.scorecard.runs[0]
     assert not r.success
     assert r.failure_reason == "agent failed: agent returned int; expected str, None, AgentRun or a dict with final_response"
@@ -121,14 +121,14 @@ def test_interrupt_then_resume_redoes_nothing(cases, tmp_path):
         return agent
 
     with pytest.raises(KeyboardInterrupt):
-        run_suite(make(4), cases, trials=3, out=out, tools=_registry(), progress=False, agent_name="a")
+        run_suite(make(4), cases, trials=3, out=out, tools=_registry(), progress=False, isolation="inline", agent_name="a")
     assert len(calls) == 4 and len(out.read_text().splitlines()) == 4
-    res = run_suite(make(None), cases, trials=3, out=out, tools=_registry(), progress=False, agent_name="a")
+    res = run_suite(make(None), cases, trials=3, out=out, tools=_registry(), progress=False, isolation="inline", agent_name="a")
     assert len(calls) == 9  # 4 before + 5 remaining, none redone
     assert (res.n_new, res.n_resumed) == (5, 4)
     assert res.scorecard.suite.n_runs == 9 and res.scorecard.suite.pass_hat_k[3] == 1.0
     # a third run does nothing new
-    res3 = run_suite(make(None), cases, trials=3, out=out, tools=_registry(), progress=False, agent_name="a")
+    res3 = run_suite(make(None), cases, trials=3, out=out, tools=_registry(), progress=False, isolation="inline", agent_name="a")
     assert len(calls) == 9 and res3.n_new == 0
 
 
@@ -147,7 +147,7 @@ def test_truncated_last_line_is_cut_and_redone(cases, tmp_path):
         seen.append(inp)
         return good(inp, tools)
 
-    res = run_suite(agent, cases, trials=1, out=out, tools=_registry(), progress=False, agent_name="a")
+    res = run_suite(agent, cases, trials=1, out=out, tools=_registry(), progress=False, isolation="inline", agent_name="a")
     redone = json.loads(lines[2])["metadata"]["case_id"]
     assert seen == [f"note {redone[1:]}"]
     assert len(out.read_text().splitlines()) == 3
@@ -210,7 +210,7 @@ def test_k_above_trials_raises_before_any_run(cases, tmp_path):
 
     out = tmp_path / "runs.jsonl"
     with pytest.raises(KTooLargeError, match=r"k=5 asked, but case 'c0' has 2 run\(s\)"):
-        run_suite(counting, cases, trials=2, ks=[1, 2, 3, 4, 5], out=out, tools=_registry(), progress=False)
+        run_suite(counting, cases, trials=2, ks=[1, 2, 3, 4, 5], out=out, tools=_registry(), progress=False, isolation="inline")
     assert calls == [] and not out.exists()  # no run made, nothing lost
-    res = run_suite(counting, cases, trials=2, ks=[2], tools=_registry(), progress=False)
+    res = run_suite(counting, cases, trials=2, ks=[2], tools=_registry(), progress=False, isolation="inline")
     assert len(calls) == 6 and res.scorecard.suite.pass_hat_k == {2: 0.0}  # "saved" but no note added

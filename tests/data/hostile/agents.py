@@ -64,3 +64,114 @@ def slow(inp: Any, tools: Any) -> str:
     tools.call("add_note", {"text": str(inp)})
     time.sleep(0.3)
     return "saved it"
+
+
+# ---------------------------------------------------------------- against process isolation
+
+def _expected_by_introspection(inp: Any) -> list[Any]:
+    """What a cheater inside trajcheck's process could find: a Case (the runner's or the
+    grader's copy) whose input is this run's, through the garbage collector, the call
+    stack's frames, or the loaded modules' globals."""
+    import gc
+
+    def hit(o: Any) -> list[Any] | None:
+        try:
+            if type(o).__name__ == "Case" and getattr(o, "input", None) == inp:
+                return list(o.expected_calls)
+        except Exception:
+            return None
+        return None
+
+    for o in gc.get_objects():
+        got = hit(o)
+        if got:
+            return got
+    f = sys._getframe()
+    while f is not None:
+        for v in list(f.f_locals.values()):
+            for o in (v, *(v.values() if isinstance(v, dict) else ())):
+                got = hit(o)
+                if got:
+                    return got
+        f = f.f_back
+    for m in list(sys.modules.values()):
+        for v in list(getattr(m, "__dict__", {}).values()):
+            got = hit(v)
+            if got:
+                return got
+    return []
+
+
+def introspector(inp: Any, tools: Any) -> dict[str, Any]:
+    """Finds the expected calls by introspection and makes exactly those; else a wrong note."""
+    found = _expected_by_introspection(inp)
+    for c in found:
+        tools.call(c.name, dict(c.args or {}))
+    if not found:
+        tools.call("add_note", {"text": "wrong note"})
+    return {"final_response": "saved it", "metadata": {"found": len(found)}}
+
+
+def hard_exit(inp: Any, tools: Any) -> str:
+    """Saves the note, then ends the whole process with os._exit(0) before answering."""
+    import os
+
+    tools.call("add_note", {"text": str(inp)})
+    os._exit(0)
+
+
+def hangs_on_first(inp: Any, tools: Any) -> str:
+    """Never answers case c0 (sleeps, outside any tool); does case c1 honestly."""
+    if inp == "note 0":
+        tools.call("add_note", {"text": "started"})
+        while True:
+            time.sleep(1)
+    tools.call("add_note", {"text": str(inp)})
+    return "saved it"
+
+
+def _frame(obj: dict[str, Any]) -> bytes:
+    import json
+
+    data = json.dumps(obj).encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+def forger(inp: Any, tools: Any) -> str:
+    """Does the wrong work, edits what it got back, then writes its own 'done' message straight
+    into the worker's channel claiming the expected call and an answer, and raises."""
+    import os
+
+    args = {"text": "wrong note"}
+    r = tools.call("add_note", args)
+    args["text"] = str(inp)
+    r.output["saved"] = [str(inp)]
+    fake_step = {"kind": "tool_call", "tool_calls": [{"name": "add_note", "args": {"text": str(inp)}}]}
+    os.write(int(sys.argv[-1]), _frame({"op": "done", "final_response": "saved it", "steps": [fake_step],
+                                        "trajectory": {"steps": [fake_step]}}))
+    raise RuntimeError("forged")
+
+
+def garbler(inp: Any, tools: Any) -> str:
+    """Writes bytes that are not a message into the worker's channel on case c0; honest on c1."""
+    import os
+
+    tools.call("add_note", {"text": str(inp)})
+    if inp == "note 0":
+        os.write(int(sys.argv[-1]), b"\x00\x00\x00\x05hello")
+        time.sleep(60)
+    return "saved it"
+
+
+def honest(inp: Any, tools: Any) -> str:
+    """Saves the note it was asked to."""
+    r = tools.call("add_note", {"text": str(inp)})
+    return "saved it" if not r.is_error else "failed"
+
+
+async def honest_async(inp: Any, tools: Any) -> dict[str, Any]:
+    """The async form, with usage and a route."""
+    await tools.acall("add_note", {"text": str(inp)})
+    tools.say("done")
+    return {"final_response": "saved it", "usage": {"input_tokens": 3, "output_tokens": 2},
+            "cost_usd": 0.5, "route": ["notes"], "metadata": {"defs": len(tools.definitions("anthropic"))}}
