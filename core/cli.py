@@ -886,6 +886,7 @@ def _judge_run(sc: Any, judge: Any, pairs: list[tuple[Any, Any]], *, with_state:
 
 
 # the judge and semantic-matcher commands live in cli_judges (one concern per module)
-from .cli_judges import calibrate_semantic_command  # noqa: E402
+from .cli_judges import calibrate_semantic_command, validate_judge_command  # noqa: E402
 
 main.add_command(calibrate_semantic_command)
+main.add_command(validate_judge_command)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -107,4 +108,83 @@ def calibrate_semantic_command(pairs: str, target_precision: float, thresholds_s
         err.print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
 
 
-__all__ = ["calibrate_semantic_command"]
+
+@click.command("validate-judge")
+@click.argument("traces", type=click.Path(exists=True))
+@click.option("--labels", "labels_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="JSONL of human labels: {\"run_id\": ..., \"labels\": {check: true|false|null}} "
+                   "(or case_id and trial instead of run_id) per line.")
+@click.option("--judge", "judge_spec", required=True, metavar="MODEL_SPEC",
+              help="The judge to validate: http(s)://HOST/v1#MODEL, anthropic:MODEL or module:attr.")
+@click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
+              help="Dataset of cases: tool schemas and expected calls for the judge, success "
+                   "criteria for task_completed.")
+@click.option("--format", "trace_format", default="auto", show_default=True,
+              help="Trace format of TRACES (auto-detected per record by default).")
+@click.option("--error-pattern", default=None, metavar="REGEX",
+              help="Mark a tool result failed when its output matches REGEX (as in eval).")
+@click.option("--judge-cache", default=".trajcheck/judge-cache.sqlite", show_default=True,
+              metavar="PATH", help="SQLite cache of judge replies ('' for none).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False),
+              help="Write the agreement figures and every labelled item here.")
+def validate_judge_command(traces: str, labels_path: str, judge_spec: str, cases_path: str | None,
+                           trace_format: str, error_pattern: str | None, judge_cache: str,
+                           json_out: str | None) -> None:
+    """Check a judge against human labels of the runs in TRACES: per check and overall, the
+    items compared, the agreement, Cohen's kappa with its 95% interval (Fleiss, Cohen &
+    Everitt 1969 standard error) and the confusion counts (human label as the truth, pass as
+    the positive class). Items left unlabelled (null, or a judge error) are counted as
+    skipped. Label lines that cannot be used, and labelled runs not among the traces, are
+    listed and left out.
+
+    Exit codes: 0 when compared, 2 for bad input or no labelled run found.
+    """
+    from rich.console import Console
+
+    from .cli import _fail
+    from .errors import TrajcheckError
+    from .judges.run import cached, model_from_spec
+    from .judges.validate_run import load_labels, validate_judge
+    from .textsafe import SafeTable as Table
+    from .traces import load
+
+    err = Console(stderr=True)
+    try:
+        rows, problems = load_labels(labels_path)
+        for p in problems:
+            err.print(f"skipped {p}", markup=False, highlight=False, soft_wrap=True)
+        if not rows:
+            _fail(f"{labels_path}: no usable label line", err)
+        model = cached(model_from_spec(judge_spec), judge_cache or None)
+        res = load(traces, format=trace_format, error_pattern=error_pattern)
+        cases: dict[str, Any] = dict(res.cases)
+        if cases_path is not None:
+            from .dataset import load_cases
+
+            cases.update({c.id: c for c in load_cases(cases_path)})
+        vr = validate_judge(model, res.trajectories, cases, rows, error_pattern=error_pattern)
+    except TrajcheckError as e:
+        _fail(e, err)
+    for p in vr.problems:
+        err.print(f"skipped {p}", markup=False, highlight=False, soft_wrap=True)
+    from rich import box
+
+    t = Table(title=f"Judge agreement with human labels ({len(vr.items)} labelled runs)",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("check", no_wrap=True)
+    for col in ("n", "agree", "kappa", "kappa 95% CI", "tp/fp/fn/tn", "skip"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for a in [*vr.report.per_check.values(), vr.report.overall]:
+        ci = a.kappa_interval
+        t.add_row(a.name, str(a.n), _fmt(a.accuracy), _fmt(a.kappa),
+                  f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci is not None else "-",
+                  f"{a.tp}/{a.fp}/{a.fn}/{a.tn}", str(a.n_skipped),
+                  style="bold" if a.name == "overall" else None)
+    Console().print(t)
+    if json_out:
+        data = dict(vr.to_dict(), skipped=problems, judge=judge_spec)
+        Path(json_out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        err.print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
+
+
+__all__ = ["calibrate_semantic_command", "validate_judge_command"]

@@ -50,7 +50,8 @@ from .rubrics import (
     render_trajectory,
     success_criteria_of,
 )
-from .validation import Agreement, AgreementReport, cohen_kappa, judge_agreement
+from .validate_run import load_labels, validate_judge
+from .validation import Agreement, AgreementReport, cohen_kappa, judge_agreement, kappa_interval
 
 __all__ = [
     "AnthropicModel",
@@ -82,6 +83,9 @@ __all__ = [
     "ask_json",
     "cohen_kappa",
     "judge_agreement",
+    "kappa_interval",
+    "load_labels",
+    "validate_judge",
     "judge_plan_adherence",
     "judge_plan_quality",
     "judge_task_completion",

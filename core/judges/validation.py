@@ -11,6 +11,11 @@ checks the agreement before letting the judge gate a release. Definitions:
 - the confusion matrix takes the human label as the truth and "pass" as the positive class:
   tp (both pass), fp (judge pass, human fail), fn (judge fail, human pass), tn (both fail).
 
+The kappa interval is the large-sample 95% interval kappa +- z * SE, with the standard error
+of Fleiss, Cohen & Everitt (1969, "Large sample standard errors of kappa and weighted
+kappa"), clipped to [-1, 1]; None when kappa is undefined. With few items it is wide, and
+only approximate.
+
 Policy: an item where either label is None (not applicable, or a judge error) is left out
 of that check's figures and counted in ``n_skipped``. ``overall`` pools every check's
 counted items.
@@ -39,11 +44,13 @@ class Agreement:
     fp: int
     fn: int
     tn: int
+    kappa_interval: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
+        ci = list(self.kappa_interval) if self.kappa_interval is not None else None
         return {"name": self.name, "n": self.n, "n_skipped": self.n_skipped,
-                "accuracy": self.accuracy, "kappa": self.kappa,
+                "accuracy": self.accuracy, "kappa": self.kappa, "kappa_interval": ci,
                 "confusion": {"tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn}}
 
 
@@ -75,13 +82,36 @@ def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
     return (po - pe) / (1 - pe)
 
 
+def kappa_interval(pairs: Sequence[tuple[bool, bool]], z: float = 1.959963984540054
+                   ) -> tuple[float, float] | None:
+    """The large-sample interval kappa +- z * SE of two raters' binary labels ``(judge,
+    human)``: SE from Fleiss, Cohen & Everitt (1969), clipped to [-1, 1]; None when kappa is
+    undefined (see :func:`cohen_kappa`). Default z: the 95% two-sided normal quantile."""
+    k = cohen_kappa(pairs)
+    if k is None:
+        return None
+    n = len(pairs)
+    # p[i][j]: share of items the judge labelled i and the human j (1 = pass, 0 = fail)
+    p = [[sum(1 for a, b in pairs if int(a) == i and int(b) == j) / n for j in (0, 1)] for i in (0, 1)]
+    row = [p[i][0] + p[i][1] for i in (0, 1)]   # the judge's marginal shares
+    col = [p[0][j] + p[1][j] for j in (0, 1)]   # the human's marginal shares
+    pe = row[0] * col[0] + row[1] * col[1]
+    a = sum(p[i][i] * (1 - (row[i] + col[i]) * (1 - k)) ** 2 for i in (0, 1))
+    b = (1 - k) ** 2 * sum(p[i][j] * (col[i] + row[j]) ** 2 for i in (0, 1) for j in (0, 1) if i != j)
+    c = (k - pe * (1 - k)) ** 2
+    var = max(0.0, (a + b - c) / (n * (1 - pe) ** 2))
+    half = z * var ** 0.5
+    return max(-1.0, k - half), min(1.0, k + half)
+
+
 def _agreement(name: str, pairs: list[tuple[bool, bool]], skipped: int) -> Agreement:
     tp = sum(a and b for a, b in pairs)
     fp = sum(a and not b for a, b in pairs)
     fn = sum(b and not a for a, b in pairs)
     tn = sum(not a and not b for a, b in pairs)
     acc = (tp + tn) / len(pairs) if pairs else None
-    return Agreement(name, len(pairs), skipped, acc, cohen_kappa(pairs), tp, fp, fn, tn)
+    return Agreement(name, len(pairs), skipped, acc, cohen_kappa(pairs), tp, fp, fn, tn,
+                     kappa_interval(pairs))
 
 
 def _label_map(x: Any, i: int, who: str) -> Mapping[str, Any]:
