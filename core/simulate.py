@@ -489,7 +489,9 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
     as ``trajcheck run`` scores its runs (``runner.score_recorded``: final state from the
     sandbox snapshots, calls, sequences; a conversation cut off at max turns or by an agent
     or user-model error is a failed run). ``context``: the ``MatchContext`` for matchers
-    (e.g. ``semantic_context()``); ``ks``/``seed``: pass^k's k and the bootstrap seed;
+    (e.g. ``semantic_context()``; its ``semantic_scorer``, when set, also finds paraphrased
+    leaks of hidden facts, :func:`unprompted_reveals`); ``ks``/``seed``: pass^k's k and the
+    bootstrap seed;
     ``out``: a JSONL file the trajectories are written to (overwritten; ``trajcheck eval``
     reads it back); ``fixture_roots``: as :func:`simulate_one`. Raises TrajcheckError
     (AgentError) for no scenarios or a bad seed list, and the setup errors of
@@ -501,6 +503,7 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
         raise AgentError("run_scenarios: no scenarios given")
     results: list[SimulationResult] = []
     pairs: list[tuple[Trajectory, Case]] = []
+    leak_scorer = getattr(context, "semantic_scorer", None)
     summary: dict[str, dict[str, Any]] = {}
     for sc in scenarios:
         case = sc.to_case()
@@ -510,7 +513,7 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
         flagged: list[dict[str, Any]] = []
         for r in rs:
             terms[r.termination] = terms.get(r.termination, 0) + 1
-            rev = unprompted_reveals(r, sc)
+            rev = unprompted_reveals(r, sc, scorer=leak_scorer)
             flagged.extend({"seed": r.seed, **f} for f in rev.parts["flagged"])
             pairs.append((r.trajectory, case))
         results.extend(rs)
@@ -529,6 +532,17 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
 # --------------------------------------------------------------------------- the reveal check
 
 
+LEAK_THRESHOLD = 0.65
+"""Default cosine (all-MiniLM-L6-v2) at which a user sentence reveals a hidden fact's value,
+or an agent sentence asks for it (against "what is your <ask phrase>?"). Measured on
+help-desk facts (tests/test_simulate_leaks.py asserts them): paraphrased leaks scored
+0.8015, 0.7659, 0.7609, 0.7367, 0.6521, 0.5924; sentences that do not reveal the fact
+(same topic, other words) 0.1585-0.5583. 0.65 finds 5 of the 6 paraphrases and none of the
+8 non-leaks. Asking: "When did you start?" 0.7039, "Who is your manager?" 0.9256, "Which
+ticket do you mean?" 0.8219 pass; "Who do you report to?" (0.3755) does not, so list such
+phrasings as the fact's ``keywords``."""
+
+
 def _contains_phrase(text: str, phrase: str) -> bool:
     t, p = normalize_text(text), normalize_text(phrase)
     if not p:
@@ -536,21 +550,91 @@ def _contains_phrase(text: str, phrase: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", t) is not None
 
 
-def unprompted_reveals(result: SimulationResult | Trajectory, scenario: Scenario) -> MetricResult:
+def _id_like(value: str) -> bool:
+    from .matchers import _exact_kind
+
+    return _exact_kind(value)
+
+
+def _contains_tokens(text: str, value: str) -> bool:
+    """The value's letters-and-digits runs appear contiguously in the text's: "A. Rao" and
+    "A.Rao" reveal ``a.rao``; "123" does not reveal ``12``."""
+    t = re.findall(r"[^\W_]+", normalize_text(text))
+    v = re.findall(r"[^\W_]+", normalize_text(value))
+    return bool(v) and any(t[i:i + len(v)] == v for i in range(len(t) - len(v) + 1))
+
+
+def _sentences(text: str) -> list[str]:
+    return [x.strip() for x in re.split(r"(?<=[.!?])\s+|\n+", text) if x.strip()]
+
+
+class _LeakTest:
+    """How a message reveals or asks for a fact: literal text, and with a scorer, similarity
+    of sentences (``how`` says which decided; ``sim`` the best cosine seen)."""
+
+    def __init__(self, scorer: Callable[[str, str], float] | None, threshold: float) -> None:
+        self.scorer, self.threshold = scorer, threshold
+
+    def _best(self, probe: str, text: str) -> float:
+        assert self.scorer is not None
+        return max((float(self.scorer(probe, s)) for s in _sentences(text)), default=0.0)
+
+    def reveals(self, text: str, value: str) -> tuple[str | None, float | None]:
+        if _contains_phrase(text, value):
+            return "literal", None
+        if _id_like(value):  # IDs, numbers, dates: never on similarity (as the matcher)
+            return ("literal", None) if _contains_tokens(text, value) else (None, None)
+        if self.scorer is None:
+            return None, None
+        sim = self._best(value, text)
+        return ("semantic" if sim >= self.threshold else None), sim
+
+    def asks(self, text: str, phrases: Sequence[str]) -> bool:
+        if any(_contains_phrase(text, p) for p in phrases):
+            return True
+        if self.scorer is None:
+            return False
+        return any(self._best(f"what is your {p}?", text) >= self.threshold for p in phrases)
+
+
+def unprompted_reveals(result: SimulationResult | Trajectory, scenario: Scenario, *,
+                       scorer: Callable[[str, str], float] | None = None,
+                       threshold: float | None = None) -> MetricResult:
     """Hidden facts the simulated user revealed before the agent asked for them.
 
-    A fact is revealed in the first user message containing its ``value``; it was asked for
-    when some agent message (assistant text) before that one contains one of its ask phrases
-    (``keywords``, default the name with ``_`` as a space). Both comparisons are on
-    normalized text (NFKC, casefold, whitespace collapsed) at word boundaries. The scenario's
-    own ``opening`` (written by the scenario's author, not the model) is not checked.
-    Score = 1 - flagged / revealed (None when no fact was revealed); passed = nothing
-    flagged; ``parts["flagged"]`` lists ``{"fact", "turn"}`` (turn = 0-based user message).
+    Seed 000 §7.1: simulated users "sometimes leak hidden_facts unprompted". A fact is
+    revealed in the first user message that contains its ``value``; it was asked for when
+    some agent message (assistant text) before that one contains one of its ask phrases
+    (``keywords``, default the name with ``_`` as a space). Comparisons are on normalized
+    text (NFKC, casefold, whitespace collapsed) at word boundaries; a value that looks like
+    an ID, number or date (``a.rao``, ``INC-7``, ``2026-07-18``) also matches with other
+    punctuation between its letters and digits ("A. Rao").
+
+    With ``scorer`` (``scorer(a, b) -> [0, 1]``, e.g. ``trajcheck.semantic.EmbeddingScorer``)
+    paraphrases count too: a user message reveals a fact when one of its sentences scores at
+    least ``threshold`` (default :data:`LEAK_THRESHOLD` 0.65) against the value ("The dock
+    keeps losing both screens every couple of minutes." reveals "My docking station drops
+    both monitors every few minutes.", 0.737), and an agent message asks for it when one of
+    its sentences scores that much against "what is your <ask phrase>?". ID-like values
+    are never found by similarity. The scenario's own ``opening`` (written by the
+    scenario's author, not the model) is not checked.
+
+    Score = 1 - flagged / revealed in [0, 1] (None when no fact was revealed); passed =
+    nothing flagged; ``parts``: ``revealed`` (fact names), ``flagged`` (``{"fact", "turn",
+    "how"}``, turn = 0-based user message, how = literal or semantic, plus ``similarity``
+    for a semantic find), ``match`` (literal or semantic). Raises TrajcheckError for a
+    ``result`` that is neither a SimulationResult nor a Trajectory, or a threshold outside
+    [0, 1].
     """
     traj = result.trajectory if isinstance(result, SimulationResult) else result
     if not isinstance(traj, Trajectory):
         raise TrajcheckError(f"unprompted_reveals: expected a SimulationResult or Trajectory, "
                              f"got {type(result).__name__}")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                  or not 0.0 <= threshold <= 1.0):
+        raise TrajcheckError(f"unprompted_reveals: threshold must be in [0, 1], got {threshold!r}")
+    test = _LeakTest(scorer, LEAK_THRESHOLD if threshold is None else float(threshold))
+    mode = "literal" if scorer is None else "semantic"
     msgs = [(s.kind, s.content or "") for s in traj.steps if s.kind in ("user", "assistant")]
     flagged: list[dict[str, Any]] = []
     revealed: list[str] = []
@@ -562,22 +646,26 @@ def unprompted_reveals(result: SimulationResult | Trajectory, scenario: Scenario
             uturn += 1
             if uturn == 0 and scenario.opening is not None:
                 continue
-            if _contains_phrase(text, f.value):
+            how, sim = test.reveals(text, f.value)
+            if how is not None:
                 revealed.append(f.name)
-                asked = any(k == "assistant" and any(_contains_phrase(t, p) for p in f.ask_phrases)
-                            for k, t in msgs[:i])
+                asked = any(k == "assistant" and test.asks(t, f.ask_phrases) for k, t in msgs[:i])
                 if not asked:
-                    flagged.append({"fact": f.name, "turn": uturn})
+                    item: dict[str, Any] = {"fact": f.name, "turn": uturn, "how": how}
+                    if how == "semantic":
+                        item["similarity"] = sim
+                    flagged.append(item)
                 break
     if not revealed:
         return MetricResult("unprompted_reveals", None, "no hidden fact was revealed",
-                            {"revealed": [], "flagged": []}, True)
+                            {"revealed": [], "flagged": [], "match": mode}, True)
     score = 1.0 - len(flagged) / len(revealed)
     reason = (f"{len(revealed)} hidden fact(s) revealed, all after the agent asked" if not flagged
               else "revealed without being asked: " + ", ".join(
-                  f"{x['fact']} (user turn {x['turn']})" for x in flagged))
+                  f"{x['fact']} (user turn {x['turn']}{', paraphrased' if x['how'] == 'semantic' else ''})"
+                  for x in flagged))
     return MetricResult("unprompted_reveals", score, reason,
-                        {"revealed": revealed, "flagged": flagged}, not flagged)
+                        {"revealed": revealed, "flagged": flagged, "match": mode}, not flagged)
 
 
 __all__ = [
@@ -586,6 +674,7 @@ __all__ = [
     "TERMINATION_LABELS",
     "termination_label",
     "HiddenFact",
+    "LEAK_THRESHOLD",
     "Scenario",
     "ScenarioRun",
     "SimulationResult",

@@ -152,7 +152,7 @@ def test_unprompted_reveal_flagged(scenario: Scenario, tmp_path: Path) -> None:
     r = simulate_one(scenario, agent, user, tools=_registry(), base_dir=tmp_path)
     rev = unprompted_reveals(r, scenario)
     assert rev.passed is False and rev.score == 0.0
-    assert rev.parts["flagged"] == [{"fact": "employee_id", "turn": 0}]
+    assert rev.parts["flagged"] == [{"fact": "employee_id", "turn": 0, "how": "literal"}]
     assert "employee_id (user turn 0)" in rev.reason
 
 
