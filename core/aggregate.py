@@ -102,7 +102,7 @@ class _Case:
     """One case's share of a partial (see the module docstring)."""
 
     __slots__ = ("first", "n", "succ", "f1", "n_f1", "comp", "n_comp", "ords", "n_ord",
-                 "rec_first", "rec_n", "rec_succ", "runs", "hash")
+                 "rec_first", "rec_n", "rec_succ", "seqs", "ids", "hash")
 
     def __init__(self, first: int) -> None:
         self.first = first
@@ -112,7 +112,10 @@ class _Case:
         self.f1: list[float] = []
         self.comp: list[float] = []
         self.ords: list[float] = []
-        self.runs: list[tuple[int, str]] = []
+        # the runs' positions and ids; an id of the usual form "<case id>-<trial>" is kept as
+        # the trial number alone (``run_ids``): a few bytes a run instead of a string and a tuple
+        self.seqs = array("q")
+        self.ids: list[str | int] = []
         self.hash: str | None = None  # the case definition's hash (fingerprint.case_hash)
 
     def merge(self, o: _Case) -> None:
@@ -129,8 +132,20 @@ class _Case:
             self.rec_first = o.rec_first if not self.rec_n else min(self.rec_first, o.rec_first)
         self.rec_n += o.rec_n
         self.rec_succ += o.rec_succ
-        self.runs.extend(o.runs)
+        self.seqs.extend(o.seqs)
+        self.ids.extend(o.ids)
         self.hash = self.hash or o.hash
+
+    def add_run(self, seq: int, run_id: str, case_id: str, trial: int | None) -> None:
+        self.seqs.append(seq)
+        short = type(trial) is int and run_id == f"{case_id}-{trial}"
+        self.ids.append(trial if short else run_id)  # type: ignore[arg-type]
+
+    def run_ids(self, case_id: str) -> tuple[str, ...]:
+        """The run ids in input order."""
+        ids = self.ids
+        order = sorted(range(len(ids)), key=self.seqs.__getitem__)
+        return tuple(x if type(x) is str else f"{case_id}-{x}" for x in (ids[i] for i in order))
 
     def __getstate__(self) -> tuple[Any, ...]:
         return tuple(getattr(self, k) for k in self.__slots__)
@@ -203,7 +218,7 @@ class SuitePartial:
             c.first = seq
         c.n += 1
         c.succ += r.success
-        c.runs.append((seq, r.run_id))
+        c.add_run(seq, r.run_id, r.case_id, r.trial)
         c.hash = c.hash or r.case_hash
         if r.f1 is not None:
             exact_add(c.f1, float(r.f1))
@@ -439,7 +454,7 @@ class SuitePartial:
             CaseResult(case_id=cid, trials=c.n, successes=c.succ,
                        mean_f1=_r(math.fsum(c.f1) / c.n_f1) if c.n_f1 else None,
                        recorded_successes=c.rec_succ if c.rec_n else None,
-                       run_ids=tuple(rid for _, rid in sorted(c.runs)), case_hash=c.hash)
+                       run_ids=c.run_ids(cid), case_hash=c.hash)
             for cid, c in order)
         suite = SuiteMetrics(
             n_runs=n, n_cases=len(order), n_successes=self.succ,

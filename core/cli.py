@@ -138,7 +138,7 @@ def _write_reports(sc: Any, json_out: str | None, md_out: str | None, html_out: 
 
     written: list[str] = []
     if json_out:
-        sc.to_json(json_out)
+        sc.write_json(json_out)
         written.append(json_out)
     if md_out:
         Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
@@ -346,7 +346,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 
         loaded = stream(traces, format=trace_format, error_pattern=error_pattern)
         tally = ErrorHintTally() if error_pattern is None else None
-        cases = None
+        cases: Any = None
         if cases_path is not None:
             from .bfcl import load_ground_truth
             from .dataset import load_cases
@@ -358,6 +358,10 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                 from .bfcl import cases_for_results
 
                 cases = cases_for_results(bfcl_cases, traces)
+            elif engine == "local" and not judge_spec:
+                from .dataset import load_case_store
+
+                cases = load_case_store(cases_path)  # compact: memory flat in the number of cases' runs
             else:
                 cases = load_cases(cases_path)
         if engine != "local" and (events_out or otlp_endpoint):
@@ -431,7 +435,9 @@ def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, s
     if cases is None and first is not None and not loaded.cases:
         _fail("--cases is required: these traces carry no cases (only tau-bench and tau2 "
               "result files carry their own; BFCL results need BFCL's ground truth)", err)
-    case_list = cases if cases is not None else list(loaded.cases.values())
+    # a CaseStore lists the cases using the semantic matcher (the only ones the check reads)
+    case_list = (getattr(cases, "semantic_cases", cases) if cases is not None
+                 else list(loaded.cases.values()))
     ctx = _match_context(semantic, semantic_threshold, case_list, err)
 
     def chained() -> Any:

@@ -17,15 +17,18 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import limits
 from .errors import DatasetError, InputLimitError, TrajcheckError
 from .model import Case, _unknown_key, did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .case_store import CaseStore
 
 _YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -253,25 +256,36 @@ def _loads(text: str) -> Any:
         raise InputLimitError(f"nested deeper than Python's JSON parser follows ({e})") from e
 
 
-def _read_rows(path: Path) -> list[tuple[Any, int]]:
+def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int]]:
+    """``(row, line)`` pairs of a JSON Lines dataset, one line at a time (memory does not
+    grow with the file); lines split as ``str.splitlines`` splits the whole text."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            n = 0
+            for chunk in f:
+                for line in chunk.splitlines():
+                    n += 1
+                    if not line.strip():
+                        continue
+                    try:
+                        yield _loads(line), n
+                    except ValueError as e:
+                        yield _BadJSON(str(e)), n
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+
+
+def _read_rows(path: Path) -> Iterable[tuple[Any, int]]:
     """``(row, line)`` pairs of a dataset file; raises ``DatasetError`` when the file is unreadable."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return _jsonl_rows(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
-    suffix = path.suffix.lower()
     if suffix in _YAML_SUFFIXES:
         return _read_yaml(path, text)
-    if suffix in (".jsonl", ".ndjson"):
-        rows: list[tuple[Any, int]] = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((_loads(line), n))
-            except ValueError as e:
-                rows.append((_BadJSON(str(e)), n))
-        return rows
     try:
         data = _loads(text)
     except ValueError as e:
@@ -355,12 +369,19 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
     returned as ``Case`` objects in file order. Raises ``DatasetError`` only when the file
     as a whole cannot be read or has the wrong top-level shape.
     """
-    from jsonschema import Draft202012Validator
-
-    p = Path(path)
-    validator = Draft202012Validator(case_schema())
     cases: list[Case] = []
     errors: list[str] = []
+    for case, _row in _valid_cases(Path(path), errors):
+        cases.append(case)
+    return cases, errors
+
+
+def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, Any]]]:
+    """The valid rows of a dataset file, one at a time, as ``(Case, row dict it was built
+    from)``; each bad row's errors go to ``errors`` (``load_cases_report``)."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(case_schema())
     seen: dict[str, int] = {}
     for row, line in _read_rows(p):
         where = f"{p}:{line}"
@@ -391,8 +412,7 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
         if bad:
             errors.extend(f"{where}: {label}: {m}" for m in bad)
             continue
-        cases.append(case)
-    return cases, errors
+        yield case, d
 
 
 def load_cases(path: str | os.PathLike[str]) -> list[Case]:
@@ -407,4 +427,21 @@ def load_cases(path: str | os.PathLike[str]) -> list[Case]:
     return cases
 
 
-__all__ = ["case_schema", "load_cases", "load_cases_report"]
+def load_case_store(path: str | os.PathLike[str]) -> CaseStore:
+    """``load_cases`` for large datasets: the same validation and errors (one
+    ``DatasetError`` listing every bad row), but the cases are kept compressed in a
+    ``case_store.CaseStore`` (about a quarter of a built ``Case``'s memory) and built again
+    when a run asks for one."""
+    from .case_store import CaseStore
+
+    errors: list[str] = []
+    store = CaseStore()
+    for case, row in _valid_cases(Path(path), errors):
+        if not errors:  # once a row is bad the load fails: only the errors are collected
+            store.add(case, row)
+    if errors:
+        raise DatasetError(f"{path}: {len(errors)} problem(s) in dataset:\n  " + "\n  ".join(errors))
+    return store
+
+
+__all__ = ["case_schema", "load_case_store", "load_cases", "load_cases_report"]

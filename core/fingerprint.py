@@ -35,6 +35,9 @@ def case_hash(case: Case) -> str:
     order does not matter; ``2`` and ``2.0`` differ, as JSON text does). Never raises for a
     valid ``Case``.
     """
+    known = case.__dict__.get("_case_hash")  # set by case_store.CaseStore on the cases it builds
+    if known is not None:
+        return known  # type: ignore[no-any-return]
     text = json.dumps(case.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       default=_stable)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]

@@ -110,7 +110,7 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
         cases = getattr(traces, "cases", None) or {}
     # a dict is used as is, not copied: a stream's own cases (tau-bench, tau2) grow as later
     # files of a folder are read, after the first run
-    keyer = RunKeyer(cases if isinstance(cases, dict) else case_map_of(cases))
+    keyer = RunKeyer(cases if isinstance(cases, Mapping) else case_map_of(cases))
 
     def runs() -> Iterator[tuple[int, Trajectory, Case]]:
         i = 0

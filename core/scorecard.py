@@ -496,6 +496,44 @@ class Scorecard:
             Path(path).write_text(text + "\n", encoding="utf-8")
         return text
 
+    def write_json(self, path: str | Path, *, indent: int = 2) -> None:
+        """Write ``to_json(indent=indent)``'s text and a newline to ``path``, the same bytes,
+        one case and one run at a time: the JSON of a scorecard over hundreds of thousands of
+        cases is never held in memory whole."""
+        def dumps(v: Any, level: int) -> str:
+            text = json.dumps(v, indent=indent, ensure_ascii=False, default=str)
+            # JSON text escapes every newline inside strings: each one here starts a line
+            return text.replace("\n", "\n" + " " * (indent * level)) if level else text
+
+        pad = " " * indent
+        items = list(self.to_dict_head().items())
+        with Path(path).open("w", encoding="utf-8") as out:
+            out.write("{")
+            for i, (k, v) in enumerate(items):
+                out.write(("," if i else "") + "\n" + pad + json.dumps(k, ensure_ascii=False) + ": ")
+                rows: tuple[Any, ...] | None = (self.cases if k == "cases" else self.runs if k == "runs"
+                                                else None)
+                if rows is None or not rows:
+                    out.write(dumps(v, 1))
+                    continue
+                out.write("[")
+                for j, row in enumerate(rows):
+                    out.write(("," if j else "") + "\n" + pad * 2 + dumps(row.to_dict(), 2))
+                out.write("\n" + pad + "]")
+            out.write("\n}\n")
+
+    def to_dict_head(self) -> dict[str, Any]:
+        """``to_dict`` with empty ``cases`` and ``runs`` lists (``write_json`` fills them)."""
+        return {
+            "schema_version": self.schema_version,
+            "meta": copy.deepcopy(self.meta),
+            "suite": self.suite.to_dict(),
+            "recorded_reward": None if self.recorded_reward is None else self.recorded_reward.to_dict(),
+            "cases": [],
+            "runs": [],
+            "problems": list(self.problems),
+        }
+
     @classmethod
     def load(cls, path: str | Path) -> Scorecard:
         """Read a scorecard JSON file; raises ``TrajcheckError`` naming the file when unreadable."""

@@ -1,0 +1,106 @@
+"""What keeps an eval's memory flat in the number of runs gives what the plain objects give:
+the compressed case store (``load_case_store``) against ``load_cases``, the per-case run ids
+kept as trial numbers, and the scorecard JSON written a case at a time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trajcheck.aggregate import SuitePartial
+from trajcheck.dataset import load_case_store, load_cases
+from trajcheck.errors import DatasetError
+from trajcheck.fingerprint import case_hash
+from trajcheck.pipeline import evaluate_stream
+from trajcheck.traces.stream import stream
+
+ROOT = Path(__file__).resolve().parent.parent
+DATASETS = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".jsonl", ".json", ".yaml")
+                  and "cases" in p.name)
+
+
+def test_some_example_datasets_found():
+    assert len(DATASETS) >= 3
+
+
+@pytest.mark.parametrize("path", DATASETS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_case_store_gives_the_loaded_cases(path):
+    try:
+        want = load_cases(path)
+    except DatasetError as e:
+        with pytest.raises(DatasetError) as got:
+            load_case_store(path)
+        assert str(got.value) == str(e)
+        return
+    store = load_case_store(path)
+    assert list(store) == [c.id for c in want]
+    assert len(store) == len(want)
+    for c in want:
+        got = store[c.id]
+        assert got == c and got.to_dict() == c.to_dict()
+        assert case_hash(got) == case_hash(c) == store.case_hash(c.id)
+    assert "no such case" not in store and store.get("no such case") is None
+
+
+def test_case_store_reports_bad_rows_as_load_cases_does(tmp_path):
+    p = tmp_path / "cases.jsonl"
+    p.write_text('{"id": "a", "input": "x"}\n\n{"id": "a", "input": "y"}\nnot json\n'
+                 '{"id": "b", "input": "z", "expected_calls": [{"name": "t", "args": {"n": 1}}]}\n')
+    with pytest.raises(DatasetError) as want:
+        load_cases(p)
+    with pytest.raises(DatasetError) as got:
+        load_case_store(p)
+    assert str(got.value) == str(want.value)
+    assert "cases.jsonl:3: case 'a': id: duplicate case id (first on line 1)" in str(got.value)
+    assert "cases.jsonl:4: not valid JSON" in str(got.value)
+
+
+def test_case_store_small_cache_rebuilds_equal_cases(tmp_path):
+    p = tmp_path / "cases.jsonl"
+    rows = [{"id": f"c{i}", "input": "é ü", "expected_calls": [{"name": "t", "args": {"n": i, "f": 0.1 * i}}],
+             "metadata": {"k": [1, 2.5, None, True]}} for i in range(20)]
+    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    from trajcheck.case_store import CaseStore
+
+    small = CaseStore(cache_size=3)
+    for c in load_cases(p):
+        small.add(c, c.to_dict())
+    for _ in range(2):
+        for c in load_cases(p):
+            assert small[c.id] == c
+    assert len(small._cache) == 3
+
+
+def test_run_ids_kept_short_come_back_in_input_order():
+    from trajcheck.scorecard import RunResult
+
+    def run(case, rid, trial, ok=True):
+        return RunResult(run_id=rid, case_id=case, trial=trial, success=ok, outcome_reason="",
+                         failure_reason=None, precision=1.0, recall=1.0, f1=1.0, composite=1.0,
+                         composite_passed=True, steps=1, n_calls=0, tokens=None, cost_usd=None,
+                         latency_ms=None, route=None, expected_route=None, recorded_reward=None,
+                         fault_run=False, false_success=None, expected_tools=(), called_tools=(),
+                         matched=(), metrics={})
+
+    a, b = SuitePartial(), SuitePartial()
+    a.add(run("c", "c-1", 1), 5)
+    a.add(run("c", "odd id", 0), 1)
+    b.add(run("c", "c-2", 2), 3)
+    b.add(run("c", "c-True", True), 0)  # a bool trial is not a trial number: kept as text
+    a.merge(b)
+    assert a.cases["c"].ids == [1, "odd id", 2, "c-True"]
+    assert a.cases["c"].run_ids("c") == ("c-True", "odd id", "c-2", "c-1")
+
+
+def test_write_json_writes_to_json_text(tmp_path):
+    tau = ROOT / "tests" / "data" / "tau_bench" / "gpt-4o-airline.json"
+    sc = evaluate_stream(stream(tau), n_boot=50, keep_runs=5)
+    sc = type(sc)(**{**sc.__dict__, "meta": {**sc.meta, "note": "line\nbreak ü"}})
+    out = tmp_path / "sc.json"
+    sc.write_json(out)
+    assert out.read_text(encoding="utf-8") == sc.to_json() + "\n"
+    empty = type(sc)(suite=sc.suite)
+    empty.write_json(out)
+    assert out.read_text(encoding="utf-8") == empty.to_json() + "\n"
