@@ -111,9 +111,9 @@ def all_cells():
 
 
 #: The table's host columns for a row metric ``{k}``: DeepEval, RAGAS, LangSmith, promptfoo,
-#: MLflow (each tested cell by cell below and in tests/test_adapter_<host>.py).
+#: MLflow, Inspect AI (each tested cell by cell below and in tests/test_adapter_<host>.py).
 HOST_CELLS = ['`TrajcheckMetric("{k}")`', '`TrajcheckRagasMetric(metric="{k}")`', '`TrajcheckEvaluator("{k}")`',
-              "`metric: {k}`", '`TrajcheckScorer("{k}")`']
+              "`metric: {k}`", '`TrajcheckScorer("{k}")`', '`trajcheck_scorer("{k}")`']
 
 
 def test_readme_table_lists_every_metric_and_figure_in_every_host():
@@ -128,6 +128,10 @@ def test_readme_table_lists_every_metric_and_figure_in_every_host():
         if k in _suite.SUITE_FIGURES:
             assert f'"{k}"' in cells[5]
             assert cells[7] == "`suite_figures(rows)` (1)"
+            assert cells[8] == {"pass_hat_k": "`Epochs(n, pass_hat_k(k))` reducer",
+                                "pass_at_k": "`Epochs(n, pass_at_k(k))` reducer",
+                                "success_rate": "`success_rate()` metric",
+                                "routing_macro_f1": "`routing_macro_f1()` metric"}[k]
         else:
             assert cells[3:] == [c.format(k=k) for c in HOST_CELLS]
             need = " or ".join(f"`{n}`" for n in _catalog.BY_KEY[k].needs) or "the run"
