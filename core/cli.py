@@ -339,6 +339,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 
     err = Console(stderr=True)
     ks = _parse_ks(k_spec)
+    judge = _judge_setup(judge_spec, judge_cache, judge_price, err)
     counts: dict[str, int] = {}
     try:
         from .hints import ErrorHintTally
@@ -387,9 +388,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                       highlight=False, soft_wrap=True)
         if tally is not None and (hint := tally.hint()):
             err.print(hint, markup=False, highlight=False, soft_wrap=True)
-        if judge_spec:
-            sc = _judge_eval(sc, judge_spec, judge_cache or None, traces, trace_format,
-                             error_pattern, cases, judge_price)
+        if judge is not None:
+            sc = _judge_eval(sc, judge, traces, trace_format, error_pattern, cases)
     except KTooLargeError as e:
         _k_error(k_spec, e, err)
     except TrajcheckError as e:
@@ -402,18 +402,18 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     _gate(sc, fail_under, err)
 
 
-def _judge_eval(sc: Any, spec: str, cache: str | None, traces: str, trace_format: str,
-                error_pattern: str | None, cases: Any, price: str | None = None) -> Any:
+def _judge_eval(sc: Any, judge: Any, traces: str, trace_format: str, error_pattern: str | None,
+                cases: Any) -> Any:
     """``sc`` with ``meta["judges"]`` (``judges.run.judge_scorecard``) from judging every run
-    of TRACES (read again) with the model ``spec``, through the reply cache at ``cache``."""
-    from .judges.run import cached, judge_scorecard, model_from_spec, parse_price
+    of TRACES (read again) with ``judge`` (``_judge_setup``'s model and price)."""
+    from .judges.run import judge_scorecard
     from .traces import load
 
-    pr = parse_price(price)
-    model = cached(model_from_spec(spec), cache)
+    model, price = judge
     res = load(traces, format=trace_format, error_pattern=error_pattern)
     by_id = {c.id: c for c in cases} if cases is not None else dict(res.cases)
-    return judge_scorecard(sc, model, res.trajectories, by_id, error_pattern=error_pattern, price=pr)
+    return judge_scorecard(sc, model, res.trajectories, by_id, error_pattern=error_pattern,
+                           price=price)
 
 
 def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, seed: int,

@@ -109,3 +109,18 @@ def test_run_scenarios_with_judge_adds_transcript_judges_and_final_state(tmp_pat
         assert "final_state" in out and "all criteria met" in out and shown in out
     assert f"| outcome | final_state | 2/4 | {shown} |" in md
     assert 'id="judge-task_completion-all-criteria-met">' in html
+
+
+def test_bad_judge_settings_stop_before_any_run(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    for extra, said in ((["--judge", "http://127.0.0.1:9/v1#m", "--judge-price", "cheap"],
+                         "--judge-price 'cheap': expected IN,OUT"),
+                        (["--judge", "http://127.0.0.1:9/v1"], "needs its model name after '#'")):
+        r = CliRunner().invoke(main, [
+            "run", "--agent", f"{HELPDESK / 'agents.py'}:good_agent",
+            "--cases", str(HELPDESK / "cases.jsonl"), "--out", str(out), "--no-progress", *extra])
+        assert r.exit_code == 2 and said in r.output, r.output
+        assert not out.exists()  # no agent was run
+    r = CliRunner().invoke(main, ["eval", str(HELPDESK / "cases.jsonl"), "--judge",
+                                  "http://127.0.0.1:9/v1#m", "--judge-price", "1,-2"])
+    assert r.exit_code == 2 and "--judge-price '1,-2': expected IN,OUT" in r.output
