@@ -874,7 +874,8 @@ def _judge_setup(spec: str | None, cache: str | None, price: str | None, err: An
     from .judges.run import cached, model_from_spec, parse_price
 
     try:
-        return cached(model_from_spec(spec), cache or None), parse_price(price)
+        pr = parse_price(price)  # before the cache file is created
+        return cached(model_from_spec(spec), cache or None), pr
     except TrajcheckError as e:
         _fail(e, err)
 

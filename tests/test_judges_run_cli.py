@@ -118,9 +118,11 @@ def test_bad_judge_settings_stop_before_any_run(tmp_path: Path) -> None:
                         (["--judge", "http://127.0.0.1:9/v1"], "needs its model name after '#'")):
         r = CliRunner().invoke(main, [
             "run", "--agent", f"{HELPDESK / 'agents.py'}:good_agent",
-            "--cases", str(HELPDESK / "cases.jsonl"), "--out", str(out), "--no-progress", *extra])
+            "--cases", str(HELPDESK / "cases.jsonl"), "--out", str(out), "--no-progress",
+            "--judge-cache", str(tmp_path / "cache.sqlite"), *extra])
         assert r.exit_code == 2 and said in r.output, r.output
         assert not out.exists()  # no agent was run
     r = CliRunner().invoke(main, ["eval", str(HELPDESK / "cases.jsonl"), "--judge",
-                                  "http://127.0.0.1:9/v1#m", "--judge-price", "1,-2"])
+                                  "http://127.0.0.1:9/v1#m", "--judge-price", "1,-2",
+                                  "--judge-cache", str(tmp_path / "cache.sqlite")])
     assert r.exit_code == 2 and "--judge-price '1,-2': expected IN,OUT" in r.output

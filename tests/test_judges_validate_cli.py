@@ -111,5 +111,6 @@ def test_validate_judge_with_no_usable_label_exits_2(tmp_path: Path) -> None:
     runs.write_text(json.dumps({"metadata": {"case_id": "c", "run_id": "x"}, "messages": [
         {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}) + "\n")
     r = CliRunner().invoke(main, ["validate-judge", str(runs), "--labels", str(bad),
-                                  "--judge", "test_judges_validate_cli:scripted_judge"])
+                                  "--judge", "test_judges_validate_cli:scripted_judge",
+                                  "--judge-cache", ""])
     assert r.exit_code == 2 and "no usable label line" in r.output
