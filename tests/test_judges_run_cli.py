@@ -126,3 +126,14 @@ def test_bad_judge_settings_stop_before_any_run(tmp_path: Path) -> None:
                                   "http://127.0.0.1:9/v1#m", "--judge-price", "1,-2",
                                   "--judge-cache", str(tmp_path / "cache.sqlite")])
     assert r.exit_code == 2 and "--judge-price '1,-2': expected IN,OUT" in r.output
+
+
+def test_openai_usage_counting_ignores_malformed_fields() -> None:
+    from trajcheck.judges import OpenAICompatibleModel
+
+    m = OpenAICompatibleModel("http://127.0.0.1:9/v1", "m")
+    reply = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
+    for usage in ({"prompt_tokens": 10, "completion_tokens": 3, "cost": 0.5},
+                  {"prompt_tokens": True, "completion_tokens": -4, "cost": "free"}, None):
+        assert m._parse(200, json.dumps({**reply, "usage": usage})) == "ok"
+    assert m.usage == {"input_tokens": 10, "output_tokens": 3, "calls": 3, "reported_cost_usd": 0.5}
