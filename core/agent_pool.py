@@ -25,7 +25,7 @@ from . import limits
 from .agent_worker import ChannelClosed, recv_frame, send
 from .errors import AgentError
 
-__all__ = ["WorkerFailed", "WorkerPool", "agent_spec", "run_in_worker"]
+__all__ = ["WorkerFailed", "WorkerPool", "agent_spec", "pool_for", "run_in_worker"]
 
 STARTUP_TIMEOUT_S = 120.0  # a worker's Python start and the agent's import, apart from the run's timeout
 
@@ -309,6 +309,21 @@ def run_in_worker(pool: WorkerPool, bound: Any, run: Mapping[str, Any], deadline
             pool.release(w)
         else:
             pool.discard(w)
+
+
+def pool_for(agent: Any, isolation: str) -> WorkerPool | None:
+    """The worker pool for running ``agent`` with ``isolation="process"`` (None for
+    ``"inline"``). Raises AgentError for another value, an agent no worker can load by name
+    (``agent_spec``), or a call from inside a worker (an agent module that starts a suite
+    when imported would otherwise start workers without end)."""
+    if isolation == "inline":
+        return None
+    if isolation != "process":
+        raise AgentError(f"isolation must be 'process' or 'inline', got {isolation!r}")
+    if in_worker():
+        raise AgentError("a suite was started inside an agent worker: the agent's module runs it when "
+                         "imported; put that code under `if __name__ == '__main__':`")
+    return WorkerPool(agent_spec(agent))
 
 
 def in_worker() -> bool:

@@ -9,8 +9,9 @@ Protocol (runner -> worker, then worker -> runner):
 
 - ``{"op": "hello", "agent": SPEC, "sys_path": [...]}`` -> ``{"op": "ready"}``, or
   ``{"op": "load_error", "error": TEXT}`` when the agent cannot be loaded;
-- ``{"op": "run", "input", "user", "case_id", "trial", "definitions"}``: the worker calls
-  the agent with the input and a ``WorkerTools``; each tool call is sent as
+- ``{"op": "run", "input", "user", "case_id", "trial", "definitions"}`` (and ``history``
+  for a simulated-user turn, passed to an agent that declares that parameter): the worker
+  calls the agent with the input and a ``WorkerTools``; each tool call is sent as
   ``{"op": "call", "name", "args", "kwargs"}`` and answered with ``{"op": "result",
   "result": {call_id, name, output, is_error, error}}`` (the runner runs the tool and keeps
   the record); ``{"op": "say", "text"}`` records a message; the run ends with
@@ -155,6 +156,13 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg}".rstrip(": ")
 
 
+def _wants_history(agent: Any) -> bool:
+    try:
+        return "history" in inspect.signature(agent).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _run(sock: socket.socket, agent: Any, run: Mapping[str, Any]) -> dict[str, Any]:
     from dataclasses import asdict
 
@@ -162,7 +170,10 @@ def _run(sock: socket.socket, agent: Any, run: Mapping[str, Any]) -> dict[str, A
 
     tools = WorkerTools(sock, run)
     try:
-        ret = agent(run.get("input"), tools)
+        if isinstance(run.get("history"), list) and _wants_history(agent):  # a simulated-user turn
+            ret = agent(run.get("input"), tools, history=run["history"])
+        else:
+            ret = agent(run.get("input"), tools)
         if inspect.isawaitable(ret):
             async def _wait() -> Any:
                 return await ret

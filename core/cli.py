@@ -738,8 +738,8 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
               help="A folder fixtures (initial_state) may come from besides the folder of the "
                    "--cases or --scenarios file (repeatable); any other fixture path is refused.")
 @click.option("--isolation", type=click.Choice(["process", "inline"]), default="process", show_default=True,
-              help="process: each --cases run's agent in a worker process, out of the grader's reach "
-                   "(exiting or hanging fails only its run); inline: in this process, for debugging "
+              help="process: the agent runs in worker processes, out of the grader's reach (exiting, "
+                   "crashing or hanging fails only its run); inline: in this process, for debugging "
                    "(README 'Security model').")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @_report_options
@@ -808,7 +808,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
             srun = run_scenarios(scenarios, agent, umodel, seeds=range(trials), tools=tools,
                                  base_dir=Path(scenarios_path).parent, context=ctx,
                                  ks=ks, seed=seed, agent_name=agent_spec, out=out_path,
-                                 fixture_roots=fixture_roots)
+                                 fixture_roots=fixture_roots, isolation=isolation)
             from .simulate import termination_label
 
             succ = {c.case_id: c.successes for c in srun.scorecard.cases}

@@ -755,18 +755,9 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
 
 
 def _pool(agent: Any, isolation: str) -> Any:
-    """The worker pool for ``isolation="process"`` (None for ``"inline"``); AgentError for
-    another value, an agent no worker can load by name, or a call from inside a worker."""
-    if isolation == "inline":
-        return None
-    if isolation != "process":
-        raise AgentError(f"isolation must be 'process' or 'inline', got {isolation!r}")
-    from .agent_pool import WorkerPool, agent_spec, in_worker
+    from .agent_pool import pool_for
 
-    if in_worker():
-        raise AgentError("run_suite was called inside an agent worker: the agent's module runs a suite "
-                         "when imported; put that code under `if __name__ == '__main__':`")
-    return WorkerPool(agent_spec(agent))
+    return pool_for(agent, isolation)
 
 
 def score_recorded(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | None = None,

@@ -7,9 +7,10 @@ JSON or YAML with :func:`load_scenarios`. :func:`simulate` alternates a simulate
 
 1. the user speaks first (the scenario's ``opening``, else the user model's first message);
 2. the agent answers: it is called as in ``trajcheck run`` (``agent(message, tools)``, sync
-   or async, ``tools`` a ``BoundTools`` on this run's sandbox; an agent that declares a
-   ``history`` parameter also receives the earlier turns as ``[{"role", "content"}]``); it
-   returns its reply like a final response (str, None, ``AgentRun`` or dict);
+   or async, ``tools`` its side of the registry on this run's sandbox, in a worker process
+   unless ``isolation="inline"``; an agent that declares a ``history`` parameter also
+   receives the earlier turns as ``[{"role", "content"}]``); it returns its reply like a
+   final response (str, None, ``AgentRun`` or dict);
 3. the user model reads the conversation and answers, until it writes :data:`STOP_MARKER`
    (goal met), :data:`GIVE_UP_MARKER` (gives up), or ``max_turns`` user messages were sent.
 
@@ -287,6 +288,21 @@ def _call_agent(agent: Any, text: str, bound: Any, history: list[dict[str, str]]
     return ret
 
 
+def _turn_inline(agent: Any, text: str, tools: Any, history: list[dict[str, str]]) -> tuple[str | None, str | None]:
+    """``(reply, error)`` of one agent turn in this process."""
+    from .runner import parse_agent_return
+
+    try:
+        reply, _, _, _, _, err = parse_agent_return(_call_agent(agent, text, tools, history))
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as e:  # the agent's sys.exit ends its conversation, not the program
+        return None, f"agent tried to exit the process (SystemExit: {e.code!r})"
+    except Exception as e:
+        return None, f"{type(e).__name__}: {e}".rstrip(": ")
+    return reply, err
+
+
 async def _await(x: Any) -> Any:
     return await x
 
@@ -294,7 +310,8 @@ async def _await(x: Any) -> Any:
 def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *, seed: int = 0,
                  tools: Any = None, sandbox_url: str | None = None,
                  base_dir: str | Path | None = None,
-                 fixture_roots: Sequence[str | Path] = ()) -> SimulationResult:
+                 fixture_roots: Sequence[str | Path] = (), isolation: str = "process",
+                 _pool: Any = None) -> SimulationResult:
     """Run one conversation (see the module doc) and return its :class:`SimulationResult`.
 
     ``agent``: the agent under test (``trajcheck run``'s contract); ``user_model``: a judge
@@ -302,7 +319,11 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     ``tools``/``TOOLS``, as ``trajcheck.runner.resolve_tools``); ``sandbox_url``/``base_dir``
     as ``trajcheck.sandbox.open_sandbox``; ``fixture_roots``: folders besides ``base_dir``
     that the scenario's ``initial_state`` may come from (any other path is refused with a
-    SecurityError, README "Security model"). An agent that raises ends the conversation with
+    SecurityError, README "Security model"); ``isolation``: ``"process"`` runs each agent
+    turn in a worker process, out of the grader's reach (``trajcheck.agent_pool``; the agent
+    must be loadable by name), ``"inline"`` in this process (debugging; closures and
+    lambdas). An agent that raises (or, in a worker, exits or breaks the protocol) ends the
+    conversation with
     termination ``agent_error``; a user model that fails (JudgeError) ends it likewise with
     ``user_error``. Setup failures (missing fixture, bad tools) raise their TrajcheckError.
 
@@ -314,6 +335,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     Seed 000 §7.1 asks for several seeds per scenario; a seed only in the prompt barely
     changes a model at temperature 0.
     """
+    from .agent_pool import pool_for, run_in_worker
     from .judges import seeded_model
     from .runner import parse_agent_return, resolve_tools
     from .sandbox import open_sandbox
@@ -324,6 +346,8 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     # The run's seed goes to the model's API where it takes one, so a run is reproducible
     # and seeds differ by more than the prompt's seed line (at temperature 0 that is all).
     umodel, seed_sent = seeded_model(user_model, seed)
+    pool = _pool if _pool is not None else pool_for(agent, isolation)
+    defs = {f: registry.definitions(f) for f in ("openai", "anthropic", "plain")}
     sb = open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir, fixture_roots=fixture_roots)
     sb.open()
     try:
@@ -355,15 +379,14 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
             if why is not None:
                 termination = why
                 break
-            try:
-                ret = _call_agent(agent, utext, agent_tools, conv[:-1])
-                reply, _, _, _, _, err = parse_agent_return(ret)
-            except KeyboardInterrupt:
-                raise
-            except SystemExit as e:  # the agent's sys.exit ends its conversation, not the program
-                reply, err = None, f"agent tried to exit the process (SystemExit: {e.code!r})"
-            except Exception as e:
-                reply, err = None, f"{type(e).__name__}: {e}".rstrip(": ")
+            if pool is not None:  # the turn in a worker; its calls are recorded by ``bound``
+                kind, payload = run_in_worker(pool, bound, {
+                    "input": utext, "history": conv[:-1], "user": case.user, "case_id": case.id,
+                    "trial": seed, "definitions": defs}, deadline=lambda: None)
+                reply, _, _, _, _, err = parse_agent_return(payload) if kind == "ok" else (
+                    None, None, None, None, {}, payload)
+            else:
+                reply, err = _turn_inline(agent, utext, agent_tools, conv[:-1])
             new = bound.steps[seen:]
             seen += len(new)
             for s in new:
@@ -378,6 +401,8 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
         after = sb.snapshot()
     finally:
         sb.close()
+        if pool is not None and _pool is None:
+            pool.close()
     if last_reply is not None:
         steps.append(Step(index=len(steps), kind="final_response", content=last_reply))
     meta: dict[str, Any] = {"case_id": case.id, "trial": seed, "run_id": f"{case.id}-{seed}",
@@ -400,14 +425,24 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
 def simulate(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *,
              seeds: Sequence[int] = (0, 1, 2), tools: Any = None, sandbox_url: str | None = None,
              base_dir: str | Path | None = None,
-             fixture_roots: Sequence[str | Path] = ()) -> list[SimulationResult]:
-    """:func:`simulate_one` for each seed in ``seeds`` (each in its own fresh sandbox).
+             fixture_roots: Sequence[str | Path] = (), isolation: str = "process",
+             _pool: Any = None) -> list[SimulationResult]:
+    """:func:`simulate_one` for each seed in ``seeds`` (each in its own fresh sandbox; with
+    ``isolation="process"`` the agent's workers are reused from seed to seed).
     ``[(r.trajectory, scenario.to_case()) for r in results]`` feeds ``suite.score_runs``.
     Raises TrajcheckError (AgentError) for an empty or non-integer seed list."""
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise AgentError(f"simulate: seeds must be a non-empty list of integers, got {seeds!r}")
-    return [simulate_one(scenario, agent, user_model, seed=s, tools=tools, sandbox_url=sandbox_url,
-                         base_dir=base_dir, fixture_roots=fixture_roots) for s in seeds]
+    from .agent_pool import pool_for
+
+    pool = _pool if _pool is not None else pool_for(agent, isolation)
+    try:
+        return [simulate_one(scenario, agent, user_model, seed=s, tools=tools, sandbox_url=sandbox_url,
+                             base_dir=base_dir, fixture_roots=fixture_roots, isolation=isolation,
+                             _pool=pool) for s in seeds]
+    finally:
+        if pool is not None and _pool is None:
+            pool.close()
 
 
 # --------------------------------------------------------------------------- the CLI's pieces
@@ -484,7 +519,7 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
                   base_dir: str | Path | None = None, context: Any = None,
                   ks: Sequence[int] | None = None, seed: int = 0, agent_name: str | None = None,
                   out: str | Path | None = None,
-                  fixture_roots: Sequence[str | Path] = ()) -> ScenarioRun:
+                  fixture_roots: Sequence[str | Path] = (), isolation: str = "process") -> ScenarioRun:
     """Simulate every scenario for every seed (:func:`simulate`) and score the conversations
     as ``trajcheck run`` scores its runs (``runner.score_recorded``: final state from the
     sandbox snapshots, calls, sequences; a conversation cut off at max turns or by an agent
@@ -493,22 +528,31 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
     leaks of hidden facts, :func:`unprompted_reveals`); ``ks``/``seed``: pass^k's k and the
     bootstrap seed;
     ``out``: a JSONL file the trajectories are written to (overwritten; ``trajcheck eval``
-    reads it back); ``fixture_roots``: as :func:`simulate_one`. Raises TrajcheckError
-    (AgentError) for no scenarios or a bad seed list, and the setup errors of
+    reads it back); ``fixture_roots``, ``isolation``: as :func:`simulate_one` (one set of
+    workers for every conversation). Raises TrajcheckError (AgentError) for no scenarios, a
+    bad seed list or an agent no worker can load, and the setup errors of
     :func:`simulate_one`.
     """
     from .runner import score_recorded
 
     if not scenarios:
         raise AgentError("run_scenarios: no scenarios given")
+    from .agent_pool import pool_for
+
     results: list[SimulationResult] = []
     pairs: list[tuple[Trajectory, Case]] = []
     leak_scorer = getattr(context, "semantic_scorer", None)
     summary: dict[str, dict[str, Any]] = {}
-    for sc in scenarios:
+    pool = pool_for(agent, isolation)
+    try:
+        per = [simulate(sc, agent, user_model, seeds=seeds, tools=tools, sandbox_url=sandbox_url,
+                        base_dir=base_dir, fixture_roots=fixture_roots, isolation=isolation, _pool=pool)
+               for sc in scenarios]
+    finally:
+        if pool is not None:
+            pool.close()
+    for sc, rs in zip(scenarios, per):
         case = sc.to_case()
-        rs = simulate(sc, agent, user_model, seeds=seeds, tools=tools, sandbox_url=sandbox_url,
-                      base_dir=base_dir, fixture_roots=fixture_roots)
         terms: dict[str, int] = {}
         flagged: list[dict[str, Any]] = []
         for r in rs:

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from trajcheck.cli import main
 from trajcheck.errors import SecurityError
 from trajcheck.judges import CallableModel
+from trajcheck.runner import load_agent
 from trajcheck.simulate import load_scenarios, run_scenarios, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,20 +64,17 @@ def test_simulate_api_takes_fixture_roots(tmp_path: Path) -> None:
 
     scen = _scenarios_elsewhere(tmp_path)
     s = load_scenarios(scen)[0]
-    spec = importlib.util.spec_from_file_location("hd_agents_roots", HD / "agents.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    good = load_agent(f"{HD / 'agents.py'}:good_agent")  # tools: its module's TOOLS
     users = importlib.util.spec_from_file_location("hd_users_roots", HD / "users.py")
     assert users and users.loader
     umod = importlib.util.module_from_spec(users)
     users.loader.exec_module(umod)
     with pytest.raises(SecurityError, match="outside the dataset's folder"):
-        simulate(s, mod.good_agent, CallableModel(umod.helpdesk_user), seeds=[0], tools=mod.TOOLS,
+        simulate(s, good, CallableModel(umod.helpdesk_user), seeds=[0],
                  base_dir=scen.parent)
-    [r] = simulate(s, mod.good_agent, CallableModel(umod.helpdesk_user), seeds=[0], tools=mod.TOOLS,
+    [r] = simulate(s, good, CallableModel(umod.helpdesk_user), seeds=[0],
                    base_dir=scen.parent, fixture_roots=[FIXTURE.parent])
     assert r.trajectory.metadata["state_before"]["tickets"]  # the fixture was loaded
     with pytest.raises(SecurityError):
-        run_scenarios([s], mod.good_agent, CallableModel(umod.helpdesk_user), tools=mod.TOOLS,
+        run_scenarios([s], good, CallableModel(umod.helpdesk_user),
                       base_dir=scen.parent)

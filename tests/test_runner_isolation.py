@@ -130,3 +130,37 @@ def test_agents_a_worker_cannot_load_are_refused_clearly() -> None:
         run_suite(_agent("honest"), load_cases(CASES), base_dir=HERE, progress=False, isolation="thread")
     assert agent_spec(_agent("honest")) == f"{AGENTS}:honest"
     assert agent_spec(load_cases) == "trajcheck.dataset:load_cases"
+
+
+# ---------------------------------------------------------------- simulated-user conversations
+
+def _user(messages: list[dict[str, str]]) -> str:
+    from trajcheck.simulate import STOP_MARKER
+
+    return STOP_MARKER  # satisfied after the agent's first answer
+
+
+def test_scenario_turns_run_in_workers_too() -> None:
+    from trajcheck.judges import CallableModel
+    from trajcheck.simulate import load_scenarios, run_scenarios
+
+    scen = load_scenarios(HERE / "scenarios.yaml")
+    user = CallableModel(_user)
+    inline = run_scenarios(scen, _agent("introspector"), user, seeds=[0, 1], base_dir=HERE, isolation="inline")
+    assert inline.scorecard.suite.n_successes == 2  # in trajcheck's process the cheat works
+    res = run_scenarios(scen, _agent("introspector"), user, seeds=[0, 1], base_dir=HERE)
+    assert res.scorecard.suite.n_successes == 0
+    assert [_calls(r.trajectory) for r in res.results] == [[{"text": "wrong note"}]] * 2
+    # an agent that ends its worker ends its conversation, with the reason; the next seed runs
+    res = run_scenarios(scen, _agent("hard_exit"), user, seeds=[0, 1], base_dir=HERE)
+    assert [(r.termination, r.error) for r in res.results] == [
+        ("agent_error", "agent worker process exited with code 0 during the run")] * 2
+    assert [_calls(r.trajectory) for r in res.results] == [[{"text": "note 0"}]] * 2
+    # the history parameter reaches a worker's agent, turn by turn
+    replies = iter(["and?", "and?", "and?"])
+    res = run_scenarios(scen, _agent("honest_with_history"), CallableModel(lambda m: next(replies)),
+                        seeds=[0], base_dir=HERE)
+    (r,) = res.results
+    assert [m["content"] for m in r.conversation if m["role"] == "assistant"] == [
+        "saved it", "saved it (2 earlier messages)", "saved it (4 earlier messages)"]
+    assert r.termination == "max_turns" and r.trajectory.metadata["terminated"] is False  # cut off at 3

@@ -67,7 +67,7 @@ def scenario(tmp_path: Path) -> Scenario:
 def test_scripted_conversation_reproduced_exactly(scenario: Scenario, tmp_path: Path) -> None:
     user = ScriptedModel(["My laptop won't boot. Please open a ticket.", "It's u_381.",
                           f"Thanks! {STOP_MARKER}"])
-    r = simulate_one(scenario, agent, user, seed=7, tools=_registry(), base_dir=tmp_path)
+    r = simulate_one(scenario, agent, user, seed=7, tools=_registry(), base_dir=tmp_path, isolation="inline")
     assert list(r.conversation) == [
         {"role": "user", "content": "My laptop won't boot. Please open a ticket."},
         {"role": "assistant", "content": "Sorry to hear that. What is your employee ID?"},
@@ -113,7 +113,7 @@ def test_stops_at_max_turns_across_seeds(scenario: Scenario, tmp_path: Path) -> 
         calls.append(message)
         return "Looking into it."
 
-    rs = simulate(sc, stubborn, user, seeds=[0, 1], tools=_registry(), base_dir=tmp_path)
+    rs = simulate(sc, stubborn, user, seeds=[0, 1], tools=_registry(), base_dir=tmp_path, isolation="inline")
     assert [r.seed for r in rs] == [0, 1]
     for r in rs:
         assert r.termination == "max_turns"
@@ -129,7 +129,7 @@ def test_stops_at_max_turns_across_seeds(scenario: Scenario, tmp_path: Path) -> 
 def test_give_up_opening_and_agent_error(scenario: Scenario, tmp_path: Path) -> None:
     sc = Scenario.from_dict({**_dict(scenario), "opening": "Laptop dead. I am u_381."})
     user = ScriptedModel([f"Forget it. {GIVE_UP_MARKER}"])
-    r = simulate_one(sc, lambda m, t: "Which laptop?", user, tools=_registry(), base_dir=tmp_path)
+    r = simulate_one(sc, lambda m, t: "Which laptop?", user, tools=_registry(), base_dir=tmp_path, isolation="inline")
     assert r.termination == "gave_up"
     assert [m["content"] for m in r.conversation] == ["Laptop dead. I am u_381.", "Which laptop?",
                                                       "Forget it."]
@@ -140,16 +140,16 @@ def test_give_up_opening_and_agent_error(scenario: Scenario, tmp_path: Path) -> 
     def broken(message: str, tools: Any) -> str:
         raise ValueError("model offline")
 
-    r2 = simulate_one(scenario, broken, ScriptedModel(["hello"]), tools=_registry(), base_dir=tmp_path)
+    r2 = simulate_one(scenario, broken, ScriptedModel(["hello"]), tools=_registry(), base_dir=tmp_path, isolation="inline")
     assert r2.termination == "agent_error" and r2.error == "ValueError: model offline"
     assert r2.trajectory.metadata["terminated"] is False
     with pytest.raises(AgentError, match="seeds"):
-        simulate(scenario, agent, ScriptedModel([]), seeds=[])
+        simulate(scenario, agent, ScriptedModel([]), seeds=[], isolation="inline")
 
 
 def test_unprompted_reveal_flagged(scenario: Scenario, tmp_path: Path) -> None:
     user = ScriptedModel(["Laptop won't boot, my ID is u_381.", STOP_MARKER])
-    r = simulate_one(scenario, agent, user, tools=_registry(), base_dir=tmp_path)
+    r = simulate_one(scenario, agent, user, tools=_registry(), base_dir=tmp_path, isolation="inline")
     rev = unprompted_reveals(r, scenario)
     assert rev.passed is False and rev.score == 0.0
     assert rev.parts["flagged"] == [{"fact": "employee_id", "turn": 0, "how": "literal"}]

@@ -175,3 +175,11 @@ async def honest_async(inp: Any, tools: Any) -> dict[str, Any]:
     tools.say("done")
     return {"final_response": "saved it", "usage": {"input_tokens": 3, "output_tokens": 2},
             "cost_usd": 0.5, "route": ["notes"], "metadata": {"defs": len(tools.definitions("anthropic"))}}
+
+
+def honest_with_history(inp: Any, tools: Any, history: list[dict[str, str]]) -> str:
+    """Saves the note on the first turn; says how many earlier messages it was given."""
+    if not history:
+        tools.call("add_note", {"text": str(inp)})
+        return "saved it"
+    return f"saved it ({len(history)} earlier messages)"
