@@ -47,7 +47,7 @@ _AE_GREEDY = ("pairs calls greedily (first fit), so with a non-equivalence argum
               "(subset/superset/custom) it returns False where a one-to-one pairing exists")
 _AE_SRC = "research/langsmith_agentevals.md §2.3-2.5 (agentevals 0.0.9, openevals 0.2.2, RAN)"
 
-_ADK_COMMON = ("arguments compared with Python == after JSON parsing (1 == 1.0 and True == 1 "
+_ADK_COMMON = ("whole argument objects compared with Python == after JSON parsing (1 == 1.0 and True == 1 "
                "match; trajcheck keeps True != 1); scored per invocation (user turn), 1.0/0.0, "
                "averaged over invocations, unequal invocation counts raise ValueError; "
                "ignore_args=True compares names only (args_mode ignore)")
@@ -59,6 +59,9 @@ _MLF_ARGS = ("signature = name + json.dumps(args, sort_keys=True), so types are 
              "when every expected call has them (one expected call without arguments turns "
              "argument checks off for all); actual calls are the trace's TOOL spans by start "
              "time; an empty expected list means 'no expectations' and raises")
+_MLF_ADK_BUILD = ("mlflow-skinny 3.17.2 builds ToolTrajectoryCriterion without the threshold "
+                  "google-adk 2.13.0 requires, so the scorer cannot be constructed with that ADK "
+                  "(ValidationError)")
 _PE_SRC = "research/landscape_2026-12.md §4 (pydantic-evals 2.62.0 evaluators/agentic.py, READ)"
 _PE_FAILED = ("every failed attempt is dropped (include_failed=False), trajcheck sets aside only "
               "failed attempts that were retried")
@@ -125,14 +128,14 @@ MODE_TABLE: tuple[ModeRow, ...] = (
             "unverified; duplicate handling undocumented; trajcheck pairs one-to-one",
             "research/langsmith_agentevals.md §4 [DOCS]", ("recall",)),
     # Google ADK 2.13.0 TrajectoryEvaluator (tool_trajectory_avg_score, criterion match_type)
-    ModeRow("adk", "EXACT", "exact", None,
+    ModeRow("adk", "EXACT", "exact", "exact_keys",
             "same tool calls at each position, same length (name and args)",
             _ADK_COMMON, _ADK_SRC),
-    ModeRow("adk", "IN_ORDER", "in_order", None,
+    ModeRow("adk", "IN_ORDER", "in_order", "exact_keys",
             "the expected calls appear in order; other calls may come between",
             "one greedy left-to-right pass (the same verdict as a maximum matching under "
             "equality); empty expected passes; " + _ADK_COMMON, _ADK_SRC),
-    ModeRow("adk", "ANY_ORDER", "superset", None,
+    ModeRow("adk", "ANY_ORDER", "superset", "exact_keys",
             "the expected calls appear in any order",
             "superset, not multiset equality: each expected call takes the first unused equal "
             "actual call (multiplicity kept, so [a, a] needs two calls of a), extra calls "
@@ -208,28 +211,28 @@ MODE_TABLE: tuple[ModeRow, ...] = (
              "ToolCorrectness(should_consider_ordering=False,should_exact_match=True)")),
     # MLflow 3 mlflow.genai.scorers (deterministic path: should_exact_match=True)
     ModeRow("mlflow", "ToolCallCorrectness(should_exact_match=True,should_consider_ordering=True)",
-            "exact", None, "the actual calls equal the expected calls position by position",
+            "exact", "exact_keys", "the actual calls equal the expected calls position by position",
             "equal lengths, then positional signature equality; " + _MLF_ARGS, _MLF_SRC,
             ("ToolCallCorrectness(should_consider_ordering=True,should_exact_match=True)",)),
-    ModeRow("mlflow", "ToolCallCorrectness(should_exact_match=True)", "unordered", None,
+    ModeRow("mlflow", "ToolCallCorrectness(should_exact_match=True)", "unordered", "exact_keys",
             "the actual calls equal the expected calls, order ignored",
             "equal lengths, then SET equality of signatures: duplicates collapse after the "
             "length check, so [a, a, b] passes against [a, b, b]; " + _MLF_ARGS, _MLF_SRC,
             ("ToolCallCorrectness(should_exact_match=True,should_consider_ordering=False)",
              "ToolCallCorrectness(should_consider_ordering=False,should_exact_match=True)")),
-    ModeRow("mlflow", "ToolTrajectory(match_type=EXACT)", "exact", None,
+    ModeRow("mlflow", "ToolTrajectory(match_type=EXACT)", "exact", "exact_keys",
             "mlflow.genai.scorers.google_adk.ToolTrajectory: ADK's EXACT",
             "runs ADK's TrajectoryEvaluator (the adk rows); pass = score >= threshold, "
-            "default 0.5; calls from TOOL spans with missing args as {}", _MLF_SRC,
+            "default 0.5; calls from TOOL spans with missing args as {}; " + _MLF_ADK_BUILD, _MLF_SRC,
             ("google_adk.ToolTrajectory(match_type=EXACT)", "ToolTrajectory")),
-    ModeRow("mlflow", "ToolTrajectory(match_type=IN_ORDER)", "in_order", None,
+    ModeRow("mlflow", "ToolTrajectory(match_type=IN_ORDER)", "in_order", "exact_keys",
             "mlflow.genai.scorers.google_adk.ToolTrajectory: ADK's IN_ORDER",
             "runs ADK's TrajectoryEvaluator (the adk rows); pass = score >= threshold, "
-            "default 0.5", _MLF_SRC, ("google_adk.ToolTrajectory(match_type=IN_ORDER)",)),
-    ModeRow("mlflow", "ToolTrajectory(match_type=ANY_ORDER)", "superset", None,
+            "default 0.5; " + _MLF_ADK_BUILD, _MLF_SRC, ("google_adk.ToolTrajectory(match_type=IN_ORDER)",)),
+    ModeRow("mlflow", "ToolTrajectory(match_type=ANY_ORDER)", "superset", "exact_keys",
             "mlflow.genai.scorers.google_adk.ToolTrajectory: ADK's ANY_ORDER",
             "superset with multiplicity, as ADK ANY_ORDER (the adk rows); pass = score >= "
-            "threshold, default 0.5", _MLF_SRC, ("google_adk.ToolTrajectory(match_type=ANY_ORDER)",)),
+            "threshold, default 0.5; " + _MLF_ADK_BUILD, _MLF_SRC, ("google_adk.ToolTrajectory(match_type=ANY_ORDER)",)),
     # pydantic-evals 2.62.0 span-based evaluators (names only)
     ModeRow("pydantic_evals", "TrajectoryMatch(order=exact)", "exact", "ignore",
             "the list of called tool names equals the expected list", _PE_FAILED, _PE_SRC),
