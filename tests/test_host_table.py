@@ -111,9 +111,10 @@ def all_cells():
 
 
 #: The table's host columns for a row metric ``{k}``: DeepEval, RAGAS, LangSmith, promptfoo,
-#: MLflow, Inspect AI (each tested cell by cell below and in tests/test_adapter_<host>.py).
+#: MLflow, Inspect AI, pydantic-evals (each tested cell by cell below and in tests/test_adapter_<host>.py).
 HOST_CELLS = ['`TrajcheckMetric("{k}")`', '`TrajcheckRagasMetric(metric="{k}")`', '`TrajcheckEvaluator("{k}")`',
-              "`metric: {k}`", '`TrajcheckScorer("{k}")`', '`trajcheck_scorer("{k}")`']
+              "`metric: {k}`", '`TrajcheckScorer("{k}")`', '`trajcheck_scorer("{k}")`',
+              '`TrajcheckEvaluator("{k}")`']
 
 
 def test_readme_table_lists_every_metric_and_figure_in_every_host():
@@ -132,6 +133,7 @@ def test_readme_table_lists_every_metric_and_figure_in_every_host():
                                 "pass_at_k": "`Epochs(n, pass_at_k(k))` reducer",
                                 "success_rate": "`success_rate()` metric",
                                 "routing_macro_f1": "`routing_macro_f1()` metric"}[k]
+            assert cells[9].startswith("`TrajcheckReportEvaluator()`")
         else:
             assert cells[3:] == [c.format(k=k) for c in HOST_CELLS]
             need = " or ".join(f"`{n}`" for n in _catalog.BY_KEY[k].needs) or "the run"

@@ -1,0 +1,121 @@
+"""trajcheck's evaluators inside pydantic-evals' own ``Dataset.evaluate`` (offline: pydantic-ai's
+``FunctionModel`` replays the refund-desk runs through real pydantic-ai tools).
+
+The example ``examples/pydantic_evals/refund_desk.py`` runs in a subprocess (it sets the global
+OpenTelemetry TracerProvider pydantic-evals records span trees under, which must not leak into
+the other tests): every metric of README's table and every trajectory mode of every dialect,
+read from the case's span tree, and F1 read from the task's output, must print the core's value
+(``test_host_table.core_value``); a score that does not apply prints pydantic-evals' label
+``not applicable``; the report evaluator's pass^2 / pass@2 / success rate equal the core's.
+In-process tests check the output source, a missing reference and strict settings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_host_table import CASES, RUNS, all_cells, core_value, expected, settings  # noqa: E402
+
+pytest.importorskip("pydantic_evals")
+
+from trajcheck.adapters import _catalog  # noqa: E402
+from trajcheck.adapters import pydantic_evals as pe  # noqa: E402
+from trajcheck.errors import DatasetError, MetricInputError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def printed():
+    p = subprocess.run([sys.executable, str(ROOT / "examples" / "pydantic_evals" / "refund_desk.py")],
+                       cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    parts = re.split(r"^== (\S+).*$", p.stdout, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def _value(block: str, name: str) -> str:
+    m = re.search(rf"^  {re.escape(name)}: (.*?) - ", block, flags=re.M)
+    assert m is not None, (name, block[:500])
+    return m.group(1)
+
+
+def test_every_cell_in_dataset_evaluate_from_the_span_tree(printed):
+    assert set(CASES) <= set(printed)
+    n = 0
+    for cid in CASES:
+        for label, k, mode, dialect in all_cells():
+            name = _catalog.default_key(k, mode, dialect)
+            want = core_value(k, RUNS[cid], CASES[cid], mode, dialect)
+            got = _value(printed[cid], name)
+            if want is None:
+                assert got == "not applicable", (cid, label, got)
+                continue
+            assert float(got) == want, (cid, label, got, want)
+            n += 1
+        assert float(_value(printed[cid], "trajcheck_tool_call_f1__output")) == \
+            core_value("tool_call_f1", RUNS[cid], CASES[cid])
+    assert n > 300
+
+
+def test_report_evaluator_suite_figures_equal_core(printed):
+    from trajcheck.metrics.reliability import pass_at_k, pass_hat_k, success_rate
+    from trajcheck.suite import run_outcome
+
+    block = printed["suite"]
+    trials = {cid: [bool(run_outcome(RUNS[cid], c).passed)] * 2 for cid, c in CASES.items()}
+    assert float(_value(block, "pass^2")) == pass_hat_k(trials, 2)
+    assert float(_value(block, "pass@2")) == pass_at_k(trials, 2)
+    ok = sum(v[0] for v in trials.values()) * 2
+    assert float(_value(block, "success rate")) == success_rate(ok, 16).score
+
+
+def _dataset(cases, evaluators, **kw):
+    from pydantic_evals import Dataset
+
+    return Dataset(name="t", cases=cases, evaluators=evaluators, **kw)
+
+
+def test_output_source_missing_reference_and_not_applicable():
+    from pydantic_evals import Case
+
+    outputs = {cid: {"trajectory": RUNS[cid].to_dict()} for cid in CASES}
+    cases = [Case(name=cid, inputs=cid, metadata=pe.case_metadata(RUNS[cid], expected(c), **settings(c)))
+             for cid, c in CASES.items()]
+    cases.append(Case(name="no_reference", inputs="duplicate", metadata={"other": 1}))
+    evs = [pe.TrajcheckEvaluator("duplicate_call_rate"), pe.TrajcheckEvaluator("error_recovery"),
+           pe.TrajcheckEvaluator("trajectory_match", mode="IN_ORDER", dialect="adk")]
+    rep = _dataset(cases, evs).evaluate_sync(lambda cid: outputs[cid], progress=False)
+    by = {c.name: c for c in rep.cases}
+    assert by["duplicate"].scores["trajcheck_duplicate_call_rate"].value == pytest.approx(1 / 3)
+    assert by["order_kept"].labels["trajcheck_error_recovery"].value == "not applicable"
+    assert by["retry"].scores["trajcheck_error_recovery"].value == 1.0
+    key = _catalog.default_key("trajectory_match", "IN_ORDER", "adk")
+    assert by["order_broken"].scores[key].value == core_value("trajectory_match", RUNS["order_broken"],
+                                                              CASES["order_broken"], "IN_ORDER", "adk")
+    # no expected calls: an evaluator failure naming the field, never a score
+    fails = {f.name: f.error_message for f in by["no_reference"].evaluator_failures}
+    assert "expected_calls" in fails["trajcheck_duplicate_call_rate"]
+    assert "trajcheck_duplicate_call_rate" not in by["no_reference"].scores
+
+
+def test_strict_settings():
+    with pytest.raises(MetricInputError, match="optional_calls"):
+        pe.TrajcheckEvaluator("tool_call_f1", settings={"optional_call": ["x"]})
+    with pytest.raises(MetricInputError, match="source"):
+        pe.TrajcheckEvaluator("tool_call_f1", source="spans")
+    with pytest.raises(MetricInputError, match="unknown trajcheck metric"):
+        pe.TrajcheckEvaluator("tool_call_f2")
+    from pydantic_evals import Case
+
+    case = Case(name="c", inputs="duplicate", metadata={"trajcheck": {"expected_call": []}})
+    rep = _dataset([case], [pe.TrajcheckEvaluator("tool_call_f1")]).evaluate_sync(
+        lambda _i: {"trajectory": RUNS["duplicate"].to_dict()}, progress=False)
+    assert "expected_calls" in rep.cases[0].evaluator_failures[0].error_message
+    with pytest.raises(DatasetError):
+        pe.case_metadata(RUNS["duplicate"], None, optional_call=["x"])
