@@ -533,7 +533,7 @@ class SuitePartial:
         latency -- mean, min, max and p50/p95/p99 by linear interpolation -- over SUCCESSFUL
         runs only; cost per successful task = cost of ALL runs / number of successful runs
         (None when no run succeeded or some run has no cost). ``missing`` counts the
-        successful runs without a figure. JSON form (rounded like every scorecard figure)::
+        successful runs without a figure. JSON form (full precision like every scorecard figure)::
 
             {"n_runs", "n_success", "success_rate", "steps", "tool_calls", "tokens",
              "cost_usd", "latency_ms", "missing", "total_cost_usd", "cost_per_success", "reason"}

@@ -20,7 +20,7 @@ from .scorecard import _r
 def category_table(counts: Mapping[str, Sequence[int]]) -> dict[str, dict[str, Any]] | None:
     """``{category: {"runs": n, "successes": s, "rate": s / n}}`` from ``{category: (n, s)}``
     in the given order, plus ``"overall"`` (every categorised run: the micro average); None
-    when there is no category. ``rate`` keeps 4 decimals like every scorecard figure."""
+    when there is no category. ``rate`` keeps full float precision like every scorecard figure (reports round it)."""
     if not counts:
         return None
     out: dict[str, dict[str, Any]] = {k: {"runs": int(n), "successes": int(s)} for k, (n, s) in counts.items()}

@@ -118,7 +118,7 @@ class CaseShift:
         """JSON form (with ``delta``)."""
         return {"case_id": self.case_id, "a_successes": self.a_successes,
                 "a_trials": self.a_trials, "b_successes": self.b_successes,
-                "b_trials": self.b_trials, "delta": round(self.delta, 4),
+                "b_trials": self.b_trials, "delta": self.delta,
                 "a_runs": list(self.a_runs), "b_runs": list(self.b_runs)}
 
 

@@ -1,7 +1,8 @@
 """Scorecard reports: terminal (rich), Markdown (for a PR comment), JSON and HTML.
 
-Every renderer reads a ``scorecard.Scorecard`` and shows the same rounded figures the JSON
-holds (4 decimals; rates in the terminal and Markdown as given, never re-computed).
+Every renderer reads a ``scorecard.Scorecard``, whose figures keep full precision, and
+rounds them only for display, in one place (``fmt``: 4 decimals, a non-zero figure never
+shown as 0); rates are shown as the scorecard holds them, never re-computed.
 ``to_html`` lives in ``report_html`` (single offline file, inline SVG).
 
 Failing runs (``failing_runs``) are the runs whose task failed AND the runs whose task

@@ -11,8 +11,9 @@
 Every class is a frozen dataclass with ``to_dict``/``from_dict``; a scorecard's JSON
 round-trips exactly (``Scorecard.load(p).to_dict() == json.load(p)``). The JSON layout is
 fixed by ``trajcheck/schemas/scorecard.schema.json`` (``SCHEMA_VERSION``;
-``scorecard_schema``, ``validate_scorecard_json``). Figures are reported rounded to
-``DIGITS`` decimals (money in US dollars to ``COST_DIGITS``; ``_r``, ``_usd``).
+``scorecard_schema``, ``validate_scorecard_json``). Figures keep full float precision here
+and in the JSON (2/3 is stored as 0.6666666666666666); only the reports a person reads
+(terminal, Markdown, HTML) round, at display time (``trajcheck.report.fmt``).
 
 The scoring that fills these classes (``score_run``, ``score_runs``, ``evaluate``,
 ``compare_scorecards``) lives in ``trajcheck.suite``, which also re-exports every name here.
@@ -33,30 +34,21 @@ from typing import Any
 from .errors import TrajcheckError
 
 SCHEMA_VERSION = "1"
-DIGITS = 4
-COST_DIGITS = 8
 
 
-def _r(x: float | None, digits: int = DIGITS) -> float | None:
-    """Round a figure for reporting (None and non-finite values pass through as None).
-
-    Policy: a figure that is not zero never reports as 0 -- one that would round to 0 at
-    ``digits`` decimals keeps ``digits`` significant digits instead (2.3456e-9 -> 2.346e-09).
-    """
+def _r(x: float | None) -> float | None:
+    """A figure as stored in results and JSON: a plain float at full precision, never rounded
+    (rounding belongs to the reports a person reads). None and non-finite values become None
+    (JSON has no NaN or infinity); -0.0 becomes 0.0."""
     if x is None:
         return None
     x = float(x)
-    if not math.isfinite(x):
-        return None
-    r = round(x, digits)
-    if r == 0 and x != 0:
-        return float(f"{x:.{digits}g}")
-    return r
+    return x + 0.0 if math.isfinite(x) else None
 
 
 def _usd(x: float | None) -> float | None:
-    """Round a US-dollar amount for reporting (``COST_DIGITS`` decimals; None passes through)."""
-    return _r(x, COST_DIGITS)
+    """A US-dollar amount as stored in results and JSON: full precision, like ``_r``."""
+    return _r(x)
 
 
 def fmt_num(x: float | None) -> str:
@@ -577,8 +569,6 @@ def validate_scorecard_json(data: Mapping[str, Any]) -> None:
 
 __all__ = [
     "AGREEMENT_CELLS",
-    "COST_DIGITS",
-    "DIGITS",
     "SCHEMA_VERSION",
     "CaseResult",
     "CheckAgreement",

@@ -29,8 +29,8 @@ cases, or the runs ``trajcheck run`` just made -- and returns a frozen ``Scoreca
 ``evaluate`` keys trajectories to cases by ``Trajectory.metadata["case_id"]`` and reports
 traces for unknown cases and cases without traces as problems (the rest is still scored).
 
-Every figure is reported rounded to 4 decimals (money in US dollars to 8, so that a
-fraction-of-a-cent per-run cost is not rounded to 0), and a scorecard's JSON round-trips
+Every figure keeps full float precision in the results and the JSON (2/3 is stored as
+0.6666666666666666; only the terminal, Markdown and HTML reports round), and a scorecard's JSON round-trips
 exactly (``Scorecard.load(p).to_dict() == json.load(p)``). The JSON layout is fixed by
 ``trajcheck/schemas/scorecard.schema.json`` (``SCHEMA_VERSION``).
 
@@ -58,8 +58,6 @@ from .intake import PROBLEMS_SHOWN, case_map_of, pair_runs, problem_lines
 from .model import Case, Trajectory
 from .scorecard import (  # re-exported: the data model's old home
     AGREEMENT_CELLS,
-    COST_DIGITS,
-    DIGITS,
     SCHEMA_VERSION,
     CaseResult,
     CheckAgreement,
@@ -178,8 +176,6 @@ __all__ = [
     "compare_scorecards",
     # the data model, re-exported from trajcheck.scorecard
     "AGREEMENT_CELLS",
-    "COST_DIGITS",
-    "DIGITS",
     "SCHEMA_VERSION",
     "CaseResult",
     "CheckAgreement",

@@ -94,7 +94,7 @@ def test_error_pattern_marks_the_failed_attempt(tmp_path: Path) -> None:
     plain, _ = _eval([str(traces), "--cases", str(cases)], tmp_path)
     marked, _ = _eval([str(traces), "--cases", str(cases), "--error-pattern", '"error"'], tmp_path)
     # unmarked: 2 calls for 1 expected -> P 1/2, R 1, F1 2/3; marked: the 503 is a failed attempt
-    assert plain["runs"][0]["f1"] == 0.6667
+    assert plain["runs"][0]["f1"] == 2 / 3
     assert marked["runs"][0]["f1"] == 1.0
     res = load(traces, error_pattern='"error"').trajectories[0].tool_results()
     assert [(r.is_error, r.error) for r in res] == [(True, '{"error":"HTTP 503"}'), (None, None)]

@@ -33,5 +33,5 @@ def test_reckless_agent_breaks_confirmation_and_validation_rules():
     # cancels although the user would have said no: the final state shows it
     r = by["fl_005_cancel_declined"]
     assert not r.success and r.failure_reason.startswith("task failed: final state: table bookings changed")
-    assert sc.suite.pass_hat_k[2] == round(5 / 6, 4)
-    assert sc.suite.forbidden_rate.value == round(8 / 12, 4)
+    assert sc.suite.pass_hat_k[2] == 5 / 6
+    assert sc.suite.forbidden_rate.value == 8 / 12

@@ -165,8 +165,8 @@ def test_duplicate_agent_fails_final_state_naming_the_duplicate(tmp_path, semant
         if not r["success"]:
             assert r["failure_reason"].startswith("task failed: final state: unexpected added row in tickets:")
             assert "'key': 'INC-1053'" in r["failure_reason"]
-    assert sc["suite"]["pass_hat_k"]["5"] == round(19 / 25, 4)
-    assert sc["suite"]["duplicate_rate"]["value"] == round(30 / 125, 4)
+    assert sc["suite"]["pass_hat_k"]["5"] == 19 / 25
+    assert sc["suite"]["duplicate_rate"]["value"] == 30 / 125
 
 
 def test_false_success_agent_on_fault_cases(tmp_path, semantic):
@@ -176,7 +176,7 @@ def test_false_success_agent_on_fault_cases(tmp_path, semantic):
     assert fs["value"] == 0.75 and fs["n"] == 20       # 15 of 20 fault runs (3 of 4 fault cases)
     bad = {r["case_id"] for r in sc["runs"] if r["false_success"]}
     assert bad == FAULT_503
-    assert sc["suite"]["pass_hat_k"]["5"] == round(22 / 25, 4)
+    assert sc["suite"]["pass_hat_k"]["5"] == 22 / 25
 
 
 def test_unknown_agent_path_exits_2(tmp_path):

@@ -80,8 +80,8 @@ def test_ordering_violations_are_shown_in_terminal_markdown_and_html() -> None:
     # mean ordering accuracy over the 3 runs with precedence rules: (1 + 0 + 0) / 3; one case,
     # so the bootstrap over cases has nothing to vary; the figure is stored in the scorecard
     oa = sc.suite.ordering_accuracy  # type: ignore[attr-defined]
-    assert (oa.value, oa.lo, oa.hi, oa.method, oa.n) == (0.3333, 0.3333, 0.3333, "bootstrap", 1)
-    assert sc.to_dict()["suite"]["ordering_accuracy"]["value"] == 0.3333  # type: ignore[attr-defined]
+    assert (oa.value, oa.lo, oa.hi, oa.method, oa.n) == (1 / 3, 1 / 3, 1 / 3, "bootstrap", 1)
+    assert sc.to_dict()["suite"]["ordering_accuracy"]["value"] == 0.3333333333333333  # type: ignore[attr-defined]
     head = dict(headline_rows(sc))  # type: ignore[arg-type]
     assert head["mean ordering accuracy"] == (
         "0.3333 [0.3333, 0.3333] over 3 runs with precedence rules (2 with a violation)"

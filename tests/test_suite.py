@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,10 @@ def small_suite(**kw):
     return evaluate(trajs, [CASE_A, CASE_B, CASE_C], n_boot=200, **kw)
 
 
-def wilson(c: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+Z95 = statistics.NormalDist().inv_cdf(0.975)  # the exact two-sided 95% quantile
+
+
+def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
     p = c / n
     den = 1 + z * z / n
     mid = (p + z * z / (2 * n)) / den
@@ -67,7 +71,9 @@ def test_small_suite_hand_computed():
     assert sc.run("A-0").failure_reason is None
     lo, hi = wilson(3, 4)
     assert s.task_success_rate.value == 0.75
-    assert s.task_success_rate.lo == round(lo, 4) and s.task_success_rate.hi == round(hi, 4)
+    # stored at full precision (not rounded to 4 decimals): equal to the formula up to float noise
+    assert s.task_success_rate.lo == pytest.approx(lo, rel=1e-12, abs=0)
+    assert s.task_success_rate.hi == pytest.approx(hi, rel=1e-12, abs=0)
     assert s.task_success_rate.method == "wilson"
     # pass^1 = (1 + 1/2)/2, pass^2 = (1 + 0)/2; pass@2 = (1 + 1)/2
     assert s.pass_hat_k == {1: 0.75, 2: 0.5}
@@ -179,10 +185,10 @@ def test_tau_bench_recorded_reward_pass_hat_k(tau_scorecard):
     rr = tau_scorecard.recorded_reward
     assert rr is not None
     # README leaderboard row "TC (gpt-4o)" airline, reproduced from the 200 recorded rewards
-    assert rr.pass_hat_k == {1: 0.42, 2: 0.2733, 3: 0.22, 4: 0.2}
+    assert rr.pass_hat_k == {1: 0.42, 2: 0.2733333333333333, 3: 0.22, 4: 0.2}  # 2: 41/150
     assert rr.n == 200 and rr.mean == 0.42
     assert tau_scorecard.to_dict()["recorded_reward"]["pass_hat_k"] == {
-        "1": 0.42, "2": 0.2733, "3": 0.22, "4": 0.2}
+        "1": 0.42, "2": 0.2733333333333333, "3": 0.22, "4": 0.2}
 
 
 def test_tau_bench_agreement(tau_scorecard):
@@ -200,7 +206,7 @@ def test_tau_bench_agreement(tau_scorecard):
         assert d.reason and d.reason.startswith("trajcheck ")
     # our own pass^1 is our success count over the runs
     s = tau_scorecard.suite
-    assert s.pass_hat_k[1] == round(s.n_successes / s.n_runs, 4)
+    assert s.pass_hat_k[1] == s.n_successes / s.n_runs
     assert s.n_runs == 200 and s.n_cases == 50 and len(s.pass_hat_k) == 4
 
 
@@ -259,7 +265,7 @@ def test_efficiency_over_successes_hand_computed():
     assert [r.steps for r in sc.runs] == [2, 3, 2]
     assert [r.tokens for r in sc.runs] == [1000, 3000, 500]
     e = sc.suite.efficiency
-    assert (e["n_runs"], e["n_success"], e["success_rate"]) == (3, 2, 0.6667)
+    assert (e["n_runs"], e["n_success"], e["success_rate"]) == (3, 2, 2 / 3)
     # over the 2 successes only; linear interpolation between the two values x < y:
     # p50 = (x + y) / 2, p95 = x + 0.95 (y - x), p99 = x + 0.99 (y - x)
     assert e["tokens"] == {"n": 2, "mean": 2000.0, "p50": 2000.0, "p95": 2900.0, "p99": 2980.0,
@@ -299,15 +305,15 @@ def test_routing_hand_computed():
     assert [r.route for r in sc.runs] == ["billing", "it", "refund"]  # P-1: first call's name
     rt = sc.suite.routing
     assert rt["kind"] == "single_label" and rt["n"] == 3 and rt["n_no_route"] == 0
-    assert rt["accuracy"] == 0.6667  # 2 of 3
+    assert rt["accuracy"] == 2 / 3  # 2 of 3, full precision
     # labels sorted; rows expected, columns taken
     assert rt["labels"] == ["billing", "it", "refund"]
     assert rt["matrix"] == [[1, 0, 0], [0, 1, 1], [0, 0, 0]]
     # billing P=R=F1=1; it P=1 R=1/2 F1=2/3; refund P=R=F1=0 (never expected, once taken)
-    assert rt["per_class"]["it"] == {"precision": 1.0, "recall": 0.5, "f1": 0.6667, "support": 2,
+    assert rt["per_class"]["it"] == {"precision": 1.0, "recall": 0.5, "f1": 2 / 3, "support": 2,
                                      "tp": 1, "fp": 0, "fn": 1}
-    assert rt["macro_precision"] == 0.6667 and rt["macro_recall"] == 0.5
-    assert rt["macro_f1"] == 0.5556  # (1 + 2/3 + 0) / 3
+    assert rt["macro_precision"] == 2 / 3 and rt["macro_recall"] == 0.5
+    assert rt["macro_f1"] == pytest.approx((1 + 2 / 3 + 0) / 3, rel=1e-15)
     g = rt["recall_floor_gate"]
     assert g["passed"] is False and g["failed"] == ["it"]
     assert g["recalls"] == {"it": 0.5, "billing": 1.0}
@@ -377,18 +383,18 @@ def test_data_model_names_still_import_from_suite():
     import trajcheck.suite as suite_mod
 
     moved = list(sc_mod.__all__)
-    assert "Scorecard" in moved and "validate_scorecard_json" in moved and len(moved) == 15
+    assert "Scorecard" in moved and "validate_scorecard_json" in moved and len(moved) == 13
     assert all(getattr(suite_mod, n) is getattr(sc_mod, n) for n in moved)
     assert set(moved) <= set(suite_mod.__all__)
 
 
-def test_reported_figures_never_round_a_nonzero_to_zero():
-    from trajcheck.scorecard import _r
+def test_stored_figures_are_never_rounded():
+    from trajcheck.scorecard import _r, _usd
 
-    assert _r(2.3456789e-9) == 2.346e-09 and _r(0.00004) == 4e-05 and _r(-3e-7) == -3e-07
-    assert _r(0.0) == 0.0 and _r(0.12344) == 0.1234 and _r(None) is None and _r(float("nan")) is None
-    # money keeps 8 decimals, and below that its significant digits
-    assert _r(1.5e-10, 8) == 1.5e-10 and _r(0.123456789, 8) == 0.12345679
+    assert _r(2.3456789e-9) == 2.3456789e-9 and _r(0.00004) == 4e-05 and _r(-3e-7) == -3e-07
+    assert _r(0.0) == 0.0 and _r(0.12344) == 0.12344 and _r(2 / 3) == 0.6666666666666666
+    assert _r(None) is None and _r(float("nan")) is None and _r(float("inf")) is None
+    assert _usd(1.5e-10) == 1.5e-10 and _usd(0.123456789) == 0.123456789
 
 
 def test_compare_keeps_the_exact_p_value():
@@ -418,7 +424,8 @@ def test_composite_pass_rate_and_gate_failures():
     assert sc.suite.pass_hat_k == {1: 1.0, 2: 1.0}  # pass^k stays on task success (DESIGN)
     cpr = sc.suite.composite_pass_rate
     lo, hi = wilson(1, 2)
-    assert (cpr.value, cpr.n, cpr.lo, cpr.hi) == (0.5, 2, round(lo, 4), round(hi, 4))
+    assert (cpr.value, cpr.n) == (0.5, 2)
+    assert (cpr.lo, cpr.hi) == (pytest.approx(lo, rel=1e-12, abs=0), pytest.approx(hi, rel=1e-12, abs=0))
     d = sc.to_dict()
     validate_scorecard_json(d)
     assert Scorecard.from_dict(d).to_dict() == d
