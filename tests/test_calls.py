@@ -37,7 +37,7 @@ WORKED = [T("search_docs", {"q": "boot"}), T("get_ticket", {"id": "INC-1042"}),
 def test_worked_example_prf():
     r = tool_call_prf(WORKED, ticket_case())
     assert (r.precision, r.recall) == (0.5, 1.0)
-    assert r.f1 == pytest.approx(2 / 3) and round(r.f1, 3) == 0.667
+    assert r.f1 == 2 / 3 == 0.6666666666666666  # full precision, as the seed prints it
     assert (r.tp, r.n_counted, r.n_expected) == (1, 2, 1)
     assert r.score == r.f1 and r.parts["unexpected_calls"] == [2]
 
@@ -64,6 +64,19 @@ def test_prf_empty_rules():
     # only optional calls, nothing expected: precision 1
     r = tool_call_prf([T("search_docs", {})], Case(id="o", input="x", optional_calls=("search_docs",)))
     assert (r.precision, r.recall) == (1.0, 1.0)
+
+
+def test_f1_is_the_float_nearest_the_exact_fraction():
+    # 1 call, the 1 match of 9 expected calls: P = 1, R = 1/9, F1 = 2*1/(1+9) = 1/5 exactly;
+    # 2PR/(P+R) in floats would give 0.19999999999999998
+    case = Case(id="f", input="x", expected_calls=tuple(ExpectedCall(n) for n in "abcdefghi"))
+    r = tool_call_prf([T("a", {})], case)
+    p, rec = r.precision, r.recall
+    assert 2 * p * rec / (p + rec) == 0.19999999999999998
+    assert (p, rec, r.f1) == (1.0, 1 / 9, 0.2)
+    # 2 of 2 counted calls match, 5 expected: 2*2/(2+5) = 4/7
+    r = tool_call_prf([T("a", {}), T("b", {})], Case(id="g", input="x", expected_calls=case.expected_calls[:5]))
+    assert (r.tp, r.n_counted, r.n_expected, r.f1) == (2, 2, 5, 4 / 7)
 
 
 def _traj_with_retry():

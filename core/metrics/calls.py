@@ -170,13 +170,20 @@ class PRFResult(MetricResult):
 
 
 def prf_counts(tp: int, n_counted: int, n_expected: int) -> tuple[float, float, float]:
-    """(precision, recall, F1) from counts, with DESIGN.md's empty-case rules."""
+    """(precision, recall, F1) from counts, with DESIGN.md's empty-case rules.
+
+    F1 = 2PR / (P + R) (seed 000 §2.3) is computed as 2 tp / (n_counted + n_expected), the
+    same value in one division, so it is the float nearest the exact fraction: P = 1, R = 1/9
+    gives 0.2, where 2PR / (P + R) in floats gives 0.19999999999999998."""
     if n_counted:
         p = tp / n_counted
     else:
         p = 1.0 if n_expected == 0 else 0.0
     r = tp / n_expected if n_expected else 1.0
-    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+    if tp:
+        f = 2 * tp / (n_counted + n_expected)
+    else:
+        f = 1.0 if p + r == 2.0 else 0.0  # nothing expected and nothing counted: 1, else 0
     return p, r, f
 
 
