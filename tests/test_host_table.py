@@ -5,7 +5,8 @@ failed-then-retried call, a parallel pair, an order rule broken and kept, a forb
 no-tool case), read with ``trajcheck.traces.load`` and turned into each host's test case by the
 adapters' helpers. Every row metric -- and every trajectory mode of every dialect in
 ``MODE_TABLE`` -- runs in DeepEval ``evaluate``, RAGAS ``evaluate``, LangSmith ``evaluate``
-(``upload_results=False``) and the promptfoo assertion; each value must equal the core
+(``upload_results=False``) and the promptfoo assertion (MLflow, Inspect AI and pydantic-evals in
+tests/test_adapter_mlflow.py, test_adapter_inspect_ai.py, test_adapter_pydantic_evals.py); each value must equal the core
 function's called directly (``core_value``), and a score the core leaves undefined (None) must
 be skipped in the host's own way. The suite figures are checked the same way.
 """
