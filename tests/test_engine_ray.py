@@ -63,3 +63,18 @@ def test_cli_engine_ray_equals_local(ray, runs, tmp_path):
         main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
     got, lw = json.loads(out.read_text()), json.loads(local.read_text())
     assert got["suite"] == lw["suite"] and got["cases"] == lw["cases"] and got["runs"] == lw["runs"]
+
+
+def test_span_rows_grouped_by_trace_id_equal_local(ray, tmp_path):
+    """A Dataset of OTel span rows (one span per row, traces interleaved): grouped by trace
+    id (groupby().map_groups) into one run each, scored, the local eval's scorecard."""
+    from otel_span_rows import local_scorecard, span_cases, span_rows
+
+    rows = span_rows()
+    want = local_scorecard(rows, tmp_path)
+    ds = ray.data.from_items(rows)
+    results, sc = tray.score_span_dataset(ds, span_cases(), case_column="case_id",
+                                          seq_column="pos", n_boot=200)
+    assert sc.to_dict() == want.to_dict()
+    assert sc.suite.n_runs == 12 and sc.suite.n_successes == 4
+    assert len(results.take_all()) == 12

@@ -73,3 +73,20 @@ def test_cli_engine_spark_equals_local(spark, runs, tmp_path):
         main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
     lw = json.loads(local.read_text())
     assert got["suite"] == lw["suite"] and got["cases"] == lw["cases"] and got["runs"] == lw["runs"]
+
+
+def test_span_rows_grouped_by_trace_id_equal_local(spark, tmp_path):
+    """A DataFrame of OTel span rows (one span per row, traces interleaved, repartitioned):
+    grouped by trace id into one run each, scored, the local eval's scorecard."""
+    from otel_span_rows import local_scorecard, span_cases, span_rows
+
+    rows = span_rows()
+    want = local_scorecard(rows, tmp_path)
+    df = spark.createDataFrame([(r["trace_id"], r["span"], r["case_id"], r["pos"]) for r in rows],
+                               ["trace_id", "span", "case_id", "pos"]).repartition(3)
+    results, sc = tspark.score_span_dataframe(df, span_cases(), case_column="case_id",
+                                              seq_column="pos", n_boot=200)
+    assert sc.to_dict() == want.to_dict()
+    assert sc.suite.n_runs == 12 and sc.suite.n_successes == 4
+    assert sorted(r["seq"] for r in results.collect()) == sorted(
+        min(x["pos"] for x in rows if x["trace_id"] == t) for t in {x["trace_id"] for x in rows})

@@ -80,3 +80,27 @@ def test_results_table_and_bad_rows(tau_jsonl):
         BatchScorer(cases).score(pa.record_batch({"x": [1]}), BatchScorer(cases).new_partial())
     with pytest.raises(MetricInputError, match="no trace could be matched"):
         finalize([score_batches([pa.record_batch({"trace": ["[]"]})], cases)[1]], cases)
+
+
+def test_span_rows_grouped_by_trace_equal_the_local_eval(tmp_path):
+    """OTel span rows gathered per trace id (in any row order) and read together give the
+    scorecard of a local eval of the same spans."""
+    from otel_span_rows import local_scorecard, span_cases, span_rows
+
+    from trajcheck.engines.batch import group_spans
+
+    rows = span_rows()
+    want = local_scorecard(rows, tmp_path)
+    assert want.suite.n_runs == 12 and want.suite.n_successes == 4
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["trace_id"], []).append(r)
+    runs = [{"trace": group_spans((x["pos"], x["span"]) for x in reversed(g)),
+             "seq": min(x["pos"] for x in g), "case_id": g[0]["case_id"]} for g in groups.values()]
+    halves = [pa.RecordBatch.from_pylist(runs[::2]), pa.RecordBatch.from_pylist(runs[1::2])]
+    parts = [score_batches([b], span_cases(), grouped=True, case_column="case_id")[1] for b in halves]
+    got = finalize(parts, span_cases(), n_boot=200)
+    assert got.to_dict() == want.to_dict()
+    # without grouped=True a row of spans is not read one span at a time: a problem, no run
+    _, part = score_batches([halves[0]], span_cases(), case_column="case_id")
+    assert part.suite.n == 0 and "read with the other records of its file" in part.read[0][1]

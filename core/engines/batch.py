@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..aggregate import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
 from ..errors import EngineError, MetricInputError
 from ..intake import RunKeyer, _unmatched_message, case_map_of
-from ..model import Case
+from ..model import Case, Trajectory
 from ..scorecard import RunResult, Scorecard
 from ..scoring import score_run
 
@@ -120,19 +120,25 @@ class BatchScorer:
     ``trace_column``: the column of JSON texts; ``seq_column``: the int64 input positions
     (None: positions are the rows' order within each batch, offset by ``seq_offset``).
     ``keep_runs``: runs kept in full for reports per partial (None: all). ``format`` and
-    ``error_pattern`` as in ``traces.load``. Raises ``MetricInputError`` naming a missing
-    column.
+    ``error_pattern`` as in ``traces.load``. ``grouped``: each row's text is a JSON list
+    holding every record of its run(s), read together (``traces.stream.read_row(whole=
+    True)``): the OTel spans of one trace, gathered by ``group_spans``. ``case_column``
+    (optional): a column of case ids, given to the row's runs whose trace names none (OTel
+    spans carry no case id). Raises ``MetricInputError`` naming a missing column.
     """
 
     def __init__(self, cases: Mapping[str, Case] | Sequence[Case], *, trace_column: str = "trace",
                  seq_column: str | None = "seq", keep_runs: int | None = DEFAULT_KEEP_RUNS,
-                 format: str = "auto", error_pattern: str | None = None) -> None:
+                 format: str = "auto", error_pattern: str | None = None, grouped: bool = False,
+                 case_column: str | None = None) -> None:
         self.case_map = case_map_of(cases)
         self.trace_column = trace_column
         self.seq_column = seq_column
         self.keep_runs = keep_runs
         self.format = format
         self.error_pattern = error_pattern
+        self.grouped = grouped
+        self.case_column = case_column
 
     def new_partial(self) -> BatchPartial:
         """An empty partial to fold batches into."""
@@ -155,15 +161,21 @@ class BatchScorer:
             raise MetricInputError(f"batch has no column {self.seq_column!r} (columns: {names})")
         else:
             seqs = list(range(seq_offset, seq_offset + len(texts)))
+        if self.case_column is not None and self.case_column not in names:
+            raise MetricInputError(f"batch has no column {self.case_column!r} (columns: {names})")
+        cids = (batch.column(self.case_column).to_pylist() if self.case_column is not None
+                else [None] * len(texts))
         keyer = RunKeyer(self.case_map)
         rows: list[dict[str, Any]] = []
         suite = part.suite
-        for seq, text in zip(seqs, texts):
+        for seq, text, cid in zip(seqs, texts, cids):
             part.n_rows += 1
             where = f"row {seq}"
             trajs, problems = read_row(text or "", where, self.format,
-                                       error_pattern=self.error_pattern)
+                                       error_pattern=self.error_pattern, whole=self.grouped)
             part.read.extend((seq, p) for p in problems)
+            if cid is not None:
+                trajs = [with_case_id(t, cid) for t in trajs]
             for t in trajs:  # one run per row in practice; a list row holds several
                 before = len(keyer.problems)
                 c = keyer.key(seq, t)
@@ -178,6 +190,23 @@ class BatchScorer:
         part.no_case_id.extend(keyer.no_cid)
         part.unknown.extend(keyer.unknown)
         return pa.RecordBatch.from_pylist(rows, schema=result_schema())
+
+
+def with_case_id(t: Trajectory, case_id: Any) -> Trajectory:
+    """``t`` with ``metadata["case_id"] = case_id`` unless its trace already names a case
+    (the trace's own value wins, as wrapper metadata never overrides a reader's)."""
+    if t.metadata.get("case_id") is not None:
+        return t
+    from dataclasses import replace
+
+    return replace(t, metadata={**t.metadata, "case_id": str(case_id)})
+
+
+def group_spans(rows: Iterable[tuple[int, str]]) -> str:
+    """The ``trace`` text of one run from its span rows ``(position, span JSON text)``: a
+    JSON list of the spans in input order (an engine gathers a trace id's rows and calls
+    this, or builds the same text with its own functions)."""
+    return "[" + ",".join(j for _, j in sorted(rows, key=lambda r: r[0])) + "]"
 
 
 def score_batches(batches: Iterable[Any], cases: Mapping[str, Case] | Sequence[Case],
@@ -223,4 +252,4 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
 
 
 __all__ = ["DEFAULT_KEEP_RUNS", "RESULT_FIELDS", "BatchPartial", "BatchScorer", "finalize",
-           "result_row", "result_schema", "score_batches"]
+           "group_spans", "result_row", "result_schema", "score_batches", "with_case_id"]

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import EngineError
 from ..model import Case
 from ..scorecard import Scorecard
-from .batch import DEFAULT_KEEP_RUNS, BatchPartial, BatchScorer, finalize
+from .batch import DEFAULT_KEEP_RUNS, BatchPartial, BatchScorer, finalize, group_spans
 
 PARTIAL = "partial"
 BATCH_ROWS = 4096
@@ -80,15 +80,18 @@ def score_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                   keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
                   error_pattern: str | None = None, ks: Sequence[int] | None = None,
                   seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
-                  source: str | None = None) -> tuple[Any, Scorecard]:
+                  source: str | None = None, grouped: bool = False,
+                  case_column: str | None = None) -> tuple[Any, Scorecard]:
     """Score a Ray Dataset with one run's JSON per row in ``trace_column`` (module
     docstring). Returns ``(results, scorecard)``: ``results`` a materialised Dataset of
-    per-run results (``batch.RESULT_FIELDS``). Raises what ``batch.finalize`` raises."""
+    per-run results (``batch.RESULT_FIELDS``). ``grouped`` and ``case_column`` as in
+    ``batch.BatchScorer``. Raises what ``batch.finalize`` raises."""
     if seq_column is None:
         ds = _numbered(ds)
         seq_column = "seq"
     scorer = BatchScorer(cases, trace_column=trace_column, seq_column=seq_column,
-                         keep_runs=keep_runs, format=format, error_pattern=error_pattern)
+                         keep_runs=keep_runs, format=format, error_pattern=error_pattern,
+                         grouped=grouped, case_column=case_column)
     out = ds.map_batches(_Mapper(scorer), batch_format="pyarrow", batch_size=BATCH_ROWS,
                          zero_copy_batch=True).materialize()
     parts: list[BatchPartial] = []
@@ -102,6 +105,52 @@ def score_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
     return results, sc
 
 
+class _TraceOfSpans:
+    """One trace id's span rows (a pyarrow Table) -> one run row (``batch.group_spans``)."""
+
+    def __init__(self, span_column: str, seq_column: str, case_column: str | None) -> None:
+        self.span_column, self.seq_column, self.case_column = span_column, seq_column, case_column
+
+    def __call__(self, t: Any) -> Any:
+        import pyarrow as pa
+
+        seqs = t.column(self.seq_column).to_pylist()
+        row: dict[str, Any] = {"trace": group_spans(zip(seqs, t.column(self.span_column).to_pylist())),
+                               "seq": min(seqs)}
+        if self.case_column is not None:
+            ids = [str(c) for c in t.column(self.case_column).to_pylist() if c is not None]
+            row["case_id"] = min(ids) if ids else None
+        return pa.Table.from_pylist([row])
+
+
+def spans_to_runs(ds: Any, *, trace_id_column: str = "trace_id", span_column: str = "span",
+                  case_column: str | None = None, seq_column: str | None = None) -> Any:
+    """A Dataset of span rows as one row per trace (``trace``, ``seq`` and, with
+    ``case_column``, ``case_id``), as ``engines.spark.spans_to_runs`` builds them;
+    positions come from ``seq_column`` or the rows' order."""
+    if seq_column is None:
+        ds = _numbered(ds)
+        seq_column = "seq"
+    one = _TraceOfSpans(span_column, seq_column, case_column)
+
+    def trace_of_spans(t: Any) -> Any:  # map_groups wants a named function, not a callable object
+        return one(t)
+
+    return ds.groupby(trace_id_column).map_groups(trace_of_spans, batch_format="pyarrow")
+
+
+def score_span_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
+                       trace_id_column: str = "trace_id", span_column: str = "span",
+                       case_column: str | None = None, seq_column: str | None = None,
+                       **kw: Any) -> tuple[Any, Scorecard]:
+    """Score a Dataset of OTel span rows grouped by trace id, one run per trace
+    (``spans_to_runs``; ``kw`` as in ``score_dataset``): the local eval's scorecard."""
+    runs = spans_to_runs(ds, trace_id_column=trace_id_column, span_column=span_column,
+                         case_column=case_column, seq_column=seq_column)
+    return score_dataset(runs, cases, trace_column="trace", seq_column="seq", grouped=True,
+                         case_column="case_id" if case_column is not None else None, **kw)
+
+
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
               **kw: Any) -> Scorecard:
     """Score a JSONL file of runs on a local Ray (``workers`` CPUs) and return the
@@ -112,4 +161,4 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     return sc
 
 
-__all__ = ["eval_file", "init", "score_dataset"]
+__all__ = ["eval_file", "init", "score_dataset", "score_span_dataset", "spans_to_runs"]

@@ -81,19 +81,24 @@ def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                     keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
                     error_pattern: str | None = None, ks: Sequence[int] | None = None,
                     seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
-                    source: str | None = None) -> tuple[Any, Scorecard]:
+                    source: str | None = None, grouped: bool = False,
+                    case_column: str | None = None) -> tuple[Any, Scorecard]:
     """Score a Spark DataFrame with one run's JSON per row in ``trace_column`` (module
     docstring). Returns ``(results, scorecard)``: ``results`` a DataFrame of per-run results
-    (``batch.RESULT_FIELDS``), ``scorecard`` the suite's. Raises what ``batch.finalize``
-    raises."""
+    (``batch.RESULT_FIELDS``), ``scorecard`` the suite's. ``grouped`` and ``case_column`` as
+    in ``batch.BatchScorer``. Raises what ``batch.finalize`` raises."""
     from pyspark.sql import functions as F
 
     if seq_column is None:
         df = df.withColumn("seq", F.monotonically_increasing_id())
         seq_column = "seq"
-    df = df.select(F.col(trace_column).alias("trace"), F.col(seq_column).cast("long").alias("seq"))
+    cols = [F.col(trace_column).alias("trace"), F.col(seq_column).cast("long").alias("seq")]
+    if case_column is not None:
+        cols.append(F.col(case_column).cast("string").alias("case_id"))
+    df = df.select(*cols)
     scorer = BatchScorer(cases, trace_column="trace", seq_column="seq", keep_runs=keep_runs,
-                         format=format, error_pattern=error_pattern)
+                         format=format, error_pattern=error_pattern, grouped=grouped,
+                         case_column="case_id" if case_column is not None else None)
     out = df.mapInArrow(_mapper(scorer), _spark_schema())
     parts = [BatchPartial.from_bytes(bytes(r[PARTIAL]))
              for r in out.where(F.col(PARTIAL).isNotNull()).select(PARTIAL).collect()]
@@ -101,6 +106,43 @@ def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                   source=source)
     results = out.where(F.col(PARTIAL).isNull()).drop(PARTIAL)
     return results, sc
+
+
+def spans_to_runs(df: Any, *, trace_id_column: str = "trace_id", span_column: str = "span",
+                  case_column: str | None = None, seq_column: str | None = None) -> Any:
+    """A DataFrame of span rows (one OTel span's JSON per row in ``span_column``, its trace
+    id in ``trace_id_column``) as one row per trace: ``trace`` (the JSON list of its spans
+    in input order, ``batch.group_spans``' text), ``seq`` (the position of its first span)
+    and, with ``case_column``, ``case_id`` (the smallest non-null case id of its spans).
+    Positions come from ``seq_column`` or ``monotonically_increasing_id()``."""
+    from pyspark.sql import functions as F
+
+    if seq_column is None:
+        df = df.withColumn("seq", F.monotonically_increasing_id())
+        seq_column = "seq"
+    seq = F.col(seq_column).cast("long")
+    aggs = [F.min(seq).alias("seq"),
+            F.sort_array(F.collect_list(F.struct(seq.alias("s"), F.col(span_column).alias("j"))))
+            .alias("xs")]
+    if case_column is not None:
+        aggs.append(F.min(F.col(case_column).cast("string")).alias("case_id"))
+    g = df.groupBy(F.col(trace_id_column)).agg(*aggs)
+    trace = F.concat(F.lit("["), F.concat_ws(",", F.col("xs.j")), F.lit("]"))
+    return g.select(trace.alias("trace"), "seq", *(["case_id"] if case_column is not None else []))
+
+
+def score_span_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
+                         trace_id_column: str = "trace_id", span_column: str = "span",
+                         case_column: str | None = None, seq_column: str | None = None,
+                         **kw: Any) -> tuple[Any, Scorecard]:
+    """Score a DataFrame of OTel span rows: grouped by trace id into one run each
+    (``spans_to_runs``), each run read from all its spans together and scored as
+    ``score_dataframe`` scores runs (``kw`` as there). A local eval of the same spans gives
+    the same scorecard."""
+    runs = spans_to_runs(df, trace_id_column=trace_id_column, span_column=span_column,
+                         case_column=case_column, seq_column=seq_column)
+    return score_dataframe(runs, cases, trace_column="trace", seq_column="seq", grouped=True,
+                           case_column="case_id" if case_column is not None else None, **kw)
 
 
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
@@ -113,4 +155,4 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     return sc
 
 
-__all__ = ["eval_file", "score_dataframe", "session"]
+__all__ = ["eval_file", "score_dataframe", "score_span_dataframe", "session", "spans_to_runs"]

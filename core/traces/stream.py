@@ -181,11 +181,14 @@ class TraceStream:
 
 
 def read_row(text: str, where: str, format: str = "auto", *,
-             error_pattern: str | re.Pattern[str] | None = None) -> tuple[list[Trajectory], list[str]]:
+             error_pattern: str | re.Pattern[str] | None = None,
+             whole: bool = False) -> tuple[list[Trajectory], list[str]]:
     """The trajectories of one JSON text (one JSONL line, one table cell) and the problems
     met, as ``load`` reads such a line; ``where`` names it in problems. Records of formats
     that group many lines into one run (``_GROUPING``) cannot be read alone: they come back
-    as a problem. Never raises for bad input."""
+    as a problem -- unless ``whole`` says the text holds every record of its runs (e.g. a
+    JSON list of all the OTel spans of one trace, gathered by an engine's group-by), and
+    they are read together as ``load`` reads them from one file. Never raises for bad input."""
     fmt = _norm_format(format)
     acc = _Acc(error_pattern=_compile_pattern(error_pattern))
     if not text.strip():
@@ -201,7 +204,7 @@ def read_row(text: str, where: str, format: str = "auto", *,
     for o, w in _units(obj, acc, where, where):
         loc = where + (f" {w}" if w else "")
         kind = fmt if fmt != "auto" else detect(o)
-        if kind in _GROUPING:
+        if kind in _GROUPING and not whole:
             acc.skip(f"{loc}: a {kind} record is read with the other records of its file, "
                      "not one row at a time; skipped")
         else:
