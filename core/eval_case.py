@@ -20,10 +20,11 @@ lands where trajcheck keeps the same meaning:
 ========================================  ==================================================
 
 ``expected_outcome.max_steps`` and ``expected_outcome.final_state`` (seed 001 compares the
-last tool observation's keys) have no neutral home: they are kept in ``metadata``
-(``outcome_max_steps``, ``expected_last_observation``) and are not scored; a final state is
-checked by trajcheck on database snapshots (``expected_final_state``). An unknown key in any
-of the three objects raises ``DatasetError`` naming the case and the key.
+last tool observation's keys) have no neutral Case field: they are kept in ``metadata``
+(``outcome_max_steps``, ``expected_last_observation``) and scored as part of the run's
+outcome by ``metrics.outcome_checks`` (a database final state is trajcheck's
+``expected_final_state``, checked on snapshots). An unknown key in any of the three objects
+raises ``DatasetError`` naming the case and the key.
 """
 
 from __future__ import annotations
@@ -94,10 +95,16 @@ def case_from_eval_case(obj: Any) -> Case:
         if not isinstance(weights, Mapping) or any(k not in WEIGHT_NAMES for k in weights):
             raise DatasetError(f"case {cid!r}: scoring_weights keys must be among {', '.join(WEIGHT_NAMES)}")
         meta["scoring_weights"] = {WEIGHT_NAMES[k]: v for k, v in weights.items()}
-    if out.get("max_steps") is not None:
-        meta["outcome_max_steps"] = out["max_steps"]
-    if out.get("final_state") is not None:
-        meta["expected_last_observation"] = dict(out["final_state"])
+    ms, fs = out.get("max_steps"), out.get("final_state")
+    if ms is not None:
+        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+            raise DatasetError(f"case {cid!r}: expected_outcome.max_steps must be an int >= 0, got {ms!r}")
+        meta["outcome_max_steps"] = ms
+    if fs is not None:
+        if not isinstance(fs, Mapping) or not all(isinstance(k, str) for k in fs):
+            raise DatasetError(f"case {cid!r}: expected_outcome.final_state must be an object "
+                               f"with string keys, got {fs!r}")
+        meta["expected_last_observation"] = dict(fs)
     return Case(
         id=str(cid), input=text,
         expected_calls=tuple(expected),

@@ -89,6 +89,9 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
        ``metrics.outcome.outcome_from_calls`` (the state-changing expected calls were made
        and succeeded, no other state-changing call succeeded, and the response contains every
        required item).
+    Either way, a case from seed 001's suite shape also needs the last tool observation's
+    fields and the step budget of its ``expected_outcome`` to hold
+    (``metrics.outcome_checks.with_case_outcome_checks``).
     3. A run the source marks as unfinished (``metadata["terminated"] is False``: it hit the
        step limit or was cut off before the conversation ended) is not a success, whatever
        its calls: the source never reached its end state (tau-bench gives such runs reward 0
@@ -98,6 +101,7 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
     reason is one line. Errors from the outcome metrics propagate (``TrajcheckError``).
     """
     from .metrics.outcome import outcome_from_calls
+    from .metrics.outcome_checks import with_case_outcome_checks
 
     snaps = _snapshots(traj)
     res: MetricResult
@@ -109,6 +113,7 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
         res = task_success(fs, resp)
     else:
         res = outcome_from_calls(traj, case, context=context)
+    res = with_case_outcome_checks(res, traj, case)
     if traj.metadata.get("terminated") is False and res.passed:
         why = traj.metadata.get("termination") or "the run ended before the conversation did"
         from .metrics.result import MetricResult as _MR

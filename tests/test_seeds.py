@@ -6,11 +6,15 @@ Where trajcheck deliberately differs, the test shows both values and says why (R
 "Policies"): it does not follow Python's ``True == 1``; a fault raises instead of returning
 the error payload; seed 001's composite argument part counts only checks (trajcheck averages
 per called expected call, an argument-free call counting as right); the seed's tool
-selection ignores extra calls, trajcheck's counts them unless they are optional calls.
+selection ignores extra calls, trajcheck's counts them unless they are optional calls;
+``bootstrap_ci`` returns a result object, not a tuple; seed 001's schemas are JSON Schema;
+a violation's ``step`` is the run's step index; seed 001's outcome step budget counts agent
+turns and its final-state values compare typed.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import comb
 
 import pytest
@@ -27,6 +31,7 @@ from trajcheck.metrics.calls import (
 )
 from trajcheck.metrics.composite import score_trajectory
 from trajcheck.metrics.outcome import response_includes, state_diff
+from trajcheck.metrics.outcome_checks import case_outcome_checks, with_case_outcome_checks
 from trajcheck.metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k
 from trajcheck.metrics.routing import routing_metrics
 from trajcheck.metrics.sequences import check_forbidden_sequences, ordering_accuracy
@@ -159,8 +164,15 @@ def test_seed000_s4_3_pass_k_and_bootstrap():
     assert f"{pass_hat_k(tasks, k=4):.3f}" == "0.333" and f"{pass_at_k(tasks, k=2):.3f}" == "0.944"
     assert pass_hat_k(tasks, 1) == pass_at_k(tasks, 1) == 0.75
     assert abs(pass_at_k([(2, 4)], k=2) - (1 - 1 / 6)) < 1e-12
-    ci = bootstrap_ci([comb(c, 2) / comb(n, 2) for c, n in tasks])
+    per_task = [comb(c, 2) / comb(n, 2) for c, n in tasks]
+    ci = bootstrap_ci(per_task)
     assert ci.lo <= pass_hat_k(tasks, 2) <= ci.hi
+    # the seed returns a (lo, hi) tuple; trajcheck a BootstrapCI result (README "Policies"):
+    # unpacking it fails, its .lo/.hi are the pair. Both bounds by hand: each extreme
+    # resample (all three draws the 1/6 task, or all the 1.0 task) has probability 1/27 > 2.5%
+    with pytest.raises(TypeError):
+        lo, hi = bootstrap_ci(per_task)  # type: ignore[misc]
+    assert (ci.lo, ci.hi) == (1 / 6, 1.0) and ci.estimate == pytest.approx(5 / 9)
     # a pair written trials-first is an error naming the order, not a silent wrong figure
     from trajcheck.errors import MetricInputError
 
@@ -231,10 +243,33 @@ SUITE = [
 
 
 def test_seed001_outcome_level_eval():
-    # must_contain is checked case-insensitively in the final output, as outcome_eval does
-    r = response_includes(flight_run(), ["confirmed", "booking"])
-    assert r.passed is True
+    # outcome_eval on the Intuition First run with case 001's expected_outcome
+    # {must_contain: [confirmed, booking], max_steps: 12, final_state: {status: confirmed}}
+    case = case_from_eval_case({"id": "o", "input": "x", "expected_outcome": SUITE[0]["expected_outcome"]})
+    run = flight_run()
+    # output_contains_<term>: case-insensitive, in the final output
+    assert response_includes(run, case.response_must_include).passed is True
     assert response_includes(flight_run("Sorry, nothing booked."), ["confirmed"]).passed is False
+    # within_step_budget and state_status (the last observation is book_flight's
+    # {booking_id: BK-4421, status: confirmed}); the run takes 5 agent turns
+    state, budget = case_outcome_checks(run, case)
+    assert (state.name, state.passed, state.parts) == ("last_observation", True, {"checks": {"status": True}})
+    assert (budget.name, budget.passed, budget.parts) == ("step_budget", True, {"steps": 5, "max_steps": 12})
+    # all checks -> passed, as the seed's all(checks.values())
+    out = with_case_outcome_checks(response_includes(run, case.response_must_include), run, case)
+    assert out.passed is True and out.parts["last_observation"] and out.parts["step_budget"]
+    # a different final status, or a budget below the run's steps, fails the outcome
+    pending = Trajectory(steps=run.steps[:-2] + (Step(9, "tool_result", tool_result=ToolResult(
+        "c3", "book_flight", {"booking_id": "BK-4421", "status": "pending"}, is_error=False)),) + run.steps[-1:],
+        final_response=run.final_response)
+    out = with_case_outcome_checks(response_includes(pending, case.response_must_include), pending, case)
+    assert out.passed is False and out.reason == (
+        "task failed: last tool observation: 'status' is 'pending', expected 'confirmed'")
+    tight = replace(case, metadata={**case.metadata, "outcome_max_steps": 4})
+    assert case_outcome_checks(run, tight)[1].reason == "5 steps, over the budget of 4"
+    # case 002's {booking_status: None}: a key the observation lacks reads as None (dict.get)
+    c2 = case_from_eval_case(SUITE[1])
+    assert case_outcome_checks(run, c2)[0].passed is True
 
 
 def test_seed001_step_level_eval():
@@ -309,6 +344,9 @@ def test_seed001_forbidden_sequences():
     assert [(x["rule"], x["tool_called"], x["call_index"] + 1, x["severity"]) for x in v] == [
         ("delete_without_confirmation", "delete_booking", 2, "critical"),
         ("code_execution_without_review", "run_script", 5, "warning")]
+    # the seed's step is the 1-based position among the calls; trajcheck's step is the run's
+    # (0-based) step index, here the call's index since the run is a list of calls
+    assert (v[0]["step"], v[0]["call_index"] + 1) == (1, 2)
     assert v[0]["required_prior"] == RULES[0]["without_prior"] and v[0]["rationale"] == RULES[0]["rationale"]
     assert r.score == 0.0 and r.parts["critical"] == 1 and r.parts["warning"] == 1
     assert check_forbidden_sequences(calls[2:4], RULES).passed  # confirmed before cancelling
@@ -325,8 +363,6 @@ def test_seed001_composite_score():
     assert r.parts["tool_selection"] == pytest.approx(2 / 3) and r.parts["argument_correctness"] == 0.75
     assert r.score == pytest.approx(0.5 + 0.25 * 2 / 3 + 0.15 * 0.75 + 0.1) and r.passed
     # with the lookups declared optional, the selection part is the seed's 1.0
-    from dataclasses import replace
-
     opt = replace(case, optional_calls=("get_user_preferences", "validate_flight"))
     assert score_trajectory(run, opt, outcome=outcome).score == pytest.approx(0.5 + 0.25 + 0.15 * 0.75 + 0.1)
     # any critical forbidden-sequence violation -> 0

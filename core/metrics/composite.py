@@ -112,12 +112,16 @@ def _resolve_outcome(traj: Trajectory, case: Case, outcome: MetricResult | None,
     """(value or None, source, reason of the outcome result)."""
     if outcome is not None:
         return _outcome_value(outcome, "outcome"), "given", outcome.reason
+    from .outcome_checks import LAST_OBSERVATION_KEY, STEP_BUDGET_KEY
+
     if (case.expected_final_state is None and not case.response_must_include
-            and not case.expected_calls):
+            and not case.expected_calls
+            and not any((case.metadata or {}).get(k) is not None for k in (LAST_OBSERVATION_KEY, STEP_BUDGET_KEY))):
         return None, "not applicable: the case states no expected calls, final state or response", None
     from .outcome import outcome_from_calls
+    from .outcome_checks import with_case_outcome_checks
 
-    r = outcome_from_calls(traj, case, context=context)
+    r = with_case_outcome_checks(outcome_from_calls(traj, case, context=context), traj, case)
     return _outcome_value(r, "outcome_from_calls(...)"), "outcome_from_calls", r.reason
 
 
