@@ -23,7 +23,12 @@ suite's outcome policy expects. :meth:`Scenario.to_case` gives the matching ``Ca
 criteria in ``metadata["success_criteria"]`` for ``judge_task_completion``).
 
 :func:`unprompted_reveals` flags hidden facts the simulated user gave away before the agent
-asked for them.
+asked for them (literal text, or paraphrases with a semantic scorer). Each run's seed is
+also sent to the user model's API where the adapter takes one (:func:`simulate_one`).
+
+Source: seed 000 §7.1 (simulated users: persona, hidden facts revealed only when asked, goal,
+several random seeds per scenario, final-state check and transcript judges after each
+conversation).
 """
 
 from __future__ import annotations

@@ -190,6 +190,8 @@ def test_openai_compatible_user_model_through_the_cli(tmp_path: Path, user_serve
     assert sc["suite"]["pass_hat_k"]["3"] == 1.0
     # 2 scenarios x 3 seeds x 2 user-model turns (the opening comes from the scenario)
     assert len(user_server.requests) == 12
+    # each trial's seed is sent as the request's seed: per scenario, trials 0, 1, 2, two turns each
+    assert [r["body"]["seed"] for r in user_server.requests] == [0, 0, 1, 1, 2, 2] * 2
     req = user_server.requests[0]
     assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-local"
     assert req["body"]["model"] == "user-sim"

@@ -29,9 +29,10 @@ Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
   ``step_efficiency`` (the composite's efficiency part; the only implementation of it).
 - ``routing``: single-label ``routing_metrics`` (accuracy, per-class and macro P/R/F1,
   confusion matrix), ``multilabel_routing``, ``misroute_cost``, ``recall_floor_gate``.
-- ``planning``: ``plan_coverage`` (labelled sub-goals covered by a plan artefact) and
-  ``plan_adherence`` (plan steps executed in order); matching and exact comparison come
-  from ``trajcheck.matching`` / ``trajcheck.matchers``.
+- ``planning``: seed 000 §5.2's ``plan_coverage`` (labelled sub-goals covered by a plan
+  artefact, matched literally, semantically or by a judge) and ``plan_adherence`` (plan
+  steps executed in order or explicitly revised); matching and exact comparison come from
+  ``trajcheck.matching`` / ``trajcheck.matchers``.
 - ``reliability``: ``pass_hat_k``, ``pass_at_k``, ``bootstrap_ci`` (seeded, over tasks),
   ``wilson_interval``, ``rule_of_three``, ``paired_compare``.
 - ``composite``: ``score_trajectory`` -- outcome 0.50, tool selection 0.25, arguments 0.15,

@@ -1,23 +1,30 @@
-"""Planning metrics for plan-then-execute agents that emit a plan artefact.
+"""Planning metrics for plan-then-execute agents that emit a plan artefact (seed 000 §5.2).
 
-Pure standard library, deterministic. Two metrics:
+Seed 000 §5.2 defines plan_coverage = |user sub-goals addressed by plan| / |user sub-goals|
+and plan_adherence = |plan steps executed (or explicitly revised)| / |plan steps|:
 
-- ``plan_coverage(plan, subgoals)``: the fraction of the case's labelled sub-goals that the
-  plan covers, each plan step covering at most one sub-goal (maximum one-to-one matching);
-- ``plan_adherence(plan, traj)``: the fraction of plan steps the agent then executed, in the
-  plan's order (longest common subsequence of plan steps and tool calls).
+- ``plan_coverage(plan, subgoals, match=...)``: the fraction of the case's labelled
+  sub-goals that the plan covers, each plan step covering at most one sub-goal (maximum
+  one-to-one matching); free-text sub-goals are matched by their words (``"literal"``, the
+  default, standard library only), by sentence-embedding similarity (``"semantic"``) or by
+  a judge (``"judge"``);
+- ``plan_adherence(plan, traj, revisions=...)``: the fraction of plan steps the agent then
+  executed in the plan's order (longest common subsequence of plan steps and tool calls) or
+  explicitly revised (dropped or replaced by a later plan version, or marked ``revised``).
 
 These are trajcheck's deterministic counterparts of the LLM-judged plan metrics of the
 field: DeepEval's ``PlanQualityMetric`` (is the plan complete for the task?) and
 ``PlanAdherenceMetric`` (did execution follow the plan?), and the plan / sub-goal progress
 measures of agent benchmarks (e.g. AgentBoard's progress rate over labelled sub-goals, Ma et
-al. 2024, arXiv 2401.13178). The labels live in the case, so no judge is needed.
+al. 2024, arXiv 2401.13178). The labels live in the case; only ``match="judge"`` needs a
+model (the plan judges are in ``trajcheck.judges.planning``).
 
 A plan step (and a sub-goal) is one of:
 
 - a string: a tool name (``"search_flights"``), or free text (``"find a flight to Paris"``);
 - a mapping ``{"name": tool, "args": {...}}`` (``args`` optional; ``"tool"`` is accepted
-  for ``"name"``, and ``"description"``/``"text"``/``"content"`` hold free text).
+  for ``"name"``, and ``"description"``/``"text"``/``"content"`` hold free text; a plan
+  step may carry ``"revised": "<reason>"``).
 """
 
 from __future__ import annotations
