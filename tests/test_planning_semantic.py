@@ -178,3 +178,29 @@ def test_judge_bad_replies_are_reasked_then_errors() -> None:
     assert "not a plan step number 1..3" in m.calls[1][-1]["content"]
     with pytest.raises(JudgeError):
         plan_coverage(PLAN, GOALS, match="judge", judge=ScriptedModel([bad_step] * 3))
+
+
+def test_structured_subgoals_are_not_asked_or_scored() -> None:
+    # {"name": tool} without a description is structured: exact in every mode
+    calls: list[tuple[str, str]] = []
+
+    def spy(a: str, b: str) -> float:
+        calls.append((a, b))
+        return 0.99
+
+    r = plan_coverage(["look for flights to Paris"], [{"name": "search_flights"}], match="semantic",
+                      scorer=spy)
+    assert (r.covered, calls) == (0, [])
+    # the judge is asked about the free-text sub-goal only; the tool-name one is matched exactly
+    reply = json.dumps({"subgoals": [{"subgoal": 1, "steps": [2], "reason": "step 2 books the hotel"}]})
+    m = ScriptedModel([reply])
+    r2 = plan_coverage(["search_flights", "book a hotel in Paris"],
+                       ["search_flights", "reserve a hotel room in Paris"], match="judge", judge=m)
+    assert (r2.covered, r2.pairs) == (2, ((0, 0), (1, 1)))
+    assert r2.parts["judge_reasons"] == [None, "step 2 books the hotel"]
+    assert "1. reserve a hotel room in Paris" in m.calls[0][1]["content"]
+    assert "search_flights\n" not in m.calls[0][1]["content"].split("sub-goals:")[1]
+    # no free-text sub-goal: no call at all
+    m0 = ScriptedModel([])
+    assert plan_coverage(["search_flights"], ["search_flights"], match="judge", judge=m0).score == 1.0
+    assert m0.calls == []

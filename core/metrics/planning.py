@@ -173,6 +173,12 @@ def _step_text(step: PlanStep) -> str:
     return " ".join(parts)
 
 
+def _free_text(goal: PlanStep) -> bool:
+    """A sub-goal matched by meaning: it has its own text and no ``args`` (a bare tool name
+    or ``{name, args}`` is structured and matched exactly in every mode)."""
+    return goal.args is None and goal.text is not None and goal.text != goal.name
+
+
 def _semantic_adjacency(steps: Sequence[PlanStep], goals: Sequence[PlanStep],
                         scorer: Callable[[str, str], float], threshold: float,
                         sims: dict[tuple[int, int], float]) -> list[list[int]]:
@@ -181,7 +187,7 @@ def _semantic_adjacency(steps: Sequence[PlanStep], goals: Sequence[PlanStep],
     adj: list[list[int]] = []
     for i, goal in enumerate(goals):
         row: list[int] = []
-        free = goal.args is None and not (goal.name is not None and goal.text == goal.name)
+        free = _free_text(goal)
         ids = _id_tokens(goal.text or "") if free else []
         for j, step in enumerate(steps):
             if _step_covers(step, goal):
@@ -280,7 +286,7 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
     Score = covered / len(subgoals) in [0, 1], or None (not applicable) with no sub-goals;
     ``parts["match"]`` names the mode, ``parts["similarity"]`` (semantic) the cosine of each
     matched pair (None for a literal cover), ``parts["judge_reasons"]`` (judge) the judge's
-    reason per sub-goal.
+    reason per sub-goal (None for a structured one, which is not asked).
     Source: seed 000 §5.2, plan_coverage = |user sub-goals addressed by plan| / |user
     sub-goals|; trajcheck's deterministic form of plan completeness (DeepEval
     PlanQualityMetric, LLM-judged) and of sub-goal progress (AgentBoard, arXiv 2401.13178).
@@ -318,11 +324,16 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
     elif match == "judge":
         from ..judges.planning import subgoal_matches
 
-        judged, reasons = subgoal_matches(judge, [_step_text(s) for s in steps],
-                                          [g.text or g.name or "" for g in goals])
+        free = [i for i, g in enumerate(goals) if _free_text(g)]  # only these are asked
+        judged, why = subgoal_matches(judge, [_step_text(s) for s in steps],
+                                      [goals[i].text or "" for i in free])
+        by_goal = dict(zip(free, judged))
         adj = [sorted({j for j, s in enumerate(steps) if _step_covers(s, g)}
-                      | (set(judged[i]) if goals[i].args is None else set()))
+                      | set(by_goal.get(i, ())))
                for i, g in enumerate(goals)]
+        reasons: list[str | None] = [None] * len(goals)
+        for i, r in zip(free, why):
+            reasons[i] = r
         extra["judge_reasons"] = reasons
     else:
         adj = [[j for j, s in enumerate(steps) if _step_covers(s, g)] for g in goals]
