@@ -485,6 +485,39 @@ def messages_trajectory(messages: Sequence[Any], *, source_format: str = "messag
     return _trajectory(_renumber(steps), final, source_format)
 
 
+def messages_calls(messages: Sequence[Any]) -> tuple[tuple[ToolCall, ...], str | None] | None:
+    """``(calls in order, text of the first user message)`` of a chat message list, read as
+    :func:`messages_trajectory` reads it, without building the steps -- or None when the list
+    needs the whole trajectory: a tool result flagged failed (retries are set aside by the
+    metrics, which needs the results) or a message whose role is not known (the full reader
+    raises the error naming it).
+
+    For metrics that read only the calls (tool-call precision/recall/F1): on a run with no
+    failed result they give the same result on these calls as on the trajectory
+    (``metrics.calls.calls_and_retries``: a plain call list has no retries to set aside).
+    """
+    calls: list[ToolCall] = []
+    user: str | None = None
+    seen_user = False
+    for i, m in enumerate(messages):
+        g = _getter(m)
+        role = _msg_role(m, g)
+        if role == "assistant":
+            calls.extend(_msg_calls(m, f"messages[{i}]", g))
+        elif role == "user":
+            if not seen_user:
+                user, seen_user = _msg_text(m, g), True
+        elif role == "tool":
+            meta = g("metadata")
+            meta = meta if isinstance(meta, Mapping) else {}
+            if (g("status") == "error" or g("is_error") is True or meta.get("is_error") is True
+                    or meta.get("error")):
+                return None
+        elif role != "system":
+            return None
+    return tuple(calls), user
+
+
 def ragas_trajectory(user_input: Sequence[Any]) -> Trajectory:
     """The trajectory of a RAGAS ``MultiTurnSample.user_input`` (Human/AI/Tool messages)."""
     return messages_trajectory(user_input, source_format="ragas")

@@ -132,19 +132,44 @@ def to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] 
     return _to_trajcheck(user_input, reference_tool_calls, settings, match, case_id)[:2]  # type: ignore[return-value]
 
 
-def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any]) -> MetricResult:
-    settings = {k: v for k in _SETTINGS if (v := opts.get(k)) is not None}  # build_case drops None
-    traj, case, provided, per_sample = _to_trajcheck(user_input, reference_tool_calls, settings,
-                                                     opts.get("match"))
+#: Metrics that read only the calls: on a run with no failed tool result they are computed
+#: from the calls alone (``_convert.messages_calls``), without building the trajectory.
+_CALLS_ONLY = frozenset({"tool_call_f1", "tool_call_precision", "tool_call_recall", "f1"})
+_HOW = ("give it as reference_tool_calls, on the metric, or in the first HumanMessage's "
+        "metadata['trajcheck']")
+
+
+def _prepare(opts: Mapping[str, Any]) -> tuple[dict[str, Any], _catalog.Options]:
+    """A metric's case settings (None values dropped: ``build_case`` skips them) and its
+    ``Options``; computed once per metric instance (``TrajcheckRagasMetric.compute``)."""
+    settings = {k: v for k in _SETTINGS if (v := opts.get(k)) is not None}
     o = _catalog.Options(mode=opts.get("mode"), dialect=opts.get("dialect"),
                          args_mode=opts.get("args_mode"), semantic_scorer=opts.get("semantic_scorer"),
-                         judge=opts.get("judge"), weights=opts.get("weights"),
-                         before_state=per_sample.get("before_state"),
-                         after_state=per_sample.get("after_state"), ignore=opts.get("ignore"),
+                         judge=opts.get("judge"), weights=opts.get("weights"), ignore=opts.get("ignore"),
                          id_args=opts.get("id_args"), retry_budget=opts.get("retry_budget") or 2)
-    return _catalog.compute(kind, traj, case, o, provided,
-                            "give it as reference_tool_calls, on the metric, or in the first "
-                            "HumanMessage's metadata['trajcheck']")
+    return settings, o
+
+
+def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any],
+             prepared: tuple[dict[str, Any], _catalog.Options] | None = None) -> MetricResult:
+    settings, o = prepared if prepared is not None else _prepare(opts)
+    match = opts.get("match")
+    if kind in _CALLS_ONLY and not match:
+        fast = _convert.messages_calls(user_input)
+        per_sample = _convert.message_settings(user_input)
+        if fast is not None and not per_sample.get("match"):
+            calls, text = fast
+            case = _convert.build_case("ragas", text, _convert.ragas_expected(reference_tool_calls),
+                                       per_sample, settings)
+            provided = _convert.provided_keys(per_sample, settings,
+                                              expected=reference_tool_calls is not None)
+            return _catalog.compute(kind, list(calls), case, o, provided, _HOW)  # type: ignore[arg-type]
+    traj, case, provided, per_sample = _to_trajcheck(user_input, reference_tool_calls, settings, match)
+    if per_sample.get("before_state") is not None or per_sample.get("after_state") is not None:
+        from dataclasses import replace
+
+        o = replace(o, before_state=per_sample.get("before_state"), after_state=per_sample.get("after_state"))
+    return _catalog.compute(kind, traj, case, o, provided, _HOW)
 
 
 def _check_opts(obj: Any, where: str) -> None:
@@ -231,9 +256,19 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
         normalize_mode(self.match_mode or "superset", self.dialect)  # unknown names fail here
         return self.match_mode or "superset", self.dialect
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # any change of a setting drops the prepared settings (``compute`` rebuilds them)
+        if name != "last_result":
+            self.__dict__.pop("_prepared", None)
+        object.__setattr__(self, name, value)
+
     def compute(self, user_input: Any, reference_tool_calls: Any) -> MetricResult:
         """The core ``MetricResult`` for one sample's messages and reference calls."""
-        res = _compute(self.metric, user_input, reference_tool_calls, self._opts())
+        prep = self.__dict__.get("_prepared")
+        if prep is None:
+            opts = self._opts()
+            prep = self.__dict__["_prepared"] = (opts, _prepare(opts))
+        res = _compute(self.metric, user_input, reference_tool_calls, prep[0], prep[1])
         self.last_result = res
         return res
 

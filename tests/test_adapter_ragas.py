@@ -207,3 +207,41 @@ def test_per_sample_settings_and_failed_results_from_message_metadata():
     msgs[0] = HumanMessage(content="x", metadata={"trajcheck": ["optional_calls"]})
     with pytest.raises(DatasetError, match=r"metadata\['trajcheck'\] must be a dict"):
         ar.TrajcheckToolCallF1().compute(msgs, [])
+
+
+def test_calls_only_path_gives_the_trajectory_paths_result():
+    # tool-call F1/precision/recall read the calls alone when no tool result failed; the result
+    # (score, reason, parts) must be the one the whole trajectory gives, on a workload with
+    # duplicates, wrong arguments, missing and extra calls, and on a run with a retried failure
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import workload as W
+
+    from trajcheck.adapters import _catalog, _convert
+
+    samples = [W.to_ragas_sample(it) for it in W.make_workload(120, 3)]
+    failed = MultiTurnSample(user_input=[
+        HumanMessage(content="x"), AIMessage(content="", tool_calls=[RTC(name="a", args={"q": 1})]),
+        ToolMessage(content="503", metadata={"is_error": True}),
+        AIMessage(content="", tool_calls=[RTC(name="a", args={"q": 1})]), ToolMessage(content="ok")],
+        reference_tool_calls=[RTC(name="a", args={"q": 1})])
+    assert _convert.messages_calls(failed.user_input) is None  # retries need the trajectory
+    assert _convert.messages_calls(samples[0].user_input) is not None
+    for kind in ("tool_call_f1", "tool_call_precision", "tool_call_recall"):
+        m = ar.TrajcheckRagasMetric(metric=kind, optional_calls=["calculate"])
+        for s in samples + [failed]:
+            traj, case, provided = ar._to_trajcheck(s.user_input, s.reference_tool_calls,
+                                                    {"optional_calls": ["calculate"]}, None)[:3]
+            full = _catalog.compute(kind, traj, case, _catalog.Options(), provided)
+            got = m.compute(s.user_input, s.reference_tool_calls)
+            assert (got.score, got.reason, got.parts) == (full.score, full.reason, full.parts)
+    # the retried failure is set aside: P = R = 1
+    assert ar.TrajcheckToolCallF1().compute(failed.user_input, failed.reference_tool_calls).score == 1.0
+    # a setting changed on the instance after a score is used by the next score
+    m = ar.TrajcheckToolCallF1()
+    s = sample([("a", {}), ("b", {})], [("a", {})])
+    assert m.compute(s.user_input, s.reference_tool_calls).score == pytest.approx(2 / 3)
+    m.optional_calls = ["b"]
+    assert m.compute(s.user_input, s.reference_tool_calls).score == 1.0
