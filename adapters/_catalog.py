@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from trajcheck.errors import DatasetError, MetricInputError
@@ -241,16 +242,51 @@ def require(metric: RowMetric, case: Case, provided: Iterable[str], how: str = "
                            f"does not give{'; ' + how if how else ''}")
 
 
+def fixture_snapshot(fixture: str) -> dict[str, list[dict[str, Any]]]:
+    """The database a run started from when the case names a sandbox fixture
+    (``initial_state``, a ``.sql`` file): the fixture loaded into a fresh in-memory
+    ``sandbox.SQLiteSandbox`` and snapshotted (``{table: [row, ...]}``), as ``trajcheck run``
+    snapshots it before the agent starts. A relative path is taken from the working directory
+    (the path comes from the host code or case file the user wrote; a case file read with
+    ``load_cases`` has already made it absolute against its own folder). Cached per file
+    path, size and modification time. Raises ``SandboxError`` naming the file (missing, or
+    the statement and line that failed)."""
+    import os
+
+    from trajcheck.errors import SandboxError
+
+    try:
+        st = os.stat(fixture)
+    except OSError as e:
+        raise SandboxError(f"fixture {fixture!r} (initial_state) cannot be read: {e}") from e
+    snap = _fixture_cached(os.path.abspath(fixture), st.st_size, st.st_mtime_ns)
+    return {t: [dict(r) for r in rows] for t, rows in snap.items()}
+
+
+@lru_cache(maxsize=64)
+def _fixture_cached(path: str, size: int, mtime_ns: int) -> dict[str, list[dict[str, Any]]]:
+    from trajcheck.sandbox import SQLiteSandbox
+
+    with SQLiteSandbox(path) as sb:
+        return sb.snapshot()
+
+
 def _states(case: Case, traj: Trajectory, opts: Options) -> tuple[Any, Any]:
+    """(before, after) databases of the run: given by the host, else recorded in the trace
+    (``state_before``/``state_after``); with neither before state, the case's sandbox fixture
+    (``initial_state``, :func:`fixture_snapshot`)."""
     before, after = opts.before_state, opts.after_state
     meta = traj.metadata or {}
     if before is None:
         before = meta.get("state_before")
     if after is None:
         after = meta.get("state_after")
+    if before is None and isinstance(case.initial_state, str) and isinstance(after, Mapping):
+        before = fixture_snapshot(case.initial_state)
     if not isinstance(before, Mapping) or not isinstance(after, Mapping):
-        raise MissingReference(f"case {case.id!r}: Final State needs the database before and after "
-                               "the run (before_state and after_state: {table: [row, ...]})")
+        raise MissingReference(f"case {case.id!r}: Final State needs the database after the run "
+                               "(after_state: {table: [row, ...]}) and the one before it (before_state, "
+                               "or the case's sandbox fixture initial_state)")
     return before, after
 
 

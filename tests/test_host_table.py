@@ -332,3 +332,131 @@ def test_promptfoo_assertion_every_cell_and_negation():
                 if k == "forbidden_calls":
                     raw = want == 1.0
                 assert r["pass"] is raw, (cid, label, typ)  # promptfoo flips a not-python verdict
+
+
+# ----------------------------------------------------------------------------- routing, real values
+
+#: expected route per case (the router's target is the first tool called, ``suite.run_route``).
+#: Taken: optional search_faq, duplicate/retry/order_kept issue_refund, parallel/forbidden
+#: lookup_order, order_broken send_refund_email, no_tool (none).
+ROUTES = {"optional": "issue_refund", "duplicate": "issue_refund", "retry": "issue_refund",
+          "parallel": "lookup_order", "order_broken": "issue_refund", "order_kept": "issue_refund",
+          "forbidden": "lookup_order", "no_tool": "search_faq"}
+# By hand over labels {issue_refund, lookup_order, search_faq, send_refund_email, (none)}:
+# issue_refund P 3/3, R 3/5, F1 0.75; lookup_order P = R = F1 = 1; search_faq, send_refund_email
+# and (none) F1 0 -> macro-F1 (0.75 + 1) / 5 = 0.35; accuracy 5/8.
+MACRO_F1 = 0.35
+
+
+def test_routing_macro_f1_real_values_in_deepeval_ragas_langsmith():
+    pytest.importorskip("deepeval")
+    pytest.importorskip("ragas")
+    pytest.importorskip("langsmith")
+    from langsmith import Client
+
+    from trajcheck.adapters import deepeval as ad
+    from trajcheck.adapters import langsmith as al
+    from trajcheck.adapters import ragas as ar
+
+    tcs = [ad.test_case_from_trace(RUNS[cid], expected_tools=expected(c), name=cid,
+                                   **{**settings(c), "expected_route": ROUTES[cid]}) for cid, c in CASES.items()]
+    r = ad.suite_figures(tcs, figures=["routing_macro_f1"])["routing_macro_f1"]
+    assert r.score == pytest.approx(MACRO_F1) and r.parts["accuracy"] == 5 / 8 and r.parts["n"] == 8
+    samples = [ar.sample_from_trace(RUNS[cid], reference_tool_calls=expected(c),
+                                    **{**settings(c), "expected_route": ROUTES[cid]}) for cid, c in CASES.items()]
+    r = ar.suite_figures(samples, tasks=list(CASES), figures=["routing_macro_f1"])["routing_macro_f1"]
+    assert r.score == pytest.approx(MACRO_F1) and r.parts["accuracy"] == 5 / 8
+    examples = [al.example_from_trace(RUNS[cid], expected_calls=expected(c),
+                                      **{**settings(c), "expected_route": ROUTES[cid]}) for cid, c in CASES.items()]
+    outputs = {cid: al.outputs_from_trace(RUNS[cid]) for cid in CASES}
+    ts = al.TrajcheckEvaluator("task_success")
+    client = Client(api_key="offline", api_url="http://127.0.0.1:9")
+    res = client.evaluate(lambda inputs: outputs[inputs["case_id"]], data=examples, evaluators=[ts],
+                          summary_evaluators=[al.suite_summary(ts, ["routing_macro_f1"], keys={"routing_macro_f1": "rf1"})],
+                          upload_results=False, max_concurrency=0)
+    list(res)
+    summary = {s.key: s.score for s in res._summary_results["results"]}
+    assert summary["rf1"] == pytest.approx(MACRO_F1)
+
+
+# ----------------------------------------------------------------------------- final state from a fixture
+
+FIXTURE = ROOT / "tests" / "data" / "hosts_fixture" / "refunds.sql"  # refunds: one row, order 900
+#: the database after the run, as the user's own sandbox snapshot gives it: order 981 refunded
+#: (1.0), or order 981 refunded and order 900's refund deleted (0.0: a row removed)
+AFTER = {"fixture_ok": {"refunds": [{"id": 1, "order_id": "900", "amount": 15.0},
+                                    {"id": 2, "order_id": "981", "amount": 40.0}]},
+         "fixture_bad": {"refunds": [{"id": 2, "order_id": "981", "amount": 40.0}]}}
+FIXTURE_WANT = {"fixture_ok": 1.0, "fixture_bad": 0.0}
+
+
+def _fixture_run(cid: str = "order_kept"):
+    """The order-kept run with no database snapshots recorded (the before state must come
+    from the case's fixture), named ``cid``."""
+    from dataclasses import replace
+
+    t = RUNS["order_kept"]
+    return replace(t, metadata={"case_id": cid})
+
+
+def _fixture_settings(cid: str) -> dict[str, Any]:
+    return {"initial_state": str(FIXTURE), "expected_final_state": {"refunds": [{"order_id": "981"}]},
+            "after_state": AFTER[cid]}
+
+
+def test_fixture_final_state_core_value():
+    from trajcheck.adapters._catalog import fixture_snapshot
+    from trajcheck.metrics.outcome import check_final_state
+
+    before = fixture_snapshot(str(FIXTURE))
+    assert before == {"refunds": [{"id": 1, "order_id": "900", "amount": 15.0}]}
+    for cid, want in FIXTURE_WANT.items():
+        assert check_final_state(before, AFTER[cid], {"refunds": [{"order_id": "981"}]}).score == want
+
+
+def test_fixture_final_state_in_deepeval_ragas_langsmith(tmp_path, monkeypatch):
+    pytest.importorskip("deepeval")
+    pytest.importorskip("ragas")
+    pytest.importorskip("langsmith")
+    from deepeval import evaluate as de_evaluate
+    from deepeval.evaluate.configs import DisplayConfig
+    from langsmith import Client
+    from ragas import EvaluationDataset
+    from ragas import evaluate as ragas_evaluate
+
+    from trajcheck.adapters import deepeval as ad
+    from trajcheck.adapters import langsmith as al
+    from trajcheck.adapters import ragas as ar
+
+    monkeypatch.chdir(tmp_path)
+    run = _fixture_run()
+    exp = expected(CASES["order_kept"])
+    # DeepEval evaluate
+    tcs = [ad.test_case_from_trace(run, expected_tools=exp, name=cid, **_fixture_settings(cid)) for cid in AFTER]
+    res = de_evaluate(tcs, [ad.TrajcheckMetric("final_state")],
+                      display_config=DisplayConfig(show_indicator=False, print_results=False))
+    got = {tr.name: tr.metrics_data[0] for tr in res.test_results}
+    assert {k: (v.score, v.success) for k, v in got.items()} == {
+        "fixture_ok": (1.0, True), "fixture_bad": (0.0, False)}
+    assert "1 row removed" in got["fixture_bad"].reason
+    # RAGAS evaluate
+    samples = [ar.sample_from_trace(run, reference_tool_calls=exp, **_fixture_settings(cid)) for cid in AFTER]
+    df = ragas_evaluate(EvaluationDataset(samples=samples), metrics=[ar.TrajcheckRagasMetric(metric="final_state")],
+                        show_progress=False, raise_exceptions=True).to_pandas()
+    assert list(df["trajcheck_final_state"]) == [FIXTURE_WANT[c] for c in AFTER]
+    # LangSmith evaluate
+    examples = [al.example_from_trace(_fixture_run(cid), expected_calls=exp, **_fixture_settings(cid))
+                for cid in AFTER]
+    out = al.outputs_from_trace(run)
+    client = Client(api_key="offline", api_url="http://127.0.0.1:9")
+    rows = list(client.evaluate(lambda inputs: out, data=examples, evaluators=[al.TrajcheckEvaluator("final_state")],
+                                upload_results=False, max_concurrency=0))
+    by_case = {r["example"].inputs["case_id"]: r["evaluation_results"]["results"][0].score for r in rows}
+    assert by_case == FIXTURE_WANT
+    # without the after state the metric cannot run: DeepEval's missing-parameter error
+    from deepeval.errors import MissingTestCaseParamsError
+
+    with pytest.raises(MissingTestCaseParamsError, match="initial_state"):
+        ad.TrajcheckMetric("final_state").measure(ad.test_case_from_trace(
+            run, expected_tools=exp, initial_state=str(FIXTURE),
+            expected_final_state={"refunds": [{"order_id": "981"}]}))
