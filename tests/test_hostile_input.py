@@ -156,6 +156,28 @@ def test_promptfoo_text_costs_are_reported_with_the_run(tmp_path: Path) -> None:
     assert len(res) == 4 and res.skipped == []
 
 
+def test_text_costs_in_other_readers_are_reported_too(tmp_path: Path) -> None:
+    import copy
+
+    from trajcheck.traces import tau2
+
+    ls = copy.deepcopy(LANGSMITH)
+    ls["child_runs"][0]["total_cost"] = "free"
+    p = tmp_path / "ls.json"
+    p.write_text(json.dumps(ls))
+    res = load(p)
+    assert res.faults == [f"{p} trace 9f00: run 0a01 (ChatOpenAI).total_cost: 'free' is not a number; "
+                          "read as unknown"]
+    # the other model call's cost is kept, the text one is unknown
+    assert [s.cost_usd for s in res[0].steps if s.cost_usd is not None] == [0.0003]
+    problems: list[str] = []
+    steps = tau2.read_messages([{"role": "user", "content": "hi"},
+                                {"role": "assistant", "content": "hello", "cost": "n/a"},
+                                {"role": "assistant", "content": "bye", "cost": 0.5}], problems)
+    assert problems == ["messages[1].cost: 'n/a' is not a number; read as unknown"]
+    assert [s.cost_usd for s in steps] == [None, None, 0.5]
+
+
 def test_huge_otel_timestamps_and_bool_fields_do_not_crash(tmp_path: Path) -> None:
     span = OTEL["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     bad = json.loads(json.dumps(OTEL))

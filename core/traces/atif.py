@@ -26,6 +26,7 @@ from ..model import ToolCall, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
+    figure,
     is_seq,
     mapping,
     parse_args,
@@ -104,7 +105,7 @@ def read(obj: Any) -> Trajectory:
             cid = tc.get("tool_call_id")
             calls.append(ToolCall(name=name, args=args, call_id=str(cid) if cid is not None else None,
                                   raw_args=raw, args_parse_error=err))
-        usage, cost = _usage(m), to_float(m.get("cost_usd"))
+        usage, cost = _usage(m), figure(m.get("cost_usd"), f"{w}.cost_usd", problems)
         if calls:
             sl.call(calls, content=msg, usage=usage, cost_usd=cost, **kw)
         else:

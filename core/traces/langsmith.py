@@ -42,6 +42,7 @@ from ._turns import ModelTurn, ToolRun, build, mark_final
 from ._util import (
     StepList,
     as_plain,
+    figure,
     get,
     is_seq,
     mapping,
@@ -286,7 +287,7 @@ def _model_turn(r: Mapping[str, Any], problems: list[str], w: str, times: dict[s
         problems.append(f"{w}: llm run failed: {str(r['error'])[:200]}")
     return ModelTurn(content=text if text else None, requested=req, requested_any=bool(msg.get("tool_calls")),
                      input_results=_prompt_results(r.get("inputs")), usage=_llm_usage(r),
-                     cost_usd=to_float(r.get("total_cost")), model=model if isinstance(model, str) else None,
+                     cost_usd=figure(r.get("total_cost"), f"{w}.total_cost", problems), model=model if isinstance(model, str) else None,
                      **times)
 
 

@@ -36,13 +36,13 @@ from ..model import ToolCall, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
+    figure,
     is_seq,
     mapping,
     mark_last_reply,
     parse_args,
     sum_usage,
     text_of,
-    to_float,
     to_int,
     to_unix_seconds,
     usage_or_none,
@@ -189,7 +189,7 @@ def read(obj: Any) -> Trajectory:
                 calls.append(ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=perr,
                                       tool_type="server" if pk == "builtin-tool-call" else None))
         u = mapping(m.get("usage"))
-        kw: dict[str, Any] = {"usage": usage_of(u), "cost_usd": to_float(u.get("cost"))}
+        kw: dict[str, Any] = {"usage": usage_of(u), "cost_usd": figure(u.get("cost"), f"{w}.usage.cost", problems)}
         if isinstance(m.get("model_name"), str):
             kw["model"] = m["model_name"]
         if ts is not None:

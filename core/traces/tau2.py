@@ -54,6 +54,7 @@ from ..model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory, 
 from ._util import (
     StepList,
     as_plain,
+    figure,
     finalize,
     is_seq,
     parse_args,
@@ -144,7 +145,7 @@ def read_messages(messages: Any, problems: list[str], where: str = "messages") -
         content = m.get("content") if isinstance(m.get("content"), str) else None
         if role == "assistant":
             calls = _calls(m, problems, w)
-            usage, cost = _usage(m.get("usage")), to_float(m.get("cost"))
+            usage, cost = _usage(m.get("usage")), figure(m.get("cost"), f"{w}.cost", problems)
             if calls:
                 seen.update(c.call_id for c in calls if c.call_id is not None)
                 sl.call(calls, content=content or None, usage=usage, cost_usd=cost)
