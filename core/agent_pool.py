@@ -222,11 +222,16 @@ class WorkerPool:
     def discard(self, w: _Worker) -> None:
         w.kill()
 
-    def close(self) -> None:
+    def close(self, now: bool = False) -> None:
+        """Stop every worker: asked to exit (killed after a second), or killed at once with
+        ``now`` (the runner was interrupted)."""
         with self._lock:
             ws, self._all, self._idle = list(self._all), [], []
         for w in ws:
-            w.close()
+            if now:
+                w.kill()
+            else:
+                w.close()
 
 
 def _result_msg(r: Any) -> dict[str, Any]:

@@ -725,7 +725,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
         if writer is not None:
             writer.close()
         if pool is not None:
-            pool.close()
+            pool.close(now=sys.exc_info()[0] is not None)  # interrupted: no grace for busy workers
 
     for cid, why in setup_failed.items():
         problems.append(f"case {cid!r}: not run ({why})")

@@ -183,3 +183,11 @@ def honest_with_history(inp: Any, tools: Any, history: list[dict[str, str]]) -> 
         tools.call("add_note", {"text": str(inp)})
         return "saved it"
     return f"saved it ({len(history)} earlier messages)"
+
+
+def whoami(inp: Any, tools: Any) -> dict[str, Any]:
+    """Honest, and says which process it ran in."""
+    import os
+
+    tools.call("add_note", {"text": str(inp)})
+    return {"final_response": "saved it", "metadata": {"pid": os.getpid()}}
