@@ -101,7 +101,7 @@ def _run_flags(r: RunResult) -> tuple[float | None, bool, bool]:
 class _Case:
     """One case's share of a partial (see the module docstring)."""
 
-    __slots__ = ("first", "n", "succ", "f1", "n_f1", "comp", "n_comp", "ords", "n_ord",
+    __slots__ = ("first", "n", "succ", "f1", "n_f1", "comp", "n_comp", "ords", "n_ord", "lf", "n_lf", "nf", "n_nf",
                  "rec_first", "rec_n", "rec_succ", "seqs", "ids", "hash")
 
     def __init__(self, first: int) -> None:
@@ -112,6 +112,10 @@ class _Case:
         self.f1: list[float] = []
         self.comp: list[float] = []
         self.ords: list[float] = []
+        # lcs_f1 and name_f1 (metrics.trajectory_scores): exact sums and counts
+        self.lf: list[float] = []
+        self.nf: list[float] = []
+        self.n_lf = self.n_nf = 0
         # the runs' positions and ids; an id of the usual form "<case id>-<trial>" is kept as
         # the trial number alone (``run_ids``): a few bytes a run instead of a string and a tuple
         self.seqs = array("q")
@@ -125,6 +129,10 @@ class _Case:
         _merge_sums(self.f1, o.f1)
         _merge_sums(self.comp, o.comp)
         _merge_sums(self.ords, o.ords)
+        _merge_sums(self.lf, o.lf)
+        _merge_sums(self.nf, o.nf)
+        self.n_lf += o.n_lf
+        self.n_nf += o.n_nf
         self.n_f1 += o.n_f1
         self.n_comp += o.n_comp
         self.n_ord += o.n_ord
@@ -226,6 +234,12 @@ class SuitePartial:
         if r.composite is not None:
             exact_add(c.comp, float(r.composite))
             c.n_comp += 1
+        if r.lcs_f1 is not None:
+            exact_add(c.lf, float(r.lcs_f1))
+            c.n_lf += 1
+        if r.name_f1 is not None:
+            exact_add(c.nf, float(r.name_f1))
+            c.n_nf += 1
         order, forb, dup = _run_flags(r)
         if order is not None:
             exact_add(c.ords, order)
@@ -445,7 +459,9 @@ class SuitePartial:
         means = [iv.add([math.fsum(s) / k for s, k in per if k])
                  for per in ([(c.f1, c.n_f1) for _, c in order],
                              [(c.comp, c.n_comp) for _, c in order],
-                             [(c.ords, c.n_ord) for _, c in order])]
+                             [(c.ords, c.n_ord) for _, c in order],
+                             [(c.lf, c.n_lf) for _, c in order],
+                             [(c.nf, c.n_nf) for _, c in order])]
         recorded = self._recorded_columns(kk, iv)
         iv.compute(n_boot=n_boot, seed=seed, confidence=confidence)
         ph, phc, pa, pac = kcurve()
@@ -462,6 +478,7 @@ class SuitePartial:
             pass_hat_k=ph, pass_hat_k_ci=phc, pass_at_k=pa, pass_at_k_ci=pac,
             mean_f1=iv.estimate(means[0]), mean_composite=iv.estimate(means[1]),
             ordering_accuracy=iv.estimate(means[2]),
+            mean_lcs_f1=iv.estimate(means[3]), mean_name_f1=iv.estimate(means[4]),
             forbidden_rate=_rate(self.forbidden, n, confidence) if self.forbidden_applies else None,
             composite_pass_rate=_rate(self.gated_pass, self.gated, confidence),
             duplicate_rate=_rate(self.dup, n, confidence),

@@ -132,6 +132,10 @@ class RunResult:
     ``recorded_group``: the task id the source's own pass^k counts the run under when it
     differs from ``case_id`` (a tau2 simulation re-keyed for a data defect), else None.
     ``category``: the case's ``metadata["category"]`` (BFCL's test category), else None.
+    ``lcs_f1``: in-order partial credit, ``metrics.trajectory_scores.lcs_prf`` F1 under the
+    case's argument modes (1.0 exactly when ``exact`` holds); ``name_f1``: the multiset F1
+    over tool names, ``multiset_prf`` (1.0 exactly when the called names equal the expected
+    ones as multisets). Both None in scorecards written before they existed.
     """
 
     run_id: str
@@ -166,6 +170,8 @@ class RunResult:
     recorded_checks: dict[str, dict[str, Any]] | None = None
     recorded_group: str | None = None
     category: str | None = None
+    lcs_f1: float | None = None
+    name_f1: float | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -193,6 +199,7 @@ class RunResult:
             "case_hash": self.case_hash, "calls": copy.deepcopy(self.calls),
             "recorded_checks": copy.deepcopy(self.recorded_checks),
             "recorded_group": self.recorded_group, "category": self.category,
+            "lcs_f1": self.lcs_f1, "name_f1": self.name_f1,
         }
 
     @classmethod
@@ -216,7 +223,7 @@ class RunResult:
             forbidden_checked=d.get("forbidden_checked"),
             case_hash=d.get("case_hash"), calls=d.get("calls"),
             recorded_checks=d.get("recorded_checks"), recorded_group=d.get("recorded_group"),
-            category=d.get("category"),
+            category=d.get("category"), lcs_f1=d.get("lcs_f1"), name_f1=d.get("name_f1"),
         )
 
 
@@ -365,7 +372,9 @@ class SuiteMetrics:
     None when no case defines forbidden calls or forbidden sequences (a rate of 0 would be
     vacuous). ``ordering_accuracy``: mean of the runs' ``metrics.sequences.ordering_accuracy``
     over runs with an applicable precedence rule (per-case means, bootstrap over cases, as
-    ``mean_f1``); None when no run has one.
+    ``mean_f1``); None when no run has one. ``mean_lcs_f1`` / ``mean_name_f1``: the runs'
+    ``lcs_f1`` / ``name_f1`` (graded trajectory scores, ``metrics.trajectory_scores``),
+    per-case means, bootstrap over cases, as ``mean_f1``.
     """
 
     n_runs: int
@@ -387,6 +396,8 @@ class SuiteMetrics:
     tool_confusion: dict[str, Any] = field(default_factory=dict)
     composite_pass_rate: Estimate | None = None
     ordering_accuracy: Estimate | None = None
+    mean_lcs_f1: Estimate | None = None
+    mean_name_f1: Estimate | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (k keys become strings)."""
@@ -400,6 +411,8 @@ class SuiteMetrics:
             "mean_f1": _est_json(self.mean_f1), "mean_composite": _est_json(self.mean_composite),
             "composite_pass_rate": _est_json(self.composite_pass_rate),
             "ordering_accuracy": _est_json(self.ordering_accuracy),
+            "mean_lcs_f1": _est_json(self.mean_lcs_f1),
+            "mean_name_f1": _est_json(self.mean_name_f1),
             "forbidden_rate": _est_json(self.forbidden_rate),
             "duplicate_rate": _est_json(self.duplicate_rate),
             "false_success_rate": _est_json(self.false_success_rate),
@@ -425,6 +438,8 @@ class SuiteMetrics:
             mean_composite=Estimate.from_dict(d.get("mean_composite")),
             composite_pass_rate=Estimate.from_dict(d.get("composite_pass_rate")),
             ordering_accuracy=Estimate.from_dict(d.get("ordering_accuracy")),
+            mean_lcs_f1=Estimate.from_dict(d.get("mean_lcs_f1")),
+            mean_name_f1=Estimate.from_dict(d.get("mean_name_f1")),
             forbidden_rate=Estimate.from_dict(d.get("forbidden_rate")),
             duplicate_rate=Estimate.from_dict(d.get("duplicate_rate")),
             false_success_rate=Estimate.from_dict(d.get("false_success_rate")),

@@ -235,6 +235,10 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
     outcome = run_outcome(traj, case, context=context)
     success = bool(outcome.passed)
     prf = tool_call_prf(traj, case, context=context)
+    from .metrics.trajectory_scores import lcs_prf, multiset_prf
+
+    lcs = lcs_prf(traj, case, context=context)
+    names = multiset_prf(traj, case, context=context)
     rates = call_rates(traj, case, context=context)
     forb = check_forbidden_sequences(traj, case.forbidden_sequences) if case.forbidden_sequences else None
     order = ordering_accuracy(traj, case.precedence) if case.precedence else None
@@ -292,6 +296,7 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
         recorded_checks=recorded_checks(traj, outcome),
         recorded_group=_recorded_group(meta, case),
         category=case.metadata.get("category") if isinstance(case.metadata.get("category"), str) else None,
+        lcs_f1=_r(lcs.f1), name_f1=_r(names.f1),
     )
 
 

@@ -167,3 +167,36 @@ def test_graded_scores_reach_one_exactly_when_the_neutral_mode_passes(steps, exp
     assert ms.f1 == tool_call_prf(traj, case, args_mode=am).f1
     # LCS never exceeds the unordered matching
     assert lcs.tp <= ms.tp
+
+
+# ------------------------------------------------------------------ scorecard figures
+
+
+def test_scorecard_carries_graded_scores():
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from trajcheck.scorecard import Scorecard
+    from trajcheck.suite import score_runs
+
+    case = Case(id="book", input="q", expected_calls=(ExpectedCall("find", {}), ExpectedCall("book", {"d": 1})))
+    runs = [
+        (run(["find"], [("book", {"d": 1})]), case),            # exact: 1.0 / 1.0
+        (run([("book", {"d": 2})], ["find"]), case),             # wrong argument, wrong order
+        (run(["find"], ["noise"], [("book", {"d": 1})]), case),  # an extra call
+    ]
+    sc = score_runs(runs, n_boot=200)
+    got = [(r.lcs_f1, r.name_f1) for r in sc.runs]
+    # run 2: book(d=2) matches nothing; LCS 1 of 2 and 2 -> F1 0.5; names: both match -> 1.0
+    # run 3: LCS 2, P 2/3, R 1 -> F1 0.8; names: P 2/3, R 1 -> 0.8
+    assert got == [(1.0, 1.0), (0.5, 1.0), (pytest.approx(0.8), pytest.approx(0.8))]
+    # (suite figures may be rounded to 4 decimals)
+    assert sc.suite.mean_lcs_f1.value == pytest.approx((1.0 + 0.5 + 0.8) / 3, abs=1e-4)
+    assert sc.suite.mean_name_f1.value == pytest.approx((1.0 + 1.0 + 0.8) / 3, abs=1e-4)
+    d = sc.to_dict()
+    schema = json.loads((Path(__file__).resolve().parents[1] / "core" / "schemas" / "scorecard.schema.json").read_text())
+    jsonschema.validate(json.loads(json.dumps(d)), schema)
+    back = Scorecard.from_dict(d)
+    assert back.runs[1].lcs_f1 == 0.5 and back.suite.mean_name_f1 == sc.suite.mean_name_f1
