@@ -115,6 +115,13 @@ def _verbose(result: MetricResult) -> str:
 _CASE_ARGS = tuple(k for k in _catalog.CASE_KEYS if k != "threshold")
 
 
+#: Constructor arguments that are case fields, and the metric options (one list for both classes).
+_SETTING_ARGS = ("expected_calls", "optional_calls", "forbidden_calls", "forbidden_sequences", "precedence",
+                 "expected_final_state", "response_must_include", "max_steps", "optimal_steps",
+                 "args_mode", "user", "tools", "expected_route", "initial_state", "faults")
+_OPTION_ARGS = ("match", "weights", "ignore", "id_args", "retry_budget", "semantic_scorer", "judge")
+
+
 class _Common:
     """Shared behaviour of the single-turn and conversational metrics (no DeepEval base)."""
 
@@ -129,6 +136,44 @@ class _Common:
     error: str | None
     result: MetricResult | None
     skipped: bool
+    _display: str
+
+    _fixed: str | None = None
+    _display_prefix = ""
+
+    def __init__(self, metric: str = "tool_call_f1", threshold: float | None = None, *,
+                 mode: str | None = None, dialect: str | None = None,
+                 should_exact_match: bool | None = None,
+                 should_consider_ordering: bool | None = None,
+                 expected_calls: Sequence[Any] | None = None,
+                 optional_calls: Sequence[str] | None = None,
+                 forbidden_calls: Sequence[str] | None = None,
+                 forbidden_sequences: Sequence[Mapping[str, Any]] | None = None,
+                 precedence: Sequence[Sequence[str]] | None = None,
+                 expected_final_state: Mapping[str, Any] | None = None,
+                 response_must_include: Sequence[str] | None = None,
+                 max_steps: int | None = None, optimal_steps: int | None = None,
+                 args_mode: str | None = None, user: Mapping[str, Any] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 expected_route: Any = None, initial_state: str | None = None,
+                 faults: Sequence[Mapping[str, Any]] | None = None,
+                 match: Mapping[str, Mapping[str, Any]] | None = None,
+                 weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
+                 id_args: Sequence[str] | None = None, retry_budget: int | None = None,
+                 semantic_scorer: Callable[[str, str], float] | None = None,
+                 judge: Callable[[str, Any, Any], bool] | None = None,
+                 strict_mode: bool = False, async_mode: bool = True,
+                 verbose_mode: bool = False, include_reason: bool = True) -> None:
+        """One constructor for both metric classes (arguments: see :class:`TrajcheckMetric`)."""
+        given = locals()
+        settings = {k: given[k] for k in _SETTING_ARGS}
+        options = {k: given[k] for k in _OPTION_ARGS}
+        self._init_common(self._fixed or metric, threshold, mode=mode, dialect=dialect,
+                          should_exact_match=should_exact_match,
+                          should_consider_ordering=should_consider_ordering, settings=settings,
+                          options=options, strict_mode=strict_mode, async_mode=async_mode,
+                          verbose_mode=verbose_mode, include_reason=include_reason)
+        self._display = self._display_prefix + self._display
 
     def _init_common(self, metric: str, threshold: float | None, *, mode: str | None,
                      dialect: str | None, should_exact_match: bool | None,
@@ -277,46 +322,6 @@ class TrajcheckMetric(_Common, BaseMetric):  # type: ignore[misc]
     """
 
     _required_params = [SingleTurnParams.INPUT, SingleTurnParams.TOOLS_CALLED]  # type: ignore[assignment]
-    _fixed: str | None = None
-
-    def __init__(self, metric: str = "tool_call_f1", threshold: float | None = None, *,
-                 mode: str | None = None, dialect: str | None = None,
-                 should_exact_match: bool | None = None,
-                 should_consider_ordering: bool | None = None,
-                 expected_calls: Sequence[Any] | None = None,
-                 optional_calls: Sequence[str] | None = None,
-                 forbidden_calls: Sequence[str] | None = None,
-                 forbidden_sequences: Sequence[Mapping[str, Any]] | None = None,
-                 precedence: Sequence[Sequence[str]] | None = None,
-                 expected_final_state: Mapping[str, Any] | None = None,
-                 response_must_include: Sequence[str] | None = None,
-                 max_steps: int | None = None, optimal_steps: int | None = None,
-                 args_mode: str | None = None, user: Mapping[str, Any] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None,
-                 expected_route: Any = None, initial_state: str | None = None,
-                 faults: Sequence[Mapping[str, Any]] | None = None,
-                 match: Mapping[str, Mapping[str, Any]] | None = None,
-                 weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
-                 id_args: Sequence[str] | None = None, retry_budget: int | None = None,
-                 semantic_scorer: Callable[[str, str], float] | None = None,
-                 judge: Callable[[str, Any, Any], bool] | None = None,
-                 strict_mode: bool = False, async_mode: bool = True,
-                 verbose_mode: bool = False, include_reason: bool = True) -> None:
-        settings = {"expected_calls": expected_calls, "optional_calls": optional_calls,
-                    "forbidden_calls": forbidden_calls, "forbidden_sequences": forbidden_sequences,
-                    "precedence": precedence, "expected_final_state": expected_final_state,
-                    "response_must_include": response_must_include, "max_steps": max_steps,
-                    "optimal_steps": optimal_steps, "args_mode": args_mode, "user": user,
-                    "tools": tools, "expected_route": expected_route,
-                    "initial_state": initial_state, "faults": faults}
-        options = {"match": match, "weights": weights, "ignore": ignore, "id_args": id_args,
-                   "retry_budget": retry_budget, "semantic_scorer": semantic_scorer,
-                   "judge": judge}
-        self._init_common(self._fixed or metric, threshold, mode=mode, dialect=dialect,
-                          should_exact_match=should_exact_match,
-                          should_consider_ordering=should_consider_ordering, settings=settings,
-                          options=options, strict_mode=strict_mode, async_mode=async_mode,
-                          verbose_mode=verbose_mode, include_reason=include_reason)
 
     def _check(self, test_case: Any) -> None:
         from deepeval.metrics.utils import check_llm_test_case_params
@@ -403,45 +408,8 @@ class ConversationalTrajcheckMetric(_Common, BaseConversationalMetric):  # type:
 
     _required_test_case_params: list[Any] = [MultiTurnParams.ROLE, MultiTurnParams.CONTENT]
 
-    def __init__(self, metric: str = "tool_call_f1", threshold: float | None = None, *,
-                 mode: str | None = None, dialect: str | None = None,
-                 should_exact_match: bool | None = None,
-                 should_consider_ordering: bool | None = None,
-                 expected_calls: Sequence[Any] | None = None,
-                 optional_calls: Sequence[str] | None = None,
-                 forbidden_calls: Sequence[str] | None = None,
-                 forbidden_sequences: Sequence[Mapping[str, Any]] | None = None,
-                 precedence: Sequence[Sequence[str]] | None = None,
-                 expected_final_state: Mapping[str, Any] | None = None,
-                 response_must_include: Sequence[str] | None = None,
-                 max_steps: int | None = None, optimal_steps: int | None = None,
-                 args_mode: str | None = None, user: Mapping[str, Any] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None,
-                 expected_route: Any = None, initial_state: str | None = None,
-                 faults: Sequence[Mapping[str, Any]] | None = None,
-                 match: Mapping[str, Mapping[str, Any]] | None = None,
-                 weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
-                 id_args: Sequence[str] | None = None, retry_budget: int | None = None,
-                 semantic_scorer: Callable[[str, str], float] | None = None,
-                 judge: Callable[[str, Any, Any], bool] | None = None,
-                 strict_mode: bool = False, async_mode: bool = True,
-                 verbose_mode: bool = False, include_reason: bool = True) -> None:
-        settings = {"expected_calls": expected_calls, "optional_calls": optional_calls,
-                    "forbidden_calls": forbidden_calls, "forbidden_sequences": forbidden_sequences,
-                    "precedence": precedence, "expected_final_state": expected_final_state,
-                    "response_must_include": response_must_include, "max_steps": max_steps,
-                    "optimal_steps": optimal_steps, "args_mode": args_mode, "user": user,
-                    "tools": tools, "expected_route": expected_route,
-                    "initial_state": initial_state, "faults": faults}
-        options = {"match": match, "weights": weights, "ignore": ignore, "id_args": id_args,
-                   "retry_budget": retry_budget, "semantic_scorer": semantic_scorer,
-                   "judge": judge}
-        self._init_common(metric, threshold, mode=mode, dialect=dialect,
-                          should_exact_match=should_exact_match,
-                          should_consider_ordering=should_consider_ordering, settings=settings,
-                          options=options, strict_mode=strict_mode, async_mode=async_mode,
-                          verbose_mode=verbose_mode, include_reason=include_reason)
-        self._display = "Conversational " + self._display
+    _display_prefix = "Conversational "
+
 
     def to_trajcheck(self, test_case: Any) -> tuple[Trajectory, Case]:
         """The ``(Trajectory, Case)`` this metric scores for a ``ConversationalTestCase``."""
