@@ -133,6 +133,12 @@ def pydantic_evals_scores(mode: str, cases: list) -> list:
 def strands_scores(mode: str, cases: list) -> list:
     from strands_evals.tools import evaluation_tools as et
 
+    if mode == "ToolCalled":  # the deterministic evaluator; the tool is the first expected name
+        from strands_evals.evaluators.deterministic.trajectory import ToolCalled
+        from strands_evals.types import EvaluationData
+
+        return [ToolCalled(r[0][0] if r else "c").evaluate(
+            EvaluationData(input="q", actual_trajectory=[c[0] for c in p]))[0].score for p, r in cases]
     tool = getattr(et, mode)
     fn = getattr(tool, "_tool_func", None) or tool  # the decorated function itself
     out: list = []

@@ -300,7 +300,7 @@ def side():
     reqs += [{"framework": "mlflow_adk", "mode": m, "cases": named_cases} for m in ADK_MODES]
     reqs += [{"framework": "adk", "mode": m + ":ignore", "cases": named_cases} for m in ADK_MODES]
     reqs += [{"framework": "pydantic_evals", "mode": m, "cases": name_cases} for m in PE_MODES]
-    reqs += [{"framework": "strands", "mode": m, "cases": name_cases} for m in ST_MODES]
+    reqs += [{"framework": "strands", "mode": m, "cases": name_cases} for m in ST_MODES + ("ToolCalled",)]
     reqs += [{"framework": "azure", "mode": m, "cases": name_cases} for m in AZ_MODES]
     keys = [(r["framework"], r["mode"]) for r in reqs]
     # construct-as-shipped first: the other mlflow_adk requests patch the wrapper's helper
@@ -443,8 +443,14 @@ def test_strands_named_divergences(side):
     assert ours([("a", {}), ("a", {})], [("a", {}), ("a", {})], "any_order_match_scorer", "strands") == 1.0
 
 
-def test_strands_tool_called_is_superset_of_one_name():
-    # ToolCalled(name): a call of the tool exists (docs and source: name in the called list)
+def test_strands_tool_called_differential(side):
+    # ToolCalled(name) on a list trajectory: the name is in the called list = superset of [name]
+    theirs_all = side["scores"][("strands", "ToolCalled")]
+    for (pred, ref), theirs in zip(side["name_cases"], theirs_all):
+        name = ref[0][0] if ref else "c"
+        assert ours(pred, [(name, {})], "ToolCalled", "strands") == theirs, (pred, name, theirs)
+    report("strands ToolCalled", N_SIDE, {})
+    assert 0 < sum(theirs_all) < N_SIDE
     traj = [ToolCall("search", {}), ToolCall("book", {})]
     assert trajectory_match(traj, ["book"], "ToolCalled", dialect="strands").passed
     assert not trajectory_match(traj, ["pay"], "ToolCalled", dialect="strands").passed
