@@ -200,7 +200,8 @@ def figure(v: Any, what: str, problems: list[str], *, integer: bool = False) -> 
     cost is never dropped silently. None stays None without a problem."""
     got = to_int(v) if integer else to_float(v)
     if got is None and v is not None:
-        shown = repr(v) if isinstance(v, (str, bool)) and len(repr(v)) <= 40 else f"a {type(v).__name__}"
+        short = isinstance(v, bool) or (isinstance(v, str) and len(v) <= 30)  # no repr of a huge text
+        shown = repr(v) if short else f"a {type(v).__name__}"
         problems.append(f"{what}: {shown} is not a number; read as unknown")
     return got
 
