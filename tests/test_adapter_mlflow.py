@@ -178,3 +178,21 @@ def test_suite_figures_equal_core():
 
 
 os.environ.pop("OPENAI_API_KEY", None)
+
+
+def test_expectations_logged_on_traces_and_search_traces(store):
+    """Traces found by ``mlflow.search_traces()`` with expectations logged on them
+    (``mlflow.log_expectation``): MLflow hands both to the scorer."""
+    ids = {cid: am.log_trace(RUNS[cid]) for cid in ("duplicate", "order_broken")}
+    for cid, tid in ids.items():
+        mlflow.log_expectation(trace_id=tid, name="expected_calls", value=expected(CASES[cid]))
+        mlflow.log_expectation(trace_id=tid, name="precedence", value=[list(p) for p in CASES[cid].precedence])
+    found = mlflow.search_traces(return_type="list")
+    assert {t.info.trace_id for t in found} >= set(ids.values())
+    scs = [am.TrajcheckScorer("tool_call_f1"), am.TrajcheckScorer("ordering_accuracy")]
+    df = mlflow.genai.evaluate(data=[t for t in found if t.info.trace_id in ids.values()], scorers=scs).result_df
+    for i, req in enumerate(df["request"]):
+        cid = req["case_id"]
+        assert df["trajcheck_tool_call_f1/value"].iloc[i] == core_value("tool_call_f1", RUNS[cid], CASES[cid])
+        assert df["trajcheck_ordering_accuracy/value"].iloc[i] == core_value("ordering_accuracy", RUNS[cid],
+                                                                             CASES[cid])
