@@ -22,8 +22,8 @@ Reducers over epochs (``Epochs(4, [pass_hat_k(2), pass_at_k(2)])``): a trial suc
 epoch's score has ``metadata["passed"] is True`` (the trajcheck verdict at the metric's
 threshold; an unscored epoch is a failure). ``pass_hat_k(k)`` = C(c, k) / C(n, k) (tau-bench
 pass^k, Yao et al. 2024) and ``pass_at_k(k)`` = 1 - C(n - c, k) / C(n, k) (unbiased pass@k, Chen
-et al. 2021), both from ``trajcheck.metrics.reliability``; fewer than k epochs raises
-no number: the reduced score is NaN (unscored) with an explanation, as Inspect's own
+et al. 2021), both from ``trajcheck.metrics.reliability``. Fewer than k epochs give no
+number: the reduced score is NaN (unscored) with an explanation, as Inspect's own
 ``pass_k``/``pass_at`` do, and ``trajcheck_epochs(n, k)`` (an ``Epochs`` with both reducers)
 raises ``MetricInputError`` for n < k up front.
 Inspect's ``mean`` metric over the reduced scores is then the suite figure (mean over tasks).
@@ -186,8 +186,8 @@ def pass_hat_k(k: int) -> ScoreReducer:
 @score_reducer(name="pass_at_k")
 def pass_at_k(k: int) -> ScoreReducer:
     """pass@k over a sample's epochs: 1 - C(n - c, k) / C(n, k), the unbiased estimator of
-    Chen et al. 2021 (``trajcheck.metrics.reliability.pass_at_k``). Value in [0, 1]; n < k
-    raises ``MetricInputError``."""
+    Chen et al. 2021 (``trajcheck.metrics.reliability.pass_at_k``). Value in [0, 1]; NaN
+    (unscored) with the reason when n < k."""
     _check_k(k, "pass_at_k")
     return _reduce("at", k)
 
