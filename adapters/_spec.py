@@ -115,7 +115,7 @@ def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | No
     its mode and dialect); ``mode``/``dialect``: trajectory match only (an unknown mode name
     raises); ``settings``: case fields (``_catalog.CASE_KEYS``). Raises ``MetricInputError``
     naming ``where`` for an unknown metric, setting (with the closest known one), a wrong type
-    or a mode given to another metric."""
+    (options here, case settings through ``Case.from_dict``) or a mode given to another metric."""
     row = _catalog.row_metric(metric, where)
     try:
         _catalog.check_keys(settings, _catalog.CASE_KEYS, f"{where} settings")
@@ -134,6 +134,10 @@ def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | No
     elif mode is not None or dialect is not None:
         raise MetricInputError(f"{where}: mode/dialect apply to trajectory_match only")
     settings = {k: v for k, v in settings.items() if v is not None}
+    try:  # wrong-typed case settings fail here, not at the first row
+        _convert.build_case(where, None, (), settings)
+    except TrajcheckError as e:
+        raise MetricInputError(f"{where} settings: {e}") from e
     return MetricSpec(row=row, key=key or _catalog.default_key(row.key, mode, dialect),
                       title=_catalog.display_name(row.key, mode, dialect), mode=mode, dialect=dialect,
                       settings=settings, match=match, weights=weights, ignore=ignore, id_args=id_args,

@@ -119,3 +119,16 @@ def test_strict_settings():
     assert "expected_calls" in rep.cases[0].evaluator_failures[0].error_message
     with pytest.raises(DatasetError):
         pe.case_metadata(RUNS["duplicate"], None, optional_call=["x"])
+
+
+def test_wrong_typed_settings_fail_at_construction_in_every_new_host():
+    from trajcheck.adapters import inspect_ai as ai
+    from trajcheck.adapters import mlflow as am
+
+    for make in (lambda **kw: pe.TrajcheckEvaluator("ordering_accuracy", settings=kw),
+                 lambda **kw: am.TrajcheckScorer("ordering_accuracy", **kw),
+                 lambda **kw: ai.trajcheck_scorer("ordering_accuracy", **kw)):
+        with pytest.raises(MetricInputError, match="precedence"):
+            make(precedence="issue_refund before send_refund_email")
+        with pytest.raises(MetricInputError, match="threshold"):
+            make(threshold=2)
