@@ -365,8 +365,6 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                 cases = load_case_store(cases_path)  # compact: memory flat in the number of cases' runs
             else:
                 cases = load_cases(cases_path)
-        if engine != "local" and (events_out or otlp_endpoint):
-            _fail("--events and --otlp-endpoint work with --engine local", err)
         emitter = None
         if events_out or otlp_endpoint:
             from .otel_events import emitter_for
@@ -375,7 +373,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         if engine != "local":
             sc = _engine_eval(engine, traces, cases, loaded, ks=ks, seed=seed, workers=workers,
                               keep_runs=keep_runs, semantic=semantic,
-                              semantic_threshold=semantic_threshold, err=err)
+                              semantic_threshold=semantic_threshold, err=err,
+                              on_rows=emitter.emit_rows if emitter is not None else None)
         else:
             sc = _stream_eval(traces, loaded, cases, tally, ks=ks, seed=seed, quiet=quiet,
                               keep_runs=keep_runs, semantic=semantic,
@@ -485,8 +484,9 @@ def _progress(err: Any, quiet: bool) -> Any:
 
 def _engine_eval(engine: str, traces: str, cases: Any, loaded: Any, *, ks: Any, seed: int,
                  workers: int, keep_runs: int, semantic: bool, semantic_threshold: float | None,
-                 err: Any) -> Any:
-    """``eval --engine spark|ray``: the same scoring on Spark (local mode) or Ray (local)."""
+                 err: Any, on_rows: Any = None) -> Any:
+    """``eval --engine spark|ray``: the same scoring on Spark (local mode) or Ray (local);
+    ``on_rows`` gets the per-run result rows in input order (the evaluation events)."""
     if semantic or semantic_threshold is not None:
         _fail(f"--semantic is not available with --engine {engine}", err)
     if cases is None:
@@ -494,7 +494,7 @@ def _engine_eval(engine: str, traces: str, cases: Any, loaded: Any, *, ks: Any, 
     from .engines import eval_files
 
     return eval_files(traces, cases, engine=engine, workers=workers, ks=ks, seed=seed,
-                      keep_runs=keep_runs or None)
+                      keep_runs=keep_runs or None, on_rows=on_rows)
 
 
 @main.command("compare")

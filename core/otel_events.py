@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,7 @@ def _sdk() -> Any:
     return logs
 
 
-def result_events(r: RunResult) -> Iterator[tuple[str, dict[str, Any]]]:
+def result_events(r: RunResult | ResultRow) -> Iterator[tuple[str, dict[str, Any]]]:
     """The ``(evaluation name, attributes)`` of each event for one run (module docstring)."""
     def attrs(name: str, value: float | None, label: str | None,
               why: str | None = None) -> dict[str, Any]:
@@ -79,18 +79,49 @@ def result_events(r: RunResult) -> Iterator[tuple[str, dict[str, Any]]]:
         yield "trajcheck.ordering_accuracy", attrs("trajcheck.ordering_accuracy", order, None)
 
 
-def _span_context(traj: Trajectory | None) -> tuple[int, int] | None:
-    """(trace id, span id) of the run's root span, as integers, when the trace has them."""
+def root_span(traj: Trajectory | None) -> tuple[str | None, str | None]:
+    """(trace id, span id of the run's root step -- the first step with a span and no
+    parent, else the first with a span) as the trace carries them, or Nones."""
     if traj is None or not traj.trace_id:
-        return None
+        return None, None
     span = next((s.span_id for s in traj.steps if s.span_id and not s.parent_id), None)
     span = span or next((s.span_id for s in traj.steps if s.span_id), None)
+    return str(traj.trace_id), (str(span) if span else None)
+
+
+def _ids(trace_id: str | None, span_id: str | None) -> tuple[int, int] | None:
+    """(trace id, span id) as integers when both are non-zero hex, else None."""
+    if not trace_id:
+        return None
     try:
-        tid = int(str(traj.trace_id), 16)
-        sid = int(str(span), 16) if span else 0
+        tid = int(trace_id, 16)
+        sid = int(span_id, 16) if span_id else 0
     except ValueError:
         return None
     return (tid, sid) if tid and sid else None
+
+
+def _span_context(traj: Trajectory | None) -> tuple[int, int] | None:
+    """(trace id, span id) of the run's root span, as integers, when the trace has them."""
+    return _ids(*root_span(traj))
+
+
+class ResultRow:
+    """The figures ``result_events`` reads, from one row of an engine's per-run results
+    (``engines.batch.RESULT_FIELDS``), so that engines emit the events a local eval emits."""
+
+    def __init__(self, row: Any) -> None:
+        self.case_id: str = row["case_id"]
+        self.run_id: str = row["run_id"]
+        self.success: bool = row["success"]
+        self.outcome_reason: str | None = row["outcome_reason"]
+        self.f1: float | None = row["f1"]
+        self.precision: float | None = row["precision"]
+        self.recall: float | None = row["recall"]
+        self.composite: float | None = row["composite"]
+        self.composite_passed: bool | None = row["composite_passed"]
+        o = row["ordering"]
+        self.metrics: dict[str, Any] = {"ordering": {"score": o}} if o is not None else {}
 
 
 class OtlpJsonFileExporter:
@@ -153,16 +184,25 @@ class EvaluationEmitter:
 
     def emit(self, r: RunResult, traj: Trajectory | None = None) -> None:
         """Emit one event per metric of ``r``, attached to ``traj``'s span when known."""
+        resp = traj.metadata.get("response_id") if traj is not None else None
+        self._emit(r, _span_context(traj), resp)
+
+    def emit_rows(self, rows: Iterable[Any]) -> None:
+        """Emit the events of an engine's per-run result rows (mappings with the
+        ``engines.batch.RESULT_FIELDS`` keys), in the order given (engines sort by ``seq``):
+        the events a local eval emits for the same runs."""
+        for row in rows:
+            self._emit(ResultRow(row), _ids(row["trace_id"], row["span_id"]), row["response_id"])
+
+    def _emit(self, r: RunResult | ResultRow, ids: tuple[int, int] | None, resp: Any) -> None:
         from opentelemetry import trace
         from opentelemetry._logs import SeverityNumber
 
         ctx = None
-        ids = _span_context(traj)
         if ids is not None:
             sc = trace.SpanContext(ids[0], ids[1], is_remote=True,
                                    trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
             ctx = trace.set_span_in_context(trace.NonRecordingSpan(sc))
-        resp = traj.metadata.get("response_id") if traj is not None else None
         for _, a in result_events(r):
             if isinstance(resp, str):
                 a["gen_ai.response.id"] = resp
@@ -195,5 +235,5 @@ def emitter_for(path: str | None = None, endpoint: str | None = None) -> Evaluat
     return EvaluationEmitter(exporters)
 
 
-__all__ = ["EVENT_NAME", "EvaluationEmitter", "OtlpJsonFileExporter", "emitter_for",
-           "result_events"]
+__all__ = ["EVENT_NAME", "EvaluationEmitter", "OtlpJsonFileExporter", "ResultRow", "emitter_for",
+           "result_events", "root_span"]

@@ -77,3 +77,31 @@ def local_scorecard(rows: list[dict], tmp: Path, n_boot: int = 200):
     case_of = {r["trace_id"]: r["case_id"] for r in rows}
     trajs = [with_case_id(t, case_of[t.trace_id]) for t in load(p)]
     return evaluate_stream(trajs, span_cases(), n_boot=n_boot)
+
+
+def span_runs_file(tmp: Path) -> tuple[Path, Path]:
+    """The span rows' traces as a trajcheck JSONL file of runs (with their trace and span
+    ids and case ids) and its cases file, for ``eval --events`` on an engine and locally."""
+    rows = span_rows()
+    p = tmp / "spans.jsonl"
+    p.write_text("".join(r["span"] + "\n" for r in rows))
+    case_of = {r["trace_id"]: r["case_id"] for r in rows}
+    runs = tmp / "span_runs.jsonl"
+    runs.write_text("".join(json.dumps(with_case_id(t, case_of[t.trace_id]).to_dict()) + "\n"
+                            for t in load(p)))
+    cases = tmp / "span_cases.jsonl"
+    cases.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in span_cases().values()))
+    return runs, cases
+
+
+def event_records(path: Path) -> list[tuple]:
+    """The evaluation events of an OTLP JSON lines file as comparable tuples (trace id,
+    span id, event name, attributes), in file order; timestamps left out."""
+    out = []
+    for line in path.read_text().splitlines():
+        for rl in json.loads(line)["resourceLogs"]:
+            for sl in rl["scopeLogs"]:
+                for r in sl["logRecords"]:
+                    out.append((r.get("traceId"), r.get("spanId"), r.get("eventName"),
+                                json.dumps(r["attributes"], sort_keys=True)))
+    return out

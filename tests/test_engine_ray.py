@@ -78,3 +78,18 @@ def test_span_rows_grouped_by_trace_id_equal_local(ray, tmp_path):
     assert sc.to_dict() == want.to_dict()
     assert sc.suite.n_runs == 12 and sc.suite.n_successes == 4
     assert len(results.take_all()) == 12
+
+
+def test_cli_engine_ray_events_equal_local_events(ray, tmp_path):
+    """`eval --engine ray --events`: the evaluation events of a local eval."""
+    from otel_span_rows import event_records, span_runs_file
+
+    runs, cases = span_runs_file(tmp_path)
+    outs = {}
+    for name, extra in (("ray", ["--engine", "ray"]), ("local", [])):
+        outs[name] = tmp_path / f"events_{name}.jsonl"
+        with pytest.raises(SystemExit) as ei:
+            main(["eval", str(runs), "--cases", str(cases), "-q", "--events", str(outs[name]), *extra])
+        assert ei.value.code in (0, None)
+    got, want = event_records(outs["ray"]), event_records(outs["local"])
+    assert got == want and len(got) == 12 * 5 and all(r[0] and r[1] for r in got)

@@ -90,3 +90,20 @@ def test_span_rows_grouped_by_trace_id_equal_local(spark, tmp_path):
     assert sc.suite.n_runs == 12 and sc.suite.n_successes == 4
     assert sorted(r["seq"] for r in results.collect()) == sorted(
         min(x["pos"] for x in rows if x["trace_id"] == t) for t in {x["trace_id"] for x in rows})
+
+
+def test_cli_engine_spark_events_equal_local_events(spark, tmp_path):
+    """`eval --engine spark --events`: the evaluation events of a local eval (same runs,
+    attributes, trace and root span ids, order)."""
+    from otel_span_rows import event_records, span_runs_file
+
+    runs, cases = span_runs_file(tmp_path)
+    outs = {}
+    for name, extra in (("spark", ["--engine", "spark"]), ("local", [])):
+        outs[name] = tmp_path / f"events_{name}.jsonl"
+        with pytest.raises(SystemExit) as ei:
+            main(["eval", str(runs), "--cases", str(cases), "-q", "--events", str(outs[name]), *extra])
+        assert ei.value.code in (0, None)
+    got, want = event_records(outs["spark"]), event_records(outs["local"])
+    assert got == want and len(got) == 12 * 5
+    assert {r[0] for r in got} == {f"{i + 1:032x}" for i in range(12)} and all(r[1] for r in got)

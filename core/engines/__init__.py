@@ -28,7 +28,8 @@ def eval_files(path: str, cases: Mapping[str, Case] | Sequence[Case], *, engine:
     """``trajcheck eval --engine``: score a JSONL file (one run per line) on ``engine``
     (``"spark"``: local[workers]; ``"ray"``: a local Ray with ``workers`` CPUs) and return
     the scorecard (equal to the local eval's). ``kw``: ``ks``, ``seed``, ``n_boot``,
-    ``confidence``, ``keep_runs``, ``format``, ``error_pattern``. Raises ``EngineError`` when
+    ``confidence``, ``keep_runs``, ``format``, ``error_pattern``, ``on_rows`` (the per-run
+    result rows in input order, e.g. for the evaluation events). Raises ``EngineError`` when
     the engine is not installed or unknown."""
     from ..errors import EngineError
 

@@ -41,6 +41,9 @@ RESULT_FIELDS: tuple[tuple[str, str], ...] = (
     ("latency_ms", "float64"), ("ordering", "float64"), ("forbidden", "bool"),
     ("duplicate", "bool"), ("fault_run", "bool"), ("false_success", "bool"),
     ("recorded_reward", "float64"), ("failure_reason", "string"),
+    # for the evaluation events (otel_events.EvaluationEmitter.emit_rows)
+    ("outcome_reason", "string"), ("trace_id", "string"), ("span_id", "string"),
+    ("response_id", "string"),
 )
 
 
@@ -60,8 +63,13 @@ def result_schema() -> pa.Schema:
     return pa.schema([(n, types[t]) for n, t in RESULT_FIELDS])
 
 
-def result_row(r: RunResult, seq: int) -> dict[str, Any]:
-    """One run's compact results (the figures and flags of ``RESULT_FIELDS``)."""
+def result_row(r: RunResult, seq: int, traj: Trajectory | None = None) -> dict[str, Any]:
+    """One run's compact results (the figures and flags of ``RESULT_FIELDS``; the trace and
+    root span ids and response id from ``traj`` when given)."""
+    from ..otel_events import root_span
+
+    tid, sid = root_span(traj)
+    resp = traj.metadata.get("response_id") if traj is not None else None
     m = r.metrics
     parts = (m.get("call_rates") or {}).get("parts") or {}
     order = (m.get("ordering") or {}).get("score")
@@ -75,7 +83,8 @@ def result_row(r: RunResult, seq: int) -> dict[str, Any]:
             or (m.get("forbidden_sequences") or {}).get("passed") is False,
             "duplicate": bool(parts.get("duplicate")), "fault_run": r.fault_run,
             "false_success": r.false_success, "recorded_reward": r.recorded_reward,
-            "failure_reason": r.failure_reason}
+            "failure_reason": r.failure_reason, "outcome_reason": r.outcome_reason,
+            "trace_id": tid, "span_id": sid, "response_id": resp if isinstance(resp, str) else None}
 
 
 @dataclass
@@ -186,7 +195,7 @@ class BatchScorer:
                 if suite.wants(r):
                     r = score_run(t, c)
                 suite.add(r, seq)
-                rows.append(result_row(r, seq))
+                rows.append(result_row(r, seq, t))
         part.no_case_id.extend(keyer.no_cid)
         part.unknown.extend(keyer.unknown)
         return pa.RecordBatch.from_pylist(rows, schema=result_schema())

@@ -15,7 +15,7 @@ unless one is running.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import EngineError
@@ -152,12 +152,15 @@ def score_span_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
 
 
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
-              **kw: Any) -> Scorecard:
+              on_rows: Callable[[Iterator[Any]], None] | None = None, **kw: Any) -> Scorecard:
     """Score a JSONL file of runs on a local Ray (``workers`` CPUs) and return the
-    scorecard. ``kw`` as in ``score_dataset``."""
+    scorecard. ``on_rows`` (optional) gets the per-run result rows in input order (e.g.
+    ``EvaluationEmitter.emit_rows``). ``kw`` as in ``score_dataset``."""
     ray = init(workers)
     ds = ray.data.read_text(str(path)).rename_columns({"text": "trace"})
-    _, sc = score_dataset(ds, cases, source=str(path), **kw)
+    results, sc = score_dataset(ds, cases, source=str(path), **kw)
+    if on_rows is not None:
+        on_rows(iter(results.sort("seq").iter_rows()))
     return sc
 
 

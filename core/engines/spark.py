@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import EngineError
@@ -146,12 +146,17 @@ def score_span_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
 
 
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
-              spark: Any = None, **kw: Any) -> Scorecard:
+              spark: Any = None, on_rows: Callable[[Iterator[Any]], None] | None = None,
+              **kw: Any) -> Scorecard:
     """Score a JSONL file of runs on Spark (a session of ``workers`` local cores unless
-    ``spark`` is given) and return the scorecard. ``kw`` as in ``score_dataframe``."""
+    ``spark`` is given) and return the scorecard. ``on_rows`` (optional) gets the per-run
+    result rows in input order, streamed to the driver (e.g. ``EvaluationEmitter.emit_rows``).
+    ``kw`` as in ``score_dataframe``."""
     s = spark or session(workers)
     df = s.read.text(str(path)).withColumnRenamed("value", "trace")
-    _, sc = score_dataframe(df, cases, source=str(path), **kw)
+    results, sc = score_dataframe(df, cases, source=str(path), **kw)
+    if on_rows is not None:
+        on_rows(results.orderBy("seq").toLocalIterator())
     return sc
 
 
