@@ -63,16 +63,27 @@ _OPTION_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+#: Options that are lists of names (volatile columns, ID-like argument names): a wrong type
+#: is a ``DatasetError``, as for the case's list-of-names fields.
+_NAME_LISTS = frozenset({"ignore", "id_args"})
+
+
 def check_option(name: str, value: Any, where: str) -> None:
     """Type check of one metric option (None means unset and is always fine); raises
-    ``MetricInputError`` naming ``where`` and the option."""
+    ``MetricInputError`` naming ``where`` and the option, or ``DatasetError`` for a
+    list-of-names option (``ignore``, ``id_args``) that is not a list of non-empty strings."""
     if value is None or name not in _OPTION_TYPES:
         return
     types = _OPTION_TYPES[name]
     bad = isinstance(value, bool) and bool not in types
     if bad or not isinstance(value, types):
         want = " or ".join(t.__name__ for t in types)
-        raise MetricInputError(f"{where}: {name} must be {want}, got {type(value).__name__} {value!r}")
+        err = DatasetError if name in _NAME_LISTS else MetricInputError
+        raise err(f"{where}: {name} must be {want}, got {type(value).__name__} {value!r}")
+    if name in _NAME_LISTS:
+        for i, item in enumerate(value):
+            if not isinstance(item, str) or not item:
+                raise DatasetError(f"{where}: {name} item {i} must be a non-empty string, got {item!r}")
     if name == "threshold" and not 0.0 <= float(value) <= 1.0:
         raise MetricInputError(f"{where}: threshold must be in [0, 1], got {value!r}")
     if name == "retry_budget" and value < 0:

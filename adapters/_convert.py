@@ -671,6 +671,26 @@ def build_case(case_id: str, case_input: Any, expected_calls: Sequence[ExpectedC
     return replace(case, expected_calls=exp)
 
 
+def check_settings(settings: Mapping[str, Any] | None, where: str) -> None:
+    """Check a host metric's constructor settings (case fields) when the metric is made, so a
+    wrong type fails at once rather than at its first test case: the same checks as
+    :func:`build_case` (``Case.from_dict``: a list-of-names field such as ``forbidden_calls``
+    given a string or a non-string item, a malformed ``expected_calls`` ...). None values are
+    unset. Raises ``DatasetError`` naming ``where`` and the field."""
+    given = {k: v for k, v in (settings or {}).items() if v is not None}
+    if not given:
+        return
+    try:
+        build_case("settings", "", None, given)
+    except DatasetError as e:
+        msg = str(e)
+        for prefix in ("case 'settings': ", "case 'settings' "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+                break
+        raise DatasetError(f"{where} settings: {msg}") from None
+
+
 def provided_keys(*settings: Mapping[str, Any] | None, expected: bool = False) -> frozenset[str]:
     """The reference fields given explicitly (non-None) in any of ``settings``, plus
     ``expected_calls`` when ``expected`` (the host's own expected-call field was set, even to

@@ -115,7 +115,9 @@ def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | No
     its mode and dialect); ``mode``/``dialect``: trajectory match only (an unknown mode name
     raises); ``settings``: case fields (``_catalog.CASE_KEYS``). Raises ``MetricInputError``
     naming ``where`` for an unknown metric, setting (with the closest known one), a wrong type
-    (options here, case settings through ``Case.from_dict``) or a mode given to another metric."""
+    (options) or a mode given to another metric; ``DatasetError`` naming ``where`` and the
+    field for a malformed case setting or list of names (``_convert.check_settings``: the
+    checks of ``Case.from_dict``, when the scorer is made, not at the first row)."""
     row = _catalog.row_metric(metric, where)
     try:
         _catalog.check_keys(settings, _catalog.CASE_KEYS, f"{where} settings")
@@ -126,6 +128,7 @@ def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | No
                  ("retry_budget", retry_budget), ("args_mode", settings.get("args_mode")),
                  ("threshold", settings.get("threshold"))):
         _catalog.check_option(k, v, where)
+    _convert.check_settings(settings, where)
     if row.key == "trajectory_match":
         from trajcheck.metrics.trajectory import normalize_mode
 
@@ -134,10 +137,6 @@ def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | No
     elif mode is not None or dialect is not None:
         raise MetricInputError(f"{where}: mode/dialect apply to trajectory_match only")
     settings = {k: v for k, v in settings.items() if v is not None}
-    try:  # wrong-typed case settings fail here, not at the first row
-        _convert.build_case(where, None, (), settings)
-    except TrajcheckError as e:
-        raise MetricInputError(f"{where} settings: {e}") from e
     return MetricSpec(row=row, key=key or _catalog.default_key(row.key, mode, dialect),
                       title=_catalog.display_name(row.key, mode, dialect), mode=mode, dialect=dialect,
                       settings=settings, match=match, weights=weights, ignore=ignore, id_args=id_args,

@@ -184,6 +184,7 @@ class _Common:
         row = _catalog.row_metric(metric, where)
         self._row = row
         self.metric = metric
+        _convert.check_settings(settings, where)
         for k, v in settings.items():
             setattr(self, k, v)
         for k, v in options.items():
@@ -316,8 +317,9 @@ class TrajcheckMetric(_Common, BaseMetric):  # type: ignore[misc]
     ``id_args`` (provenance), ``retry_budget`` (recovery); ``semantic_scorer``/``judge``
     (matcher backends); DeepEval's ``strict_mode``, ``async_mode``, ``verbose_mode``,
     ``include_reason``.
-    Raises ``MetricInputError`` for an unknown metric or a wrong-typed option here, and at
-    measure time ``MissingTestCaseParamsError`` for a missing reference, ``DatasetError``
+    Raises ``MetricInputError`` for an unknown metric or a wrong-typed option here,
+    ``DatasetError`` naming the field for a malformed case setting (a list of names given a
+    string, say) here too, and at measure time ``MissingTestCaseParamsError`` for a missing reference, ``DatasetError``
     for an unknown/misspelled/wrong-typed setting in the metadata.
     """
 

@@ -171,7 +171,8 @@ class TrajcheckEvaluator:
     ``retry_budget``, ``semantic_scorer``, ``judge`` as in the core.
 
     Errors: an unknown metric, setting (with the closest known one) or a wrong-typed option
-    raises ``MetricInputError`` here. At run time a trajcheck error (bad trajectory, bad or
+    raises ``MetricInputError`` here; a malformed case setting (a list of names given a
+    string, say) ``DatasetError`` naming the field, here too. At run time a trajcheck error (bad trajectory, bad or
     missing reference) propagates; LangSmith then records error feedback under this
     evaluator's keys.
     """
@@ -202,6 +203,7 @@ class TrajcheckEvaluator:
                      ("weights", weights), ("ignore", ignore), ("id_args", id_args),
                      ("retry_budget", retry_budget), ("args_mode", settings.get("args_mode"))):
             _catalog.check_option(k, v, where)
+        _convert.check_settings(settings, where)
         if row.key == "trajectory_match":
             mode = mode or "superset"
         elif mode is not None or dialect is not None:

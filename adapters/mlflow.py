@@ -135,7 +135,8 @@ class TrajcheckScorer(Scorer):  # type: ignore[misc]
     (``optional_calls``, ``forbidden_calls``, ``precedence``, ``args_mode``, ``threshold``,
     ...); ``match``, ``weights``, ``ignore``, ``id_args``, ``retry_budget``,
     ``semantic_scorer``, ``judge`` as in the core. Unknown settings, wrong types and unknown
-    mode names raise ``MetricInputError`` here.
+    mode names raise ``MetricInputError`` here; a malformed case setting or list of names
+    ``DatasetError`` naming the field.
     """
 
     metric: str = "tool_call_f1"

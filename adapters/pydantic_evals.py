@@ -134,7 +134,8 @@ class TrajcheckEvaluator(Evaluator):  # type: ignore[misc]
     (``optional_calls``, ``precedence``, ``args_mode``, ``threshold``, ...); ``match``,
     ``weights``, ``ignore``, ``id_args``, ``retry_budget``, ``semantic_scorer``, ``judge`` as
     in the core. Unknown settings, wrong types and unknown mode names raise
-    ``MetricInputError`` when the evaluator is made.
+    ``MetricInputError`` when the evaluator is made; a malformed case setting or list of
+    names ``DatasetError`` naming the field, then too.
     """
 
     metric: str = "tool_call_f1"

@@ -233,6 +233,7 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
             self.metric = self._kind
         _catalog.row_metric(self.metric, where)
         _check_opts(self, where)
+        _convert.check_settings({k: getattr(self, k) for k in _SETTINGS}, where)
         mode, dialect = self._mode()
         if (mode is not None or dialect is not None) and _catalog.row_metric(self.metric).key != "trajectory_match":
             raise MetricInputError(f"{where}: match_mode/dialect apply to trajectory_match only")
@@ -401,6 +402,7 @@ class TrajcheckCollectionsMetric(_CollectionsBase):  # type: ignore[misc]
             raise MetricInputError(str(e)) from e
         for k, v in settings.items():
             _catalog.check_option(k, v, where)
+        _convert.check_settings({k: v for k, v in settings.items() if k in _SETTINGS}, where)
         from trajcheck.metrics.trajectory import normalize_mode
 
         normalize_mode(mode, dialect)  # unknown names fail here

@@ -351,6 +351,10 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         except TrajcheckError as e:
             raise InputProblem(str(e)) from e
         threshold = _threshold(spec, entry, row)
+        # the config is checked before the output is read: a bad setting (a list of names
+        # given a number, say) fails every output, named, whatever the agent returned
+        build_case(spec, case_id=_case_id(context, spec), case_input="")
+        _options(spec, row.key)
         traj, source = _trajectory(output, context, spec)
         if spec.get("error_pattern") is not None:
             traj = _with_error_pattern(traj, spec["error_pattern"])

@@ -128,7 +128,7 @@ def test_wrong_typed_settings_fail_at_construction_in_every_new_host():
     for make in (lambda **kw: pe.TrajcheckEvaluator("ordering_accuracy", settings=kw),
                  lambda **kw: am.TrajcheckScorer("ordering_accuracy", **kw),
                  lambda **kw: ai.trajcheck_scorer("ordering_accuracy", **kw)):
-        with pytest.raises(MetricInputError, match="precedence"):
+        with pytest.raises(DatasetError, match="malformed field 'precedence'"):
             make(precedence="issue_refund before send_refund_email")
         with pytest.raises(MetricInputError, match="threshold"):
             make(threshold=2)
