@@ -79,7 +79,9 @@ an empty database when the case has none). Policies, applied by ``run_suite``:
   reason is its agent error or timeout. Recorded runs of case ids not among the cases, and
   cases with no runs, are reported as problems; the rest is scored.
 
-Source: issue 5 item 3 and DESIGN.md ("suite: runs cases x trials").
+Source: seed 000 §4.1 (reset the sandbox to the initial fixture, run the agent, assert on
+the resulting state) and §4.3 (several trials per task), and DESIGN.md ("suite: runs cases x
+trials").
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ Tools get the database through ``sandbox.execute(sql, params)`` (named ``:param`
 on both back ends) or the raw ``sandbox.connection``. Statements run in autocommit mode;
 ``call_tool`` turns a raising tool into an error ``ToolResult`` (and rolls back an open
 transaction) instead of crashing the run. Source: DESIGN.md ("sandbox": SQLite fixtures,
-state snapshots, fault injection) and issue 4 item 1.
+state snapshots, fault injection), seed 000 §4.1 (sandboxed tools on an isolated test
+database reset to the initial fixture) and §2.6 (fault injection).
 """
 
 from __future__ import annotations

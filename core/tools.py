@@ -33,9 +33,9 @@ Definitions are accepted in the three common forms (``register(fn, definition)``
 
 With no definition, a schema is inferred from the signature's annotations (str -> string,
 int -> integer, float -> number, bool -> boolean, list -> array, dict -> object; parameters
-without a default are required; no extra properties allowed). Source: issue 5 item 3
-("the tool registry validates each call against the tool's JSON Schema before executing
-it") and DESIGN.md ("sandbox": fault injection).
+without a default are required; no extra properties allowed). Source: seed 000 §3.2
+(validate tool arguments against the same JSON Schema the model is given) and DESIGN.md
+("sandbox": fault injection).
 """
 
 from __future__ import annotations

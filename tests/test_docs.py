@@ -39,3 +39,21 @@ def test_readme_python_tour_prints_what_its_comments_say(capsys) -> None:
     comments = [ln.split("#", 1)[1].strip() for ln in block.splitlines() if ln.startswith("print(")]
     assert comments[0].startswith("0.5 1.0 0.667")
     assert [c.split()[0] for c in comments[1:]] == ["True", "True", "False"]
+
+
+def test_core_docstrings_cite_sources_not_issue_numbers() -> None:
+    # a definition's source is the seed section, paper or framework doc; trajcheck's own issue
+    # numbers mean nothing to a reader of the installed package
+    import ast
+    import re
+
+    bad_ref = re.compile(r"\bissues? #?\d{1,2}\b(?!\d)|(?<![\w/])#1\d\b(?!\d)", re.I)
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "core").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node) or ""
+                found += [f"{path.name}:{getattr(node, 'name', '<module>')}: {m.group(0)}"
+                          for m in bad_ref.finditer(doc)]
+    assert found == []

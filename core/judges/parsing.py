@@ -1,6 +1,7 @@
 """Reading a judge's JSON reply: repair first, then a bounded number of re-asks, then an error.
 
-Policy (issue 7, "never as a pass"): a reply is parsed as JSON; failing that it is repaired
+Policy (DESIGN.md: a judge's unreadable reply is never read as a pass; seed 000 §3.3 asks
+the judge for JSON): a reply is parsed as JSON; failing that it is repaired
 (code fences stripped, then the first JSON object in the text extracted); a reply that still
 does not parse, or parses but breaks the judge's expected shape, is re-asked at most
 ``retries`` times with the problem stated; after that :class:`~trajcheck.errors.JudgeError`

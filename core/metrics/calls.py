@@ -270,7 +270,7 @@ def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
     ``case.args_mode``, else ``expected_keys``). ``context`` gets ``case_input``/``user`` from the
     case when unset. Result range [0, 1]. Raises MetricInputError for a non-trajectory or
     non-Case, MatcherError/SchemaError for bad matcher specs.
-    Worked example (issue 3): expected create_ticket(priority=high), predicted search_docs,
+    Worked example (seed 000 §2.3): expected create_ticket(priority=high), predicted search_docs,
     get_ticket, create_ticket(medium), create_ticket(high), optional search_docs/get_ticket
     -> P 0.5, R 1.0, F1 0.667.
     """

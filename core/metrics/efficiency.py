@@ -85,6 +85,7 @@ def agent_steps(traj: Trajectory) -> int:
     a case's ``max_steps`` / ``optimal_steps``. Failed-and-retried attempts count (the agent
     took those turns). Raises MetricInputError for a non-Trajectory (a list of ToolCall has
     no turns).
+    Source: seed 000 §5.1 (steps per task: LLM turns).
     """
     from .calls import require_trajectory
 
@@ -110,6 +111,7 @@ def run_stats(traj: Trajectory, success: bool) -> RunStats:
     ``success`` must be a bool (the task outcome, e.g. ``task_success(...).passed``);
     otherwise ``MetricInputError``; so is a ``traj`` that is not a Trajectory (a list of
     ToolCall has no steps, usage, cost or timing).
+    Source: seed 000 §5.1 (steps, tool calls, tokens, cost and latency per task).
     """
     from .calls import require_trajectory
 
@@ -187,6 +189,7 @@ def describe(values: Sequence[float]) -> Distribution | None:
     """``Distribution`` of the values (linear-interpolation percentiles), or None when empty.
 
     Raises ``MetricInputError`` for a non-finite value (NaN or infinity).
+    Source: seed 000 §5.1 (p50/p95, and p99 to catch runaway loops).
     """
     if not values:
         return None
@@ -304,6 +307,7 @@ def summary_from_values(n_runs: int, n_success: int, values: Mapping[str, Sequen
     keeping runs; the result equals ``efficiency_summary`` over the same runs.
 
     Raises ``MetricInputError`` for n_runs < 1 or a non-finite value.
+    Source: seed 000 §5.1 (efficiency over successful runs only; cost per successful task).
     """
     if n_runs < 1:
         raise MetricInputError("empty suite: no runs given")
@@ -386,6 +390,7 @@ def efficiency_by_task(runs: Sequence[RunStats]) -> dict[str, EfficiencyResult]:
     Every run needs ``task_id`` (``run_stats`` reads it from ``metadata["case_id"]``).
     Raises ``MetricInputError`` for an empty list, a run without ``task_id`` (naming it), or
     anything ``efficiency_summary`` rejects.
+    Source: seed 000 §5.1.
     """
     _validate(runs)
     groups: dict[str, list[RunStats]] = {}

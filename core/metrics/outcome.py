@@ -480,6 +480,7 @@ def response_text(traj_or_text: Trajectory | str | None) -> list[str]:
     ``assistant`` or ``final_response`` (text an assistant turn carrying tool calls is
     kept too), then ``traj.final_response`` when it is not already one of them. Reasoning,
     tool results, user and system text are never searched. None gives no pieces.
+    Source: seed 000 §4.1 (response contains required info) and tau-bench.
     """
     if traj_or_text is None:
         return []

@@ -161,8 +161,8 @@ def false_success_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]], *,
     when there is no fault-injected run. Returns MetricResult ``false_success_rate`` with
     parts ``n_fault_runs``, ``n_failed``, ``n_false_success`` and ``false_success_runs``
     (indices among the fault-injected runs); ``passed`` is True when there is none.
-    Source: DESIGN.md "Policies: Error recovery"; issue 4 ("the agent claims success while
-    the tool failed").
+    Source: seed 000 §2.6 (false_success_rate = fault runs where the agent claims success /
+    fault runs, "worst failure"); DESIGN.md "Policies: Error recovery".
     """
     rs = [r for r in _runs(runs) if r.fault_injected]
     failed = [i for i, r in enumerate(rs) if not r.task_success]

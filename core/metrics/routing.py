@@ -108,6 +108,7 @@ def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
 
     Raises ``MetricInputError`` for different lengths, empty input, duplicate labels, or a
     value outside explicit ``labels`` (naming the position).
+    Source: seed 000 §6 (confusion matrix, rows true, columns predicted).
     """
     _check_pair(y_true, y_pred)
     labs = _resolve_labels(y_true, y_pred, labels)
@@ -383,6 +384,7 @@ def misroute_cost(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
 
     Raises ``MetricInputError`` for different lengths, empty input, a missing or invalid
     cost (naming the position and the pair).
+    Source: seed 000 §6 pitfalls (misroutes carry asymmetric costs: weight by risk).
     """
     _check_pair(y_true, y_pred)
     total = 0.0
@@ -449,6 +451,7 @@ def recall_floor_gate(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
     Returns ``RecallGateResult`` with passed, score (1.0 / 0.0), ``failed`` and ``recalls``.
     Raises ``MetricInputError`` for different lengths, empty input, empty ``floors`` or a
     floor outside [0, 1].
+    Source: seed 000 §6 pitfalls (gate on per-class recall floors).
     """
     _check_pair(y_true, y_pred)
     if not floors:

@@ -135,7 +135,9 @@ def canon_value(v: Any) -> Any:
 def call_key(call: ToolCall) -> Any:
     """Identity key of a call for duplicate detection: name plus arguments under the
     ``exact`` rule; None (never a duplicate) for unparsed arguments, NaN, unhashable
-    values or nesting too deep to key."""
+    values or nesting too deep to key.
+    Source: seed 000 §2.5 (duplicate_call_rate: identical name + args).
+    """
     if call.args is None:
         return None
     try:
