@@ -200,3 +200,43 @@ def test_scorecard_carries_graded_scores():
     jsonschema.validate(json.loads(json.dumps(d)), schema)
     back = Scorecard.from_dict(d)
     assert back.runs[1].lcs_f1 == 0.5 and back.suite.mean_name_f1 == sc.suite.mean_name_f1
+
+
+# ------------------------------------------------------------------ dialects in the hosts
+
+
+def _oai(calls):
+    import json
+
+    out = [{"role": "user", "content": "q"}]
+    for i, (n, a) in enumerate(calls):
+        out.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}]})
+        out.append({"role": "tool", "tool_call_id": f"c{i}", "content": "ok"})
+    return out + [{"role": "assistant", "content": "done"}]
+
+
+def test_new_dialect_names_in_host_settings():
+    """A dialect's mode name (here with package-name spellings) is a host setting like any
+    mode: the LangSmith evaluator and the promptfoo assertion give the core's value."""
+    pytest.importorskip("langsmith")
+    from trajcheck.adapters.langsmith import TrajcheckEvaluator
+    from trajcheck.promptfoo.assertion import get_assert
+
+    calls = [("a", {"k": 1}), ("x", {}), ("b", {})]
+    ref = [{"name": "a", "args": {"k": 2}}, {"name": "b", "args": {}}]
+    core = trajectory_match([T(n, a) for n, a in calls], [ExpectedCall(r["name"], r["args"]) for r in ref],
+                            "TrajectoryMatch", dialect="pydantic_evals").score
+    assert core == pytest.approx(0.8)  # names only: LCS 2 of 3 and 2
+    ev = TrajcheckEvaluator("trajectory_match", mode="TrajectoryMatch(order='in_order')", dialect="pydantic-evals")
+    assert ev(outputs={"messages": _oai(calls)}, reference_outputs={"expected_calls": ref})["score"] == core
+    # ADK ANY_ORDER compares whole argument objects: a(k=1) is not a(k=2)
+    r = get_assert(_oai(calls), {"prompt": "p", "vars": {}, "test": {"description": "t", "assert": []},
+                                 "config": {"metric": "trajectory_match", "mode": "any order",
+                                            "dialect": "google-adk", "expected_calls": ref}})
+    assert r["score"] == 0.0 and r["pass"] is False
+    ref[0]["args"] = {"k": 1}
+    r = get_assert(_oai(calls), {"prompt": "p", "vars": {}, "test": {"description": "t", "assert": []},
+                                 "config": {"metric": "trajectory_match", "mode": "any order",
+                                            "dialect": "google-adk", "expected_calls": ref}})
+    assert r["score"] == 1.0 and r["pass"] is True
