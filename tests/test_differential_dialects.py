@@ -11,8 +11,9 @@ How each framework runs:
 - Google ADK ``TrajectoryEvaluator`` 2.13.0, pydantic-evals 2.62.0 ``TrajectoryMatch`` /
   ``ToolCorrectness`` (on real OpenTelemetry spans), Strands ``*_match_scorer`` 1.7.0, Azure
   AI Evaluation 1.18.10 ``_TaskNavigationEfficiencyEvaluator``: for real, in the side
-  environment of scripts/dialects_venv.sh (their pins conflict with the main environment:
-  OpenTelemetry, pydantic-ai-slim, pandas), through tests/dialect_scorers.py.
+  environment of scripts/dialects_venv.sh (ADK's and Strands' OpenTelemetry pins and
+  Azure's pandas pin conflict with the main environment; pydantic-evals runs there beside
+  them), through tests/dialect_scorers.py.
 - judgeval: its tool scorers are computed on Judgment Labs' servers (judgeval 1.6.0 ships no
   implementation), so nothing can run here; ``test_judgeval_*`` reproduce the verdicts from
   the documented semantics instead and check that trajcheck agrees where the table says so.
