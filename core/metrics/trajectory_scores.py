@@ -22,8 +22,8 @@ failed-and-retried attempts set aside (as every trajcheck metric):
 
     Source: the LCS-based trajectory F1 of pydantic-evals ``TrajectoryMatch(order="in_order")``
     (names only, pydantic-evals 2.62.0 ``evaluators/agentic.py``), generalised to argument
-    matching, optional tools and parallel steps; the partial-credit request of ADK issue
-    #5306 (research/landscape_2026-12.md §18 item 2).
+    matching, optional tools and parallel steps; the partial-credit requests in the
+    frameworks' trackers (research/landscape_2026-12.md §18 item 2).
 
 ``multiset`` (unordered partial credit)
     The precision / recall / F1 of a maximum one-to-one matching between predicted and
