@@ -283,13 +283,13 @@ MODE_TABLE: tuple[ModeRow, ...] = (
             _AZ_COMMON, _AZ_SRC, ("TaskNavigationEfficiency(matching_mode=any_order_match)",)),
     ModeRow("azure", "precision_score", "precision", None,
             "multiset precision of agent steps (always reported)",
-            "no agent steps gives 0.0 even when nothing was expected; " + _AZ_COMMON, _AZ_SRC,
+            _AZ_COMMON, _AZ_SRC,
             ("task_navigation_efficiency_precision",)),
     ModeRow("azure", "recall_score", "recall", None,
             "multiset recall of ground-truth steps (always reported)",
-            "no agent steps gives 0.0; " + _AZ_COMMON, _AZ_SRC),
+            _AZ_COMMON, _AZ_SRC),
     ModeRow("azure", "f1_score", "f1", None, "multiset F1 (always reported)",
-            "no agent steps gives 0.0; " + _AZ_COMMON, _AZ_SRC),
+            _AZ_COMMON, _AZ_SRC),
     # judgeval (server-side scorers; docs only)
     ModeRow("judgeval", "ToolOrderScorer", "in_order", None,
             "the expected order is present, other tools allowed between; parameters checked "
