@@ -166,10 +166,10 @@ def test_run_scenarios_uses_the_context_scorer_for_leaks() -> None:
     user = ScriptedModel([f"No idea, I work out of the Pune site. {STOP_MARKER}"] * 2)
     scorer = _table({("Pune office", "No idea, I work out of the Pune site."): 0.77})
     res = run_scenarios([sc], agent, user, seeds=[0], tools=ToolRegistry(),
-                        context=MatchContext(semantic_scorer=scorer))
+                        context=MatchContext(semantic_scorer=scorer), isolation="inline")  # a local agent
     assert res.summary["vpn"]["unprompted_reveals"] == [
         {"seed": 0, "fact": "location", "turn": 1, "how": "semantic", "similarity": 0.77}]
     # without a scorer in the context, literal only: nothing found
     res2 = run_scenarios([sc], agent, ScriptedModel([f"No idea, I work out of the Pune site. {STOP_MARKER}"]),
-                         seeds=[0], tools=ToolRegistry())
+                         seeds=[0], tools=ToolRegistry(), isolation="inline")
     assert res2.summary["vpn"]["unprompted_reveals"] == []
