@@ -338,6 +338,18 @@ def load_ground_truth(path: Any) -> list[Case] | None:
     p = Path(path)
     rows: list[Any] = []
     bad: list[str] = []
+    # the first row decides; an ordinary dataset (maybe of millions of rows) is not read here
+    try:
+        with p.open(encoding="utf-8-sig") as f:
+            first = next((piece for line in f if line.strip()
+                          for piece in line.splitlines() if piece.strip()), None)
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{p}: cannot be read ({e})") from e
+    try:
+        if first is None or not is_ground_truth_row(json.loads(first)):
+            return None
+    except ValueError:
+        return None  # not JSON Lines: not BFCL ground truth
     try:
         text = p.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:

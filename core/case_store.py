@@ -21,7 +21,7 @@ from typing import Any
 
 from .model import Case
 
-CACHE_SIZE = 2048
+CACHE_SIZE = 64  # runs of a case are often far apart in big files: a small cache, small memory
 
 
 def _encode(row: dict[str, Any]) -> bytes | None:
