@@ -312,18 +312,43 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         ``componentResults``). Put the threshold of a negated assertion in ``config``:
         promptfoo applies an assertion-level ``threshold`` to the returned score before flipping.
 
-    Errors: never raises. Bad input (unreadable output, malformed expectation, trajcheck not
-    importable) gives pass=false (after any negation), score 0 and a reason naming the field.
+    Errors: bad input (unreadable output, malformed expectation, a missing reference, a score
+    that does not apply, trajcheck not importable) gives pass=false (after any negation),
+    score 0 and a reason naming the field -- for ``python`` and ``not-python`` alike, as
+    promptfoo itself treats a Python assertion that cannot run (its ``handlePython`` turns a
+    raised error into pass false, score 0, whatever the ``not-``; promptfoo has no skipped
+    state for an assertion). When the assertion cannot tell whether it was negated (it is not
+    among the test's ``assert`` entries, or a ``python`` and a ``not-python`` one share its
+    config) a returned failure could be flipped into a pass, so it raises
+    :class:`AssertionNotScored` instead and promptfoo records that failure itself.
     """
     try:
         return _get_assert(output, context)
+    except AssertionNotScored:
+        raise
     except Exception as e:  # whatever the output or config holds, promptfoo gets a result
-        negated = False
+        why = f"could not score this output ({type(e).__name__}: {e})"
         try:
-            negated = find_own_assertion(context)[1] if isinstance(context, Mapping) else False
+            entry, negated = find_own_assertion(context) if isinstance(context, Mapping) else (None, False)
         except Exception:
-            pass
-        return _fail(f"could not score this output ({type(e).__name__}: {e})", negated=negated)
+            entry, negated = None, False
+        if entry is None and _under_promptfoo(context):
+            raise AssertionNotScored(f"trajcheck: {why}") from e
+        return _fail(why, negated=negated)
+
+
+def _under_promptfoo(context: Any) -> bool:
+    """True when ``context`` carries a test with assertions, as promptfoo's does: there, not
+    finding this assertion among them means its negation is unknown. A direct call without
+    a test (library use, tests) has nothing to negate the result."""
+    return isinstance(context, Mapping) and bool(_assertion_entries(context.get("test")))
+
+
+class AssertionNotScored(RuntimeError):
+    """The assertion failed (missing reference, bad input, score not applicable) and cannot
+    tell whether promptfoo will negate its result; raised so that promptfoo records the
+    failure itself (pass false, score 0 for ``python`` and ``not-python`` alike). Not a
+    ``TrajcheckError`` subclass so that it also works when trajcheck cannot be imported."""
 
 
 def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -332,12 +357,15 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     negated = False
     try:
         entry, negated = find_own_assertion(context)
+    except InputProblem as e:  # python and not-python with one config: negation unknown
+        raise AssertionNotScored(f"trajcheck: {e}") from e
+    try:
         try:
             import trajcheck  # noqa: F401
-        except ImportError:
-            return _fail(f"the Python running this assertion ({sys.executable}) cannot import trajcheck; "
-                         "install it there (pip install trajcheck) or set PROMPTFOO_PYTHON to the "
-                         "python of the virtual environment that has it", negated=negated)
+        except ImportError as e:
+            raise InputProblem(f"the Python running this assertion ({sys.executable}) cannot import trajcheck; "
+                               "install it there (pip install trajcheck) or set PROMPTFOO_PYTHON to the "
+                               "python of the virtual environment that has it") from e
         from trajcheck.adapters import _catalog
         from trajcheck.errors import TrajcheckError
 
@@ -378,6 +406,8 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         raw_pass = bool(_catalog.passed(row, res, threshold))
         note = _names_only_note(spec, case, opts.mode, opts.dialect) if row.key == "trajectory_match" else ""
     except InputProblem as e:
+        if entry is None and _under_promptfoo(context):  # not among the test's assertions
+            raise AssertionNotScored(f"trajcheck: {e}") from e
         return _fail(str(e), negated=negated)
     value = float(res.score)
     score = 1.0 - value if negated else value

@@ -137,9 +137,17 @@ def test_negation_found_inside_assert_set_and_ambiguity_is_reported():
     nested = [{"type": "assert-set", "assert": [{"type": "not-python", "value": OWN, "config": cfg}]}]
     r = get_assert([{"name": "a"}], ctx(cfg, test_assert=nested))
     assert r["score"] == 0.0 and r["pass"] is True  # value 1 -> negated score 0; promptfoo flips -> fails
+    # python and not-python with one config: a returned failure would pass once promptfoo
+    # flips the not-python one, so the assertion raises and promptfoo fails both itself
+    from promptfoo_provider.assertion import AssertionNotScored
+
     both = [{"type": "python", "value": OWN, "config": cfg}, {"type": "not-python", "value": OWN, "config": cfg}]
-    r = get_assert([{"name": "a"}], ctx(cfg, test_assert=both))
-    assert r["pass"] is False and "negation cannot be told apart" in r["reason"]
+    with pytest.raises(AssertionNotScored, match="negation cannot be told apart"):
+        get_assert([{"name": "a"}], ctx(cfg, test_assert=both))
+    # the same when the assertion is not among the test's assertions at all
+    other = [{"type": "python", "value": OWN, "config": {"expected_calls": ["b"]}}]
+    with pytest.raises(AssertionNotScored, match="needs 'precedence'"):
+        get_assert([{"name": "a"}], ctx({"metric": "ordering_accuracy"}, test_assert=other))
 
 
 def test_bad_input_under_negation_still_fails_after_promptfoo_flip():

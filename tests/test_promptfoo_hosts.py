@@ -21,7 +21,16 @@ import venv
 from pathlib import Path
 
 import pytest
-from test_host_table import CASES, REFUND_ORDER, RUNS, core_value  # noqa: E402  (tests/ is on sys.path)
+from test_host_table import (  # noqa: E402  (tests/ is on sys.path)
+    AFTER,
+    CASES,
+    FIXTURE,
+    FIXTURE_WANT,
+    MACRO_F1,
+    REFUND_ORDER,
+    RUNS,
+    core_value,
+)
 from test_promptfoo_cli import _install, _port_free, pytestmark  # noqa: F401,E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,7 +95,85 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
     assert summary["figures"]["pass_hat_k"]["score"] == pass_hat_k(trials, 1)
     ok = sum(v[0] for v in trials.values())
     assert summary["figures"]["success_rate"]["score"] == success_rate(ok, len(CASES)).score
-    assert summary["figures"]["routing_macro_f1"]["score"] is None
+    # routes from vars.expected_route against the first tool called: macro-F1 0.35 by hand
+    # (tests/test_host_table.py ROUTES / MACRO_F1)
+    assert summary["figures"]["routing_macro_f1"]["score"] == pytest.approx(MACRO_F1)
+
+
+_AGENT = """
+import json
+
+
+def run(prompt, vars):
+    # one refund, recorded with no database snapshots: the before state comes from the fixture
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "issue_refund", "arguments": json.dumps({"order_id": "981", "amount": 40})}}
+    return [{"role": "user", "content": prompt},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "refunded"},
+            {"role": "assistant", "content": "Your refund of 40 USD is done."}]
+"""
+
+
+def test_per_assertion_conventions_and_fixture_final_state_in_the_promptfoo_cli(tmp_path):
+    """Each assertion on its own: a missing reference or a score that does not apply fails that
+    assertion (pass false, score 0, the reason saying why), negated or not -- what promptfoo
+    0.123.1 itself does with a Python assertion that cannot run (``handlePython`` returns
+    pass false, score 0 for a raising script, whatever ``not-``); promptfoo has no skipped state
+    for an assertion. The other assertions of the same test are scored as usual. Final state
+    from the case's sandbox fixture (``initial_state``) and the ``after_state`` given."""
+    import yaml
+
+    paths = _install()
+    (tmp_path / "fixture_agent.py").write_text(_AGENT)
+    asserted = str(EXAMPLE / "trajcheck_assert.py")
+
+    def a(label: str, cfg: dict, typ: str = "python") -> dict:
+        return {"type": typ, "value": f"file://{asserted}", "metric": label, "config": cfg}
+    fs = {"initial_state": str(FIXTURE), "expected_final_state": {"refunds": [{"order_id": "981"}]}}
+    config = {
+        "description": "trajcheck per-assertion conventions",
+        "prompts": ["{{request}}"],
+        "providers": [{"id": f"file://{EXAMPLE / 'trajcheck_provider.py'}",
+                       "config": {"agent": "fixture_agent.py:run"}}],
+        "tests": [{"description": "refund", "vars": {"request": "Refund order 981 (40 USD)."},
+                   "assert": [
+                       a("f1", {"metric": "tool_call_f1", "expected_calls": ["issue_refund"]}),
+                       a("order_missing", {"metric": "ordering_accuracy"}),
+                       a("order_missing_negated", {"metric": "ordering_accuracy", "threshold": 1.0}, "not-python"),
+                       a("recovery_na", {"metric": "error_recovery"}),
+                       a("recovery_na_negated", {"metric": "error_recovery", "threshold": 1.0}, "not-python"),
+                       # python and not-python with one config: negation cannot be told, both fail
+                       a("same_py", {"metric": "tool_call_f1", "expected_calls": ["lookup_order"]}),
+                       a("same_not", {"metric": "tool_call_f1", "expected_calls": ["lookup_order"]}, "not-python"),
+                       a("fixture_ok", {"metric": "final_state", **fs, "after_state": AFTER["fixture_ok"]}),
+                       a("fixture_bad", {"metric": "final_state", **fs, "after_state": AFTER["fixture_bad"]}),
+                   ]}],
+    }
+    (tmp_path / "pf.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    out = tmp_path / "results.json"
+    env = _env(paths, tmp_path, sys.executable)
+    cmd = [paths["PROMPTFOO_BIN"], "eval", "-c", str(tmp_path / "pf.yaml"), "-o", str(out),
+           "--no-cache", "--no-share", "--no-progress-bar"]
+    p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 100, f"rc {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    (row,) = json.loads(out.read_text())["results"]["results"]
+    assert row["failureReason"] == 1  # failed assertions, not an errored test
+    comps = {}
+    for c in row["gradingResult"]["componentResults"]:
+        comps.setdefault((c.get("assertion") or {}).get("metric"), c)
+    got = {k: (c["pass"], c["score"]) for k, c in comps.items()}
+    assert got == {"f1": (True, 1), "order_missing": (False, 0), "order_missing_negated": (False, 0),
+                   "recovery_na": (False, 0), "recovery_na_negated": (False, 0),
+                   "same_py": (False, 0), "same_not": (False, 0),
+                   "fixture_ok": (True, FIXTURE_WANT["fixture_ok"]),
+                   "fixture_bad": (False, FIXTURE_WANT["fixture_bad"])}, got
+    assert "needs 'precedence'" in comps["order_missing"]["reason"]
+    assert "not applicable" in comps["recovery_na"]["reason"]
+    assert "negation cannot be told apart" in comps["same_not"]["reason"]
+    assert "1 row removed" in comps["fixture_bad"]["reason"]
+    named = row["namedScores"]
+    assert named["order_missing"] == 0 and named["fixture_ok"] == 1
 
 
 def _setuptools_path() -> str | None:
