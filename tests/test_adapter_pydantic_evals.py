@@ -132,3 +132,24 @@ def test_wrong_typed_settings_fail_at_construction_in_every_new_host():
             make(precedence="issue_refund before send_refund_email")
         with pytest.raises(MetricInputError, match="threshold"):
             make(threshold=2)
+
+
+@pytest.mark.parametrize("bad", [None, "not json", "[1, 2", 7, {"messages": 3}, {"tool_calls": "x"},
+                                 [{"role": "wizard"}], float("nan"), b"\xff\xfe", {"steps": [{"kind": 5}]}])
+def test_hostile_outputs_give_trajcheck_errors_only(bad):
+    """A run that is not a run: MLflow's scorer and the pydantic-evals evaluator raise a
+    trajcheck error (their hosts record it as an error/failure), never crash otherwise, never
+    score it as an empty run."""
+    from trajcheck.adapters import mlflow as am
+    from trajcheck.errors import TrajcheckError
+
+    with pytest.raises(TrajcheckError):
+        am.TrajcheckScorer("tool_call_f1", source="outputs").compute(outputs=bad, expectations={"expected_calls": []})
+
+    class Ctx:
+        name, output, inputs, metadata = "c", bad, None, {"trajcheck": {"expected_calls": []}}
+
+    with pytest.raises(TrajcheckError):
+        pe.TrajcheckEvaluator("tool_call_f1", source="output").compute(Ctx())
+    with pytest.raises(DatasetError):
+        am.TrajcheckScorer("tool_call_f1").compute(outputs={"tool_calls": []}, expectations=["a"])
