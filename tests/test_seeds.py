@@ -34,9 +34,11 @@ from trajcheck.metrics.outcome import response_includes, state_diff
 from trajcheck.metrics.outcome_checks import case_outcome_checks, with_case_outcome_checks
 from trajcheck.metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k
 from trajcheck.metrics.routing import routing_metrics
-from trajcheck.metrics.sequences import check_forbidden_sequences, ordering_accuracy
+from trajcheck.metrics.sequences import call_rates, check_forbidden_sequences, ordering_accuracy
 from trajcheck.metrics.trajectory import trajectory_match
 from trajcheck.model import Step, ToolResult, Trajectory
+from trajcheck.simulate import Scenario
+from trajcheck.suite import evaluate
 
 # ============================================================ seed 000
 
@@ -84,6 +86,7 @@ PRED = [
 ]
 M = {"priority": "normalized", "assignee_group": "normalized"}  # the seed's norm_str
 EXP = [ExpectedCall("create_ticket", {"priority": "high", "assignee_group": "IT-Hardware"}, match=M)]
+EXP_CALL = [ToolCall("create_ticket", {"priority": "high", "assignee_group": "IT-Hardware"})]
 
 
 def test_seed000_s3_2_worked_example_and_maximum_matching():
@@ -135,6 +138,24 @@ def test_seed000_s2_2_argument_accuracy_and_call_exact_correct():
     assert call_exact_correct(only_medium, case).score == 0.0
     assert argument_accuracy(PRED, case).score == 1.0           # paired with the high-priority call
     assert call_exact_correct(PRED, case).score == 1.0
+
+
+def test_seed000_s2_5_unnecessary_and_duplicate_rates():
+    # the §2.3 run with its first search repeated: 5 calls; create_ticket(medium) is neither
+    # matched nor optional (1/5 unnecessary); the repeated search_docs is identical to an
+    # earlier call (1/5 duplicate); both divide by all calls of the run, as §2.5 writes them
+    case = Case("s2.5", "x", expected_calls=tuple(EXP), optional_calls=("search_docs", "get_ticket"),
+                forbidden_calls=("update_ticket",))
+    r = call_rates(PRED + [PRED[0]], case)
+    assert (r.parts["unnecessary_rate"], r.parts["duplicate_rate"], r.parts["n_calls"]) == (1 / 5, 1 / 5, 5)
+    assert r.parts["forbidden"] == 0
+    # forbidden_call_rate = runs with >= 1 forbidden call / runs (suite level): 1 of 2 runs
+    bad = Trajectory(steps=(Step(0, "tool_call", tool_calls=(ToolCall("update_ticket", {"ticket_id": "INC-1"}),)),),
+                     metadata={"case_id": "s2.5", "run_id": "bad"})
+    good = Trajectory(steps=(Step(0, "tool_call", tool_calls=tuple(EXP_CALL)),),
+                      metadata={"case_id": "s2.5", "run_id": "good", "trial": 1})
+    sc = evaluate([bad, good], [case], n_boot=50)
+    assert sc.suite.forbidden_rate.value == 0.5
 
 
 def test_seed000_s4_1_state_diff():
@@ -240,6 +261,20 @@ SUITE = [
      "expected_trajectory": {"required_tools": ["list_bookings"], "forbidden_tools": ["delete_booking"],
                              "max_steps": 3}},
 ]
+
+
+def test_seed000_s7_1_scenario_specification():
+    # the scenario exactly as printed; `success` is read as the success criteria
+    scenario = {"persona": "New employee in Pune, terse, not technical",
+                "goal": "Get VPN access approved; you don't know which form to use",
+                "hidden_facts": {"role": "employee", "start_date": "last week", "manager": "a.rao"},
+                "rules": ["Only reveal manager if asked", "If asked for a password, refuse"],
+                "success": ["access request ticket created with manager a.rao", "user told expected SLA"],
+                "max_turns": 10}
+    sc = Scenario.from_dict(scenario)
+    assert (sc.persona, sc.goal, sc.max_turns) == (scenario["persona"], scenario["goal"], 10)
+    assert {h.name: h.value for h in sc.hidden_facts} == scenario["hidden_facts"]
+    assert sc.rules == tuple(scenario["rules"]) and sc.success_criteria == tuple(scenario["success"])
 
 
 def test_seed001_outcome_level_eval():
