@@ -8,8 +8,9 @@ the error payload; seed 001's composite argument part counts only checks (trajch
 per called expected call, an argument-free call counting as right); the seed's tool
 selection ignores extra calls, trajcheck's counts them unless they are optional calls;
 ``bootstrap_ci`` returns a result object, not a tuple; seed 001's schemas are JSON Schema;
-a violation's ``step`` is the run's step index; seed 001's outcome step budget counts agent
-turns and its final-state values compare typed.
+a violation's ``step`` is the run's step index; seed 001's efficiency and outcome step
+budget count agent turns (the seed: tool calls / a recorded total) and its final-state
+values compare typed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from trajcheck.metrics.calls import (
     schema_errors,
     tool_call_prf,
 )
-from trajcheck.metrics.composite import score_trajectory
+from trajcheck.metrics.composite import efficiency_score, score_trajectory
 from trajcheck.metrics.outcome import response_includes, state_diff
 from trajcheck.metrics.outcome_checks import case_outcome_checks, with_case_outcome_checks
 from trajcheck.metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k
@@ -321,6 +322,15 @@ def test_seed001_step_level_eval():
     assert a.parts["pooled"] == 0.5
     # trajcheck averages per called expected call: book_flight (no argument constraint) is right
     assert a.score == 0.75
+    # efficiency_score = max(0, 1 - excess / max_steps): within max_steps 10 both give 1.0.
+    # The seed counts tool calls (4), trajcheck agent turns (5: the final reply too, README
+    # "Policies"), so at a budget of 4 the seed gives 1.0 and trajcheck 1 - 1/4
+    assert efficiency_score(run, case) == (1.0, "5 steps, max 10 (excess 0)")
+    assert efficiency_score(run, replace(case, max_steps=4))[0] == 0.75
+    # TOOL_SCHEMAS' pre_conditions (delete_booking needs list_bookings first) is a precedence rule
+    rule = (("list_bookings", "delete_booking"),)
+    ok = [ToolCall("list_bookings", {}), ToolCall("delete_booking", {"booking_id": "BK-1", "reason": "x"})]
+    assert ordering_accuracy(ok, rule).score == 1.0 and ordering_accuracy(ok[::-1], rule).score == 0.0
 
 
 def test_seed001_tool_call_three_dimensions():
@@ -424,3 +434,35 @@ def test_seed001_flight_booking_suite():
     assert r2.score == 1.0 and r2.passed
     # case 001's date validator is the seed's lambda, run on the predicted value
     assert argument_accuracy(flight_run(), c1).parts["per_call"][0]["passed"] == 2
+
+
+def _suite_run(cid: str, calls: list, final: str) -> Trajectory:
+    steps = [Step(0, "user", "x")]
+    for i, (name, args, out) in enumerate(calls):
+        steps.append(Step(len(steps), "tool_call", tool_calls=(ToolCall(name, args, call_id=f"{cid}{i}"),)))
+        steps.append(Step(len(steps), "tool_result", tool_result=ToolResult(f"{cid}{i}", name, out, is_error=False)))
+    steps.append(Step(len(steps), "final_response", final))
+    return Trajectory(steps=tuple(steps), final_response=final, metadata={"case_id": cid})
+
+
+def test_seed001_run_agent_eval_suite():
+    # run_agent_eval_suite over the three cases: 001 books as asked, 002 finds no route and
+    # says so, 003 deletes without listing or asking. pass_rate = composite passes / cases,
+    # avg_composite_score = mean composite, passed = pass_rate >= 0.90 and no violation
+    runs = [
+        _suite_run(SUITE[0]["id"], [
+            ("search_flights", {"origin": "SFO", "destination": "NRT", "cabin_class": "economy",
+                                "date": "2026-07-18"}, [{"flight_id": "UA837", "price": 750}]),
+            ("book_flight", {"flight_id": "UA837", "passenger_id": "u-123"},
+             {"booking_id": "BK-4421", "status": "confirmed"})], "Your booking BK-4421 is confirmed."),
+        _suite_run(SUITE[1]["id"], [("search_flights", {"origin": "SFO", "destination": "ZZZ"}, {"flights": []})],
+                   "Sorry, no direct flights: not available."),
+        _suite_run(SUITE[2]["id"], [("delete_booking", {"booking_id": "BK-1"}, {"ok": True})], "Done."),
+    ]
+    sc = evaluate(runs, cases_from_eval_suite(SUITE), n_boot=50)
+    assert [(r.success, r.composite, r.composite_passed) for r in sc.runs] == [
+        (True, 1.0, True), (True, 1.0, True), (False, 0.0, False)]
+    s = sc.suite
+    assert s.composite_pass_rate.value == 2 / 3 and s.mean_composite.value == 2 / 3  # pass_rate, avg
+    # the seed's suite verdict: 2/3 < 0.90 and case 003 has a violation -> not passed
+    assert s.composite_pass_rate.value < 0.90 and s.forbidden_rate.value == 1 / 3
