@@ -73,6 +73,13 @@ def case_from_eval_case(obj: Any) -> Case:
         raise DatasetError(f"seed 001 case {cid!r}: needs 'id' and 'input'")
     out = _section(obj, "expected_outcome", OUTCOME_KEYS, cid)
     traj = _section(obj, "expected_trajectory", TRAJECTORY_KEYS, cid)
+    for key in ("required_tools", "tool_order", "forbidden_tools"):
+        names = traj.get(key)
+        # a list of names given one string would otherwise become one-letter tool names
+        if names is not None and (not isinstance(names, (list, tuple))
+                                  or not all(isinstance(n, str) and n for n in names)):
+            raise DatasetError(f"case {cid!r}: expected_trajectory.{key} must be a list of tool names, "
+                               f"got {type(names).__name__} {names!r}")
     req_args = traj.get("required_args") or {}
     if not isinstance(req_args, Mapping):
         raise DatasetError(f"case {cid!r}: expected_trajectory.required_args must map tool names to arguments")

@@ -104,3 +104,14 @@ def test_bad_values_are_dataset_errors_naming_the_case() -> None:
     bad = replace(case, metadata={**case.metadata, "outcome_max_steps": 2.5})
     with pytest.raises(DatasetError, match=r"case 'fl-1': expected_outcome.max_steps must be an int >= 0, got 2.5"):
         run_outcome(t, bad)
+
+
+@pytest.mark.parametrize("key", ["required_tools", "tool_order", "forbidden_tools"])
+def test_seed001_name_lists_given_a_string_are_dataset_errors(key: str) -> None:
+    row = {**CASE, "expected_trajectory": {**CASE["expected_trajectory"], key: "search_flights"}}
+    with pytest.raises(DatasetError, match=rf"case 'fl-1': expected_trajectory.{key} must be a list of "
+                                           r"tool names, got str 'search_flights'"):
+        case_from_eval_case(row)
+    row["expected_trajectory"][key] = ["search_flights", 3]
+    with pytest.raises(DatasetError, match=rf"expected_trajectory.{key} must be a list of tool names"):
+        case_from_eval_case(row)
