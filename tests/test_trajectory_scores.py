@@ -79,6 +79,15 @@ def test_multiset_hand_values():
     assert multiset_prf(pred, exp).f1 == 1.0
     assert multiset_prf(pred, exp, args_mode=None).f1 == 0.0
     assert multiset_prf([], []).f1 == 1.0
+    # names only is computed from counts; it equals the matching's numbers, including a call
+    # whose arguments did not parse (never matched, still counted unless its tool is optional)
+    pred = [T("a", None), T("a", {}), T("c", "{bad json"), T("b", {})]
+    for opt in ((), ("c",), ("a",)):
+        case = Case(id="u", input="q", expected_calls=(ExpectedCall("a"), ExpectedCall("a"), ExpectedCall("b")),
+                    optional_calls=opt)
+        full = tool_call_prf(pred, case, args_mode="ignore")
+        fast = multiset_prf(pred, case)
+        assert (fast.tp, fast.n_counted, fast.f1) == (full.tp, full.n_counted, full.f1)
 
 
 def test_graded_modes_through_trajectory_match_and_dialects():

@@ -40,7 +40,8 @@ failed-and-retried attempts set aside (as every trajcheck metric):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import MetricInputError
@@ -181,12 +182,52 @@ def multiset_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = "igno
     None for the expected calls' / case's own argument modes). Result: ``PRFResult``
     (``score`` = F1, ``passed`` None). Raises MetricInputError for bad inputs.
     """
+    if args_mode == "ignore":  # names only: counts per name, no matching needed
+        exp_calls, opt, calls, retried = _names_inputs(pred, expected, optional)
+        return _name_counts_prf(calls, retried, exp_calls, opt)
     exp_calls, opt, ctx, default_mode, calls, retried = _inputs(pred, expected, args_mode,
                                                                   context, optional)
     r = prf_from_calls(calls, retried, exp_calls, sorted(opt), args_mode=args_mode,
                        default_mode=default_mode, ctx=ctx, name="multiset_prf")
     r.parts["args_mode"] = args_mode
     return r
+
+
+def _names_inputs(pred: TrajLike, expected: Any, optional: Sequence[str]) -> tuple[Any, ...]:
+    from .trajectory import _expected_list
+
+    if isinstance(optional, str) or not all(isinstance(o, str) for o in optional):
+        raise MetricInputError(f"optional must be a list of tool names, got {optional!r}")
+    exp_calls, case = _expected_list(expected)
+    opt = set(optional) | (set(case.optional_calls) if case else set())
+    calls, retried = calls_and_retries(pred, what="predicted trajectory")
+    return exp_calls, opt, calls, retried
+
+
+def _name_counts_prf(calls: Sequence[Any], retried: frozenset[int], exp_calls: Sequence[Any],
+                     opt: set[str]) -> PRFResult:
+    """``prf_from_calls`` with ``args_mode="ignore"``, from counts: per name, min(calls whose
+    arguments parsed, expected calls) are matched (any such pair is compatible); a call
+    whose arguments did not parse never matches; unmatched calls of optional tools do not
+    count (tests/test_trajectory_scores.py checks it equals ``tool_call_prf``)."""
+    ok: Counter[str] = Counter()
+    bad: Counter[str] = Counter()
+    for i, c in enumerate(calls):
+        if i not in retried:
+            (ok if isinstance(c.args, Mapping) else bad)[c.name] += 1
+    want = Counter(e.name for e in exp_calls)
+    tp = counted = 0
+    for n in ok.keys() | bad.keys():
+        m = min(ok[n], want[n])
+        tp += m
+        counted += m if n in opt else ok[n] + bad[n]
+    p, r, f = prf_counts(tp, counted, len(exp_calls))
+    reason = (f"precision {p:.3f} ({tp}/{counted} counted calls matched by name), recall {r:.3f} "
+              f"({tp}/{len(exp_calls)} expected calls found), F1 {f:.3f}")
+    parts = {"precision": p, "recall": r, "f1": f, "tp": tp, "n_counted": counted,
+             "n_expected": len(exp_calls), "n_predicted": len(calls),
+             "retried_set_aside": sorted(retried), "args_mode": "ignore"}
+    return PRFResult("multiset_prf", f, reason, parts, None, p, r, f, tp, counted, len(exp_calls))
 
 
 __all__ = ["LCS_MODES", "lcs_prf", "multiset_prf"]
