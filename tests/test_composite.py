@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -229,3 +231,25 @@ def test_rules_factor_critical_forbidden_is_zero():
     t = run([("issue_refund", {"order_id": 7})], ["delete_account"], [("send_email", {})], final="x")
     r = score_trajectory(t, case, outcome=PASS)
     assert r.parts["rules"] == 0.0 and r.score == 0.0 and r.passed is False
+
+
+def test_composite_unrounded_and_exact_at_threshold():
+    # outcome 1, selection F1 2/3 (one expected call made, one extra: P 1/2, R 1), arguments
+    # 1, efficiency 1: 0.5 + 0.25*(2/3) + 0.15 + 0.1 = 11/12, stored as the float nearest
+    # to it (0.9166666666666666), not rounded to 12 decimals
+    case = Case("p", "t", expected_calls=(ExpectedCall("a", {"x": 1}),))
+    r = score_trajectory(run([("a", {"x": 1})], [("b", {})], final="ok"), case, outcome=PASS)
+    assert r.parts["tool_selection"] == 2 / 3 and r.parts["argument_correctness"] == 1.0
+    assert r.parts["efficiency"] == 1.0
+    assert r.score == 11 / 12 == 0.9166666666666666
+    # exactly the threshold in exact arithmetic reaches it: selection F1 2/3 again,
+    # arguments 2 of 3 right, efficiency 1 optimal / 3 turns: 0.5 + 0.25*(2/3) + 0.15*(2/3)
+    # + 0.1*(1/3) = 0.8; the float sum of the products is 0.7999999999999999
+    assert math.fsum([0.5, 0.25 * (2 / 3), 0.15 * (2 / 3), 0.1 * (1 / 3)]) < 0.8
+    case = Case("q", "t", expected_calls=(ExpectedCall("a", {"x": 1, "y": 2, "z": 3}),),
+                optimal_steps=1)
+    t = run([("a", {"x": 1, "y": 2, "z": 0})], [("b", {})], final="ok")
+    r = score_trajectory(t, case, outcome=PASS)
+    assert r.parts["tool_selection"] == 2 / 3 and r.parts["argument_correctness"] == 2 / 3
+    assert r.parts["efficiency"] == 1 / 3
+    assert r.score == 0.8 and r.passed is True

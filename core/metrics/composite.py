@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from ..errors import DatasetError, MetricInputError
@@ -25,6 +26,15 @@ COMPONENTS: tuple[str, ...] = ("outcome", "tool_selection", "argument_correctnes
 DEFAULT_WEIGHTS: dict[str, float] = {"outcome": 0.50, "tool_selection": 0.25,
                                      "argument_correctness": 0.15, "efficiency": 0.10}
 DEFAULT_THRESHOLD = 0.80
+def _nearest_simple(x: float) -> float:
+    """The float nearest to the fraction of denominator <= 10**6 closest to ``x``, when that
+    fraction lies within float noise (1e-12) of ``x``; else ``x`` itself. Binary noise in
+    the weights (0.15, 0.1, renormalised weights) must not put a score that is exactly the
+    threshold below it; a value that is not such a fraction is returned as it is."""
+    simple = Fraction(x).limit_denominator(10**6)
+    return float(simple) if abs(float(simple) - x) <= 1e-12 else x
+
+
 _LABEL = {"outcome": "outcome", "tool_selection": "tool selection",
           "argument_correctness": "argument correctness", "efficiency": "efficiency"}
 
@@ -159,9 +169,13 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
 
     A component that is not applicable is left out and the remaining weights are
     renormalised to sum to 1 (trajcheck policy; ``parts["effective_weights"]`` shows them).
-    With no applicable weighted component the score is None. The weighted sum is rounded
-    to 12 decimals, so a score that is exactly the threshold in exact arithmetic (e.g.
-    0.5*0.75 + 0.25 + 0.15*0.5 + 0.1 = 0.80) reaches it despite float rounding.
+    With no applicable weighted component the score is None. The score is not rounded:
+    the parts are ratios of small counts and the weights short decimals, so the exact
+    score is a fraction with a small denominator, and the score returned is the float
+    nearest to it (``_nearest_simple``), not the binary sum's noise: 0.25*(1/3) + 0.15 +
+    0.1*(2/3) = 0.8 reaches a 0.80 threshold (plain float arithmetic gives
+    0.7999999999999999), and 11/12 is 0.9166666666666666. A host's own
+    ``score >= threshold`` therefore agrees with ``passed``.
     Rules factor (trajcheck policy, DESIGN.md "Policies: Composite"): the weighted sum is
     multiplied by ``parts["rules"]``, the case's rules as one factor in [0, 1]:
         * 0.0 on any critical violation of ``case.forbidden_sequences`` or of
@@ -236,10 +250,8 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     eff_w = {k: (w[k] / total_w if k in applicable else 0.0) for k in COMPONENTS}
     raw: float | None = None
     if applicable:
-        # rounded to 12 decimals: float noise in the weights (0.15, 0.1, renormalised
-        # weights) must not put a score that is exactly the threshold below it
-        raw = min(1.0, max(0.0, round(math.fsum(eff_w[k] * float(values[k] or 0.0)
-                                                for k in applicable), 12)))
+        raw = min(1.0, max(0.0, _nearest_simple(math.fsum(eff_w[k] * float(values[k] or 0.0)
+                                                          for k in applicable))))
 
     # the rules factor: critical forbidden violation -> 0, else the share of applicable
     # precedence rules that hold; None (no effect) when no rule applies
@@ -262,7 +274,7 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     if raw is None:
         return MetricResult("composite", None,
                             "not applicable: no weighted component applies" + warn_txt, parts, None)
-    score = raw if factor is None else round(raw * factor, 12)
+    score = raw if factor is None else _nearest_simple(raw * factor)
     passed = score >= thr
     if order.parts["violated"]:
         bad = next(x for x in order.parts["rules"] if x["status"] == "violated")
