@@ -144,7 +144,7 @@ def _write_reports(sc: Any, json_out: str | None, md_out: str | None, html_out: 
         Path(md_out).write_text(to_markdown(sc), encoding="utf-8")
         written.append(md_out)
     if html_out:
-        from .report_html import to_html
+        from .report.html import to_html
 
         Path(html_out).write_text(to_html(sc), encoding="utf-8")
         written.append(html_out)
@@ -569,7 +569,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
     for m in chk.messages() if chk.ok else ():
         err.print(f"note: {m}", markup=False, highlight=False, soft_wrap=True)
     shifts = case_shifts(a, b)
-    from .report_compare import render_compare_terminal
+    from .report.compare import render_compare_terminal
 
     render_compare_terminal(cmp, shifts, con, overridden=overridden)
     data = dict(cmp.to_dict(), comparability=dict(chk.to_dict(), overridden=bool(overridden)),
@@ -578,7 +578,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
         Path(json_out).write_text(_json.dumps(data, indent=2) + "\n", encoding="utf-8")
         err.print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
     if html_out:
-        from .report_compare import compare_to_html
+        from .report.compare import compare_to_html
 
         Path(html_out).write_text(compare_to_html(cmp, shifts, a, b, a_name=a_path, b_name=b_path,
                                                   overridden=overridden), encoding="utf-8")

@@ -97,7 +97,7 @@ class CaseShift:
     """One shared case in both scorecards: successes / trials on each side and the runs,
     in trial order, as ``{run_id, trial, success, gate_failed, reason, reasons}`` dicts
     (``reason``: ``run_reason``'s one line; ``reasons``: the full list behind a failure,
-    ``report_runs.reasons``, empty for a pass)."""
+    ``report.runs.reasons``, empty for a pass)."""
 
     case_id: str
     a_successes: int
@@ -139,7 +139,7 @@ def case_shifts(a: Scorecard, b: Scorecard) -> list[CaseShift]:
     """
     ra, rb = _runs_of(a), _runs_of(b)
 
-    from .report_runs import reasons
+    from .report.runs import reasons
 
     def runs(rs: list[RunResult]) -> tuple[dict[str, Any], ...]:
         return tuple({"run_id": r.run_id, "trial": r.trial, "success": r.success,

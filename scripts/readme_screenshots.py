@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from cdp import Browser  # noqa: E402
 
-from trajcheck.report_html import to_html  # noqa: E402
+from trajcheck.report.html import to_html  # noqa: E402
 from trajcheck.suite import evaluate  # noqa: E402
 from trajcheck.traces import load  # noqa: E402
 

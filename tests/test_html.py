@@ -11,7 +11,7 @@ import pytest
 from test_suite import small_suite
 
 from trajcheck.report import fmt
-from trajcheck.report_html import to_html
+from trajcheck.report.html import to_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

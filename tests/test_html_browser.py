@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from cdp import CHROMIUM, Browser
 
-from trajcheck.report_html import to_html
-from trajcheck.report_runs import reason_kind, verdict
+from trajcheck.report.html import to_html
+from trajcheck.report.runs import reason_kind, verdict
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed (Debian: apt-get install -y chromium)")

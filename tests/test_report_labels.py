@@ -7,7 +7,7 @@ from rich.console import Console
 
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
 from trajcheck.report import flagged_runs, headline_rows, render_terminal, to_markdown
-from trajcheck.report_html import to_html
+from trajcheck.report.html import to_html
 from trajcheck.suite import evaluate
 
 
@@ -108,7 +108,7 @@ def test_ordering_violations_are_shown_in_terminal_markdown_and_html() -> None:
 
 
 def test_forbidden_calls_and_false_claims_are_shown_in_the_html_report() -> None:
-    from trajcheck.report_runs import false_claim, violations
+    from trajcheck.report.runs import false_claim, violations
 
     cases = [Case(id="f", input="x", expected_calls=(ExpectedCall("get"),), forbidden_calls=("drop_*",))]
     bad = _run("f", 0, ["get", "drop_table"])

@@ -17,18 +17,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .report import fmt, fmt_p
-from .report_html import _CSS as CSS
-from .report_html import _e as e
-from .report_html import _slug as slug
-from .report_html import svg_curves, svg_forest
+from .html import _CSS as CSS
+from .html import _e as e
+from .html import _slug as slug
+from .html import svg_curves, svg_forest
+from .text import fmt, fmt_p
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from .compare_cases import CaseShift
-    from .scorecard import Scorecard
-    from .suite import Comparison
+    from ..compare_cases import CaseShift
+    from ..scorecard import Scorecard
+    from ..suite import Comparison
 
 SHIFTS_SHOWN = 10  # regressed / improved cases listed in the terminal
 REASON_CHARS = 90  # a run's reason in the terminal
@@ -48,10 +48,10 @@ def render_compare_terminal(cmp: Comparison, shifts: Sequence[CaseShift], consol
     ``SHIFTS_SHOWN`` of each, largest change first), each with its runs' verdicts and
     reasons in A and B; ``overridden``: the comparability findings the user chose to
     override, printed first as a warning."""
-    from .compare_cases import improved, regressed
-    from .report import cut
-    from .textsafe import SafeTable as Table  # data in cells is shown literally
-    from .textsafe import visible
+    from ..compare_cases import improved, regressed
+    from ..textsafe import SafeTable as Table  # data in cells is shown literally
+    from ..textsafe import visible
+    from .text import cut
 
     if overridden:
         console.print("[bold red]COMPARED DESPITE:[/bold red] " + "; ".join(overridden),
@@ -141,7 +141,7 @@ def compare_to_html(cmp: Comparison, shifts: Sequence[CaseShift], a: Scorecard, 
     """The comparison as one HTML document (UTF-8; inline CSS and SVG, no script, no link
     to anything outside the file). ``a``/``b``: the two scorecards (their pass^k curves are
     drawn side by side); ``a_name``/``b_name``: how to name them (file paths)."""
-    from .compare_cases import improved, regressed
+    from ..compare_cases import improved, regressed
 
     reg, imp = regressed(list(shifts)), improved(list(shifts))
     h = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',

@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .report import fmt, ordering_violations
-from .report_html import _e, _slug
-from .scorecard import RunResult, Scorecard
+from ..scorecard import RunResult, Scorecard
+from .html import _e, _slug
+from .text import fmt, ordering_violations
 
 # failure kinds, in the order the filter lists them; "none" for a run that passed
 _KINDS: tuple[tuple[str, str], ...] = (
@@ -139,7 +139,7 @@ def case_grid(sc: Scorecard) -> str:
     all trials pass) are marked. Counts come from the case results, so a scorecard that
     lists only some runs (``--keep-runs``) still shows every case's figures, with a dot for
     each run not listed."""
-    from .metrics.reliability import pass_hat_k
+    from ..metrics.reliability import pass_hat_k
 
     by_case: dict[str, list[RunResult]] = {c.case_id: [] for c in sc.cases}
     for r in sc.runs:

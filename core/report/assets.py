@@ -4,7 +4,7 @@ no library, no network).
 The script only adds to a page that is complete without it: it shows the filter form,
 sorts the runs table by a clicked header (again: the other way), filters its rows by
 search text, case, verdict, failure kind, tool and a metric threshold (the rows' ``data-*``
-attributes, ``report_runs.runs_table``), opens the drill-down a link points at (and the
+attributes, ``runs.runs_table``), opens the drill-down a link points at (and the
 ``details`` around it), and highlights an expected call together with the call paired with
 it.
 """

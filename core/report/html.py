@@ -1,5 +1,5 @@
 """Single-file HTML report of a ``Scorecard``: no external resources, one small inline
-script (``report_assets.JS``) that adds sorting, filtering and link-opening to a page that
+script (``assets.JS``) that adds sorting, filtering and link-opening to a page that
 is complete without it.
 
 Plots are inline SVG drawn here in Python: the pass^k curve with its bootstrap intervals
@@ -7,7 +7,7 @@ Plots are inline SVG drawn here in Python: the pass^k curve with its bootstrap i
 called tools, the routing confusion heatmap when routing data exists, and the
 distributions of steps / tokens / cost / latency over runs, and the success of each case.
 Then the case x trial grid, the table of every run and each run's drill-down
-(``report_runs``: expected calls beside the calls made, reasons, violations, steps), linked
+(``runs``: expected calls beside the calls made, reasons, violations, steps), linked
 by ``#run-<id>`` anchors.
 
 Every figure carries an ``id`` (``suite-task-success-rate``, ``pass-hat-k-1``,
@@ -23,7 +23,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .report import (
+from ..scorecard import Scorecard
+from .text import (
     ORDERING,
     failing_title,
     flagged_runs,
@@ -31,7 +32,6 @@ from .report import (
     fmt_ci,
     headline_rows,
 )
-from .scorecard import Scorecard
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1100px;color:#1d2430;line-height:1.4}
@@ -276,8 +276,8 @@ def svg_forest(deltas: Sequence[Any], *, title: str, width: int = 460, row: int 
 
 def disagreement_reasons(sc: Scorecard, d: Any) -> str:
     """A disagreement's reason as HTML: the run's full reason list when it has more than one
-    (``report_runs.reasons``; never "(and N more)"), else the recorded one-line reason."""
-    from .report_runs import reasons
+    (``runs.reasons``; never "(and N more)"), else the recorded one-line reason."""
+    from .runs import reasons
 
     try:
         rs = reasons(sc.run(d.run_id))
@@ -307,8 +307,8 @@ def _routing_svg(rt: dict[str, Any]) -> str:
 def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
     """The whole report as one HTML document (UTF-8 text; one inline script that only adds
     sorting, filtering and link-opening to a page complete without it; no external links)."""
-    from .report_assets import CSS as RUNS_CSS
-    from .report_assets import JS
+    from .assets import CSS as RUNS_CSS
+    from .assets import JS
     s = sc.suite
     rr = sc.recorded_reward
     h: list[str] = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -334,8 +334,8 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
             cell = f'<span id="task-success-value">{_e(tsv)}</span>{_e(v[len(tsv):])}'
         h.append(f'<tr><th>{_e(label)}</th><td id="{ids.get(label, "row-" + _slug(label))}">{cell}</td></tr>')
     h.append("</table>")
-    from .judges.report import html_judges
-    from .report import category_rows
+    from ..judges.report import html_judges
+    from .text import category_rows
 
     h.append(html_judges(sc))
     cats = category_rows(sc)
@@ -465,7 +465,7 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
     if dists:
         h.append("<h2>Cost, latency and length</h2><div class=\"grid\">" + "".join(dists) + "</div>")
 
-    from .report_runs import case_grid, run_details, runs_controls, runs_table
+    from .runs import case_grid, run_details, runs_controls, runs_table
 
     flagged = flagged_runs(sc)
     n_failing = sum(1 for row in flagged if row[1] != ORDERING)

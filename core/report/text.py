@@ -1,9 +1,10 @@
-"""Scorecard reports: terminal (rich), Markdown (for a PR comment), JSON and HTML.
+"""The text reports of a scorecard: terminal (rich) and Markdown (for a PR comment).
 
 Every renderer reads a ``scorecard.Scorecard``, whose figures keep full precision, and
 rounds them only for display, in one place (``fmt``: 4 decimals, a non-zero figure never
 shown as 0); rates are shown as the scorecard holds them, never re-computed.
-``to_html`` lives in ``report_html`` (single offline file, inline SVG).
+The HTML page is ``report.html.to_html`` (single offline file, inline SVG); the JSON is
+``Scorecard.to_json``.
 
 Failing runs (``failing_runs``) are the runs whose task failed AND the runs whose task
 succeeded but that fail the composite gate (``RunResult.gate_failed``), each marked with
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from .scorecard import Estimate, RunResult, Scorecard
+    from ..scorecard import Estimate, RunResult, Scorecard
 
 FAILING_SHOWN = 10  # failing runs listed in the terminal and in the Markdown
 PROBLEMS_SHOWN = 10  # problems listed in the terminal and in the Markdown
@@ -294,7 +295,7 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
     options that write them)."""
     from rich.console import Console
 
-    from .textsafe import SafeTable as Table  # data in cells is shown literally
+    from ..textsafe import SafeTable as Table  # data in cells is shown literally
 
     con = console or Console()
     t = Table(title="trajcheck scorecard", show_header=False, title_justify="left")
@@ -382,13 +383,13 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
 
 
 def _visible(s: Any) -> str:
-    from .textsafe import visible
+    from ..textsafe import visible
 
     return visible(s)
 
 
 def _md_cell(s: Any) -> str:
-    from .textsafe import md
+    from ..textsafe import md
 
     return md(s)
 
@@ -445,7 +446,7 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
                         f"{_md_cell(d.reason)} |" for d in ca.disagreements]
                 out.append("")
     if sc.meta.get("judges"):
-        from .judges.report import markdown_judges
+        from ..judges.report import markdown_judges
 
         out.append(markdown_judges(sc))
     failing = flagged_runs(sc)
