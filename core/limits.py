@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from .errors import InputLimitError
+from .errors import DatasetError, InputLimitError
 
 try:  # a faster parser when installed (the ``scale`` extra); every value it returns is json's
     from orjson import JSONDecodeError as _OrjsonError
@@ -230,4 +231,32 @@ def clean_figures(t: Any) -> tuple[Any, list[str]]:
     return replace(t, steps=tuple(steps), total_cost_usd=cost, total_latency_ms=lat, total_usage=use), notes
 
 
-__all__ = ["MAX_DEPTH", "clean_figures", "InputLimitError", "clean_text", "depth_exceeds", "finite", "loads", "scrub"]
+def object_lines(path: str | Path, what: str) -> Iterator[tuple[str, int, dict[str, Any] | None, str | None]]:
+    """The non-blank lines of a user's JSONL file (labelled pairs, judge labels), each as
+    ``(where, line, obj, None)`` when it is a JSON object, or ``(where, line, None, problem)``
+    when it is not JSON, nests too deep (``loads``) or is not an object; ``where`` is
+    ``"<file>:<line>"``, ``line`` 1-based.
+    ``what`` names the file's content in the error raised (DatasetError) when it cannot be
+    read."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{p}: cannot read {what}: {e}") from e
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{p}:{n}"
+        try:
+            d = loads(line)
+        except InputLimitError as e:
+            yield where, n, None, str(e)
+            continue
+        except ValueError as e:
+            yield where, n, None, f"not JSON ({getattr(e, 'msg', e)})"
+            continue
+        yield (where, n, d, None) if isinstance(d, dict) else (where, n, None, "not a JSON object")
+
+
+__all__ = ["MAX_DEPTH", "clean_figures", "InputLimitError", "clean_text", "depth_exceeds", "finite", "loads",
+           "object_lines", "scrub"]

@@ -16,13 +16,13 @@ both are 0). The recommended threshold is the lowest one whose precision reaches
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import DatasetError
+from .limits import object_lines
 from .matchers import _as_text, _exact_kind
 
 
@@ -116,30 +116,18 @@ def load_pairs(path: str | Path) -> tuple[list[LabelledPair], list[str]]:
     skipped) and the problems of lines that could not be used (``"<file>:<line>: ..."``): a
     line that is not a JSON object, lacks ``a``/``b``, or whose ``label`` is not true/false
     is left out; the others are kept. Raises DatasetError when the file cannot be read."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DatasetError(f"{p}: cannot read labelled pairs: {e}") from e
     pairs: list[LabelledPair] = []
     problems: list[str] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(f"{p}:{n}: not JSON ({e.msg})")
-            continue
-        if not isinstance(d, dict):
-            problems.append(f"{p}:{n}: expected an object with a, b and label")
+    for where, n, d, problem in object_lines(path, "labelled pairs"):
+        if d is None:
+            problems.append(f"{where}: {problem}; expected an object with a, b and label")
             continue
         missing = [k for k in ("a", "b", "label") if k not in d]
         if missing:
-            problems.append(f"{p}:{n}: missing {', '.join(missing)}")
+            problems.append(f"{where}: missing {', '.join(missing)}")
             continue
         if not isinstance(d["label"], bool):
-            problems.append(f"{p}:{n}: label must be true or false, got {d['label']!r}")
+            problems.append(f"{where}: label must be true or false, got {d['label']!r}")
             continue
         pairs.append(LabelledPair(d["a"], d["b"], d["label"], n))
     return pairs, problems

@@ -88,3 +88,22 @@ def test_no_threshold_reaching_the_target_and_bad_inputs() -> None:
     with pytest.raises(DatasetError, match="no labelled pairs"):
         calibrate([], lambda a, b: 0.5)
     assert default_thresholds(0.25) == [0.25, 0.5, 0.75]
+
+
+def test_labelled_files_refuse_deep_nesting_line_by_line(tmp_path: Path) -> None:
+    # both labelled-file loaders read through limits.object_lines: a line nested past
+    # MAX_DEPTH or not an object is one problem naming its line, the others are kept
+    from trajcheck.judges.validate_run import load_labels
+    deep = "[" * 5000 + "]" * 5000
+    f = tmp_path / "pairs.jsonl"
+    f.write_text(f'{deep}\n[1, 2]\n{{"a": "x", "b": "y", "label": true}}\n')
+    pairs, problems = load_pairs(f)
+    assert [p.line for p in pairs] == [3]
+    assert [p.split(": ", 1)[0] for p in problems] == [f"{f}:1", f"{f}:2"]
+    assert "nest" in problems[0] and "not a JSON object" in problems[1]
+    g = tmp_path / "labels.jsonl"
+    g.write_text(f'{deep}\n{{"run_id": "r-0", "labels": {{"task_completed": true}}}}\n')
+    rows, problems = load_labels(g)
+    assert [r.line for r in rows] == [2] and len(problems) == 1 and problems[0].startswith(f"{g}:1: ")
+    with pytest.raises(DatasetError, match="cannot read labels"):
+        load_labels(tmp_path / "missing.jsonl")

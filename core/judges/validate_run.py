@@ -15,13 +15,13 @@ asked only where a label names it and the case has success criteria). A label is
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError, MetricInputError
+from ..errors import MetricInputError
+from ..limits import object_lines
 from ..model import Case, Trajectory
 from .rubrics import TRAJECTORY_CHECKS, Verdict, judge_task_completion, judge_trajectory
 from .validation import AgreementReport, judge_agreement
@@ -54,24 +54,12 @@ def load_labels(path: str | Path) -> tuple[list[LabelRow], list[str]]:
     (``"<file>:<line>: ..."``): not a JSON object, no ``run_id`` nor ``case_id``+``trial``,
     ``labels`` not an object, an unknown check name (the known ones are listed), or a label
     that is not true/false/null. Raises DatasetError when the file cannot be read."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DatasetError(f"{p}: cannot read labels: {e}") from e
     rows: list[LabelRow] = []
     problems: list[str] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{p}:{n}"
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(f"{where}: not JSON ({e.msg})")
-            continue
-        if not isinstance(d, dict):
-            problems.append(f"{where}: expected an object with run_id (or case_id and trial) and labels")
+    for where, n, d, problem in object_lines(path, "labels"):
+        if d is None:
+            problems.append(f"{where}: {problem}; expected an object with run_id (or case_id and "
+                            "trial) and labels")
             continue
         rid, cid, trial = d.get("run_id"), d.get("case_id"), d.get("trial")
         if rid is None and (cid is None or not isinstance(trial, int) or isinstance(trial, bool)):
