@@ -151,3 +151,17 @@ def test_inspect_eval_cli_reports_pass_k(tmp_path):
     per_case = [[w for w in want[i * 4:(i + 1) * 4] if w is not None] for i in range(len(CASES))]
     means = [sum(v) / len(v) for v in per_case if v]
     assert got == pytest.approx(sum(means) / len(means), abs=1e-12)
+
+
+def test_final_state_from_a_sandbox_fixture_in_the_example(tmp_path):
+    """The example's second task: final state from the sandbox fixture examples/refund_desk/shop.sql
+    (before from the fixture, after from the run on the sandbox) equals the core's."""
+    from test_host_examples import FIXTURE_WANT, fixture_core_values
+
+    lg = inspect_eval(refund_task.refund_desk_final_state(), log_dir=str(tmp_path), display="none")[0]
+    assert lg.status == "success", lg.error
+    want = fixture_core_values()
+    assert want == FIXTURE_WANT
+    got = {str(s.id): s.scores["trajcheck_final_state"] for s in lg.samples}
+    assert {k: v.value for k, v in got.items()} == want
+    assert got["fixture_deleted"].explanation.startswith("table orders: 1 row removed")

@@ -153,3 +153,15 @@ def test_hostile_outputs_give_trajcheck_errors_only(bad):
         pe.TrajcheckEvaluator("tool_call_f1", source="output").compute(Ctx())
     with pytest.raises(DatasetError):
         am.TrajcheckScorer("tool_call_f1").compute(outputs={"tool_calls": []}, expectations=["a"])
+
+
+def test_final_state_from_a_sandbox_fixture_in_the_example(printed):
+    """final state from the sandbox fixture examples/refund_desk/shop.sql (before from the
+    fixture, after from the run on the sandbox) equals the core's."""
+    from test_host_examples import FIXTURE_WANT, fixture_core_values
+
+    want = fixture_core_values()
+    assert want == FIXTURE_WANT
+    for cid, w in want.items():
+        assert float(_value(printed[cid], "trajcheck_final_state")) == w, (cid, printed.get(cid))
+    assert "table orders: 1 row removed" in printed["fixture_deleted"]

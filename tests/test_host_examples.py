@@ -1,7 +1,8 @@
 """The one-command host examples on the refund desk (examples/<host>/refund_desk.py) run
 offline and print each host's own view; the printed numbers are the core's (checked here on
 the order rule broken and kept, the duplicate and the retried failure; tests/test_host_table.py
-checks every cell)."""
+checks every cell), and final state from the sandbox fixture ``examples/refund_desk/shop.sql``
+(the fixture cases' runs replayed on a real sandbox; the state before from the fixture)."""
 
 from __future__ import annotations
 
@@ -15,14 +16,47 @@ import pytest
 from test_host_table import CASES, RUNS, core_value  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "examples" / "refund_desk"
+#: final state of the fixture cases, by hand: the refund added (1.0); a second refund row (0.0);
+#: order 981 deleted (0.0, a row removed)
+FIXTURE_WANT = {"fixture_kept": 1.0, "fixture_duplicate": 0.0, "fixture_deleted": 0.0}
+
+
+def fixture_core_values() -> dict[str, float]:
+    """The core's final state of each fixture case: ``check_final_state`` on the fixture loaded in
+    a fresh sandbox (before) and the replayed run's sandbox snapshot (after)."""
+    from trajcheck import load_cases
+    from trajcheck.metrics.outcome import check_final_state
+    from trajcheck.sandbox import SQLiteSandbox
+    from trajcheck.traces import load
+
+    sys.path.insert(0, str(DATA))
+    try:
+        import sandbox_replay
+    finally:
+        sys.path.remove(str(DATA))
+    runs = {t.metadata["case_id"]: t for t in load(DATA / "runs.jsonl").trajectories}
+    with SQLiteSandbox(DATA / "shop.sql") as sb:
+        before = sb.snapshot()
+    out = {}
+    for c in load_cases(DATA / "fixture_cases.jsonl"):
+        after = sandbox_replay.replay(runs[sandbox_replay.REPLAYS[c.id]], c.id).metadata["state_after"]
+        out[c.id] = check_final_state(before, after, c.expected_final_state).score
+    return out
+
+
+def test_fixture_core_values():
+    assert fixture_core_values() == FIXTURE_WANT
 
 # (host, printed name of a metric for a key)
 NAMES = {
     "deepeval": {"ordering_accuracy": "Ordering Accuracy (trajcheck)",
                  "duplicate_call_rate": "Duplicate Call Rate (trajcheck)",
                  "error_recovery": "Error Recovery (trajcheck)",
-                 "composite": "Trajectory Composite (trajcheck)"},
-    **{host: {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery", "composite")}
+                 "composite": "Trajectory Composite (trajcheck)",
+                 "final_state": "Final State (trajcheck)"},
+    **{host: {k: f"trajcheck_{k}" for k in ("ordering_accuracy", "duplicate_call_rate", "error_recovery", "composite",
+                                                       "final_state")}
        for host in ("ragas", "langsmith", "mlflow")},
 }
 
@@ -54,3 +88,9 @@ def test_host_example_prints_the_core_numbers(host, tmp_path):
     none = re.search(rf"^  {re.escape(NAMES[host]['error_recovery'])}: (.*)$", blocks["order_kept"], flags=re.M)
     assert none is not None and none.group(1).split(" ")[0] in ("skipped", "nan", "None"), none
     assert "pass" in blocks["suite"] or "success_rate" in blocks["suite"]
+    # final state from the sandbox fixture, in the host's own runner
+    want = fixture_core_values()
+    for cid in FIXTURE_WANT:
+        m = re.search(rf"^  {re.escape(NAMES[host]['final_state'])}: ([0-9.]+)", blocks.get(cid, ""), flags=re.M)
+        assert m is not None and float(m.group(1)) == want[cid], (host, cid, blocks.get(cid, "")[:2000])
+    assert "table orders: 1 row removed" in blocks["fixture_deleted"] or host == "ragas"  # RAGAS shows no reason

@@ -5,6 +5,9 @@
    each score in promptfoo's results.json must equal the core function's (``core_value`` of
    tests/test_host_table.py); promptfoo's own ``tool-call-f1`` reads the calls in trajcheck's
    provider output; the summary hook's suite figures equal the core's.
+   ``examples/promptfoo/final_state.yaml``: final state from the sandbox fixture
+   ``examples/refund_desk/shop.sql``, the agent working on a real sandbox; each score equals the
+   core's (``fixture_core_values`` of tests/test_host_examples.py).
 2. The built wheel installed into a fresh virtual environment (no source checkout on the path)
    runs ``examples/promptfoo/promptfooconfig.yaml`` copied to a temporary folder, through the
    entry files ``python -m trajcheck.promptfoo init`` writes.
@@ -98,6 +101,28 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
     # routes from vars.expected_route against the first tool called: macro-F1 0.35 by hand
     # (tests/test_host_table.py ROUTES / MACRO_F1)
     assert summary["figures"]["routing_macro_f1"]["score"] == pytest.approx(MACRO_F1)
+
+
+def test_refund_desk_final_state_from_a_sandbox_fixture_in_the_promptfoo_cli(tmp_path):
+    from test_host_examples import FIXTURE_WANT, fixture_core_values
+
+    paths = _install()
+    out = tmp_path / "results.json"
+    cmd = [paths["PROMPTFOO_BIN"], "eval", "-c", str(EXAMPLE / "final_state.yaml"), "-o", str(out),
+           "--no-cache", "--no-share", "--no-progress-bar", "-j", "1"]
+    p = subprocess.run(cmd, cwd=EXAMPLE, env=_env(paths, tmp_path, sys.executable), capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 100, f"rc {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    rows = {r["testCase"]["description"]: r for r in json.loads(out.read_text())["results"]["results"]}
+    want = fixture_core_values()
+    assert want == FIXTURE_WANT
+    got = {}
+    for cid, row in rows.items():
+        (comp,) = row["gradingResult"]["componentResults"]
+        got[cid] = (comp["score"], comp["pass"])
+        assert row["namedScores"]["final_state"] == comp["score"]
+    assert got == {cid: (w, w == 1.0) for cid, w in want.items()}, got
+    assert "table orders: 1 row removed" in rows["fixture_deleted"]["gradingResult"]["componentResults"][0]["reason"]
 
 
 _AGENT = """

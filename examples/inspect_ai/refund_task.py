@@ -17,6 +17,12 @@ dialect is a ``trajcheck_scorer``; ``task_success`` is reduced over epochs with 
 ``pass_hat_k(2)`` and ``pass_at_k(2)`` reducers and carries the ``success_rate`` and
 ``routing_macro_f1`` metrics. Inspect prints its own results table; the log holds every score
 with the core's reason as its explanation.
+
+A second task in this file, ``refund_desk_final_state``, scores final state from a sandbox
+fixture: three more cases whose database starts from ``examples/refund_desk/shop.sql``
+(``initial_state``); each replays a recorded run whose calls were also run on a real trajcheck
+sandbox loaded from that fixture, and the sample carries the database after the run
+(``after_state``). ``inspect eval`` on this file runs both tasks.
 """
 
 from __future__ import annotations
@@ -28,7 +34,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "refund_desk"))
 
-from data import CASES, METRICS, MODES, RUNS, expected, settings  # noqa: E402
+from data import (  # noqa: E402
+    CASES,
+    FIXTURE_CASES,
+    FIXTURE_RUNS,
+    METRICS,
+    MODES,
+    REPLAYS,
+    RUNS,
+    expected,
+    fixture_settings,
+    settings,
+)
 from inspect_ai import Task, task  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
 from inspect_ai.model import (  # noqa: E402
@@ -61,6 +78,8 @@ _MARK = "replay: "
 
 def replayed(cid: str, epoch: int) -> str:
     """The recorded run sample ``cid`` replays in ``epoch`` (1-based)."""
+    if cid in REPLAYS:  # a final-state case on the sandbox fixture
+        return REPLAYS[cid]
     return VARIANTS.get((cid, epoch), cid)
 
 
@@ -111,7 +130,8 @@ def _tool(spec: dict[str, Any]) -> Any:
 def replay_setup():  # type: ignore[no-untyped-def]
     """Name the run this epoch replays (system message for the mock model), load its recorded
     results into the sample's store for the tools, give the model the case's tools, and put the
-    replayed run's database before/after in the sample's trajcheck metadata."""
+    replayed run's database before/after in the sample's trajcheck metadata (for a fixture case:
+    the database after the run on the sandbox; the one before comes from its fixture)."""
 
     async def solve(state: TaskState, generate_: Generate) -> TaskState:
         run_id = replayed(str(state.sample_id), state.epoch)
@@ -119,9 +139,13 @@ def replay_setup():  # type: ignore[no-untyped-def]
         state.messages.insert(0, ChatMessageSystem(content=_MARK + run_id))
         store().set("results", [(c.name, None if r is None else r.output, r is not None and is_failed(r))
                                 for c, r in t.pairs()])
-        state.tools = [_tool(d) for d in CASES[str(state.sample_id)].to_dict()["tools"]]
+        cid = str(state.sample_id)
+        state.tools = [_tool(d) for d in {**CASES, **FIXTURE_CASES}[cid].to_dict()["tools"]]
         md = dict(state.metadata["trajcheck"])
-        md["before_state"], md["after_state"] = t.metadata.get("state_before"), t.metadata.get("state_after")
+        if cid in FIXTURE_CASES:
+            md["after_state"] = FIXTURE_RUNS[cid].metadata["state_after"]
+        else:
+            md["before_state"], md["after_state"] = t.metadata.get("state_before"), t.metadata.get("state_after")
         state.metadata["trajcheck"] = md
         return state
 
@@ -147,4 +171,16 @@ def refund_desk(epochs: int = 4, k: int = 2, full: bool = True) -> Task:
                for cid, c in CASES.items()]
     return Task(dataset=samples, solver=[replay_setup(), generate(tool_calls="loop")], scorer=scorers(full),
                 epochs=trajcheck_epochs(epochs, k),
+                model=get_model("mockllm/model", custom_outputs=mock_model))
+
+
+@task
+def refund_desk_final_state() -> Task:
+    """The three fixture cases (``examples/refund_desk/fixture_cases.jsonl``), scored on final
+    state from the sandbox fixture ``shop.sql``."""
+    samples = [Sample(id=cid, input=c.input if isinstance(c.input, str) else json.dumps(c.input),
+                      metadata=sample_metadata(FIXTURE_RUNS[cid], expected(c), **fixture_settings(c)))
+               for cid, c in FIXTURE_CASES.items()]
+    return Task(dataset=samples, solver=[replay_setup(), generate(tool_calls="loop")],
+                scorer=[trajcheck_scorer("final_state")],
                 model=get_model("mockllm/model", custom_outputs=mock_model))

@@ -10,6 +10,9 @@ reader reads back. Expectations (expected calls and case settings) ride in each 
 ``expectations["trajcheck"]``. Every metric of the README table and every trajectory mode of
 every dialect is a ``TrajcheckScorer``; MLflow's own view is printed: each assessment's value
 and rationale per trace, then MLflow's aggregate metrics, then the suite figures.
+Then final state from a sandbox fixture: three more cases whose database starts from
+``examples/refund_desk/shop.sql`` (``initial_state``) and whose runs were replayed on a real
+trajcheck sandbox; the row's expectations carry the database after the run (``after_state``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,17 @@ warnings.filterwarnings("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "refund_desk"))
 
 import mlflow  # noqa: E402
-from data import CASES, METRICS, MODES, RUNS, expected, settings  # noqa: E402
+from data import (  # noqa: E402
+    CASES,
+    FIXTURE_CASES,
+    FIXTURE_RUNS,
+    METRICS,
+    MODES,
+    RUNS,
+    expected,
+    fixture_settings,
+    settings,
+)
 
 from trajcheck.adapters.mlflow import TrajcheckScorer, log_trace, row_from_trace, suite_figures  # noqa: E402
 
@@ -56,6 +69,17 @@ def main() -> None:
              for cid, c in CASES.items() for _trial in range(2)]
     for fig, r in suite_figures(rows2).items():
         print(f"  {fig}: {r.score!r} - {r.reason}")
+    print("== final state from the sandbox fixture examples/refund_desk/shop.sql")
+    rows3 = []
+    for cid, case in FIXTURE_CASES.items():
+        ref = row_from_trace(FIXTURE_RUNS[cid], expected_calls=expected(case), **fixture_settings(case))
+        rows3.append({"trace": mlflow.get_trace(log_trace(FIXTURE_RUNS[cid])), "expectations": ref["expectations"]})
+    final_state = TrajcheckScorer("final_state")
+    df = mlflow.genai.evaluate(data=rows3, scorers=[final_state]).result_df
+    for i, req in enumerate(df["request"]):
+        print(f"== {req['case_id']}  (MLflow trace {df['trace_id'].iloc[i]})")
+        n = final_state.name
+        print(f"  {n}: {float(df[f'{n}/value'].iloc[i])!r} - {df[f'{n}/rationale'].iloc[i]}")
 
 
 if __name__ == "__main__":

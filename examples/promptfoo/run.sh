@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One command, offline: bash examples/promptfoo/run.sh [config.yaml]
 # Installs Node 22 + promptfoo into .cache/ once (scripts/install_promptfoo.sh), then runs
-# promptfoo on refund_desk.yaml (default) with the Python that has trajcheck (PROMPTFOO_PYTHON,
-# else the repository's .venv). Writes results.json and trajcheck-summary.json here. promptfoo
-# exits 100 when any assertion fails; several fail on purpose in this example.
+# promptfoo with the Python that has trajcheck (PROMPTFOO_PYTHON, else the repository's .venv):
+# by default on refund_desk.yaml (results.json, trajcheck-summary.json) and then on
+# final_state.yaml (final state from a sandbox fixture; final_state_results.json), else on the
+# config given. promptfoo exits 100 when any assertion fails; several fail on purpose here.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -14,9 +15,17 @@ if [ -z "${PROMPTFOO_PYTHON:-}" ]; then
 fi
 export PROMPTFOO_PYTHON
 cd "$HERE"
-set +e
-"$PROMPTFOO_BIN" eval -c "${1:-refund_desk.yaml}" -o results.json --no-cache --no-share --no-progress-bar -j 4
-rc=$?
-set -e
-echo "promptfoo exit code $rc (100: some assertions failed, as this example intends)"
-[ "$rc" = 0 ] || [ "$rc" = 100 ]
+run_config() {  # config, results file
+    set +e
+    "$PROMPTFOO_BIN" eval -c "$1" -o "$2" --no-cache --no-share --no-progress-bar -j 4
+    local rc=$?
+    set -e
+    echo "promptfoo exit code $rc on $1 (100: some assertions failed, as this example intends)"
+    [ "$rc" = 0 ] || [ "$rc" = 100 ]
+}
+if [ $# -gt 0 ]; then
+    run_config "$1" results.json
+else
+    run_config refund_desk.yaml results.json
+    run_config final_state.yaml final_state_results.json
+fi

@@ -14,7 +14,10 @@ instrumentation writes the spans pydantic-evals records as the case's span tree,
 evaluators read (``source="span_tree"``); ``trajcheck_tool_call_f1__output`` scores the same
 run from the task's output (the message history) instead. The report prints pydantic-evals'
 own table; the scores and their reasons follow, then the suite figures of a two-repeat run
-(``TrajcheckReportEvaluator``).
+(``TrajcheckReportEvaluator``). Then final state from a sandbox fixture: three more cases whose
+database starts from ``examples/refund_desk/shop.sql`` (``initial_state``); each replays a
+recorded run whose calls were also run on a real trajcheck sandbox loaded from that fixture, and
+the case's metadata carries the database after the run (``after_state``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,18 @@ from typing import Any
 warnings.filterwarnings("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "refund_desk"))
 
-from data import CASES, METRICS, MODES, RUNS, expected, settings  # noqa: E402
+from data import (  # noqa: E402
+    CASES,
+    FIXTURE_CASES,
+    FIXTURE_RUNS,
+    METRICS,
+    MODES,
+    REPLAYS,
+    RUNS,
+    expected,
+    fixture_settings,
+    settings,
+)
 from opentelemetry import trace  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from pydantic_ai import Agent, InstrumentationSettings, ModelRetry, Tool  # noqa: E402
@@ -52,8 +66,8 @@ def ensure_tracer_provider() -> None:
 
 
 def _script(cid: str):  # type: ignore[no-untyped-def]
-    """pydantic-ai FunctionModel replaying the recorded run ``cid`` turn by turn."""
-    run = RUNS[cid]
+    """pydantic-ai FunctionModel replaying the recorded run of case ``cid`` turn by turn."""
+    run = RUNS[REPLAYS.get(cid, cid)]
     turns: list[list[Any]] = [[ToolCallPart(c.name, dict(c.args or {}), tool_call_id=c.call_id or f"{cid}-{s.index}-{j}")
                                for j, c in enumerate(s.tool_calls)] for s in run.steps if s.tool_calls]
     turns.append([TextPart(run.final_response or "")])
@@ -66,7 +80,8 @@ def _script(cid: str):  # type: ignore[no-untyped-def]
 
 def _tools(cid: str) -> list[Tool[Any]]:
     """Real pydantic-ai tools from the case's JSON Schemas, answering with the recorded results."""
-    pending = [(c.name, None if r is None else r.output, r is not None and is_failed(r)) for c, r in RUNS[cid].pairs()]
+    pending = [(c.name, None if r is None else r.output, r is not None and is_failed(r))
+               for c, r in RUNS[REPLAYS.get(cid, cid)].pairs()]
 
     def make(name: str):  # type: ignore[no-untyped-def]
         def call(**kwargs: Any) -> str:
@@ -80,7 +95,7 @@ def _tools(cid: str) -> list[Tool[Any]]:
         return call
 
     return [Tool.from_schema(make(d["name"]), name=d["name"], description=f"refund desk tool {d['name']}",
-                             json_schema=d["parameters"]) for d in CASES[cid].to_dict()["tools"]]
+                             json_schema=d["parameters"]) for d in {**CASES, **FIXTURE_CASES}[cid].to_dict()["tools"]]
 
 
 async def run_agent(inputs: dict[str, str]) -> Any:
@@ -118,6 +133,17 @@ def main() -> None:
     print("== suite figures (two runs per task; TrajcheckReportEvaluator)")
     for a in report2.analyses:
         print(f"  {a.title}: {a.value!r} - {a.description}")
+    print("== final state from the sandbox fixture examples/refund_desk/shop.sql")
+    fixture = Dataset(name="refund-desk-fixture",
+                      cases=[Case(name=cid, inputs={"case_id": cid, "question": str(c.input)},
+                                  metadata=case_metadata(FIXTURE_RUNS[cid], expected(c), **fixture_settings(c)))
+                             for cid, c in FIXTURE_CASES.items()],
+                      evaluators=[TrajcheckEvaluator("final_state", source="span_tree")])
+    report3 = fixture.evaluate_sync(run_agent, progress=False)
+    for c in report3.cases:
+        print(f"== {c.name}")
+        for name, r in c.scores.items():
+            print(f"  {name}: {r.value!r} - {r.reason}")
 
 
 if __name__ == "__main__":

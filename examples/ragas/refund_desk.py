@@ -7,6 +7,9 @@ The runs are read with trajcheck's trace reader and turned into RAGAS ``MultiTur
 ToolMessage, parallel calls in one AIMessage); every metric of the README table, and every
 trajectory mode of every dialect, runs in ``ragas.evaluate``; NaN is RAGAS's "no score" (the
 metric does not apply to that run); the suite figures come from ``suite_figures``.
+Then final state from a sandbox fixture: three more cases whose database starts from
+``examples/refund_desk/shop.sql`` (``initial_state``) and whose runs were replayed on a real
+trajcheck sandbox; the sample's settings block carries the database after the run (``after_state``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,17 @@ from pathlib import Path
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "refund_desk"))
 
-from data import CASES, METRICS, MODES, RUNS, expected, settings  # noqa: E402
+from data import (  # noqa: E402
+    CASES,
+    FIXTURE_CASES,
+    FIXTURE_RUNS,
+    METRICS,
+    MODES,
+    RUNS,
+    expected,
+    fixture_settings,
+    settings,
+)
 from ragas import EvaluationDataset, evaluate  # noqa: E402
 
 from trajcheck.adapters.ragas import TrajcheckRagasMetric, sample_from_trace, suite_figures  # noqa: E402
@@ -38,6 +51,15 @@ def main() -> None:
     print("== suite figures (one run per task)")
     for fig, r in suite_figures(samples, tasks=list(CASES)).items():
         print(f"  {fig}: {r.score!r} - {r.reason}")
+    print("== final state from the sandbox fixture examples/refund_desk/shop.sql")
+    fixture_samples = [sample_from_trace(FIXTURE_RUNS[cid], reference_tool_calls=expected(c), **fixture_settings(c))
+                       for cid, c in FIXTURE_CASES.items()]
+    final_state = TrajcheckRagasMetric(metric="final_state")
+    df = evaluate(EvaluationDataset(samples=fixture_samples), metrics=[final_state], show_progress=False,
+                  raise_exceptions=True).to_pandas()
+    for i, cid in enumerate(FIXTURE_CASES):
+        print(f"== {cid}")
+        print(f"  {final_state.name}: {float(df[final_state.name][i])!r}")
 
 
 if __name__ == "__main__":

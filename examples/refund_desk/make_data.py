@@ -10,7 +10,10 @@ promptfoo examples). Each run exercises one situation the metric table must get 
 * ``forbidden``  the order deleted (a forbidden call)
 * ``no_tool``    a question that needs no tool, answered without one
 
-Run ``python examples/refund_desk/make_data.py`` to rewrite the two files (they are committed).
+``fixture_cases.jsonl`` holds three more cases whose database starts from the sandbox fixture
+``shop.sql`` (final state from a fixture; see ``sandbox_replay.py``).
+
+Run ``python examples/refund_desk/make_data.py`` to rewrite the three files (they are committed).
 """
 
 from __future__ import annotations
@@ -104,7 +107,14 @@ CASES = [
          response_must_include=["9:00"], max_steps=1),
 ]
 
+#: Final state from a sandbox fixture: the database before the run is shop.sql (two orders, a
+#: refund for order 900); each case's agent replays a recorded run on it (sandbox_replay.py).
+FIXTURE_CASES = [case(cid, [REFUND, EMAIL], initial_state="shop.sql",
+                      expected_final_state={"refunds": [{"order_id": "981", "amount": 40}]})
+                 for cid in ("fixture_kept", "fixture_duplicate", "fixture_deleted")]
+
 if __name__ == "__main__":
+    (HERE / "fixture_cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in FIXTURE_CASES))
     (HERE / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RUNS))
     (HERE / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
-    print(f"wrote {len(RUNS)} runs and {len(CASES)} cases to {HERE}")
+    print(f"wrote {len(RUNS)} runs, {len(CASES)} cases and {len(FIXTURE_CASES)} fixture cases to {HERE}")
