@@ -306,7 +306,48 @@ def _read_rows(path: Path) -> Iterable[tuple[Any, int]]:
 def _value_faults(row: Any) -> list[str]:
     """Values no dataset row may hold, by JSON path: nesting deeper than ``limits.MAX_DEPTH``
     and numbers that are not finite (``NaN``, ``Infinity``: not JSON numbers, and every
-    comparison with them is false, so a ``threshold: NaN`` would pass every schema bound)."""
+    comparison with them is false, so a ``threshold: NaN`` would pass every schema bound).
+    Too deep a row is reported as such whatever else it holds; otherwise the first
+    non-finite number of a depth-first walk (last key first) is named.
+
+    One walk over plain JSON values (dicts, lists, scalars) does both checks and spells a
+    path only for the value it reports; other containers take ``_value_faults_general``."""
+    limit = limits.MAX_DEPTH
+    # (value, depth, parent entry, key) -- the path is spelled from the parent chain on demand
+    todo: list[tuple[Any, int, Any, Any]] = [(row, 0, None, None)]
+    bad: Any = None
+    while todo:
+        entry = todo.pop()
+        v, d = entry[0], entry[1]
+        tv = type(v)
+        if tv is dict:
+            if d >= limit:
+                return [f"nested deeper than {limit} levels"]
+            todo.extend((x, d + 1, entry, k) for k, x in v.items())
+        elif tv is list:
+            if d >= limit:
+                return [f"nested deeper than {limit} levels"]
+            todo.extend((x, d + 1, entry, i) for i, x in enumerate(v))
+        elif tv is float:
+            if bad is None and not math.isfinite(v):
+                bad = entry
+        elif not (tv is str or tv is int or tv is bool or v is None):
+            return _value_faults_general(row)
+    if bad is None:
+        return []
+    chain = []
+    e = bad
+    while e[2] is not None:
+        chain.append((type(e[2][0]) is list, e[3]))
+        e = e[2]
+    where = ""
+    for is_list, k in reversed(chain):
+        where = f"{where}[{k}]" if is_list else (f"{where}.{k}" if where else str(k))
+    return [_at(where, f"{bad[0]!r} is not a finite number")]
+
+
+def _value_faults_general(row: Any) -> list[str]:
+    """``_value_faults`` for rows holding other containers (mappings, tuples)."""
     if limits.depth_exceeds(row):
         return [f"nested deeper than {limits.MAX_DEPTH} levels"]
     todo: list[tuple[Any, str]] = [(row, "")]
@@ -350,6 +391,79 @@ def _scoring_errors(case: Case) -> list[str]:
     return []
 
 
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is optional
+    _orjson = None  # type: ignore[assignment]
+
+_PLAIN_SCALARS = (str, bool, type(None), float)
+_MAX_EXACT_INT = 2**53
+SCORING_MEMO_SIZE = 4096  # most row shapes remembered as scoring without error
+
+
+def _scoring_shape(row: Mapping[str, Any]) -> str | None:
+    """The part of a valid row that can decide whether ``_scoring_errors`` finds a fault,
+    as a JSON text: the row without its ``id`` and ``input``, with each expected argument
+    that has no ``match`` spec (so the ``exact`` matcher compares it) reduced to its type
+    when it is a plain scalar (a string, bool, null, float, or an int within 2**53).
+
+    Why this is enough: the stand-in scoring of ``_scoring_errors`` compares each expected
+    value with itself and with nothing; ``exact`` (``matchers.exact_equal``) never raises on
+    such scalars and decides by type first, and the id and the input are only ever shown or
+    handed to the stand-in models. Everything else (names, argument keys, matcher specs
+    and their values, rules, tools, metadata) stays in the shape as given, so two rows of
+    one shape score the same way. None when the row cannot be written as JSON."""
+    d: dict[str, Any] = {k: v for k, v in row.items() if k not in ("id", "input")}
+    d["input"] = type(row.get("input")).__name__
+    calls = d.get("expected_calls")
+    if calls:
+        shaped = []
+        for c in calls:
+            if isinstance(c, Mapping) and isinstance(c.get("args"), Mapping):
+                match = c.get("match") or {}
+                args = {}
+                for k, v in c["args"].items():
+                    if k not in match and (isinstance(v, _PLAIN_SCALARS) or (
+                            type(v) is int and -_MAX_EXACT_INT <= v <= _MAX_EXACT_INT)):
+                        args[k] = "\x00" + type(v).__name__
+                    else:
+                        args[k] = v
+                c = dict(c, args=args)
+            shaped.append(c)
+        d["expected_calls"] = shaped
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(d, option=_orjson.OPT_SORT_KEYS).decode()  # type: ignore[no-any-return]
+        except TypeError:  # an int past 64 bits, a key that is not a string: json decides
+            pass
+    try:
+        return json.dumps(d, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+class _ScoringCheck:
+    """``_scoring_errors`` remembered by row shape (``_scoring_shape``): a row whose shape
+    already scored without error is not scored again (a dataset of a quarter of a million
+    generated or templated cases has a few hundred shapes). Faults are never remembered:
+    every faulty row is scored and reported with its own message."""
+
+    def __init__(self, size: int = SCORING_MEMO_SIZE) -> None:
+        self.ok: set[str] = set()
+        self.size = size
+        self.scored = 0  # rows actually scored (tests read it)
+
+    def errors(self, case: Case, row: Mapping[str, Any]) -> list[str]:
+        shape = _scoring_shape(row)
+        if shape is not None and shape in self.ok:
+            return []
+        self.scored += 1
+        bad = _scoring_errors(case)
+        if not bad and shape is not None and len(self.ok) < self.size:
+            self.ok.add(shape)
+        return bad
+
+
 class _BadJSON:
     def __init__(self, msg: str) -> None:
         self.msg = msg
@@ -382,6 +496,7 @@ def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, A
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(case_schema())
+    check = _ScoringCheck()
     seen: dict[str, int] = {}
     for row, line in _read_rows(p):
         where = f"{p}:{line}"
@@ -408,7 +523,7 @@ def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, A
         except TrajcheckError as e:
             errors.append(f"{where}: {e}")
             continue
-        bad = _scoring_errors(case)
+        bad = check.errors(case, d)
         if bad:
             errors.extend(f"{where}: {label}: {m}" for m in bad)
             continue

@@ -182,6 +182,15 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (see the schema's ``run`` definition)."""
+        return self.json_view(copy.deepcopy)
+
+    def json_view(self, nested: Any = None) -> dict[str, Any]:
+        """``to_dict``'s dict, its nested dicts (``metrics``, ``calls``,
+        ``recorded_checks``) passed through ``nested`` (default: shared with this result,
+        for writing it out without copying)."""
+        if nested is None:
+            def nested(x: Any) -> Any:
+                return x
         return {
             "run_id": self.run_id, "case_id": self.case_id, "trial": self.trial,
             "success": self.success, "outcome_reason": self.outcome_reason,
@@ -193,11 +202,11 @@ class RunResult:
             "expected_route": self.expected_route, "recorded_reward": self.recorded_reward,
             "fault_run": self.fault_run, "false_success": self.false_success,
             "expected_tools": list(self.expected_tools), "called_tools": list(self.called_tools),
-            "matched": [list(p) for p in self.matched], "metrics": copy.deepcopy(self.metrics),
+            "matched": [list(p) for p in self.matched], "metrics": nested(self.metrics),
             "transcript": None if self.transcript is None else list(self.transcript),
             "forbidden_checked": self.forbidden_checked,
-            "case_hash": self.case_hash, "calls": copy.deepcopy(self.calls),
-            "recorded_checks": copy.deepcopy(self.recorded_checks),
+            "case_hash": self.case_hash, "calls": nested(self.calls),
+            "recorded_checks": nested(self.recorded_checks),
             "recorded_group": self.recorded_group, "category": self.category,
             "lcs_f1": self.lcs_f1, "name_f1": self.name_f1,
         }
@@ -508,7 +517,7 @@ class Scorecard:
         one case and one run at a time: the JSON of a scorecard over hundreds of thousands of
         cases is never held in memory whole."""
         def dumps(v: Any, level: int) -> str:
-            text = json.dumps(v, indent=indent, ensure_ascii=False, default=str)
+            text = _indented(v, indent)
             # JSON text escapes every newline inside strings: each one here starts a line
             return text.replace("\n", "\n" + " " * (indent * level)) if level else text
 
@@ -525,7 +534,8 @@ class Scorecard:
                     continue
                 out.write("[")
                 for j, row in enumerate(rows):
-                    out.write(("," if j else "") + "\n" + pad * 2 + dumps(row.to_dict(), 2))
+                    d = row.json_view() if isinstance(row, RunResult) else row.to_dict()
+                    out.write(("," if j else "") + "\n" + pad * 2 + dumps(d, 2))
                 out.write("\n" + pad + "]")
             out.write("\n}\n")
 
@@ -559,6 +569,34 @@ class Scorecard:
             if r.run_id == run_id:
                 return r
         raise KeyError(run_id)
+
+
+try:
+    import orjson as _orjson
+
+    _ORJSON_OPTS = (_orjson.OPT_NON_STR_KEYS | _orjson.OPT_PASSTHROUGH_DATACLASS
+                    | _orjson.OPT_PASSTHROUGH_DATETIME | _orjson.OPT_PASSTHROUGH_SUBCLASS)
+except ImportError:  # pragma: no cover - orjson is optional (extra "scale")
+    _orjson = None  # type: ignore[assignment]
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _indented(v: Any, indent: int) -> str:
+    """``json.dumps(v, indent=indent, ensure_ascii=False, default=str)``, the same text.
+
+    With an indent, ``json`` encodes in pure Python; orjson writes the same layout (for
+    2 spaces) in C but may spell some values differently (a float as ``1e-07`` or ``1e-7``,
+    NaN as ``null``, big integers not at all). So orjson's compact text is compared with
+    the ``json`` C encoder's compact text of the same value: when they are equal, every
+    value is spelled alike and orjson's indented text is ``json``'s; otherwise ``json``
+    writes it."""
+    if _orjson is not None and indent == 2:
+        try:
+            if _orjson.dumps(v, default=str, option=_ORJSON_OPTS).decode() == _COMPACT.encode(v):
+                return _orjson.dumps(v, default=str, option=_ORJSON_OPTS | _orjson.OPT_INDENT_2).decode()  # type: ignore[no-any-return]
+        except (TypeError, ValueError):  # e.g. an int past 64 bits, a lone surrogate
+            pass
+    return json.dumps(v, indent=indent, ensure_ascii=False, default=str)
 
 
 def scorecard_schema() -> dict[str, Any]:

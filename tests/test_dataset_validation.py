@@ -97,3 +97,63 @@ def test_schema_error_points_at_deepest_field(tmp_path: Path) -> None:
         f"{p}:2: case 'b': expected_calls[1]: 3 is not of type string or object",
         f"{p}:3: case 'c': expected_calls[0].match.t: 1 is not of type 'string', 'object'",
     ]
+
+
+def test_rows_of_one_shape_are_scored_once_to_validate(tmp_path: Path, monkeypatch) -> None:
+    """Load-time scoring (dataset._scoring_errors) runs once per row shape: rows differing only
+    in id, input and exact-matched scalar argument values pass or fail together, so the
+    later rows are not scored again; faulty rows are each scored and reported."""
+    from trajcheck import dataset
+
+    calls: list[str] = []
+    real = dataset._scoring_errors
+    monkeypatch.setattr(dataset, "_scoring_errors", lambda c: calls.append(c.id) or real(c))
+    rows = [{"id": f"ok{i}", "input": f"book {i}",
+             "expected_calls": [{"name": "book", "args": {"id": i, "who": f"u{i}", "vip": i % 2 == 0,
+                                                          "amount": i + 0.5, "note": None}}],
+             "forbidden_calls": ["refund"]} for i in range(5)]
+    # the same shape with a regex matcher: its pattern stays in the shape, so each is scored
+    bad = {"name": "f", "args": {"q": "(a"}, "match": {"q": "regex"}}
+    rows += [{"id": "re1", "input": "x", "expected_calls": [bad]},
+             {"id": "re2", "input": "y", "expected_calls": [bad]},
+             {"id": "re_ok", "input": "x", "expected_calls": [dict(bad, args={"q": "(a)"})]},
+             # a nested argument value and a huge int are kept as they are
+             {"id": "nested", "input": "x", "expected_calls": [{"name": "book", "args": {"id": [1]}}]},
+             {"id": "big", "input": "x", "expected_calls": [{"name": "book", "args": {"id": 2**60}}]},
+             {"id": "big2", "input": "x", "expected_calls": [{"name": "book", "args": {"id": 2**60 + 1}}]}]
+    p, cases, errors = _report(tmp_path, rows)
+    assert [c.id for c in cases] == ["ok0", "ok1", "ok2", "ok3", "ok4", "re_ok", "nested", "big", "big2"]
+    assert calls == ["ok0", "re1", "re2", "re_ok", "nested", "big", "big2"]
+    assert errors == [f"{p}:{n}: case {cid!r}: cannot be scored: regex matcher: invalid pattern '(a': "
+                      "missing ), unterminated subpattern at position 0" for n, cid in ((6, "re1"), (7, "re2"))]
+
+
+def test_value_faults_walk_names_the_first_non_finite_number() -> None:
+    """The one-pass walk over plain JSON rows gives the general walk's answer (depth first,
+    then the non-finite number a last-key-first walk meets first, by JSON path)."""
+    import random
+
+    from trajcheck.dataset import _value_faults, _value_faults_general
+
+    rnd = random.Random(3)
+
+    def gen(d: int):
+        r = rnd.random()
+        if d > 6 or r < 0.4:
+            return rnd.choice([1, "x", None, True, 1.5, float("nan"), float("inf"), 2])
+        if r < 0.7:
+            return {rnd.choice(["a", "", "c.d"]) + str(i): gen(d + 1) for i in range(rnd.randint(0, 4))}
+        return [gen(d + 1) for _ in range(rnd.randint(0, 4))]
+
+    found = 0
+    for _ in range(3000):
+        row = gen(0)
+        assert _value_faults(row) == _value_faults_general(row)
+        found += bool(_value_faults(row))
+    assert found > 500
+    assert _value_faults({"a": [1, {"b": float("nan")}], "c": 2}) == ["a[1].b: nan is not a finite number"]
+    deep: object = {"t": float("inf")}
+    for _ in range(120):
+        deep = [deep]
+    assert _value_faults({"x": float("nan"), "y": deep}) == ["nested deeper than 100 levels"]
+    assert _value_faults(({"a": float("nan")},)) == _value_faults_general(({"a": float("nan")},)) == []

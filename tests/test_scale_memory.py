@@ -104,3 +104,33 @@ def test_write_json_writes_to_json_text(tmp_path):
     empty = type(sc)(suite=sc.suite)
     empty.write_json(out)
     assert out.read_text(encoding="utf-8") == empty.to_json() + "\n"
+
+
+def test_write_json_spells_odd_values_as_json_does(tmp_path):
+    """write_json hands plain rows to orjson (C) only when orjson spells every value as
+    ``json`` does: floats with exponents, NaN, integers past 64 bits, control characters,
+    non-string keys and objects written through ``default=str`` give ``to_json``'s bytes."""
+    import dataclasses
+    import enum
+
+    class Kind(enum.Enum):
+        A = 1
+
+    @dataclasses.dataclass
+    class Pt:
+        x: int = 1
+
+    tau = ROOT / "tests" / "data" / "tau_bench" / "gpt-4o-airline.json"
+    sc = evaluate_stream(stream(tau), n_boot=50, keep_runs=8)
+    odd = [{"tiny": 1e-07, "big": 1e16, "huge": 2**70, "nan": float("nan"), "neg0": -0.0},
+           {"s": "ab \u2028 \x01 \"q\" é", "keys": {1: "one", 2.5: "x", None: 0, False: 1}},
+           {"enum": Kind.A, "dc": Pt(), "tuple": (1, [2, ()]), "empty": [{}, [], ""]},
+           {"plain": 0.6666666666666666, "list": [1, 2.5, None, True]}]
+    runs = tuple(dataclasses.replace(r, metrics={**r.metrics, "odd": o})
+                 for r, o in zip(sc.runs, odd * 2))
+    sc = dataclasses.replace(sc, runs=runs)
+    out = tmp_path / "sc.json"
+    sc.write_json(out)
+    assert out.read_text(encoding="utf-8") == sc.to_json() + "\n"
+    # the runs left as they were: writing did not change their metrics
+    assert sc.runs[1].metrics["odd"]["keys"] == {1: "one", 2.5: "x", None: 0, False: 1}
