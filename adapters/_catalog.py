@@ -276,7 +276,7 @@ def fixture_snapshot(fixture: str) -> dict[str, list[dict[str, Any]]]:
 
 @lru_cache(maxsize=64)
 def _fixture_cached(path: str, size: int, mtime_ns: int) -> dict[str, list[dict[str, Any]]]:
-    from trajcheck.sandbox import SQLiteSandbox
+    from trajcheck.run.sandbox import SQLiteSandbox
 
     with SQLiteSandbox(path) as sb:
         return sb.snapshot()

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from trajcheck import agent_pool
 from trajcheck.dataset import load_cases
-from trajcheck.runner import load_agent, run_suite
+from trajcheck.run import worker_pool
+from trajcheck.run.runner import load_agent, run_suite
 
 HERE = Path(__file__).resolve().parents[1] / "tests" / "data" / "hostile"
 
@@ -25,13 +25,13 @@ def main() -> None:
     cases = load_cases(HERE / "cases.jsonl")
     agent = load_agent(f"{HERE / 'agents.py'}:honest")
     started: list[int] = []
-    orig = agent_pool.WorkerPool.close
+    orig = worker_pool.WorkerPool.close
 
-    def close(self: agent_pool.WorkerPool) -> None:
+    def close(self: worker_pool.WorkerPool) -> None:
         started.append(self.started)
         orig(self)
 
-    agent_pool.WorkerPool.close = close  # type: ignore[method-assign]
+    worker_pool.WorkerPool.close = close  # type: ignore[method-assign]
     secs = {}
     for mode in ("inline", "process"):
         t = time.perf_counter()

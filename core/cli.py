@@ -717,7 +717,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
               help="Dataset of cases (JSONL/JSON/YAML). Give this or --scenarios.")
 @click.option("--scenarios", "scenarios_path", type=click.Path(exists=True, dir_okay=False),
-              help="Simulated-user scenarios (JSON/YAML, trajcheck.simulate): each is a conversation "
+              help="Simulated-user scenarios (JSON/YAML, trajcheck.run.simulated_user): each is a conversation "
                    "between --user-model and the agent, one per trial (seeds 0..trials-1).")
 @click.option("--user-model", "user_model_spec", metavar="SPEC",
               help="The simulated user for --scenarios: module:callable or file.py:callable (a "
@@ -758,12 +758,12 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
 
     The agent is called as agent(input, tools) (sync or async) with the case input and the
     tool registry bound to a fresh sandbox; it returns the final response (see
-    trajcheck.runner for the full contract). Agent exceptions and timeouts are recorded as
+    trajcheck.run.runner for the full contract). Agent exceptions and timeouts are recorded as
     failed runs; cases that cannot be set up, recorded runs of unknown cases and cases
     without runs are listed as problems, and the rest is scored as `trajcheck eval` does.
 
     With --scenarios (instead of --cases), each scenario is a conversation between the
-    --user-model and the agent (trajcheck.simulate), run once per trial with seeds
+    --user-model and the agent (trajcheck.run.simulated_user), run once per trial with seeds
     0..TRIALS-1, each in a fresh sandbox, then scored the same way; --out then receives the
     conversations' traces (overwritten, no resume) and --concurrency/--timeout do not apply.
     --semantic scores 'semantic' argument matchers with the offline embedding model.
@@ -795,12 +795,12 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
     judge = _judge_setup(judge_spec, judge_cache, judge_price, err)
     try:
         from .dataset import load_cases
-        from .runner import load_agent, run_suite
+        from .run.runner import load_agent, run_suite
 
         agent = load_agent(agent_spec)
         tools = load_agent(tools_spec) if tools_spec else None
         if scenarios_path is not None:
-            from .simulate import load_scenarios, load_user_model, run_scenarios
+            from .run.simulated_user import load_scenarios, load_user_model, run_scenarios
 
             scenarios = load_scenarios(scenarios_path)
             umodel = load_user_model(str(user_model_spec), api_key_env=api_key_env)
@@ -809,7 +809,7 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
                                  base_dir=Path(scenarios_path).parent, context=ctx,
                                  ks=ks, seed=seed, agent_name=agent_spec, out=out_path,
                                  fixture_roots=fixture_roots, isolation=isolation)
-            from .simulate import termination_label
+            from .run.simulated_user import termination_label
 
             succ = {c.case_id: c.successes for c in srun.scorecard.cases}
             for sid, info in srun.summary.items():

@@ -289,7 +289,7 @@ def test_span_metric_under_observe():
 def _helpdesk_tool_defs():
     from pathlib import Path
 
-    from trajcheck.runner import load_agent
+    from trajcheck.run.runner import load_agent
 
     agents = Path(__file__).resolve().parent.parent / "examples" / "helpdesk" / "agents.py"
     return load_agent(f"{agents}:good_agent").tools.definitions("openai")

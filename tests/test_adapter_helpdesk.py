@@ -1,5 +1,5 @@
 """The adapters on the real example suite: every helpdesk case, runs made by the scripted
-agents through ``trajcheck.runner``, scored inside DeepEval, RAGAS and LangSmith (offline, no
+agents through ``trajcheck.run.runner``, scored inside DeepEval, RAGAS and LangSmith (offline, no
 API key), and compared with trajcheck's metrics called directly on the same recorded
 (Trajectory, Case) pair: every score and every reason must be equal.
 
@@ -42,7 +42,7 @@ from trajcheck.metrics.result import MetricResult  # noqa: E402
 from trajcheck.metrics.sequences import check_forbidden_sequences  # noqa: E402
 from trajcheck.metrics.trajectory import trajectory_match  # noqa: E402
 from trajcheck.model import Case, Trajectory  # noqa: E402
-from trajcheck.runner import load_agent, read_runs, run_suite  # noqa: E402
+from trajcheck.run.runner import load_agent, read_runs, run_suite  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HELPDESK = ROOT / "examples" / "helpdesk"

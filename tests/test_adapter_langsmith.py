@@ -207,7 +207,7 @@ def test_pytest_marker_example_runs_offline_as_the_readme_says(tmp_path):
 def _helpdesk_tool_defs():
     from pathlib import Path
 
-    from trajcheck.runner import load_agent
+    from trajcheck.run.runner import load_agent
 
     agents = Path(__file__).resolve().parent.parent / "examples" / "helpdesk" / "agents.py"
     return load_agent(f"{agents}:good_agent").tools.definitions("openai")

@@ -142,7 +142,7 @@ def test_missing_reference_is_an_error():
 def _helpdesk_tool_defs():
     from pathlib import Path
 
-    from trajcheck.runner import load_agent
+    from trajcheck.run.runner import load_agent
 
     agents = Path(__file__).resolve().parent.parent / "examples" / "helpdesk" / "agents.py"
     return load_agent(f"{agents}:good_agent").tools.definitions("openai")

@@ -109,7 +109,7 @@ def test_titles_are_paraphrases_matched_semantically_and_unrelated_fails(tmp_pat
     from trajcheck.matchers import MatchContext
     from trajcheck.matching import call_matches
     from trajcheck.model import ToolCall
-    from trajcheck.runner import read_runs
+    from trajcheck.run.runner import read_runs
     from trajcheck.semantic import EmbeddingScorer, semantic_context
 
     cases = {c.id: c for c in load_cases(CASES)}

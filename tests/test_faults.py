@@ -1,4 +1,4 @@
-"""trajcheck.faults: the fault library, flaky(), a case's `faults` field, determinism."""
+"""trajcheck.run.faults: the fault library, flaky(), a case's `faults` field, determinism."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from trajcheck.errors import DatasetError
-from trajcheck.faults import (
+from trajcheck.run.faults import (
     FAULT_KINDS,
     FAULT_SPEC_SCHEMA,
     InjectedFault,
@@ -15,7 +15,7 @@ from trajcheck.faults import (
     flaky,
     parse_faults,
 )
-from trajcheck.sandbox import SQLiteSandbox, call_tool
+from trajcheck.run.sandbox import SQLiteSandbox, call_tool
 
 
 def create_ticket(title: str = "t", priority: str = "low") -> dict[str, Any]:

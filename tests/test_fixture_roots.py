@@ -1,5 +1,5 @@
 """``--fixture-root`` / ``fixture_roots`` on every path that opens a case's fixture: ``trajcheck
-run --cases``, ``trajcheck run --scenarios`` and ``trajcheck.simulate``. A fixture outside the
+run --cases``, ``trajcheck run --scenarios`` and ``trajcheck.run.simulated_user``. A fixture outside the
 dataset's folder is refused (SecurityError, exit 2) unless its folder is allowed explicitly."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from trajcheck.cli import main
 from trajcheck.errors import SecurityError
 from trajcheck.judges import CallableModel
-from trajcheck.runner import load_agent
-from trajcheck.simulate import load_scenarios, run_scenarios, simulate
+from trajcheck.run.runner import load_agent
+from trajcheck.run.simulated_user import load_scenarios, run_scenarios, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 HD = ROOT / "examples" / "helpdesk"

@@ -11,8 +11,8 @@ import pytest
 
 from trajcheck.errors import AgentError
 from trajcheck.model import Case
-from trajcheck.runner import AgentRun, load_agent, read_runs, run_suite
-from trajcheck.tools import ToolContext, ToolRegistry
+from trajcheck.run.runner import AgentRun, load_agent, read_runs, run_suite
+from trajcheck.run.tools import ToolContext, ToolRegistry
 
 FIXTURE = "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.agent_pool import agent_spec
 from trajcheck.cli import main
 from trajcheck.dataset import load_cases
 from trajcheck.errors import AgentError
-from trajcheck.runner import load_agent, run_suite
+from trajcheck.run.runner import load_agent, run_suite
+from trajcheck.run.worker_pool import agent_spec
 
 HERE = Path(__file__).parent / "data" / "hostile"
 AGENTS = HERE / "agents.py"
@@ -146,14 +146,14 @@ def test_agents_a_worker_cannot_load_are_refused_clearly() -> None:
 # ---------------------------------------------------------------- simulated-user conversations
 
 def _user(messages: list[dict[str, str]]) -> str:
-    from trajcheck.simulate import STOP_MARKER
+    from trajcheck.run.simulated_user import STOP_MARKER
 
     return STOP_MARKER  # satisfied after the agent's first answer
 
 
 def test_scenario_turns_run_in_workers_too() -> None:
     from trajcheck.judges import CallableModel
-    from trajcheck.simulate import load_scenarios, run_scenarios
+    from trajcheck.run.simulated_user import load_scenarios, run_scenarios
 
     scen = load_scenarios(HERE / "scenarios.yaml")
     user = CallableModel(_user)

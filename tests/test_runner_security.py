@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from trajcheck.cli import main
 from trajcheck.dataset import load_cases
 from trajcheck.errors import AgentError
-from trajcheck.runner import _Writer, load_agent, read_runs, run_suite
+from trajcheck.run.runner import _Writer, load_agent, read_runs, run_suite
 from trajcheck.suite import score_runs
 from trajcheck.traces import load
 

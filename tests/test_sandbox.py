@@ -1,4 +1,4 @@
-"""trajcheck.sandbox: fixtures, snapshots, tools, isolation -- on SQLite and on a real PostgreSQL.
+"""trajcheck.run.sandbox: fixtures, snapshots, tools, isolation -- on SQLite and on a real PostgreSQL.
 
 The PostgreSQL tests read TRAJCHECK_PG_URL; when it is unset they start a throwaway
 cluster with scripts/start_postgres.sh, and skip (saying why) only if that fails.
@@ -15,7 +15,13 @@ import pytest
 
 from trajcheck.errors import SandboxError
 from trajcheck.metrics.outcome import check_final_state, state_diff
-from trajcheck.sandbox import SQLAlchemySandbox, SQLiteSandbox, call_tool, open_sandbox, split_sql
+from trajcheck.run.sandbox import (
+    SQLAlchemySandbox,
+    SQLiteSandbox,
+    call_tool,
+    open_sandbox,
+    split_sql,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from trajcheck.errors import SandboxError, SecurityError
-from trajcheck.sandbox import SQLAlchemySandbox, SQLiteSandbox, open_sandbox
+from trajcheck.run.sandbox import SQLAlchemySandbox, SQLiteSandbox, open_sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPDESK = ROOT / "examples" / "helpdesk"

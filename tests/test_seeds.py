@@ -22,7 +22,6 @@ import pytest
 
 from trajcheck import Case, ExpectedCall, ToolCall
 from trajcheck.eval_case import case_from_eval_case, cases_from_eval_suite
-from trajcheck.faults import InjectedFault, flaky
 from trajcheck.matchers import get_matcher
 from trajcheck.metrics.calls import (
     argument_accuracy,
@@ -38,7 +37,8 @@ from trajcheck.metrics.routing import routing_metrics
 from trajcheck.metrics.sequences import call_rates, check_forbidden_sequences, ordering_accuracy
 from trajcheck.metrics.trajectory import trajectory_match
 from trajcheck.model import Step, ToolResult, Trajectory
-from trajcheck.simulate import Scenario
+from trajcheck.run.faults import InjectedFault, flaky
+from trajcheck.run.simulated_user import Scenario
 from trajcheck.suite import evaluate
 
 # ============================================================ seed 000

@@ -10,7 +10,7 @@ import pytest
 
 from trajcheck.errors import AgentError, DatasetError
 from trajcheck.judges import ScriptedModel
-from trajcheck.simulate import (
+from trajcheck.run.simulated_user import (
     GIVE_UP_MARKER,
     STOP_MARKER,
     Scenario,
@@ -19,8 +19,8 @@ from trajcheck.simulate import (
     simulate_one,
     unprompted_reveals,
 )
+from trajcheck.run.tools import ToolRegistry
 from trajcheck.suite import run_outcome, score_runs
-from trajcheck.tools import ToolRegistry
 
 FIXTURE = ("CREATE TABLE tickets (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
            "priority TEXT NOT NULL, requester TEXT NOT NULL);\n")

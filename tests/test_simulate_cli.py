@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from trajcheck.cli import main
 from trajcheck.errors import JudgeError
 from trajcheck.judges import CallableModel, OpenAICompatibleModel, ScriptedModel
-from trajcheck.simulate import STOP_MARKER, load_scenarios, load_user_model, run_scenarios
+from trajcheck.run.simulated_user import STOP_MARKER, load_scenarios, load_user_model, run_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 HD = ROOT / "examples" / "helpdesk"
@@ -99,7 +99,7 @@ def test_scenarios_with_the_real_semantic_model(tmp_path: Path) -> None:
 
 
 def _agent(name: str) -> Any:
-    from trajcheck.runner import load_agent
+    from trajcheck.run.runner import load_agent
 
     return load_agent(f"{AGENTS}:{name}")
 

@@ -15,14 +15,14 @@ from trajcheck.errors import TrajcheckError
 from trajcheck.judges import ScriptedModel
 from trajcheck.matchers import MatchContext
 from trajcheck.model import Step, Trajectory
-from trajcheck.simulate import (
+from trajcheck.run.simulated_user import (
     LEAK_THRESHOLD,
     STOP_MARKER,
     Scenario,
     run_scenarios,
     unprompted_reveals,
 )
-from trajcheck.tools import ToolRegistry
+from trajcheck.run.tools import ToolRegistry
 
 # seed 000 §7.1's scenario, with a location fact added
 SCENARIO = Scenario.from_dict({

@@ -30,8 +30,8 @@ from trajcheck.judges import (  # noqa: E402
     ScriptedModel,
     seeded_model,
 )
-from trajcheck.runner import load_agent  # noqa: E402
-from trajcheck.simulate import STOP_MARKER, load_scenarios, simulate  # noqa: E402
+from trajcheck.run.runner import load_agent  # noqa: E402
+from trajcheck.run.simulated_user import STOP_MARKER, load_scenarios, simulate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HD = ROOT / "examples" / "helpdesk"

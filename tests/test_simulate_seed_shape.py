@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from trajcheck.errors import DatasetError
-from trajcheck.simulate import Scenario, load_scenarios
+from trajcheck.run.simulated_user import Scenario, load_scenarios
 
 SEED = {"persona": "New employee in Pune, terse, not technical",
         "goal": "Get VPN access approved; you don't know which form to use",

@@ -8,8 +8,8 @@ import pytest
 
 from trajcheck.errors import AgentError, DatasetError, SchemaError
 from trajcheck.model import Case
-from trajcheck.sandbox import SQLiteSandbox
-from trajcheck.tools import ToolContext, ToolRegistry, normalize_definition
+from trajcheck.run.sandbox import SQLiteSandbox
+from trajcheck.run.tools import ToolContext, ToolRegistry, normalize_definition
 
 PARAMS = {"type": "object", "required": ["x"], "additionalProperties": False,
           "properties": {"x": {"type": "integer", "minimum": 0}, "tag": {"enum": ["a", "b"]}}}

@@ -36,7 +36,7 @@ class AnthropicModel:
 
     def with_seed(self, seed: int) -> None:
         """None: Anthropic's Messages API takes no sampling seed, so a simulated user on this
-        adapter varies between seeds only through the prompt (``trajcheck.simulate``)."""
+        adapter varies between seeds only through the prompt (``trajcheck.run.simulated_user``)."""
         return None
 
     def _kwargs(self, messages: Sequence[Message]) -> dict[str, Any]:

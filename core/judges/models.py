@@ -115,7 +115,7 @@ class OpenAICompatibleModel:
     when set: OpenAI's best-effort reproducible sampling, also honoured by vLLM and Ollama's
     OpenAI API) and ``extra_body`` go into the request body; ``headers`` are added to every
     request. :meth:`with_seed` gives a copy with another seed (the simulated user's per-run
-    seed, ``trajcheck.simulate``).
+    seed, ``trajcheck.run.simulated_user``).
 
     Retry policy: a 408/409/429/5xx reply, a timeout or a connection error is retried up to
     ``max_retries`` times with exponential backoff ``backoff * 2**attempt`` seconds capped at

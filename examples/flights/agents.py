@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trajcheck.tools import ToolContext, ToolRegistry
+from trajcheck.run import ToolContext, ToolRegistry
 
 FLIGHT = {"type": "string", "pattern": "^[A-Z]{2}[0-9]{3}$"}
 BOOKING = {"type": "string", "pattern": "^BK-[0-9]{4}$"}

@@ -30,7 +30,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from trajcheck.tools import ToolContext, ToolRegistry
+from trajcheck.run import ToolContext, ToolRegistry
 
 GROUPS = ["IT-Hardware", "IT-Software", "IT-Network", "IT-Access"]
 PRIORITIES = ["low", "medium", "high", "critical"]

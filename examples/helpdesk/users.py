@@ -2,7 +2,7 @@
 
 ``trajcheck run --scenarios examples/helpdesk/scenarios.yaml --user-model
 examples/helpdesk/users.py:scripted_user`` plays it against an agent. It reads what
-``trajcheck.simulate`` sends a user model (the instructions, then the conversation with the
+``trajcheck.run.simulate`` sends a user model (the instructions, then the conversation with the
 agent's lines as ``user`` turns) and answers deterministically:
 
 1. the agent confirmed the work (it opened, updated or closed a ticket): the user is done
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from trajcheck.judges import ScriptedModel
-from trajcheck.simulate import GIVE_UP_MARKER, STOP_MARKER
+from trajcheck.run import GIVE_UP_MARKER, STOP_MARKER
 
 _DONE = re.compile(r"\b(opened ticket INC-\d+|Updated INC-\d+|INC-\d+ is now closed)\b")
 _FACTS_HEADER = "Facts you know but give ONLY when the agent asks for them:"

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from trajcheck.tools import ToolContext, ToolRegistry
+from trajcheck.run.tools import ToolContext, ToolRegistry
 
 TOOLS = ToolRegistry()
 

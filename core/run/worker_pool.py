@@ -1,6 +1,6 @@
 """The runner's side of process isolation: agent worker processes and one run in a worker.
 
-Each agent under test runs in a worker process (``trajcheck.agent_worker``); the runner
+Each agent under test runs in a worker process (``trajcheck.run.worker``); the runner
 keeps the case, the sandbox, the tool registry and the record. A worker is reused for the
 next run after a run that ended by the protocol (the agent returned or raised); a worker
 that exited, crashed, broke the protocol or ran out of time is killed and replaced, and that
@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import limits
-from .agent_worker import ChannelClosed, recv_frame, send
-from .errors import AgentError
+from .. import limits
+from ..errors import AgentError
+from .worker import ChannelClosed, recv_frame, send
 
 __all__ = ["WorkerFailed", "WorkerPool", "agent_spec", "pool_for", "run_in_worker"]
 
@@ -88,7 +88,7 @@ class _Worker:
     def __init__(self, spec: str, sys_path: Sequence[str]) -> None:
         mine, theirs = socket.socketpair()
         try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "trajcheck.agent_worker", str(theirs.fileno())],
+            self.proc = subprocess.Popen([sys.executable, "-m", "trajcheck.run.worker", str(theirs.fileno())],
                                          pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         except OSError as e:
             mine.close()
@@ -265,7 +265,7 @@ def run_in_worker(pool: WorkerPool, bound: Any, run: Mapping[str, Any], deadline
                   on_worker: Callable[[Any], None] = lambda w: None,
                   on_start: Callable[[], None] = lambda: None) -> tuple[str, Any]:
     """One run of the agent in a worker of ``pool``: send it ``run`` (the ``run`` message of
-    ``trajcheck.agent_worker``), serve its tool calls with ``bound`` (a ``BoundTools``: the
+    ``trajcheck.run.worker``), serve its tool calls with ``bound`` (a ``BoundTools``: the
     registry runs, validates and records them), and return ``("ok", the agent's return as a
     dict for runner.parse_agent_return)`` or ``("error", reason)``. ``deadline()`` gives the
     run's end (perf_counter seconds; None for none), read after ``on_start`` is called (once
@@ -333,6 +333,6 @@ def pool_for(agent: Any, isolation: str) -> WorkerPool | None:
 
 def in_worker() -> bool:
     """True inside an agent worker process."""
-    from .agent_worker import WORKER_ENV
+    from .worker import WORKER_ENV
 
     return os.environ.get(WORKER_ENV) == "1"

@@ -1,7 +1,7 @@
 """The agent's side of process isolation: a worker process that runs the agent under test.
 
 ``trajcheck run`` (``runner.run_suite`` with ``isolation="process"``, the default) starts
-workers with ``python -m trajcheck.agent_worker FD``, where FD is one end of a socket pair.
+workers with ``python -m trajcheck.run.worker FD``, where FD is one end of a socket pair.
 Messages both ways are length-prefixed JSON objects (4-byte big-endian length, then UTF-8
 JSON): never pickle, so nothing the worker sends can run code in the runner.
 
@@ -48,7 +48,7 @@ class ChannelClosed(Exception):
 
 def send(sock: socket.socket, obj: Mapping[str, Any]) -> None:
     """Send one message: ``obj`` as standard JSON (values JSON cannot hold scrubbed)."""
-    from . import limits
+    from .. import limits
 
     try:
         data = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
@@ -82,7 +82,7 @@ def recv_frame(sock: socket.socket) -> bytes:
 
 class WorkerTools:
     """What the agent receives as ``tools`` in a worker: the same surface as
-    ``trajcheck.tools.AgentTools`` (``call``, ``acall``, ``say``, ``definitions``,
+    ``trajcheck.run.tools.AgentTools`` (``call``, ``acall``, ``say``, ``definitions``,
     ``n_calls``, ``user``, ``case_id``, ``trial``). Every call goes to the runner, which
     validates and runs it against the trial's sandbox and records it; the result comes back
     as a ``ToolResult`` whose ``output`` is the tool's output as JSON."""
@@ -97,7 +97,7 @@ class WorkerTools:
 
     def call(self, name: str, args: Any = None, **kwargs: Any) -> Any:
         """Run tool ``name`` in the runner; returns its ``ToolResult``."""
-        from .model import ToolResult
+        from ..model import ToolResult
 
         self._n += 1
         send(self._sock, {"op": "call", "name": str(name), "args": _wire(args), "kwargs": _wire(kwargs)})
@@ -115,7 +115,7 @@ class WorkerTools:
 
     def definitions(self, format: str = "openai") -> list[dict[str, Any]]:
         """The tools' definitions (``openai``, ``anthropic`` or ``plain``)."""
-        from .errors import SchemaError
+        from ..errors import SchemaError
 
         if format not in self._defs:
             raise SchemaError(f"unknown definition format {format!r}; use openai, anthropic or plain")
@@ -129,7 +129,7 @@ class WorkerTools:
 
 def _wire(v: Any) -> Any:
     """``v`` as a JSON value (copied by the encoding; what JSON cannot hold scrubbed)."""
-    from . import limits
+    from .. import limits
 
     try:
         json.dumps(v, allow_nan=False)
@@ -190,7 +190,7 @@ def _run(sock: socket.socket, agent: Any, run: Mapping[str, Any]) -> dict[str, A
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The worker's entry point: ``python -m trajcheck.agent_worker FD``."""
+    """The worker's entry point: ``python -m trajcheck.run.worker FD``."""
     argv = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     os.environ[WORKER_ENV] = "1"  # run_suite refuses to start workers from inside one
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in reversed(hello.get("sys_path") or []):
             if p not in sys.path:
                 sys.path.insert(0, p)
-        from .errors import AgentError
+        from ..errors import AgentError
         from .runner import load_agent
 
         try:

@@ -2,7 +2,7 @@
 
 ``flaky(tool_fn, fail_rate, error, seed)`` wraps one tool; ``apply_faults(tools, faults)``
 wraps a whole tool set from a case's ``faults`` field. A fault either raises
-``InjectedFault`` (which ``trajcheck.sandbox.call_tool`` turns into an error ``ToolResult``
+``InjectedFault`` (which ``trajcheck.run.sandbox.call_tool`` turns into an error ``ToolResult``
 whose ``error`` is the fault's message and ``output`` its payload) or, for
 ``empty_result``, returns an empty value without calling the tool.
 
@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import DatasetError
+from ..errors import DatasetError
 
 FAULT_KINDS: tuple[str, ...] = (
     "http_503", "timeout", "schema_validation", "empty_result", "permission_denied",
