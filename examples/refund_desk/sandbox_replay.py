@@ -1,7 +1,7 @@
 """The refund desk's tools on a real trajcheck sandbox, for the final-state cases that start
 from a sandbox fixture (``shop.sql``, the cases of ``fixture_cases.jsonl``).
 
-``replay(run_id)`` opens a ``trajcheck.sandbox.SQLiteSandbox`` loaded from the fixture, runs the
+``replay(run_id)`` opens a ``trajcheck.run.SQLiteSandbox`` loaded from the fixture, runs the
 recorded run's tool calls through the tools below (a call whose recorded result failed -- the
 503 -- changed nothing and is not run), and returns the run with its recorded database
 snapshots replaced by the sandbox's snapshot after the run (``state_after``). The state before
@@ -16,7 +16,7 @@ from typing import Any
 
 from trajcheck.matching import is_failed
 from trajcheck.model import Trajectory
-from trajcheck.sandbox import SQLiteSandbox
+from trajcheck.run import SQLiteSandbox
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "shop.sql"
