@@ -349,6 +349,18 @@ def _ignore(opts: Options) -> dict[str, Any]:
     return {} if opts.ignore is None else {"ignore": tuple(opts.ignore)}
 
 
+def prf_row(key: str, r: MetricResult) -> MetricResult:
+    """The row ``key`` (``tool_call_f1``/``_precision``/``_recall`` or an alias) of a
+    ``tool_call_prf`` result: the result itself for F1, else a ``MetricResult`` named after the
+    row with that figure as ``score`` and the result's parts."""
+    k = row_metric(key).key
+    if k == "tool_call_f1":
+        return r
+    fig = k.rsplit("_", 1)[1]
+    val = getattr(r, fig)
+    return MetricResult(k, val, f"{fig} {val:.4g}: {r.reason}", dict(r.parts), val == 1.0)
+
+
 def compute(key: str, traj: Trajectory, case: Case, opts: Options | None = None,
             provided: Iterable[str] = (), how: str = "") -> MetricResult:
     """Run the core metric ``key`` (a :data:`ROW_METRICS` key) on one run.
@@ -368,12 +380,7 @@ def compute(key: str, traj: Trajectory, case: Case, opts: Options | None = None,
     if k in ("tool_call_f1", "tool_call_precision", "tool_call_recall"):
         from trajcheck.metrics.calls import tool_call_prf
 
-        r = tool_call_prf(traj, case, args_mode=am, context=_ctx(case, o))
-        if k == "tool_call_f1":
-            return r
-        fig = k.rsplit("_", 1)[1]
-        val = getattr(r, fig)
-        return MetricResult(k, val, f"{fig} {val:.4g}: {r.reason}", dict(r.parts), val == 1.0)
+        return prf_row(k, tool_call_prf(traj, case, args_mode=am, context=_ctx(case, o)))
     if k == "tool_selection":
         from trajcheck.metrics.calls import selection_accuracy
 

@@ -53,6 +53,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 try:
+    from ragas.messages import AIMessage as _AIMessage
+    from ragas.messages import HumanMessage as _HumanMessage
+    from ragas.messages import ToolCall as _RagasToolCall
+    from ragas.messages import ToolMessage as _ToolMessage
     from ragas.metrics.base import MetricType, MultiTurnMetric
     from ragas.metrics.collections.base import BaseMetric as _CollectionsBase
     from ragas.metrics.result import MetricResult as RagasMetricResult
@@ -139,6 +143,58 @@ _HOW = ("give it as reference_tool_calls, on the metric, or in the first HumanMe
         "metadata['trajcheck']")
 
 
+def _plain_calls(calls: Any) -> list[dict[str, Any]] | None:
+    """RAGAS ``ToolCall`` objects as ``{"name", "args"}`` dicts (the args dict itself, not a
+    copy), or None unless each is a RAGAS ``ToolCall`` with a non-empty name and dict args."""
+    out = []
+    for c in calls:
+        if type(c) is not _RagasToolCall:
+            return None
+        name, args = c.name, c.args
+        if type(name) is not str or not name or type(args) is not dict:
+            return None
+        out.append({"name": name, "args": args})
+    return out
+
+
+def _plain_sample(user_input: Any, reference_tool_calls: Any
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """``(calls, expected)`` as plain dicts, read straight from a sample made of RAGAS's own
+    message and ``ToolCall`` objects -- or None when the general reader is needed: no
+    reference, any message metadata (per-sample settings on a HumanMessage are checked by
+    the general reader; a ToolMessage's may flag a failed call), a message of another type,
+    or a call that is not a plain RAGAS ``ToolCall``. Same calls, in the same order, as
+    ``_convert.messages_calls`` reads from such a sample."""
+    if type(user_input) is not list or type(reference_tool_calls) is not list:
+        return None
+    calls: list[dict[str, Any]] = []
+    for m in user_input:
+        tm = type(m)
+        if tm is _AIMessage:
+            if m.tool_calls:
+                got = _plain_calls(m.tool_calls)
+                if got is None:
+                    return None
+                calls += got
+        elif tm is not _HumanMessage and tm is not _ToolMessage:
+            return None
+        if m.metadata:
+            return None
+    expected = _plain_calls(reference_tool_calls)
+    return None if expected is None else (calls, expected)
+
+
+def _prf_dicts(calls: list[dict[str, Any]], expected: list[dict[str, Any]],
+               optional_calls: Sequence[str], args_mode: str | None) -> MetricResult:
+    """The core's tool-call precision/recall/F1 of plain dict calls (no matchers)."""
+    from trajcheck.metrics.calls import tool_call_prf
+
+    case = _convert.build_case("ragas", None, [_convert._expected_call(e["name"], e["args"]) for e in expected],
+                               {"optional_calls": optional_calls} if optional_calls else None)
+    return tool_call_prf([_convert._tool_call(c["name"], c["args"], None, None, None) for c in calls], case,
+                         args_mode=args_mode)
+
+
 def _prepare(opts: Mapping[str, Any]) -> tuple[dict[str, Any], _catalog.Options]:
     """A metric's case settings (None values dropped: ``build_case`` skips them) and its
     ``Options``; computed once per metric instance (``TrajcheckRagasMetric.compute``)."""
@@ -154,6 +210,11 @@ def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mappin
              prepared: tuple[dict[str, Any], _catalog.Options] | None = None) -> MetricResult:
     settings, o = prepared if prepared is not None else _prepare(opts)
     match = opts.get("match")
+    if kind in _CALLS_ONLY and not match and o.semantic_scorer is None and o.judge is None:
+        plain = _plain_sample(user_input, reference_tool_calls)
+        if plain is not None:  # RAGAS's own objects, nothing per sample: score the dicts
+            return _catalog.prf_row(kind, _prf_dicts(plain[0], plain[1], settings.get("optional_calls") or (),
+                                                     o.args_mode))
     if kind in _CALLS_ONLY and not match:
         fast = _convert.messages_calls(user_input)
         per_sample = _convert.message_settings(user_input)

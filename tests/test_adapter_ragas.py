@@ -229,14 +229,25 @@ def test_calls_only_path_gives_the_trajectory_paths_result():
         reference_tool_calls=[RTC(name="a", args={"q": 1})])
     assert _convert.messages_calls(failed.user_input) is None  # retries need the trajectory
     assert _convert.messages_calls(samples[0].user_input) is not None
-    for kind in ("tool_call_f1", "tool_call_precision", "tool_call_recall"):
-        m = ar.TrajcheckRagasMetric(metric=kind, optional_calls=["calculate"])
-        for s in samples + [failed]:
-            traj, case, provided = ar._to_trajcheck(s.user_input, s.reference_tool_calls,
-                                                    {"optional_calls": ["calculate"]}, None)[:3]
-            full = _catalog.compute(kind, traj, case, _catalog.Options(), provided)
-            got = m.compute(s.user_input, s.reference_tool_calls)
-            assert (got.score, got.reason, got.parts) == (full.score, full.reason, full.parts)
+    # RAGAS's own objects and nothing per sample: scored from plain dicts (ar._plain_sample);
+    # a flagged ToolMessage or a per-sample settings block takes the general reader
+    assert all(ar._plain_sample(s.user_input, s.reference_tool_calls) is not None for s in samples)
+    assert ar._plain_sample(failed.user_input, failed.reference_tool_calls) is None
+    per_sample = MultiTurnSample(user_input=[HumanMessage(content="x", metadata={"trajcheck": {"optional_calls": ["b"]}}),
+                                             AIMessage(content="", tool_calls=[RTC(name="a", args={})])],
+                                 reference_tool_calls=[RTC(name="a", args={})])
+    assert ar._plain_sample(per_sample.user_input, per_sample.reference_tool_calls) is None
+    assert ar._plain_sample(samples[0].user_input, None) is None
+    for kind in ("tool_call_f1", "tool_call_precision", "tool_call_recall", "f1"):
+        for am in (None, "exact_keys", "ignore"):
+            m = ar.TrajcheckRagasMetric(metric=kind, optional_calls=["calculate"], args_mode=am)
+            for s in samples + [failed]:
+                traj, case, provided = ar._to_trajcheck(s.user_input, s.reference_tool_calls,
+                                                        {"optional_calls": ["calculate"], "args_mode": am}, None)[:3]
+                full = _catalog.compute(kind, traj, case, _catalog.Options(args_mode=am), provided)
+                got = m.compute(s.user_input, s.reference_tool_calls)
+                assert (got.name, got.score, got.reason, got.parts, got.passed) == \
+                    (full.name, full.score, full.reason, full.parts, full.passed), (kind, am)
     # the retried failure is set aside: P = R = 1
     assert ar.TrajcheckToolCallF1().compute(failed.user_input, failed.reference_tool_calls).score == 1.0
     # a setting changed on the instance after a score is used by the next score
