@@ -174,6 +174,7 @@ def section_direct(items: list[dict[str, Any]], repeat: int, table: Table,
                    with_frameworks: bool) -> None:
     from trajcheck.metrics.calls import tool_call_prf
     from trajcheck.metrics.composite import score_trajectory
+    from trajcheck.metrics.prf_dicts import tool_call_prf_dicts
     from trajcheck.metrics.trajectory import trajectory_match
 
     n = len(items)
@@ -186,6 +187,10 @@ def section_direct(items: list[dict[str, Any]], repeat: int, table: Table,
     r_p, s = best_rate(lambda: [tool_call_prf(c, k).f1 for c, k in pre], n, repeat)
     table.add("F1", "trajcheck tool_call_prf (list of ToolCall)", r_d, r_p, s, None,
               "dicts: ToolCall(...), ExpectedCall(...), Case(...)")
+    r_d, s = best_rate(lambda: [tool_call_prf_dicts(it["calls"], it["expected"]).f1 for it in items],
+                       n, repeat)
+    table.add("F1", "trajcheck tool_call_prf_dicts (plain dicts)", r_d, None, s, None,
+              "no model objects built")
     r_d, s = best_rate(lambda: [tool_call_prf(*W.to_trajcheck_from_dict(it)).f1 for it in items],
                        n, repeat)
     table.add("F1", "trajcheck tool_call_prf (from_dict conversion)", r_d, None, s, None,

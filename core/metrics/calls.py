@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import MetricInputError, SchemaError
+from ..exact_match import exact_match, exact_plan
 from ..matchers import MatchContext
 from ..matching import (
     CompiledCall,
@@ -135,6 +136,16 @@ def match_kept(calls: Sequence[ToolCall], retried: frozenset[int], expected: Seq
     Per-call args mode: ``args_mode`` if given, else the expected call's own, else
     ``default_mode`` (the case's), else ``expected_keys`` (``DEFAULT_ARGS_MODE``).
     """
+    plan = exact_plan(expected, args_mode, default_mode)
+    if plan is not None:  # every matcher exact: match by canonical key (same pairs, linear)
+        if retried:
+            kept = [i for i in range(len(calls)) if i not in retried]
+            m = exact_match(plan, [calls[i] for i in kept], len(expected))
+        else:
+            kept = list(range(len(calls)))
+            m = exact_match(plan, calls, len(expected))
+        if m is not None:
+            return Matched(kept, m, len(expected))
     cexp = compile_all(expected)
     return match_compiled(calls, retried, cexp, args_mode=args_mode, default_mode=default_mode,
                           ctx=ctx)
@@ -193,38 +204,55 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
                    name: str = "tool_call_prf") -> PRFResult:
     """Shared core of :func:`tool_call_prf` (also used by ``trajectory_match``)."""
     m = match_kept(calls, retried, expected, args_mode=args_mode, default_mode=default_mode, ctx=ctx)
+
+    def note(extra: list[int], near: list[int]) -> str:
+        return _wrong_args_note(calls, extra, expected, near, args_mode, default_mode, ctx)
+
+    return prf_result(m, [c.name for c in calls], retried, [e.name for e in expected], optional,
+                      note, name)
+
+
+def prf_result(m: Matched, call_names: Sequence[str], retried: frozenset[int],
+               exp_names: Sequence[str], optional: Sequence[str],
+               note: Callable[[list[int], list[int]], str], name: str = "tool_call_prf") -> PRFResult:
+    """The ``PRFResult`` of a matching ``m`` (internal): counts, reason and parts.
+
+    ``call_names``/``exp_names``: the tool name of every predicted / expected call;
+    ``note(extra, near)``: the argument-difference note for the unexpected calls ``extra``
+    (``_wrong_args_note``), called only when there is an unexpected call."""
     opt = set(optional)
     counted = 0
     extra: list[int] = []
     for i, j in zip(m.kept, m.match_of_kept):
-        if j == -1 and calls[i].name in opt:
-            continue
-        counted += 1
         if j == -1:
+            if call_names[i] in opt:
+                continue
             extra.append(i)
+        counted += 1
+    n_exp = m.n_expected
     tp = len(m.match_of_kept) - m.match_of_kept.count(-1)
-    p, r, f = prf_counts(tp, counted, m.n_expected)
+    p, r, f = prf_counts(tp, counted, n_exp)
     matched_exp = {j for j in m.match_of_kept if j != -1}
-    missing = [j for j in range(m.n_expected) if j not in matched_exp]
+    missing = [j for j in range(n_exp) if j not in matched_exp]
     reason = (f"precision {p:.3f} ({tp}/{counted} counted calls matched), recall {r:.3f} "
-              f"({tp}/{m.n_expected} expected calls found), F1 {f:.3f}")
+              f"({tp}/{n_exp} expected calls found), F1 {f:.3f}")
     if missing:
-        reason += "; missing: " + ", ".join(expected[j].name for j in missing[:5])
+        reason += "; missing: " + ", ".join(exp_names[j] for j in missing[:5])
     if extra:
-        reason += "; unexpected: " + ", ".join(calls[i].name for i in extra[:5])
+        reason += "; unexpected: " + ", ".join(call_names[i] for i in extra[:5])
         # the closest expected call of the same tool: a missing one first, else any
-        near = missing + [j for j in range(m.n_expected) if j not in missing]
-        reason += _wrong_args_note(calls, extra, expected, near, args_mode, default_mode, ctx)
+        near = missing + [j for j in range(n_exp) if j in matched_exp]
+        reason += note(extra, near)
     parts = {
         "precision": p, "recall": r, "f1": f, "tp": tp, "n_counted": counted,
-        "n_expected": m.n_expected, "n_predicted": len(calls),
+        "n_expected": n_exp, "n_predicted": len(call_names),
         "retried_set_aside": sorted(retried),
         "pairs": [[i, j] for i, j in zip(m.kept, m.match_of_kept) if j != -1],
         "unexpected_calls": extra, "missing_expected": missing,
     }
     # positional (name, score, reason, parts, passed, precision, recall, f1, tp, n_counted,
     # n_expected): same object as the keyword form, cheaper to build
-    return PRFResult(name, f, reason, parts, None, p, r, f, tp, counted, m.n_expected)
+    return PRFResult(name, f, reason, parts, None, p, r, f, tp, counted, n_exp)
 
 
 def _wrong_args_note(calls: Sequence[ToolCall], extra: Sequence[int],
