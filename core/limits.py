@@ -192,13 +192,22 @@ def _plain_usage(u: Any) -> bool:
     if u is None:
         return True
     d = getattr(u, "__dict__", None)  # this module's frozen dataclasses keep their fields there
-    return d is not None and all(_plain(v, True) for v in d.values())
+    if d is None:
+        return False
+    for v in d.values():
+        if v is not None and not (type(v) is int and 0 <= v < _BIG_INT):
+            return False
+    return True
 
 
 def _all_plain(t: Any) -> bool:
     """True when ``clean_figures`` would return ``t`` unchanged with no notes."""
     for s in t.steps:
-        if not (_plain(s.cost_usd, False) and _plain(s.latency_ms, False) and _plain_usage(s.usage)):
+        c, lat, u = s.cost_usd, s.latency_ms, s.usage
+        # the usual step: float or missing cost and latency (checked inline), plain usage
+        if not ((c is None or (type(c) is float and 0.0 <= c <= _MAX_FLOAT) or _plain(c, False))
+                and (lat is None or (type(lat) is float and 0.0 <= lat <= _MAX_FLOAT) or _plain(lat, False))
+                and (u is None or _plain_usage(u))):
             return False
     return (_plain(t.total_cost_usd, False) and _plain(t.total_latency_ms, False)
             and _plain_usage(t.total_usage))

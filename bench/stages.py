@@ -1,0 +1,67 @@
+"""Where `trajcheck eval`'s CPU goes, stage by stage, on one generated file (bench/volume.py):
+each stage timed alone in CPU seconds (time.process_time) and given per run.
+
+    python bench/stages.py /tmp/vol/n10000      # runs.jsonl and cases.jsonl in that folder
+
+Stages: case-file load and validation (dataset.load_case_store), reading (traces.stream),
+keying runs to cases (intake.RunKeyer with the case store), per-run scoring
+(scoring.score_run, compact), aggregation (aggregate.SuitePartial.add), finalize (bootstrap
+included) and the scorecard JSON write. The eval runs them interleaved in one pass; the sum
+here is close to its CPU less interpreter start-up and imports.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    d = Path(sys.argv[1])
+    from trajcheck.aggregate import SuitePartial
+    from trajcheck.dataset import load_case_store
+    from trajcheck.intake import RunKeyer
+    from trajcheck.pipeline import DEFAULT_KEEP_RUNS, scoring_gc
+    from trajcheck.scoring import score_run
+    from trajcheck.traces.stream import stream
+
+    out: dict[str, float] = {}
+
+    def lap(name: str, t0: float) -> float:
+        now = time.process_time()
+        out[name] = now - t0
+        return now
+
+    t = time.process_time()
+    store = load_case_store(d / "cases.jsonl")
+    t = lap("case load", t)
+    with scoring_gc():
+        trajs = list(stream(d / "runs.jsonl"))
+        t = lap("reading", t)
+        keyer = RunKeyer(store)
+        keyed = [(i, tr, keyer.key(i, tr)) for i, tr in enumerate(trajs)]
+        t = lap("keying (case store)", t)
+        results = [(i, score_run(tr, c, compact=True)) for i, tr, c in keyed if c is not None]
+        t = lap("scoring", t)
+        part = SuitePartial(keep_runs=DEFAULT_KEEP_RUNS)
+        for i, r in results:
+            part.add(r, i)
+        t = lap("aggregate add", t)
+    sc = part.finalize(problems=keyer.finish())
+    t = lap("finalize", t)
+    with tempfile.TemporaryDirectory() as tmp:
+        sc.write_json(Path(tmp) / "sc.json")
+    lap("write json", t)
+    n = len(trajs)
+    total = sum(out.values())
+    print(f"{n:,} runs, {len(store):,} cases")
+    print("| stage | CPU s | µs/run |\n| --- | --- | --- |")
+    for k, v in out.items():
+        print(f"| {k} | {v:.2f} | {v / n * 1e6:.1f} |")
+    print(f"| total | {total:.2f} | {total / n * 1e6:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
