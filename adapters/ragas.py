@@ -66,6 +66,7 @@ except ImportError as _e:  # pragma: no cover - exercised only without the extra
     ) from _e
 
 from trajcheck.errors import MetricInputError, TrajcheckError
+from trajcheck.metrics.prf_dicts import tool_call_prf_dicts
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
@@ -184,17 +185,6 @@ def _plain_sample(user_input: Any, reference_tool_calls: Any
     return None if expected is None else (calls, expected)
 
 
-def _prf_dicts(calls: list[dict[str, Any]], expected: list[dict[str, Any]],
-               optional_calls: Sequence[str], args_mode: str | None) -> MetricResult:
-    """The core's tool-call precision/recall/F1 of plain dict calls (no matchers)."""
-    from trajcheck.metrics.calls import tool_call_prf
-
-    case = _convert.build_case("ragas", None, [_convert._expected_call(e["name"], e["args"]) for e in expected],
-                               {"optional_calls": optional_calls} if optional_calls else None)
-    return tool_call_prf([_convert._tool_call(c["name"], c["args"], None, None, None) for c in calls], case,
-                         args_mode=args_mode)
-
-
 def _prepare(opts: Mapping[str, Any]) -> tuple[dict[str, Any], _catalog.Options]:
     """A metric's case settings (None values dropped: ``build_case`` skips them) and its
     ``Options``; computed once per metric instance (``TrajcheckRagasMetric.compute``)."""
@@ -213,8 +203,9 @@ def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mappin
     if kind in _CALLS_ONLY and not match and o.semantic_scorer is None and o.judge is None:
         plain = _plain_sample(user_input, reference_tool_calls)
         if plain is not None:  # RAGAS's own objects, nothing per sample: score the dicts
-            return _catalog.prf_row(kind, _prf_dicts(plain[0], plain[1], settings.get("optional_calls") or (),
-                                                     o.args_mode))
+            return _catalog.prf_row(kind, tool_call_prf_dicts(plain[0], plain[1],
+                                                              optional_calls=settings.get("optional_calls") or (),
+                                                              args_mode=o.args_mode))
     if kind in _CALLS_ONLY and not match:
         fast = _convert.messages_calls(user_input)
         per_sample = _convert.message_settings(user_input)
@@ -301,6 +292,11 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
         if not self.name:
             self.name = _catalog.default_key(self.metric, mode, dialect)
         super().__post_init__()
+        # RAGAS scans vars(metric) on every row (utils.get_metric_language looks for prompts):
+        # settings left unset are read from their class default (None) instead
+        for k in _SETTINGS + _OPTIONS:
+            if self.__dict__.get(k, 0) is None:
+                del self.__dict__[k]
 
     def init(self, run_config: Any) -> None:
         """Nothing to initialise (no model)."""
