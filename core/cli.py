@@ -359,10 +359,11 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                 from .bfcl import cases_for_results
 
                 cases = cases_for_results(bfcl_cases, traces)
-            elif engine == "local" and not judge_spec:
+            elif not judge_spec:
                 from .dataset import load_case_store
 
-                cases = load_case_store(cases_path)  # compact: memory flat in the number of cases' runs
+                # compact: memory flat in the number of cases' runs; engines ship it as it is
+                cases = load_case_store(cases_path)
             else:
                 cases = load_cases(cases_path)
         emitter = None

@@ -104,3 +104,26 @@ def test_span_rows_grouped_by_trace_equal_the_local_eval(tmp_path):
     # without grouped=True a row of spans is not read one span at a time: a problem, no run
     _, part = score_batches([halves[0]], span_cases(), case_column="case_id")
     assert part.suite.n == 0 and "read with the other records of its file" in part.read[0][1]
+
+
+def test_case_store_kept_compact_and_partial_only_scoring(tau_jsonl, tmp_path):
+    """Cases held compressed (what `trajcheck eval` loads) are used as they are, not built
+    again into a dict; scoring for the partial alone builds no result rows and gives the
+    same scorecard; the partial counts its batches and the scoring CPU."""
+    from trajcheck.dataset import load_case_store
+    from trajcheck.engines.batch import ShippedScorer, case_lookup
+
+    lines, cases, want = tau_jsonl
+    cp = tmp_path / "cases.jsonl"
+    cp.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in cases.values()))
+    store = load_case_store(cp)
+    assert case_lookup(store) is store
+    scorer = ShippedScorer(BatchScorer(store), lambda: store).get()
+    assert scorer.case_map is store
+    part = scorer.new_partial()
+    half = len(lines) // 2
+    assert scorer.score(pa.record_batch({"trace": lines[:half], "seq": list(range(half))}),
+                        part, rows=False) is None
+    assert scorer.score_texts(list(range(half, len(lines))), lines[half:], part, rows=False) is None
+    assert part.batches == 2 and part.cpu_s > 0 and part.n_rows == len(lines)
+    assert finalize([part], store, n_boot=100).to_dict() == want

@@ -15,8 +15,11 @@ figures equal). Problems are located by row position (``row <seq>``), not file l
 
 from __future__ import annotations
 
+import copy
 import pickle
-from collections.abc import Iterable, Mapping, Sequence
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -99,10 +102,16 @@ class BatchPartial:
     n_rows: int = 0
     no_case_id: list[int] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    #: CPU seconds of the scoring threads in ``BatchScorer.score`` and the batches scored:
+    #: what the workers spent on trajcheck's own work (engines' costs are the rest)
+    cpu_s: float = 0.0
+    batches: int = 0
 
     def merge(self, other: BatchPartial) -> BatchPartial:
         """Fold ``other`` in (in place) and return this partial."""
         self.suite.merge(other.suite)
+        self.cpu_s += other.cpu_s
+        self.batches += other.batches
         self.read.extend(other.read)
         self.keyed.extend(other.keyed)
         self.n_rows += other.n_rows
@@ -140,7 +149,7 @@ class BatchScorer:
                  seq_column: str | None = "seq", keep_runs: int | None = DEFAULT_KEEP_RUNS,
                  format: str = "auto", error_pattern: str | None = None, grouped: bool = False,
                  case_column: str | None = None) -> None:
-        self.case_map = case_map_of(cases)
+        self.case_map = case_lookup(cases)
         self.trace_column = trace_column
         self.seq_column = seq_column
         self.keep_runs = keep_runs
@@ -153,13 +162,21 @@ class BatchScorer:
         """An empty partial to fold batches into."""
         return BatchPartial(SuitePartial(keep_runs=self.keep_runs))
 
-    def score(self, batch: Any, part: BatchPartial, *, seq_offset: int = 0) -> pa.RecordBatch:
+    def score(self, batch: Any, part: BatchPartial, *, seq_offset: int = 0,
+              rows: bool = True) -> pa.RecordBatch | None:
         """Score every row of ``batch`` (a ``pyarrow.RecordBatch`` or ``Table``) into
         ``part`` and return the per-run results (``result_schema()``; rows that could not be
-        scored have no result row)."""
-        from ..traces.stream import read_row
+        scored have no result row), or None with ``rows=False`` (only the partial is wanted:
+        no result rows are built)."""
+        t0 = time.thread_time()
+        try:
+            return self._score(batch, part, seq_offset, rows)
+        finally:
+            part.cpu_s += time.thread_time() - t0
+            part.batches += 1
 
-        pa = _pa()
+    def _score(self, batch: Any, part: BatchPartial, seq_offset: int,
+               want_rows: bool) -> pa.RecordBatch | None:
         names = batch.schema.names
         if self.trace_column not in names:
             raise MetricInputError(f"batch has no column {self.trace_column!r} (columns: {names})")
@@ -174,6 +191,25 @@ class BatchScorer:
             raise MetricInputError(f"batch has no column {self.case_column!r} (columns: {names})")
         cids = (batch.column(self.case_column).to_pylist() if self.case_column is not None
                 else [None] * len(texts))
+        return self._score_rows(seqs, texts, cids, part, want_rows)
+
+    def score_texts(self, seqs: Sequence[int], texts: Sequence[str], part: BatchPartial, *,
+                    rows: bool = True) -> pa.RecordBatch | None:
+        """``score`` for rows already held as Python lists (positions and JSON texts; no
+        case column): what an engine that reads the file itself hands over."""
+        t0 = time.thread_time()
+        try:
+            return self._score_rows(seqs, texts, [None] * len(texts), part, rows)
+        finally:
+            part.cpu_s += time.thread_time() - t0
+            part.batches += 1
+
+    def _score_rows(self, seqs: Sequence[int], texts: Sequence[str | None],
+                    cids: Sequence[Any], part: BatchPartial,
+                    want_rows: bool) -> pa.RecordBatch | None:
+        from ..traces.stream import read_row
+
+        pa = _pa()
         keyer = RunKeyer(self.case_map)
         rows: list[dict[str, Any]] = []
         suite = part.suite
@@ -195,10 +231,51 @@ class BatchScorer:
                 if suite.wants(r):
                     r = score_run(t, c)
                 suite.add(r, seq)
-                rows.append(result_row(r, seq, t))
+                if want_rows:
+                    rows.append(result_row(r, seq, t))
         part.no_case_id.extend(keyer.no_cid)
         part.unknown.extend(keyer.unknown)
-        return pa.RecordBatch.from_pylist(rows, schema=result_schema())
+        return pa.RecordBatch.from_pylist(rows, schema=result_schema()) if want_rows else None
+
+
+def case_lookup(cases: Mapping[str, Case] | Sequence[Case]) -> Mapping[str, Case]:
+    """Cases by id without building them again: a mapping (a ``case_store.CaseStore``
+    holds a quarter of a million cases compressed) is used as it is, a sequence is indexed."""
+    return cases if isinstance(cases, Mapping) else case_map_of(cases)
+
+
+#: what the last ``finalize`` in this process merged (for bench/engines.py): partials,
+#: rows, batches, the workers' scoring CPU seconds, the driver's merge-and-finalize CPU
+#: seconds; engines add ``partial_bytes`` (the partials' serialised size)
+LAST_RUN: dict[str, Any] = {}
+
+#: scorers built in this (worker) process, by ``ShippedScorer.token``: the cases are
+#: unpacked once per process, not once per task or batch
+_BUILT: dict[str, BatchScorer] = {}
+
+
+class ShippedScorer:
+    """A ``BatchScorer`` as an engine ships it to its workers: the settings travel with every
+    task (a few hundred bytes), the cases once, through the engine's own channel (a Spark
+    broadcast, a Ray object). ``load_cases``: a picklable zero-argument function giving the
+    cases on a worker; ``get()`` builds the scorer on its first call in a process and
+    returns that one afterwards."""
+
+    def __init__(self, scorer: BatchScorer, load_cases: Callable[[], Mapping[str, Case]]) -> None:
+        self.token = uuid.uuid4().hex
+        self.template = copy.copy(scorer)
+        self.template.case_map = {}
+        self.load_cases = load_cases
+
+    def get(self) -> BatchScorer:
+        """The scorer of this process (cases loaded on the first call)."""
+        s = _BUILT.get(self.token)
+        if s is None:
+            s = copy.copy(self.template)
+            s.case_map = self.load_cases()
+            _BUILT.clear()  # one evaluation at a time per worker: drop older ones' cases
+            _BUILT[self.token] = s
+        return s
 
 
 def with_case_id(t: Trajectory, case_id: Any) -> Trajectory:
@@ -242,10 +319,13 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
     problems by row, then the keying problems by row, then the cases with no run (as a
     local eval lists them). Raises ``MetricInputError`` (cause first, as ``evaluate``) when
     no row could be keyed to a case, ``KTooLargeError`` for a k above some case's runs."""
-    case_map = case_map_of(cases)
+    t0 = time.process_time()
+    case_map = case_lookup(cases)
     merged: BatchPartial | None = None
+    n_parts = 0
     for p in partials:
         merged = p if merged is None else merged.merge(p)
+        n_parts += 1
     if merged is None:
         raise MetricInputError("no partial aggregates to finalize")
     problems = [m for _, m in sorted(merged.read, key=lambda x: x[0])]
@@ -255,10 +335,14 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
     if not merged.suite.n:
         raise MetricInputError(_unmatched_message(merged.n_rows, sorted(merged.no_case_id),
                                                   merged.unknown, case_map, problems))
-    return merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
-                                 problems=problems, meta={"source": source} if source else None,
-                                 route_floors=route_floors)
+    sc = merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
+                               problems=problems, meta={"source": source} if source else None,
+                               route_floors=route_floors)
+    LAST_RUN.clear()
+    LAST_RUN.update(partials=n_parts, rows=merged.n_rows, batches=merged.batches,
+                    worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0)
+    return sc
 
 
-__all__ = ["DEFAULT_KEEP_RUNS", "RESULT_FIELDS", "BatchPartial", "BatchScorer", "finalize",
-           "group_spans", "result_row", "result_schema", "score_batches", "with_case_id"]
+__all__ = ["DEFAULT_KEEP_RUNS", "LAST_RUN", "RESULT_FIELDS", "BatchPartial", "BatchScorer", "ShippedScorer",
+           "case_lookup", "finalize", "group_spans", "result_row", "result_schema", "score_batches", "with_case_id"]

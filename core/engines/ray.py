@@ -2,11 +2,16 @@
 
 ``score_dataset(ds, cases)`` maps Arrow batches through a ``batch.BatchScorer``; each mapped
 batch returns its per-run results plus one extra row holding that batch's partial (column
-``partial``). The partials are merged on the driver into the suite scorecard; the results
-come back as a materialised Dataset without that column. ``eval_file`` reads a JSONL file
-with ``ray.data.read_text`` and numbers the lines in input order by zipping the dataset
-with ``ray.data.range`` (``trajcheck eval --engine ray``), so every figure equals the local
-eval's. Datasets without a ``seq`` column are numbered the same way.
+``partial``). Only the partials come to the driver, which merges them into the suite
+scorecard; the results stay a Dataset without that column. Datasets without a ``seq``
+column are numbered by zipping them with ``ray.data.range``.
+
+``eval_file`` (``trajcheck eval --engine ray``) does not read the file through Ray: it cuts
+it into line-aligned byte ranges (``files``) and maps a Dataset of those ranges, so each
+task reads and scores its own lines, numbered in input order, and returns one partial --
+nothing per run crosses to the driver unless ``on_rows`` asks for the result rows (they
+then stream back in input order). The cases go to the workers once (``ray.put``) and are
+unpacked once per worker process.
 
 Needs ray[data] (extra ``ray``). ``init`` starts a local Ray (loopback only, no dashboard)
 unless one is running.
@@ -16,15 +21,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..errors import EngineError
 from ..model import Case
 from ..scorecard import Scorecard
-from .batch import DEFAULT_KEEP_RUNS, BatchPartial, BatchScorer, finalize, group_spans
+from . import files
+from .batch import (
+    DEFAULT_KEEP_RUNS,
+    LAST_RUN,
+    BatchPartial,
+    BatchScorer,
+    ShippedScorer,
+    finalize,
+    group_spans,
+)
 
 PARTIAL = "partial"
-BATCH_ROWS = 4096
+BATCH_ROWS = 16384  # rows per map_batches call of score_dataset: one partial each
 
 
 def init(workers: int = 2) -> Any:
@@ -44,21 +59,80 @@ def init(workers: int = 2) -> Any:
     return ray
 
 
-class _Mapper:
-    """The per-batch function (a plain callable so Ray ships it to the workers)."""
+def _get(ref: Any) -> Any:
+    import ray
 
-    def __init__(self, scorer: BatchScorer) -> None:
-        self.scorer = scorer
+    return ray.get(ref)
+
+
+def ship(scorer: BatchScorer) -> ShippedScorer:
+    """``scorer`` with its cases put in Ray's object store once (``ray.put``), fetched and
+    unpacked once per worker process."""
+    import ray
+
+    return ShippedScorer(scorer, partial(_get, ray.put(scorer.case_map)))
+
+
+def _partial_row(part: BatchPartial, schema: Any) -> Any:
+    import pyarrow as pa
+
+    row: dict[str, Any] = dict.fromkeys(schema.names)
+    row[PARTIAL] = part.to_bytes()
+    return pa.RecordBatch.from_pylist([row], schema=schema)
+
+
+class _Mapper:
+    """The per-batch function of ``score_dataset`` (a plain callable so Ray ships it)."""
+
+    def __init__(self, shipped: ShippedScorer, results: bool) -> None:
+        self.shipped, self.results = shipped, results
 
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa
 
-        part = self.scorer.new_partial()
-        res = self.scorer.score(batch, part)
-        res = res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary()))
-        row: dict[str, Any] = dict.fromkeys(res.schema.names)
-        row[PARTIAL] = part.to_bytes()
-        return pa.Table.from_batches([res, pa.RecordBatch.from_pylist([row], schema=res.schema)])
+        from .batch import result_schema
+
+        scorer = self.shipped.get()
+        part = scorer.new_partial()
+        res = scorer.score(batch, part, rows=self.results)
+        schema = (result_schema() if self.results else pa.schema([])).append(
+            pa.field(PARTIAL, pa.binary()))
+        out = [] if res is None else [res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary()))]
+        return pa.Table.from_batches(out + [_partial_row(part, schema)], schema=schema)
+
+
+class _RangeScorer:
+    """The per-range function of ``eval_file``: reads its byte ranges of the file and
+    scores their lines, one partial per range (and the result rows with ``results``)."""
+
+    def __init__(self, shipped: ShippedScorer, path: str, results: bool) -> None:
+        self.shipped, self.path, self.results = shipped, path, results
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        from .batch import result_schema
+
+        scorer = self.shipped.get()
+        schema = (result_schema() if self.results else pa.schema([])).append(
+            pa.field(PARTIAL, pa.binary()))
+        out = []
+        for start, end, index in zip(batch.column("start").to_pylist(),
+                                     batch.column("end").to_pylist(),
+                                     batch.column("index").to_pylist()):
+            part = scorer.new_partial()
+            for seqs, texts in files.read_range(self.path, start, end, index):
+                res = scorer.score_texts(seqs, texts, part, rows=self.results)
+                if res is not None:
+                    out.append(res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary())))
+            out.append(_partial_row(part, schema))
+        return pa.Table.from_batches(out, schema=schema)
+
+
+def _only_partials(batch: Any) -> Any:
+    import pyarrow.compute as pc
+
+    return batch.filter(pc.invert(pc.is_null(batch.column(PARTIAL)))).select([PARTIAL])
 
 
 def _drop_partials(batch: Any) -> Any:
@@ -75,6 +149,12 @@ def _numbered(ds: Any) -> Any:
     return ds.zip(ray.data.range(n).rename_columns({"id": "seq"}))
 
 
+def _finalize(blobs: list[bytes], cases: Any, **kw: Any) -> Scorecard:
+    sc = finalize([BatchPartial.from_bytes(b) for b in blobs], cases, **kw)
+    LAST_RUN["partial_bytes"] = sum(map(len, blobs))
+    return sc
+
+
 def score_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                   trace_column: str = "trace", seq_column: str | None = None,
                   keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
@@ -83,26 +163,24 @@ def score_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                   source: str | None = None, grouped: bool = False,
                   case_column: str | None = None) -> tuple[Any, Scorecard]:
     """Score a Ray Dataset with one run's JSON per row in ``trace_column`` (module
-    docstring). Returns ``(results, scorecard)``: ``results`` a materialised Dataset of
-    per-run results (``batch.RESULT_FIELDS``). ``grouped`` and ``case_column`` as in
-    ``batch.BatchScorer``. Raises what ``batch.finalize`` raises."""
+    docstring). Returns ``(results, scorecard)``: ``results`` a Dataset of per-run results
+    (``batch.RESULT_FIELDS``) over the scored rows, which are held materialised in the
+    object store. ``grouped`` and ``case_column`` as in ``batch.BatchScorer``. Raises what
+    ``batch.finalize`` raises."""
     if seq_column is None:
         ds = _numbered(ds)
         seq_column = "seq"
     scorer = BatchScorer(cases, trace_column=trace_column, seq_column=seq_column,
                          keep_runs=keep_runs, format=format, error_pattern=error_pattern,
                          grouped=grouped, case_column=case_column)
-    out = ds.map_batches(_Mapper(scorer), batch_format="pyarrow", batch_size=BATCH_ROWS,
-                         zero_copy_batch=True).materialize()
-    parts: list[BatchPartial] = []
-    for b in out.iter_batches(batch_format="pyarrow", batch_size=None):
-        for x in b.column(PARTIAL).to_pylist():
-            if x is not None:
-                parts.append(BatchPartial.from_bytes(x))
-    sc = finalize(parts, cases, ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
-                  source=source)
-    results = out.map_batches(_drop_partials, batch_format="pyarrow").materialize()
-    return results, sc
+    out = ds.map_batches(_Mapper(ship(scorer), True), batch_format="pyarrow",
+                         batch_size=BATCH_ROWS, zero_copy_batch=True).materialize()
+    blobs = [x for b in out.map_batches(_only_partials, batch_format="pyarrow")
+             .iter_batches(batch_format="pyarrow", batch_size=None)
+             for x in b.column(PARTIAL).to_pylist()]
+    sc = _finalize(blobs, scorer.case_map, ks=ks, seed=seed, n_boot=n_boot,
+                   confidence=confidence, source=source)
+    return out.map_batches(_drop_partials, batch_format="pyarrow"), sc
 
 
 class _TraceOfSpans:
@@ -152,16 +230,36 @@ def score_span_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
 
 
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
-              on_rows: Callable[[Iterator[Any]], None] | None = None, **kw: Any) -> Scorecard:
-    """Score a JSONL file of runs on a local Ray (``workers`` CPUs) and return the
-    scorecard. ``on_rows`` (optional) gets the per-run result rows in input order (e.g.
-    ``EvaluationEmitter.emit_rows``). ``kw`` as in ``score_dataset``."""
+              on_rows: Callable[[Iterator[Any]], None] | None = None,
+              keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
+              error_pattern: str | None = None, ks: Sequence[int] | None = None,
+              seed: int = 0, n_boot: int = 2000, confidence: float = 0.95) -> Scorecard:
+    """Score a JSONL file of runs (one per line) on a local Ray (``workers`` CPUs) and
+    return the scorecard: the file's byte ranges (``files.plan``) are scored in Ray tasks
+    (module docstring). ``on_rows`` (optional) gets the per-run result rows in input order
+    (e.g. ``EvaluationEmitter.emit_rows``), streamed from the tasks as they finish."""
     ray = init(workers)
-    ds = ray.data.read_text(str(path)).rename_columns({"text": "trace"})
-    results, sc = score_dataset(ds, cases, source=str(path), **kw)
+    scorer = BatchScorer(cases, keep_runs=keep_runs, format=format, error_pattern=error_pattern)
+    cuts = files.ranges(path, files.plan(os.path.getsize(path), workers))
+    items = [{"start": a, "end": b, "index": i} for i, (a, b) in enumerate(cuts)]
+    ds = ray.data.from_items(items, override_num_blocks=max(len(items), 1))
+    out = ds.map_batches(_RangeScorer(ship(scorer), os.path.abspath(path), on_rows is not None),
+                         batch_format="pyarrow", batch_size=1)
+    blobs: list[bytes] = []
+
+    def rows() -> Iterator[Any]:
+        for b in out.iter_batches(batch_format="pyarrow", batch_size=None):
+            blobs.extend(x for x in b.column(PARTIAL).to_pylist() if x is not None)
+            if on_rows is not None:
+                yield from _drop_partials(b).to_pylist()
+
+    it = rows()
     if on_rows is not None:
-        on_rows(iter(results.sort("seq").iter_rows()))
-    return sc
+        on_rows(it)
+    for _ in it:  # what on_rows left unread (all of it without on_rows)
+        pass
+    return _finalize(blobs, scorer.case_map, ks=ks, seed=seed, n_boot=n_boot,
+                     confidence=confidence, source=str(path))
 
 
 __all__ = ["eval_file", "init", "score_dataset", "score_span_dataset", "spans_to_runs"]

@@ -24,18 +24,27 @@ from typing import Any
 from ..errors import EngineError
 from ..model import Case
 from ..scorecard import Scorecard
-from .batch import DEFAULT_KEEP_RUNS, RESULT_FIELDS, BatchPartial, BatchScorer, finalize
+from . import files
+from .batch import (
+    DEFAULT_KEEP_RUNS,
+    LAST_RUN,
+    RESULT_FIELDS,
+    BatchPartial,
+    BatchScorer,
+    ShippedScorer,
+    finalize,
+)
 
 PARTIAL = "partial"
 
 
-def _spark_schema() -> Any:
+def _spark_schema(results: bool = True) -> Any:
     from pyspark.sql import types as T
 
     kinds = {"int64": T.LongType(), "string": T.StringType(), "bool": T.BooleanType(),
              "float64": T.DoubleType()}
-    return T.StructType([T.StructField(n, kinds[t]) for n, t in RESULT_FIELDS]
-                        + [T.StructField(PARTIAL, T.BinaryType())])
+    fields = [T.StructField(n, kinds[t]) for n, t in RESULT_FIELDS] if results else []
+    return T.StructType(fields + [T.StructField(PARTIAL, T.BinaryType())])
 
 
 def session(workers: int = 2, app: str = "trajcheck") -> Any:
@@ -52,28 +61,40 @@ def session(workers: int = 2, app: str = "trajcheck") -> Any:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     return (SparkSession.builder.master(f"local[{workers}]").appName(app)
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")
             .getOrCreate())
 
 
-def _mapper(scorer: BatchScorer) -> Any:
+def _mapper(shipped: ShippedScorer, results: bool) -> Any:
+    """The mapInArrow function: one partition's batches -> its per-run results (with
+    ``results``) and one last row holding the partition's partial."""
     import pyarrow as pa
 
     from .batch import result_schema
 
-    schema = result_schema().append(pa.field(PARTIAL, pa.binary()))
+    schema = (result_schema() if results else pa.schema([])).append(pa.field(PARTIAL, pa.binary()))
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        scorer = shipped.get()
         part = scorer.new_partial()
         for b in batches:
-            res = scorer.score(b, part)
-            yield res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary()))
+            res = scorer.score(b, part, rows=results)
+            if res is not None:
+                yield res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary()))
         row: dict[str, Any] = dict.fromkeys(schema.names)
         row[PARTIAL] = part.to_bytes()
         yield pa.RecordBatch.from_pylist([row], schema=schema)
     return run
+
+
+def ship(spark: Any, scorer: BatchScorer) -> ShippedScorer:
+    """``scorer`` with its cases in a Spark broadcast: sent to each executor once and
+    unpacked once per Python worker process (workers are reused across tasks)."""
+    bc = spark.sparkContext.broadcast(scorer.case_map)
+    return ShippedScorer(scorer, lambda: bc.value)
 
 
 def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
@@ -99,11 +120,15 @@ def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
     scorer = BatchScorer(cases, trace_column="trace", seq_column="seq", keep_runs=keep_runs,
                          format=format, error_pattern=error_pattern, grouped=grouped,
                          case_column="case_id" if case_column is not None else None)
-    out = df.mapInArrow(_mapper(scorer), _spark_schema())
-    parts = [BatchPartial.from_bytes(bytes(r[PARTIAL]))
-             for r in out.where(F.col(PARTIAL).isNotNull()).select(PARTIAL).collect()]
-    sc = finalize(parts, cases, ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
-                  source=source)
+    shipped = ship(df.sparkSession, scorer)
+    # the scorecard's action builds no result rows: only each partition's partial comes back
+    blobs = [bytes(r[PARTIAL])
+             for r in df.mapInArrow(_mapper(shipped, False), _spark_schema(False)).collect()]
+    parts = [BatchPartial.from_bytes(b) for b in blobs]
+    sc = finalize(parts, scorer.case_map, ks=ks, seed=seed, n_boot=n_boot,
+                  confidence=confidence, source=source)
+    LAST_RUN["partial_bytes"] = sum(map(len, blobs))
+    out = df.mapInArrow(_mapper(shipped, True), _spark_schema())
     results = out.where(F.col(PARTIAL).isNull()).drop(PARTIAL)
     return results, sc
 
@@ -153,10 +178,23 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     result rows in input order, streamed to the driver (e.g. ``EvaluationEmitter.emit_rows``).
     ``kw`` as in ``score_dataframe``."""
     s = spark or session(workers)
-    df = s.read.text(str(path)).withColumnRenamed("value", "trace")
-    results, sc = score_dataframe(df, cases, source=str(path), **kw)
-    if on_rows is not None:
-        on_rows(results.orderBy("seq").toLocalIterator())
+    # partitions in a multiple of the workers, each >= files.CHUNK_BYTES when the file allows
+    # (each partition's partial keeps up to keep_runs runs, scored twice)
+    size = os.path.getsize(path)
+    n = files.plan(size, int(s.sparkContext.defaultParallelism))
+    key = "spark.sql.files.maxPartitionBytes"
+    before = s.conf.get(key, None)
+    s.conf.set(key, str(-(-size // n) + 1))  # read when the scan is planned: kept till done
+    try:
+        df = s.read.text(str(path)).withColumnRenamed("value", "trace")
+        results, sc = score_dataframe(df, cases, source=str(path), **kw)
+        if on_rows is not None:
+            on_rows(results.orderBy("seq").toLocalIterator())
+    finally:
+        if before is None:
+            s.conf.unset(key)
+        else:
+            s.conf.set(key, before)
     return sc
 
 

@@ -1,0 +1,218 @@
+"""Spark and Ray at volume: 1 vs 2 workers, equality with the local eval, and where the CPU
+goes (driver, workers' scoring, the engine's own work). Whole processes, no timing in tests.
+
+    python bench/engines.py --runs 1000000 [--dir /tmp/vol] [--engines spark ray]
+                            [--workers 1 2] [--reuse-local]
+
+For N runs: generates ``DIR/nN/{runs,cases}.jsonl`` with bench/volume.py unless present;
+runs the local ``trajcheck eval`` once (the reference scorecard and the local CPU; skipped
+with --reuse-local when ``DIR/nN/sc_local.json`` exists); then for each engine and worker
+count, one child process that loads the cases as ``trajcheck eval`` does, starts the engine
+(``local[W]`` / a local Ray of W CPUs), scores the file with ``engines.eval_files`` and writes
+the scorecard. Per child it reports:
+
+- wall seconds of engine start-up and of the eval itself;
+- CPU seconds of the driver's Python process during the eval (reading the partials,
+  merging, bootstrap: what does not scale out), of the whole process tree (driver, JVM or
+  Ray's processes, workers; from /proc, so processes still alive are counted), and of the
+  workers' scoring threads (``BatchPartial.cpu_s``, summed over the partials);
+- the engine's own CPU = tree - driver - workers' scoring, per run (JVM, Arrow transfer,
+  Ray's scheduling: the fixed cost that remains when scoring gets cheaper), and start-up CPU;
+- the partials: count, bytes, the driver's merge-and-finalize CPU;
+- whether the scorecard JSON equals the local one (every key).
+
+Then the speed-up of the largest worker count over 1 worker on each engine (wall of the
+eval; start-up excluded and shown apart), with ``uptime``'s load average before and after
+each child. Prints a Markdown table and writes bench/engines_last_run.md. On a 2-core
+machine the 2-worker figure is only meaningful when nothing else runs (load < 0.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TRAJCHECK = Path(sys.executable).with_name("trajcheck")
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + sys) of ``root`` and its live descendants, each with the reaped
+    children it waited for (``/proc/PID/stat`` utime, stime, cutime, cstime)."""
+    kids: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            raw = (d / "stat").read_text()
+        except OSError:
+            continue
+        f = raw[raw.rindex(")") + 2:].split()  # fields after the command name
+        stats[int(d.name)] = f
+        kids.setdefault(int(f[1]), []).append(int(d.name))
+    total, todo = 0, [root]
+    while todo:
+        p = todo.pop()
+        f = stats.get(p)
+        if f is not None:
+            total += sum(int(x) for x in f[11:15])  # utime stime cutime cstime
+        todo.extend(kids.get(p, []))
+    return total / TICK
+
+
+def child(a: argparse.Namespace) -> None:
+    """One engine run in this process; prints one JSON line of figures."""
+    import resource
+
+    from trajcheck.dataset import load_case_store
+    from trajcheck.engines import batch, eval_files
+
+    def self_cpu() -> float:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
+
+    me = os.getpid()
+    t0 = time.monotonic()
+    cases = load_case_store(a.cases)
+    t1, c1 = time.monotonic(), tree_cpu(me)
+    kw = {}
+    if a.engine == "spark":
+        from trajcheck.engines import spark
+
+        kw["spark"] = spark.session(a.workers, app="trajcheck-bench")
+    else:
+        from trajcheck.engines import ray
+
+        ray.init(a.workers)
+    t2, c2, d2 = time.monotonic(), tree_cpu(me), self_cpu()
+    sc = eval_files(a.runs_file, cases, engine=a.engine, workers=a.workers, **kw)
+    t3, c3, d3 = time.monotonic(), tree_cpu(me), self_cpu()
+    sc.write_json(a.out)
+    last = dict(batch.LAST_RUN)
+    print(json.dumps({"cases_s": round(t1 - t0, 2), "start_s": round(t2 - t1, 2),
+                      "start_cpu_s": round(c2 - c1, 2), "eval_s": round(t3 - t2, 2),
+                      "tree_cpu_s": round(c3 - c2, 2), "driver_cpu_s": round(d3 - d2, 2),
+                      "worker_score_cpu_s": round(last.get("worker_cpu_s", 0.0), 2),
+                      "partials": last.get("partials"), "batches": last.get("batches"),
+                      "partial_mb": round(last.get("partial_bytes", 0) / 1e6, 1),
+                      "finalize_cpu_s": round(last.get("finalize_cpu_s", 0.0), 2),
+                      "rows": last.get("rows")}), flush=True)
+    if a.engine == "spark":
+        kw["spark"].stop()
+
+
+def measure(cmd: list[str], log: Path) -> dict:
+    """Run ``cmd``: wall and CPU seconds (the reaped tree), peak RSS MiB, exit code, and
+    the load average before and after."""
+    before = load()
+    with log.open("w") as out:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+    return {"wall_s": round(wall, 2), "cpu_s": round(ru.ru_utime + ru.ru_stime, 2),
+            "peak_mib": round(ru.ru_maxrss / 1024, 1), "exit": os.waitstatus_to_exitcode(status),
+            "load_before": before, "load_after": load()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=1_000_000)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/vol"))
+    ap.add_argument("--engines", nargs="+", default=["spark", "ray"], choices=["spark", "ray"])
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--reuse-local", action="store_true",
+                    help="use DIR/nN/sc_local.json from an earlier run as the reference")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--engine", help=argparse.SUPPRESS)
+    ap.add_argument("--runs-file", help=argparse.SUPPRESS)
+    ap.add_argument("--cases", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        a.workers = a.workers[0]
+        child(a)
+        return
+    started = time.monotonic()
+    sub = a.dir / f"n{a.runs}"
+    runs, cases = sub / "runs.jsonl", sub / "cases.jsonl"
+    if not runs.exists():
+        subprocess.run([sys.executable, str(HERE / "volume.py"), "generate", "--runs",
+                        str(a.runs), "--out", str(sub)], check=True)
+    ref = sub / "sc_local.json"
+    local = None
+    if not (a.reuse_local and ref.exists()):
+        local = measure([str(TRAJCHECK), "eval", str(runs), "--cases", str(cases), "-q",
+                         "--json", str(ref)], sub / "local.log")
+        print(f"local eval: {local}", flush=True)
+    want = json.loads(ref.read_text())
+    rows = []
+    for eng in a.engines:
+        for w in a.workers:
+            out = sub / f"sc_{eng}_{w}.json"
+            log = sub / f"{eng}_{w}.log"
+            m = measure([sys.executable, __file__, "--child", "--engine", eng, "--workers",
+                         str(w), "--runs-file", str(runs), "--cases", str(cases),
+                         "--out", str(out)], log)
+            figs = {}
+            for line in log.read_text().splitlines():
+                if line.startswith("{") and '"eval_s"' in line:
+                    figs = json.loads(line)
+            got = json.loads(out.read_text()) if m["exit"] == 0 and out.exists() else None
+            row = {"engine": eng, "workers": w, **m, **figs,
+                   "equal": got is not None and got == want,
+                   "differs": sorted(k for k in want if got is not None and got.get(k) != want[k])}
+            if figs:
+                n = max(figs["rows"] or 1, 1)
+                eng_cpu = figs["tree_cpu_s"] - figs["driver_cpu_s"] - figs["worker_score_cpu_s"]
+                row["engine_cpu_s"] = round(eng_cpu, 2)
+                row["engine_us_per_run"] = round(eng_cpu / n * 1e6, 1)
+                row["driver_share"] = round(figs["driver_cpu_s"] / max(figs["tree_cpu_s"], 1e-9), 4)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    lines = [f"{a.runs:,} runs ({runs.stat().st_size / 1e6:.0f} MB); load before/after each row",
+             ""]
+    if local:
+        lines.append(f"local `trajcheck eval`: {local['wall_s']} s wall, {local['cpu_s']} s CPU, "
+                     f"{local['peak_mib']} MiB peak (load {local['load_before']} / "
+                     f"{local['load_after']})")
+        lines.append("")
+    lines += ["| engine | workers | start-up wall / CPU | eval wall | tree CPU | driver CPU (share) "
+              "| workers' scoring CPU | engine CPU (per run) | partials (MB) | equal to local | load |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if "eval_s" not in r:
+            lines.append(f"| {r['engine']} | {r['workers']} | failed (exit {r['exit']}) | | | | | | | | |")
+            continue
+        lines.append(
+            f"| {r['engine']} | {r['workers']} | {r['start_s']} s / {r['start_cpu_s']} s | "
+            f"{r['eval_s']} s | {r['tree_cpu_s']} s | {r['driver_cpu_s']} s ({r['driver_share']:.1%}) | "
+            f"{r['worker_score_cpu_s']} s | {r['engine_cpu_s']} s ({r['engine_us_per_run']} µs) | "
+            f"{r['partials']} ({r['partial_mb']}) | {r['equal']} | {r['load_before']} / {r['load_after']} |")
+    lines.append("")
+    for eng in a.engines:
+        by = {r["workers"]: r for r in rows if r["engine"] == eng and "eval_s" in r}
+        if 1 in by and len(by) > 1:
+            w = max(by)
+            lines.append(f"- {eng}: {w} workers {by[1]['eval_s'] / by[w]['eval_s']:.2f}x one worker "
+                         f"(eval wall {by[1]['eval_s']} s vs {by[w]['eval_s']} s)")
+    lines.append(f"- whole benchmark: {time.monotonic() - started:.0f} s")
+    text = "\n".join(lines)
+    print(text)
+    (HERE / "engines_last_run.md").write_text(text + "\n\n```json\n" + json.dumps(rows, indent=1)
+                                              + "\n```\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""A JSONL file cut into line-aligned byte ranges for engine tasks: every line read once,
+in order, numbered increasingly, whatever the cut points and line endings."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from trajcheck.engines import files
+
+
+def test_plan_is_a_multiple_of_the_workers_with_large_ranges():
+    c = files.CHUNK_BYTES
+    assert files.plan(0, 1) == 4 and files.plan(0, 2) == 4 and files.plan(0, 3) == 6
+    assert files.plan(19 * c - 5, 2) == 20  # the 1M file: 19 ranges of 128 MiB -> 20
+    assert files.plan(19 * c - 5, 1) == 19
+    assert files.plan(c, 8) == 16
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        files.plan(10, 0)
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_ranges_read_every_line_once_in_order(tmp_path, newline, final_newline):
+    rnd = random.Random(7)
+    lines = [("x" * rnd.randint(0, 40) + f"é{i}").encode() for i in range(300)]
+    lines[17] = b""  # a blank line is a line too
+    lines[40] = b"\xff\xfe bad"  # not UTF-8: replaced, as Spark's text source does
+    p = tmp_path / "runs.jsonl"
+    p.write_bytes(newline.join(lines) + (newline if final_newline else b""))
+    want = [x.decode("utf-8", "replace") for x in lines]
+    for n in (1, 2, 3, 7, 64, 299, 300, 1000):
+        cuts = files.ranges(p, n)
+        assert cuts[0][0] == 0 and cuts[-1][1] == p.stat().st_size
+        assert all(a < b for a, b in cuts) and all(x[1] == y[0] for x, y in zip(cuts, cuts[1:]))
+        assert len(cuts) <= n
+        got, seqs = [], []
+        for i, (a, b) in enumerate(cuts):
+            for s, t in files.read_range(p, a, b, i, batch_rows=16):
+                assert len(s) == len(t) <= 16
+                seqs += s
+                got += t
+        assert got == want, n
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        # positions as Spark's monotonically_increasing_id: range index in the high bits
+        assert seqs[0] == 0 and (seqs[-1] >> files.ROW_BITS) == len(cuts) - 1
