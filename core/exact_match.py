@@ -115,6 +115,30 @@ def exact_match(plan: ExactPlan, calls: Sequence[ToolCall], n_expected: int) -> 
 def match_items(plan: ExactPlan, calls: Sequence[tuple[str, Any]], n_expected: int) -> list[int] | None:
     """:func:`exact_match` of predicted calls given as ``(name, args)`` against a plan of
     ``n_expected`` expected calls."""
+    got = rows_of(plan, calls)
+    if got is None:
+        return None
+    rows, loose = got
+    if loose:
+        return _hopcroft_karp(rows, n_expected)
+    # blocks only: a predicted call takes the lowest free expected call of its block
+    out: list[int] = []
+    taken: dict[int, int] = {}  # id(block row) -> how many of it are paired
+    for row in rows:
+        n = taken.get(id(row), 0)
+        if n < len(row):
+            taken[id(row)] = n + 1
+            out.append(row[n])
+        else:
+            out.append(-1)
+    return out
+
+
+def rows_of(plan: ExactPlan, calls: Sequence[tuple[str, Any]]) -> tuple[list[list[int]], bool] | None:
+    """Per predicted call ``(name, args)`` the expected indices it matches, increasing
+    (``matching.compatibility``'s rows; rows of one keyed block are the same list object,
+    not to be changed), and whether any tool was compared one by one. None when a predicted
+    value has no canonical key."""
     rows: list[list[int]] = []
     loose = False
     for name, pargs in calls:
@@ -147,21 +171,9 @@ def match_items(plan: ExactPlan, calls: Sequence[tuple[str, Any]], n_expected: i
                     except (_NoKey, RecursionError):
                         return None
             rows.append(table.get(tuple(vals), _EMPTY) if len(vals) == len(keys) else _EMPTY)
-    if loose:
-        return _hopcroft_karp(rows, n_expected)
-    # blocks only: a predicted call takes the lowest free expected call of its block
-    out: list[int] = []
-    taken: dict[int, int] = {}  # id(block row) -> how many of it are paired
-    for row in rows:
-        n = taken.get(id(row), 0)
-        if n < len(row):
-            taken[id(row)] = n + 1
-            out.append(row[n])
-        else:
-            out.append(-1)
-    return out
+    return rows, loose
 
 
 _EMPTY: list[int] = []
 
-__all__ = ["ExactPlan", "exact_match", "exact_plan", "match_items", "plan_of"]
+__all__ = ["ExactPlan", "exact_match", "exact_plan", "match_items", "plan_of", "rows_of"]

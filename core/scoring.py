@@ -209,6 +209,12 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     ``forbidden_sequences.passed``) and there is no transcript or call table.
     Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
     """
+    if compact:  # one pass and one matching for cases and runs inside its scope, same result
+        from .fast_scoring import fast_compact
+
+        fast = fast_compact(traj, case, context)
+        if fast is not None:
+            return fast
     with per_run():  # one join, one retry scan and one matching per run, shared by the metrics
         return _score_run(traj, case, context, keep_transcript, keep_calls, compact)
 

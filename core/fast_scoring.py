@@ -1,0 +1,331 @@
+"""Fast per-run scoring: the compact ``RunResult`` of ``scoring.score_run`` from one pass
+over the run and one matching shared by every metric.
+
+``score_run(compact=True)`` computes each metric with its own function (outcome, tool-call
+P/R/F1, LCS and name F1, call rates, composite with its argument accuracy, run figures),
+and each of those walks the run, joins results, sets retries aside and matches calls
+again. For a case inside the scope of ``case_plan`` (every expected call ``exact``, no
+sequence rules, precedence, faults, required response, route or special metadata) and a
+run with no database snapshots, judge context or special metadata, ``fast_compact`` reads
+the run once (calls, their steps, failed and retried calls, agent turns), builds the
+compatibility rows once from the case's canonical-key plan (``exact_match.rows_of``, the
+very rows ``matching.compatibility`` builds) and derives every field from those facts with
+the general path's own formulas; where a reason needs a closer look (the closest call to a
+missing write, unchanged writes) it calls the general path's own helper. The result is the
+same ``RunResult``, field by field (tests/test_fast_scoring.py checks it against the
+general path). Anything else returns None and ``score_run`` takes the general path;
+``FALLBACKS`` counts why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from .case_plan import CasePlan, case_plan
+from .exact_match import _NoKey, rows_of
+from .matchers import exact_equal
+from .matching import _exact_args_ok, _exact_key, _hopcroft_karp, max_weight_assignment
+from .model import Case, Trajectory
+from .scorecard import RunResult, _r, _usd
+
+#: run metadata the fast path knows to have no effect on the scores (anything else: general path)
+RUN_META = frozenset({"case_id", "trial", "run_id", "reward", "recorded_task_id", "problems"})
+_AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # efficiency.AGENT_STEP_KINDS
+
+#: how many runs took the general path, by reason ("context", "case", "run", "args")
+FALLBACKS: Counter[str] = Counter()
+FAST: Counter[str] = Counter()  # runs scored here ("runs")
+
+_NEAREST: dict[float, float] = {}  # composite._nearest_simple memo (few distinct sums)
+
+
+def _nearest(x: float) -> float:
+    got = _NEAREST.get(x)
+    if got is None:
+        from .metrics.composite import _nearest_simple
+
+        if len(_NEAREST) > 65536:
+            _NEAREST.clear()
+        got = _NEAREST[x] = _nearest_simple(x)
+    return got
+
+
+def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> RunResult | None:
+    """``score_run(traj, case, compact=True)`` for a run and case inside the fast path's
+    scope (module doc), else None (counted in ``FALLBACKS``). Raises nothing the general
+    path would not raise on the same input: a case or run it cannot vouch for falls back."""
+    if context is not None:
+        FALLBACKS["context"] += 1
+        return None
+    plan = case_plan(case)
+    if plan is None:
+        FALLBACKS["case"] += 1
+        return None
+    meta = traj.metadata
+    if type(traj) is not Trajectory or not meta.keys() <= RUN_META:
+        FALLBACKS["run"] += 1
+        return None
+    r = _score(traj, case, plan, meta)
+    if r is None:
+        FALLBACKS["args"] += 1
+    else:
+        FAST["runs"] += 1
+    return r
+
+
+def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult | None:
+    # --- one pass over the run: calls, their steps, agent turns, any failed result
+    calls = []
+    call_step: list[int] = []
+    n_agent = 0
+    any_fail = False
+    for si, s in enumerate(traj.steps):
+        if s.kind in _AGENT_KINDS:
+            n_agent += 1
+        for c in s.tool_calls:
+            if c.args is not None and type(c.args) is not dict:
+                return None
+            calls.append(c)
+            call_step.append(si)
+        res = s.tool_result
+        if res is not None and (res.is_error is True or res.error):
+            any_fail = True
+    n = len(calls)
+    failed: list[bool] | None = None
+    retried: set[int] = set()
+    if any_fail:  # matching.retried_failures: a failed call of a tool called again later
+        failed = [r is not None and (r.is_error is True or bool(r.error)) for _, r in traj.pairs()]
+        seen: set[str] = set()
+        for i in range(n - 1, -1, -1):
+            if calls[i].name in seen and failed[i]:
+                retried.add(i)
+            seen.add(calls[i].name)
+    kept = [i for i in range(n) if i not in retried] if retried else list(range(n))
+
+    # --- one set of compatibility rows (kept calls x expected calls), one matching
+    got = rows_of(plan.plan, [(calls[i].name, calls[i].args) for i in kept])
+    if got is None:
+        return None
+    rows = got[0]
+    n_exp = len(plan.exp_names)
+    ml = _hopcroft_karp(rows, n_exp)
+    opt = plan.optional
+    tp = counted = 0
+    for k, j in enumerate(ml):
+        if j != -1:
+            tp += 1
+            counted += 1
+        elif calls[kept[k]].name not in opt:
+            counted += 1
+    from .metrics.calls import prf_counts
+
+    precision, recall, f1 = prf_counts(tp, counted, n_exp)
+
+    # --- duplicates (metrics.steps.step_eval): identical counted calls beyond those matched
+    classes: dict[Any, list[int]] = {}
+    try:
+        for k, i in enumerate(kept):
+            a = calls[i].args
+            if a is not None:
+                classes.setdefault((calls[i].name, _exact_key(a)), []).append(k)
+    except (_NoKey, RecursionError):
+        return None  # NaN or foreign values: step_eval's own keys decide
+    duplicate = any(len(ks) > max(sum(ml[k] != -1 for k in ks), 1)
+                    for ks in classes.values() if len(ks) > 1)
+    forbidden_counted = bool(plan.forbidden) and any(plan.is_forbidden(calls[i].name) for i in kept)
+    critical = bool(plan.forbidden) and any(plan.is_forbidden(c.name) for c in calls)
+
+    success, reason = _outcome(traj, case, plan, calls, failed, kept, rows)
+
+    # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
+    ok_n: Counter[str] = Counter()
+    bad_n: Counter[str] = Counter()
+    for i in kept:
+        (ok_n if calls[i].args is not None else bad_n)[calls[i].name] += 1
+    ntp = ncounted = 0
+    want = plan.want_names
+    for nm in ok_n.keys() | bad_n.keys():
+        m = min(ok_n[nm], want[nm])
+        ntp += m
+        ncounted += m if nm in opt else ok_n[nm] + bad_n[nm]
+    name_f1 = prf_counts(ntp, ncounted, n_exp)[2]
+
+    # --- LCS F1 (trajectory_scores.lcs_prf) over the same rows
+    from .metrics.trajectory_scores import _lcs_groups
+
+    groups: list[list[int]] = []
+    last = None
+    for k, i in enumerate(kept):
+        st = call_step[i]
+        if groups and st == last:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+        last = st
+    nonopt = [calls[i].name not in opt for i in kept]
+    n_lcs, n_nonopt = _lcs_groups(groups, [set(r) for r in rows], n_exp, nonopt)
+    lcs_f1 = prf_counts(n_lcs, n_lcs + (sum(nonopt) - n_nonopt), n_exp)[2]
+
+    # --- composite (metrics.composite.score_trajectory with the outcome given)
+    composite: float | None
+    comp_passed: bool | None
+    if critical:
+        composite, comp_passed = 0.0, False
+    else:
+        from .metrics.composite import DEFAULT_WEIGHTS
+        from .metrics.efficiency import step_efficiency
+
+        values = {"outcome": 1.0 if success else 0.0, "tool_selection": name_f1,
+                  "argument_correctness": _argument_accuracy(plan, calls, kept),
+                  "efficiency": step_efficiency(n_agent, plan.optimal_steps, plan.max_steps)}
+        w = DEFAULT_WEIGHTS
+        applicable = [k for k in w if values[k] is not None and w[k] > 0]
+        if applicable:
+            total_w = sum(w[k] for k in applicable)
+            raw = min(1.0, max(0.0, _nearest(math.fsum(w[k] / total_w * float(values[k] or 0.0)
+                                                       for k in applicable))))
+            composite, comp_passed = raw, raw >= plan.threshold
+        else:
+            composite, comp_passed = None, None
+
+    # --- run figures (metrics.efficiency.run_stats)
+    from .metrics.efficiency import _sum_opt
+
+    steps = traj.steps
+    tu = traj.total_usage
+    tokens: Any
+    if tu is not None and tu.total is not None:
+        tokens = tu.total
+    else:
+        known = [t for t in (s.usage.total for s in steps if s.usage is not None) if t is not None]
+        tokens = sum(known) if known else None
+    cost = traj.total_cost_usd
+    if cost is None:
+        cost = _sum_opt([s.cost_usd for s in steps])
+    latency = traj.total_latency_ms
+    if latency is None:
+        starts = [s.start_time for s in steps if s.start_time is not None]
+        ends = [s.end_time for s in steps if s.end_time is not None]
+        latency = ((max(ends) - min(starts)) * 1000.0 if starts and ends
+                   else _sum_opt([s.latency_ms for s in steps]))
+
+    metrics: dict[str, Any] = {"call_rates": {"parts": {"forbidden": forbidden_counted,
+                                                        "duplicate": duplicate}}}
+    trial = meta.get("trial")
+    g = meta.get("recorded_task_id")
+    cat = case.metadata.get("category")
+    reward = meta.get("reward")
+    names = plan.exp_names
+    return RunResult(
+        run_id=str(meta.get("run_id") or f"{case.id}-{trial if trial is not None else 0}"),
+        case_id=case.id, trial=trial if isinstance(trial, int) else None,
+        success=success, outcome_reason=reason, failure_reason=None if success else reason,
+        precision=_r(precision), recall=_r(recall), f1=_r(f1), composite=_r(composite),
+        composite_passed=comp_passed, steps=n_agent, n_calls=n,
+        tokens=int(tokens) if tokens is not None else None, cost_usd=_usd(cost),
+        latency_ms=_r(latency), route=None, expected_route=None,
+        recorded_reward=_r(reward) if isinstance(reward, (int, float)) else None,
+        fault_run=False, false_success=None, expected_tools=names,
+        called_tools=tuple(calls[i].name for i in kept),
+        matched=tuple((names[j], calls[kept[k]].name) for k, j in enumerate(ml) if j != -1),
+        metrics=metrics, transcript=None, forbidden_checked=bool(case.forbidden_calls),
+        case_hash=plan.hash_of(case), calls=None, recorded_checks=None,
+        recorded_group=str(g) if g is not None and str(g) != case.id else None,
+        category=cat if isinstance(cat, str) else None, lcs_f1=_r(lcs_f1), name_f1=_r(name_f1))
+
+
+def _outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
+             failed: list[bool] | None, kept: list[int], rows: list[list[int]]) -> tuple[bool, str]:
+    """``metrics.outcome.outcome_from_calls`` (no snapshots, no replay or no-effect
+    metadata, no required response): the verdict and its one-line reason."""
+    opt = plan.optional
+    pos = plan.write_pos
+    pred_idx: list[int] = []
+    out_rows: list[list[int]] = []
+    for k, i in enumerate(kept):  # retried calls failed, so every write candidate is kept
+        if calls[i].name in opt or (failed is not None and failed[i]):
+            continue
+        pred_idx.append(i)
+        out_rows.append([pos[j] for j in rows[k]])  # a row holds calls of its own (write) tool
+    writes = plan.writes
+    ml = _hopcroft_karp(out_rows, len(writes))
+    matched_w = {b for b in ml if b != -1}
+    missing = [writes[b] for b in range(len(writes)) if b not in matched_w]
+    extra = [pred_idx[a] for a, b in enumerate(ml) if b == -1]
+    same: dict[int, int] = {}
+    if extra:
+        from .metrics.outcome import unchanged_writes
+
+        same = unchanged_writes(traj, extra)
+        extra = [i for i in extra if i not in same]
+    n_problems = len(missing) + len(extra)
+    if n_problems:
+        if missing:
+            from .matchers import MatchContext
+            from .metrics.outcome import _closest_call_note
+
+            j = missing[0]
+            e = case.expected_calls[j]
+            ctx = MatchContext(case_input=case.input if isinstance(case.input, str) else None,
+                               user=case.user)
+            why = _closest_call_note(traj, e, set(extra), case.args_mode, ctx)
+            first = f"case {case.id!r}: expected call {j} ({e.name}) not matched: {why}"
+        else:
+            c = calls[extra[0]]
+            first = (f"case {case.id!r}: unexpected state-changing call {extra[0]} of the run: "
+                     f"{c.name} {c.args!r}")
+        return False, first + (f" (and {n_problems - 1} more)" if n_problems > 1 else "")
+    n_w = len(writes)
+    made = ("no state-changing call expected and none made" if n_w == 0
+            else "the expected state-changing call made, no other write" if n_w == 1
+            else f"all {n_w} expected state-changing calls made, no other write")
+    if same:
+        i, k = next(iter(same.items()))
+        made += (f"; call {i} ({calls[i].name}) changed nothing: its result equals call {k}'s"
+                 + (f" (and {len(same) - 1} more)" if len(same) > 1 else ""))
+    return True, made
+
+
+def _argument_accuracy(plan: CasePlan, calls: list[Any], kept: list[int]) -> float | None:
+    """The score of ``metrics.calls.argument_accuracy`` for exact expected calls: per tool,
+    the maximum-weight assignment of its expected calls to its (kept, parsed) calls, the
+    weight being the share of expected arguments equal; averaged over the pairs."""
+    names = plan.exp_names
+    groups: dict[str, tuple[list[int], list[int]]] = {}
+    for j, nm in enumerate(names):
+        groups.setdefault(nm, ([], []))[1].append(j)
+    for i in kept:
+        c = calls[i]
+        g = groups.get(c.name)
+        if g is not None and c.args is not None:
+            g[0].append(i)
+    acc: list[float] = []
+    for preds, exps in groups.values():
+        if not preds:
+            continue
+        weights: list[list[float]] = []
+        for j in exps:
+            eargs, mode = plan.exp_args[j], plan.exp_modes[j]
+            row: list[float] = []
+            for i in preds:
+                pargs = calls[i].args
+                if mode == "ignore":
+                    row.append(1.0)
+                    continue
+                tot = len(eargs) if eargs else 0
+                if tot == 0:  # no argument constraint: the whole call decides
+                    row.append(1.0 if eargs is None or _exact_args_ok(pargs, eargs, mode) else 0.0)
+                    continue
+                ok = sum(1 for k, ev in eargs.items() if k in pargs and exact_equal(ev, pargs[k]))
+                row.append(ok / tot)
+            weights.append(row)
+        cols = [0] if len(exps) == 1 and len(preds) == 1 else max_weight_assignment(weights)
+        acc.extend(weights[r][col] for r, col in enumerate(cols) if col != -1)
+    if not acc:
+        return None
+    return math.fsum(acc) / len(acc)
+
+
+__all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact"]
