@@ -197,7 +197,8 @@ def _prepare(opts: Mapping[str, Any]) -> tuple[dict[str, Any], _catalog.Options]
 
 
 def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any],
-             prepared: tuple[dict[str, Any], _catalog.Options] | None = None) -> MetricResult:
+             prepared: tuple[dict[str, Any], _catalog.Options] | None = None,
+             arg_note: bool = True) -> MetricResult:
     settings, o = prepared if prepared is not None else _prepare(opts)
     match = opts.get("match")
     if kind in _CALLS_ONLY and not match and o.semantic_scorer is None and o.judge is None:
@@ -205,7 +206,7 @@ def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mappin
         if plain is not None:  # RAGAS's own objects, nothing per sample: score the dicts
             return _catalog.prf_row(kind, tool_call_prf_dicts(plain[0], plain[1],
                                                               optional_calls=settings.get("optional_calls") or (),
-                                                              args_mode=o.args_mode))
+                                                              args_mode=o.args_mode, arg_note=arg_note))
     if kind in _CALLS_ONLY and not match:
         fast = _convert.messages_calls(user_input)
         per_sample = _convert.message_settings(user_input)
@@ -273,7 +274,6 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
     retry_budget: int | None = None
     semantic_scorer: Callable[[str, str], float] | None = None
     judge: Callable[[str, t.Any, t.Any], bool] | None = None
-    last_result: MetricResult | None = field(default=None, repr=False, compare=False)
 
     _kind: t.ClassVar[str] = ""
 
@@ -320,18 +320,46 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
             self.__dict__.pop("_prepared", None)
         object.__setattr__(self, name, value)
 
-    def compute(self, user_input: Any, reference_tool_calls: Any) -> MetricResult:
-        """The core ``MetricResult`` for one sample's messages and reference calls."""
+    @property
+    def last_result(self) -> MetricResult | None:
+        """The core ``MetricResult`` of the most recent score (None before the first)."""
+        pending = self.__dict__.pop("_pending", None)
+        if pending is not None:  # scored inside ragas.evaluate: build the full result now
+            ui, ref, prep = pending
+            self.__dict__["_last"] = _compute(self.metric, ui, ref, prep[0], prep[1])
+        return self.__dict__.get("_last")
+
+    @last_result.setter
+    def last_result(self, value: MetricResult | None) -> None:
+        self.__dict__.pop("_pending", None)
+        self.__dict__["_last"] = value
+
+    def _prep(self) -> tuple[dict[str, Any], tuple[dict[str, Any], _catalog.Options]]:
         prep = self.__dict__.get("_prepared")
         if prep is None:
             opts = self._opts()
             prep = self.__dict__["_prepared"] = (opts, _prepare(opts))
+        return prep  # type: ignore[no-any-return]
+
+    def compute(self, user_input: Any, reference_tool_calls: Any) -> MetricResult:
+        """The core ``MetricResult`` for one sample's messages and reference calls."""
+        prep = self._prep()
         res = _compute(self.metric, user_input, reference_tool_calls, prep[0], prep[1])
         self.last_result = res
         return res
 
     async def _multi_turn_ascore(self, sample: Any, callbacks: Any) -> float:
-        res = self.compute(sample.user_input, sample.reference_tool_calls)
+        prep = self._prep()
+        ui, ref = sample.user_input, sample.reference_tool_calls
+        if self.metric in _CALLS_ONLY:
+            # RAGAS keeps only the score: the reason's argument-difference note (the costliest
+            # part of tool-call P/R/F1) is left out here; last_result builds the full result if
+            # and when it is read
+            res = _compute(self.metric, ui, ref, prep[0], prep[1], arg_note=False)
+            self.__dict__["_pending"] = (ui, ref, prep)
+        else:
+            res = _compute(self.metric, ui, ref, prep[0], prep[1])
+            self.last_result = res
         return math.nan if res.score is None else float(res.score)
 
     def as_collections(self) -> TrajcheckCollectionsMetric:

@@ -256,3 +256,28 @@ def test_calls_only_path_gives_the_trajectory_paths_result():
     assert m.compute(s.user_input, s.reference_tool_calls).score == pytest.approx(2 / 3)
     m.optional_calls = ["b"]
     assert m.compute(s.user_input, s.reference_tool_calls).score == 1.0
+
+
+def test_evaluate_scores_without_the_argument_note_and_last_result_is_the_full_result():
+    # inside ragas.evaluate only the score is kept: tool-call F1 leaves out the reason's
+    # argument-difference note (tool_call_prf_dicts(arg_note=False)) and last_result builds the
+    # full core result when read; figures and parts are the same either way
+    from trajcheck.metrics.prf_dicts import tool_call_prf_dicts
+
+    calls = [{"name": "issue_refund", "args": {"order_id": "918"}}, {"name": "send_email", "args": {}}]
+    exp = [{"name": "issue_refund", "args": {"order_id": "981"}}, {"name": "send_email", "args": {}}]
+    full = tool_call_prf_dicts(calls, exp)
+    short = tool_call_prf_dicts(calls, exp, arg_note=False)
+    assert (short.score, short.parts, short.precision, short.recall) == (full.score, full.parts, 0.5, 0.5)
+    assert full.reason.startswith(short.reason) and "order_id" in full.reason and "order_id" not in short.reason
+    s = sample([(c["name"], c["args"]) for c in calls], [(e["name"], e["args"]) for e in exp])
+    m = ar.TrajcheckToolCallF1()
+    df = evaluate(EvaluationDataset(samples=[s]), metrics=[m], show_progress=False,
+                  raise_exceptions=True).to_pandas()
+    assert df["trajcheck_tool_call_f1"][0] == full.score == 0.5
+    got = m.last_result
+    assert got is not None and (got.score, got.reason, got.parts) == (full.score, full.reason, full.parts)
+    assert m.last_result is got  # built once
+    assert m.compute(s.user_input, s.reference_tool_calls).reason == full.reason
+    m.last_result = None
+    assert m.last_result is None

@@ -74,7 +74,7 @@ def _plain_calls(calls: Any) -> list[tuple[str, Any]] | None:
 
 def tool_call_prf_dicts(calls: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]],
                         *, optional_calls: Sequence[str] = (),
-                        args_mode: str | None = None) -> PRFResult:
+                        args_mode: str | None = None, arg_note: bool = True) -> PRFResult:
     """``tool_call_prf`` of predicted and expected calls given as plain dicts.
 
     ``calls``: a list of ``{"name": str, "args": object or None, ...}`` (``ToolCall.to_dict``
@@ -86,7 +86,10 @@ def tool_call_prf_dicts(calls: Sequence[Mapping[str, Any]], expected: Sequence[M
     expected_calls=expected, optional_calls=optional_calls), args_mode=args_mode)``: the
     same precision, recall, F1 (in [0, 1]), reason and parts, and the same errors
     (``DatasetError`` for a malformed expected call or name list, ``MatcherError`` for a bad
-    matcher spec or mode). Definitions: ``metrics.calls.tool_call_prf`` (seed 000 §2.3).
+    matcher spec or mode). ``arg_note=False`` may leave out the reason's note on how an
+    unexpected call's arguments differ from the closest expected call's (the costliest part
+    of the reason, for a caller that shows only the score); every figure and part is the
+    same. Definitions: ``metrics.calls.tool_call_prf`` (seed 000 §2.3).
     """
     exp = _plain_expected(expected)
     got = _plain_calls(calls) if exp is not None else None
@@ -101,7 +104,7 @@ def tool_call_prf_dicts(calls: Sequence[Mapping[str, Any]], expected: Sequence[M
             ctx = MatchContext()
 
             def note(extra: list[int], near: list[int]) -> str:
-                return _wrong_args_note(cs, extra, es, near, args_mode, None, ctx)
+                return _wrong_args_note(cs, extra, es, near, args_mode, None, ctx) if arg_note else ""
 
             return prf_result(Matched(list(range(len(got))), m, len(exp)), [n for n, _ in got],
                               frozenset(), [n for n, _, _ in exp], optional_calls, note)
