@@ -21,6 +21,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from .exact_match import ExactPlan, plan_of
+from .metrics.composite import DEFAULT_THRESHOLD, _case_int, _is_num
 from .model import DEFAULT_ARGS_MODE, Case, ExpectedCall
 
 _PLAN_ATTR = "_fast_plan"
@@ -41,6 +42,7 @@ class CasePlan:
     optional: frozenset[str]
     forbidden: tuple[str, ...]
     want_names: Counter[str]             # expected calls per tool name
+    by_name: dict[str, list[int]]        # tool name -> its expected calls, in order
     optimal_steps: int | None
     max_steps: int | None
     threshold: float
@@ -79,8 +81,6 @@ def case_plan(case: Case) -> CasePlan | None:
 
 
 def _build(case: Case) -> CasePlan | None:
-    from .metrics.composite import DEFAULT_THRESHOLD, _case_int, _is_num
-
     if (type(case) is not Case or case.forbidden_sequences or case.precedence or case.faults
             or case.response_must_include or case.expected_route is not None
             or (case.metadata and not case.metadata.keys() <= _CASE_META)):
@@ -92,7 +92,7 @@ def _build(case: Case) -> CasePlan | None:
         if case.args_mode is not None and e.args_mode not in (None, case.args_mode):
             return None  # the matchings differ in which mode wins: general path
         items.append((e.name, e.args, e.args_mode))
-    plan = plan_of(items, None, case.args_mode, keyed_from=1)
+    plan = plan_of(items, None, case.args_mode)
     if plan is None:
         return None
     thr = case.threshold if case.threshold is not None else DEFAULT_THRESHOLD
@@ -100,12 +100,15 @@ def _build(case: Case) -> CasePlan | None:
         return None
     optional = frozenset(case.optional_calls)
     writes = tuple(j for j, (n, _, _) in enumerate(items) if n not in optional)
+    by_name: dict[str, list[int]] = {}
+    for j, (n, _, _) in enumerate(items):
+        by_name.setdefault(n, []).append(j)
     return CasePlan(
         exp_names=tuple(n for n, _, _ in items),
         exp_modes=tuple(m or case.args_mode or DEFAULT_ARGS_MODE for _, _, m in items),
         exp_args=tuple(a for _, a, _ in items), plan=plan, writes=writes,
         write_pos={j: k for k, j in enumerate(writes)}, optional=optional,
-        forbidden=tuple(case.forbidden_calls), want_names=Counter(n for n, _, _ in items),
+        forbidden=tuple(case.forbidden_calls), want_names=Counter(n for n, _, _ in items), by_name=by_name,
         optimal_steps=_case_int(case, "optimal_steps"), max_steps=_case_int(case, "max_steps"),
         threshold=float(thr), forbidden_pattern={})
 

@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from .case_plan import CasePlan, case_plan
 from .exact_match import _NoKey, rows_of
-from .matchers import exact_equal
+from .explain import explain_mismatch, value_diff
+from .matchers import MatchContext, exact_equal
 from .matching import _exact_args_ok, _exact_key, _hopcroft_karp, max_weight_assignment
+from .metrics.calls import prf_counts
+from .metrics.composite import COMPONENTS, DEFAULT_WEIGHTS, _nearest_simple
+from .metrics.efficiency import _sum_opt, step_efficiency
+from .metrics.outcome import _closest_call_note, unchanged_writes
+from .metrics.trajectory_scores import _lcs_groups
 from .model import Case, Trajectory
+from .runmemo import per_run
 from .scorecard import RunResult, _r, _usd
 
 #: run metadata the fast path knows to have no effect on the scores (anything else: general path)
@@ -38,14 +46,13 @@ _AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # effici
 FALLBACKS: Counter[str] = Counter()
 FAST: Counter[str] = Counter()  # runs scored here ("runs")
 
+_WEIGHTS = tuple(DEFAULT_WEIGHTS[k] for k in COMPONENTS)
 _NEAREST: dict[float, float] = {}  # composite._nearest_simple memo (few distinct sums)
 
 
 def _nearest(x: float) -> float:
     got = _NEAREST.get(x)
     if got is None:
-        from .metrics.composite import _nearest_simple
-
         if len(_NEAREST) > 65536:
             _NEAREST.clear()
         got = _NEAREST[x] = _nearest_simple(x)
@@ -67,7 +74,8 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> RunResult
     if type(traj) is not Trajectory or not meta.keys() <= RUN_META:
         FALLBACKS["run"] += 1
         return None
-    r = _score(traj, case, plan, meta)
+    with per_run():  # the result join (Trajectory.pairs) once, shared with the notes' helpers
+        r = _score(traj, case, plan, meta)
     if r is None:
         FALLBACKS["args"] += 1
     else:
@@ -76,11 +84,12 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> RunResult
 
 
 def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult | None:
-    # --- one pass over the run: calls, their steps, agent turns, any failed result
+    # --- one pass over the run: calls, their steps, agent turns, failed results, and
+    # whether any result is a JSON object (only those can show a write changed nothing)
     calls = []
     call_step: list[int] = []
     n_agent = 0
-    any_fail = False
+    any_fail = json_like = False
     for si, s in enumerate(traj.steps):
         if s.kind in _AGENT_KINDS:
             n_agent += 1
@@ -90,60 +99,75 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
             calls.append(c)
             call_step.append(si)
         res = s.tool_result
-        if res is not None and (res.is_error is True or res.error):
-            any_fail = True
+        if res is not None:
+            if res.is_error is True or res.error:
+                any_fail = True
+            out = res.output
+            if (out[:1] == "{") if type(out) is str else isinstance(out, Mapping):
+                json_like = True
     n = len(calls)
     failed: list[bool] | None = None
-    retried: set[int] = set()
+    kept: list[int]
     if any_fail:  # matching.retried_failures: a failed call of a tool called again later
         failed = [r is not None and (r.is_error is True or bool(r.error)) for _, r in traj.pairs()]
+        retried: set[int] = set()
         seen: set[str] = set()
         for i in range(n - 1, -1, -1):
             if calls[i].name in seen and failed[i]:
                 retried.add(i)
             seen.add(calls[i].name)
-    kept = [i for i in range(n) if i not in retried] if retried else list(range(n))
+        kept = [i for i in range(n) if i not in retried]
+    else:
+        kept = list(range(n))
+    kc = [calls[i] for i in kept]
+    knames = [c.name for c in kc]
 
     # --- one set of compatibility rows (kept calls x expected calls), one matching
-    got = rows_of(plan.plan, [(calls[i].name, calls[i].args) for i in kept])
+    got = rows_of(plan.plan, [(c.name, c.args) for c in kc])
     if got is None:
         return None
     rows = got[0]
     n_exp = len(plan.exp_names)
     ml = _hopcroft_karp(rows, n_exp)
     opt = plan.optional
-    tp = counted = 0
-    for k, j in enumerate(ml):
+    tp = nonopt_tp = counted = n_nonopt = 0
+    for nm, j in zip(knames, ml):
+        o = nm in opt
+        if not o:
+            n_nonopt += 1
         if j != -1:
             tp += 1
             counted += 1
-        elif calls[kept[k]].name not in opt:
+            nonopt_tp += not o
+        elif not o:
             counted += 1
-    from .metrics.calls import prf_counts
-
     precision, recall, f1 = prf_counts(tp, counted, n_exp)
 
     # --- duplicates (metrics.steps.step_eval): identical counted calls beyond those matched
-    classes: dict[Any, list[int]] = {}
-    try:
-        for k, i in enumerate(kept):
-            a = calls[i].args
-            if a is not None:
-                classes.setdefault((calls[i].name, _exact_key(a)), []).append(k)
-    except (_NoKey, RecursionError):
-        return None  # NaN or foreign values: step_eval's own keys decide
-    duplicate = any(len(ks) > max(sum(ml[k] != -1 for k in ks), 1)
-                    for ks in classes.values() if len(ks) > 1)
-    forbidden_counted = bool(plan.forbidden) and any(plan.is_forbidden(calls[i].name) for i in kept)
-    critical = bool(plan.forbidden) and any(plan.is_forbidden(c.name) for c in calls)
+    duplicate = False
+    if len(set(knames)) < len(knames):
+        classes: dict[Any, list[int]] = {}
+        try:
+            for k, c in enumerate(kc):
+                if c.args is not None:
+                    classes.setdefault((c.name, _exact_key(c.args)), []).append(k)
+        except (_NoKey, RecursionError):
+            return None  # NaN or foreign values: step_eval's own keys decide
+        duplicate = any(len(ks) > max(sum(ml[k] != -1 for k in ks), 1)
+                        for ks in classes.values() if len(ks) > 1)
+    forbidden_counted = critical = False
+    if plan.forbidden:
+        bad = {nm for nm in {c.name for c in calls} if plan.is_forbidden(nm)}
+        critical = bool(bad)
+        forbidden_counted = critical and any(nm in bad for nm in knames)
 
-    success, reason = _outcome(traj, case, plan, calls, failed, kept, rows)
+    success, reason = _outcome(traj, case, plan, calls, failed, kept, rows, json_like)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
     ok_n: Counter[str] = Counter()
     bad_n: Counter[str] = Counter()
-    for i in kept:
-        (ok_n if calls[i].args is not None else bad_n)[calls[i].name] += 1
+    for c in kc:
+        (ok_n if c.args is not None else bad_n)[c.name] += 1
     ntp = ncounted = 0
     want = plan.want_names
     for nm in ok_n.keys() | bad_n.keys():
@@ -152,21 +176,38 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
         ncounted += m if nm in opt else ok_n[nm] + bad_n[nm]
     name_f1 = prf_counts(ntp, ncounted, n_exp)[2]
 
-    # --- LCS F1 (trajectory_scores.lcs_prf) over the same rows
-    from .metrics.trajectory_scores import _lcs_groups
-
-    groups: list[list[int]] = []
+    # --- LCS F1 (trajectory_scores.lcs_prf) over the same rows. When the maximum matching
+    # already runs in order across steps, it is a longest common subsequence: its pairs
+    # align, no alignment has more (each is a matching), and every maximum matching pairs
+    # as many calls of each tool, so as many non-optional ones.
+    n_lcs, n_nonopt_lcs = tp, nonopt_tp
+    prev_hi = -1
     last = None
+    lo = hi = -1
     for k, i in enumerate(kept):
+        j = ml[k]
         st = call_step[i]
-        if groups and st == last:
-            groups[-1].append(k)
-        else:
-            groups.append([k])
-        last = st
-    nonopt = [calls[i].name not in opt for i in kept]
-    n_lcs, n_nonopt = _lcs_groups(groups, [set(r) for r in rows], n_exp, nonopt)
-    lcs_f1 = prf_counts(n_lcs, n_lcs + (sum(nonopt) - n_nonopt), n_exp)[2]
+        if st != last:  # a new step: its pairs must all come after the previous steps'
+            prev_hi = max(prev_hi, hi)
+            lo, hi, last = n_exp, -1, st
+        if j != -1:
+            if j <= prev_hi:
+                n_lcs = -1
+                break
+            lo, hi = min(lo, j), max(hi, j)
+    if n_lcs == -1:
+        groups: list[list[int]] = []
+        last = None
+        for k, i in enumerate(kept):
+            st = call_step[i]
+            if groups and st == last:
+                groups[-1].append(k)
+            else:
+                groups.append([k])
+            last = st
+        n_lcs, n_nonopt_lcs = _lcs_groups(groups, [set(r) for r in rows], n_exp,
+                                          [nm not in opt for nm in knames])
+    lcs_f1 = prf_counts(n_lcs, n_lcs + (n_nonopt - n_nonopt_lcs), n_exp)[2]
 
     # --- composite (metrics.composite.score_trajectory with the outcome given)
     composite: float | None
@@ -174,25 +215,18 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
     if critical:
         composite, comp_passed = 0.0, False
     else:
-        from .metrics.composite import DEFAULT_WEIGHTS
-        from .metrics.efficiency import step_efficiency
-
-        values = {"outcome": 1.0 if success else 0.0, "tool_selection": name_f1,
-                  "argument_correctness": _argument_accuracy(plan, calls, kept),
-                  "efficiency": step_efficiency(n_agent, plan.optimal_steps, plan.max_steps)}
-        w = DEFAULT_WEIGHTS
-        applicable = [k for k in w if values[k] is not None and w[k] > 0]
+        values = (1.0 if success else 0.0, name_f1, _argument_accuracy(plan, kc),
+                  step_efficiency(n_agent, plan.optimal_steps, plan.max_steps))
+        applicable = [(w, v) for w, v in zip(_WEIGHTS, values) if v is not None and w > 0]
         if applicable:
-            total_w = sum(w[k] for k in applicable)
-            raw = min(1.0, max(0.0, _nearest(math.fsum(w[k] / total_w * float(values[k] or 0.0)
-                                                       for k in applicable))))
+            total_w = sum(w for w, _ in applicable)
+            raw = min(1.0, max(0.0, _nearest(math.fsum(w / total_w * float(v or 0.0)
+                                                       for w, v in applicable))))
             composite, comp_passed = raw, raw >= plan.threshold
         else:
             composite, comp_passed = None, None
 
     # --- run figures (metrics.efficiency.run_stats)
-    from .metrics.efficiency import _sum_opt
-
     steps = traj.steps
     tu = traj.total_usage
     tokens: Any
@@ -227,9 +261,8 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
         tokens=int(tokens) if tokens is not None else None, cost_usd=_usd(cost),
         latency_ms=_r(latency), route=None, expected_route=None,
         recorded_reward=_r(reward) if isinstance(reward, (int, float)) else None,
-        fault_run=False, false_success=None, expected_tools=names,
-        called_tools=tuple(calls[i].name for i in kept),
-        matched=tuple((names[j], calls[kept[k]].name) for k, j in enumerate(ml) if j != -1),
+        fault_run=False, false_success=None, expected_tools=names, called_tools=tuple(knames),
+        matched=tuple((names[j], nm) for nm, j in zip(knames, ml) if j != -1),
         metrics=metrics, transcript=None, forbidden_checked=bool(case.forbidden_calls),
         case_hash=plan.hash_of(case), calls=None, recorded_checks=None,
         recorded_group=str(g) if g is not None and str(g) != case.id else None,
@@ -237,7 +270,8 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
 
 
 def _outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
-             failed: list[bool] | None, kept: list[int], rows: list[list[int]]) -> tuple[bool, str]:
+             failed: list[bool] | None, kept: list[int], rows: list[list[int]],
+             json_like: bool) -> tuple[bool, str]:
     """``metrics.outcome.outcome_from_calls`` (no snapshots, no replay or no-effect
     metadata, no required response): the verdict and its one-line reason."""
     opt = plan.optional
@@ -255,22 +289,15 @@ def _outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
     missing = [writes[b] for b in range(len(writes)) if b not in matched_w]
     extra = [pred_idx[a] for a, b in enumerate(ml) if b == -1]
     same: dict[int, int] = {}
-    if extra:
-        from .metrics.outcome import unchanged_writes
-
+    if extra and json_like:  # only a JSON-object result can show a write changed nothing
         same = unchanged_writes(traj, extra)
         extra = [i for i in extra if i not in same]
     n_problems = len(missing) + len(extra)
     if n_problems:
         if missing:
-            from .matchers import MatchContext
-            from .metrics.outcome import _closest_call_note
-
             j = missing[0]
             e = case.expected_calls[j]
-            ctx = MatchContext(case_input=case.input if isinstance(case.input, str) else None,
-                               user=case.user)
-            why = _closest_call_note(traj, e, set(extra), case.args_mode, ctx)
+            why = _closest(traj, case, e, set(extra), calls, failed)
             first = f"case {case.id!r}: expected call {j} ({e.name}) not matched: {why}"
         else:
             c = calls[extra[0]]
@@ -288,44 +315,72 @@ def _outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
     return True, made
 
 
-def _argument_accuracy(plan: CasePlan, calls: list[Any], kept: list[int]) -> float | None:
-    """The score of ``metrics.calls.argument_accuracy`` for exact expected calls: per tool,
-    the maximum-weight assignment of its expected calls to its (kept, parsed) calls, the
-    weight being the share of expected arguments equal; averaged over the pairs."""
-    names = plan.exp_names
-    groups: dict[str, tuple[list[int], list[int]]] = {}
-    for j, nm in enumerate(names):
-        groups.setdefault(nm, ([], []))[1].append(j)
-    for i in kept:
-        c = calls[i]
-        g = groups.get(c.name)
-        if g is not None and c.args is not None:
-            g[0].append(i)
-    acc: list[float] = []
-    for preds, exps in groups.values():
-        if not preds:
-            continue
-        weights: list[list[float]] = []
-        for j in exps:
-            eargs, mode = plan.exp_args[j], plan.exp_modes[j]
-            row: list[float] = []
-            for i in preds:
-                pargs = calls[i].args
-                if mode == "ignore":
-                    row.append(1.0)
-                    continue
-                tot = len(eargs) if eargs else 0
-                if tot == 0:  # no argument constraint: the whole call decides
-                    row.append(1.0 if eargs is None or _exact_args_ok(pargs, eargs, mode) else 0.0)
-                    continue
-                ok = sum(1 for k, ev in eargs.items() if k in pargs and exact_equal(ev, pargs[k]))
-                row.append(ok / tot)
-            weights.append(row)
-        cols = [0] if len(exps) == 1 and len(preds) == 1 else max_weight_assignment(weights)
-        acc.extend(weights[r][col] for r, col in enumerate(cols) if col != -1)
-    if not acc:
+def _closest(traj: Trajectory, case: Case, e: Any, unmatched: set[int], calls: list[Any],
+             failed: list[bool] | None) -> str:
+    """``metrics.outcome._closest_call_note`` for expected call ``e``. With no failed result
+    in the run every call of the tool is a candidate, so the join of results to calls is
+    not needed: the same choice (most expected arguments equal, unpaired calls first, then
+    the earliest) and the same explanation, from the calls read."""
+    ctx = MatchContext(case_input=case.input if isinstance(case.input, str) else None,
+                       user=case.user)
+    if failed is not None:
+        return _closest_call_note(traj, e, unmatched, case.args_mode, ctx)
+    same = [i for i, c in enumerate(calls) if c.name == e.name]
+    if not same:
+        return "the tool was never called"
+    eargs = e.args or {}
+
+    def closeness(i: int) -> tuple[int, int, int]:
+        a = calls[i].args
+        n_eq = (sum(1 for k, v in eargs.items() if k in a and value_diff(v, a[k]) is None)
+                if a is not None else -1)
+        return (-n_eq, 0 if i in unmatched else 1, i)
+
+    best = min(same, key=closeness)
+    why = explain_mismatch(calls[best], e, args_mode=case.args_mode, context=ctx)
+    if why is None:
+        return f"call {best} of the run matches it but is paired with another expected call"
+    return f"closest call {best} of the run differs: {why}"
+
+
+def _argument_accuracy(plan: CasePlan, kc: list[Any]) -> float | None:
+    """The score of ``metrics.calls.argument_accuracy`` for exact expected calls (``kc``:
+    the kept calls): per tool, the maximum-weight assignment of its expected calls to its
+    parsed calls, the weight being the share of expected arguments equal (a call with no
+    argument constraint: whether the whole call matches); averaged over the pairs."""
+    preds: dict[str, list[dict[str, Any]]] = {}
+    by_name = plan.by_name
+    for c in kc:
+        if c.args is not None and c.name in by_name:
+            preds.setdefault(c.name, []).append(c.args)
+    if not preds:
         return None
+    acc: list[float] = []
+    for nm, exps in by_name.items():  # in the order of the expected calls, as the metric
+        ps = preds.get(nm)
+        if not ps:
+            continue
+        weights = [[_weight(plan.exp_args[j], plan.exp_modes[j], pargs) for pargs in ps]
+                   for j in exps]
+        if len(exps) == 1 and len(ps) == 1:
+            acc.append(weights[0][0])
+            continue
+        acc.extend(weights[r][col] for r, col in enumerate(max_weight_assignment(weights))
+                   if col != -1)
     return math.fsum(acc) / len(acc)
+
+
+def _weight(eargs: Any, mode: str, pargs: dict[str, Any]) -> float:
+    """One cell of ``argument_accuracy``'s weights (``matching.argument_checks``)."""
+    if mode == "ignore":
+        return 1.0
+    if not eargs:  # no argument constraint: the whole call decides
+        return 1.0 if eargs is None or _exact_args_ok(pargs, eargs, mode) else 0.0
+    ok = 0
+    for k, ev in eargs.items():
+        if k in pargs and exact_equal(ev, pargs[k]):
+            ok += 1
+    return ok / len(eargs)
 
 
 __all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact"]
