@@ -28,6 +28,7 @@ summed with ``math.fsum``), so a merged sum equals ``math.fsum`` over all values
 from __future__ import annotations
 
 import math
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -220,8 +221,9 @@ class SuitePartial:
         self.n += 1
         self.succ += r.success
         c = self.cases.get(r.case_id)
-        if c is None:
-            c = self.cases[r.case_id] = _Case(seq)
+        if c is None:  # the id interned: the case store's key string, not one more copy a case
+            cid = r.case_id
+            c = self.cases[sys.intern(cid) if type(cid) is str else cid] = _Case(seq)
         elif seq < c.first:
             c.first = seq
         c.n += 1

@@ -134,3 +134,34 @@ def test_write_json_spells_odd_values_as_json_does(tmp_path):
     assert out.read_text(encoding="utf-8") == sc.to_json() + "\n"
     # the runs left as they were: writing did not change their metrics
     assert sc.runs[1].metrics["odd"]["keys"] == {1: "one", 2.5: "x", None: 0, False: 1}
+
+
+def test_case_store_round_trips_odd_rows_and_shares_ids(tmp_path):
+    """The store's compressed rows (a preset dictionary of the first row, orjson or json to
+    read back) give the loaded cases for integers past 64 bits, non-ASCII text and nested
+    values; the definition hash is the case's; ids are interned (an aggregate keyed by them
+    shares the strings); a row JSON cannot hold stays a built case."""
+    import sys
+
+    from trajcheck.case_store import CaseStore
+
+    rows = [{"id": "a", "input": "réservation ü", "expected_calls": [
+                {"name": "book", "args": {"id": 2**70, "x": [1.5, {"y": None}], "f": 1e-07}}]},
+            {"id": "b", "input": "x", "expected_calls": [{"name": "book", "args": {"id": -2**64}}],
+             "metadata": {"k": [True, False]}},
+            {"id": "c", "input": "x"}]
+    p = tmp_path / "cases.jsonl"
+    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    want = load_cases(p)
+    store = load_case_store(p)
+    assert [store[c.id] for c in want] == want
+    assert [store.case_hash(c.id) for c in want] == [case_hash(c) for c in want]
+    assert [case_hash(store[c.id]) for c in want] == [case_hash(c) for c in want]
+    assert all(k is sys.intern(k) for k in store)
+    assert all(isinstance(store._rows[k], bytes) for k in store)
+    import datetime
+
+    odd = CaseStore()
+    c = want[2]
+    odd.add(c, {"id": "c", "input": "x", "metadata": {"when": datetime.date(2026, 1, 1)}})
+    assert odd["c"] is c and odd.case_hash("c") == case_hash(c)
