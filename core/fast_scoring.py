@@ -5,8 +5,9 @@ over the run and one matching shared by every metric.
 P/R/F1, LCS and name F1, call rates, composite with its argument accuracy, run figures),
 and each of those walks the run, joins results, sets retries aside and matches calls
 again. For a case inside the scope of ``case_plan`` (every expected call ``exact``, no
-sequence rules, precedence, faults, required response, route or special metadata) and a
-run with no database snapshots, judge context or special metadata, ``fast_compact`` reads
+sequence rules, precedence, faults, required response, route or special metadata: so no
+matcher ever reads a ``MatchContext``) and a run with no database snapshots or special
+metadata, ``fast_compact`` reads
 the run once (calls, their steps, failed and retried calls, agent turns), builds the
 compatibility rows once from the case's canonical-key plan (``exact_match.rows_of``, the
 very rows ``matching.compatibility`` builds) and derives every field from those facts with
@@ -42,7 +43,7 @@ from .scorecard import RunResult, _r, _usd
 RUN_META = frozenset({"case_id", "trial", "run_id", "reward", "recorded_task_id", "problems"})
 _AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # efficiency.AGENT_STEP_KINDS
 
-#: how many runs took the general path, by reason ("context", "case", "run", "args")
+#: how many runs took the general path, by reason ("case", "run", "args")
 FALLBACKS: Counter[str] = Counter()
 FAST: Counter[str] = Counter()  # runs scored here ("runs")
 
@@ -60,13 +61,10 @@ def _nearest(x: float) -> float:
 
 
 def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> RunResult | None:
-    """``score_run(traj, case, compact=True)`` for a run and case inside the fast path's
+    """``score_run(traj, case, context=context, compact=True)`` for a run and case inside the fast path's
     scope (module doc), else None (counted in ``FALLBACKS``). Raises nothing the general
     path would not raise on the same input: a case or run it cannot vouch for falls back."""
-    if context is not None:
-        FALLBACKS["context"] += 1
-        return None
-    plan = case_plan(case)
+    plan = case_plan(case)  # every matcher exact: a context (semantic, judge) is never read
     if plan is None:
         FALLBACKS["case"] += 1
         return None
