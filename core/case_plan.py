@@ -15,7 +15,6 @@ rules, faults, required response items, an expected route, or case metadata othe
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
@@ -41,7 +40,6 @@ class CasePlan:
     write_pos: dict[int, int]            # expected index -> position among ``writes``
     optional: frozenset[str]
     forbidden: tuple[str, ...]
-    want_names: Counter[str]             # expected calls per tool name
     by_name: dict[str, list[int]]        # tool name -> its expected calls, in order
     optimal_steps: int | None
     max_steps: int | None
@@ -86,31 +84,32 @@ def _build(case: Case) -> CasePlan | None:
             or (case.metadata and not case.metadata.keys() <= _CASE_META)):
         return None
     items = []
-    for e in case.expected_calls:
+    names: list[str] = []
+    modes: list[str] = []
+    by_name: dict[str, list[int]] = {}
+    case_mode = case.args_mode
+    default = case_mode or DEFAULT_ARGS_MODE
+    for j, e in enumerate(case.expected_calls):
         if type(e) is not ExpectedCall or e.match or (e.args is not None and type(e.args) is not dict):
             return None
-        if case.args_mode is not None and e.args_mode not in (None, case.args_mode):
+        own = e.args_mode
+        if case_mode is not None and own is not None and own != case_mode:
             return None  # the matchings differ in which mode wins: general path
-        items.append((e.name, e.args, e.args_mode))
-    plan = plan_of(items, None, case.args_mode)
+        items.append((e.name, e.args, own))
+        names.append(e.name)
+        modes.append(own or default)
+        by_name.setdefault(e.name, []).append(j)
+    plan = plan_of(items, None, case_mode)
     if plan is None:
         return None
     thr = case.threshold if case.threshold is not None else DEFAULT_THRESHOLD
     if not _is_num(thr) or not 0.0 <= thr <= 1.0:
         return None
     optional = frozenset(case.optional_calls)
-    writes = tuple(j for j, (n, _, _) in enumerate(items) if n not in optional)
-    by_name: dict[str, list[int]] = {}
-    for j, (n, _, _) in enumerate(items):
-        by_name.setdefault(n, []).append(j)
-    return CasePlan(
-        exp_names=tuple(n for n, _, _ in items),
-        exp_modes=tuple(m or case.args_mode or DEFAULT_ARGS_MODE for _, _, m in items),
-        exp_args=tuple(a for _, a, _ in items), plan=plan, writes=writes,
-        write_pos={j: k for k, j in enumerate(writes)}, optional=optional,
-        forbidden=tuple(case.forbidden_calls), want_names=Counter(n for n, _, _ in items), by_name=by_name,
-        optimal_steps=_case_int(case, "optimal_steps"), max_steps=_case_int(case, "max_steps"),
-        threshold=float(thr), forbidden_pattern={})
-
+    writes = tuple(j for j, n in enumerate(names) if n not in optional)
+    return CasePlan(tuple(names), tuple(modes), tuple(a for _, a, _ in items), plan, writes,
+                    {j: k for k, j in enumerate(writes)}, optional, tuple(case.forbidden_calls),
+                    by_name, _case_int(case, "optimal_steps"), _case_int(case, "max_steps"),
+                    float(thr), {})
 
 __all__ = ["CasePlan", "case_plan"]

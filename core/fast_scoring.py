@@ -162,16 +162,19 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
     success, reason = _outcome(traj, case, plan, calls, failed, kept, rows, json_like)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
-    ok_n: Counter[str] = Counter()
-    bad_n: Counter[str] = Counter()
+    ok_n: dict[str, int] = {}  # per tool: calls whose arguments parsed, and all calls
+    all_n: dict[str, int] = {}
     for c in kc:
-        (ok_n if c.args is not None else bad_n)[c.name] += 1
+        nm = c.name
+        all_n[nm] = all_n.get(nm, 0) + 1
+        if c.args is not None:
+            ok_n[nm] = ok_n.get(nm, 0) + 1
     ntp = ncounted = 0
-    want = plan.want_names
-    for nm in ok_n.keys() | bad_n.keys():
-        m = min(ok_n[nm], want[nm])
+    by_name = plan.by_name
+    for nm, n_all in all_n.items():
+        m = min(ok_n.get(nm, 0), len(by_name.get(nm, ())))
         ntp += m
-        ncounted += m if nm in opt else ok_n[nm] + bad_n[nm]
+        ncounted += m if nm in opt else n_all
     name_f1 = prf_counts(ntp, ncounted, n_exp)[2]
 
     # --- LCS F1 (trajectory_scores.lcs_prf) over the same rows. When the maximum matching
