@@ -126,7 +126,7 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
         return None
     rows = got[0]
     n_exp = len(plan.exp_names)
-    ml = _hopcroft_karp(rows, n_exp)
+    ml = _max_matching(rows, n_exp)
     opt = plan.optional
     tp = nonopt_tp = counted = n_nonopt = 0
     for nm, j in zip(knames, ml):
@@ -159,7 +159,7 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
         critical = bool(bad)
         forbidden_counted = critical and any(nm in bad for nm in knames)
 
-    success, reason = _outcome(traj, case, plan, calls, failed, kept, rows, json_like)
+    success, reason = _outcome(traj, case, plan, calls, failed, kept, rows, ml, json_like)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
     ok_n: dict[str, int] = {}  # per tool: calls whose arguments parsed, and all calls
@@ -270,13 +270,32 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
         category=cat if isinstance(cat, str) else None, lcs_f1=_r(lcs_f1), name_f1=_r(name_f1))
 
 
+def _max_matching(rows: list[list[int]], n_right: int) -> list[int]:
+    """``matching._hopcroft_karp(rows, n_right)``: its greedy start, and the search for
+    augmenting paths only when a call left free has a candidate (a path starts there)."""
+    taken = [False] * n_right
+    out: list[int] = []
+    stuck = False
+    for row in rows:
+        for j in row:
+            if not taken[j]:
+                taken[j] = True
+                out.append(j)
+                break
+        else:
+            out.append(-1)
+            stuck = stuck or bool(row)
+    return _hopcroft_karp(rows, n_right) if stuck else out
+
+
 def _outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
-             failed: list[bool] | None, kept: list[int], rows: list[list[int]],
+             failed: list[bool] | None, kept: list[int], rows: list[list[int]], kml: list[int],
              json_like: bool) -> tuple[bool, str]:
     """``metrics.outcome.outcome_from_calls`` (no snapshots, no replay or no-effect
     metadata, no required response): the verdict and its one-line reason."""
     opt = plan.optional
     pos = plan.write_pos
+    writes = plan.writes
     pred_idx: list[int] = []
     out_rows: list[list[int]] = []
     for k, i in enumerate(kept):  # retried calls failed, so every write candidate is kept
@@ -284,8 +303,12 @@ def _outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
             continue
         pred_idx.append(i)
         out_rows.append([pos[j] for j in rows[k]])  # a row holds calls of its own (write) tool
-    writes = plan.writes
-    ml = _hopcroft_karp(out_rows, len(writes))
+    if failed is None and len(writes) == len(plan.exp_names):
+        # every expected call is a write and no call failed: the calls set aside are the
+        # optional ones, whose rows are empty, so the matching is the run's own one
+        ml = [kml[k] for k, i in enumerate(kept) if calls[i].name not in opt]
+    else:
+        ml = _max_matching(out_rows, len(writes))
     matched_w = {b for b in ml if b != -1}
     missing = [writes[b] for b in range(len(writes)) if b not in matched_w]
     extra = [pred_idx[a] for a, b in enumerate(ml) if b == -1]
