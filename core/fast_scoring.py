@@ -32,7 +32,7 @@ from .matchers import MatchContext, exact_equal
 from .matching import _exact_args_ok, _exact_key, _hopcroft_karp, max_weight_assignment
 from .metrics.calls import prf_counts
 from .metrics.composite import COMPONENTS, DEFAULT_WEIGHTS, _nearest_simple
-from .metrics.efficiency import _sum_opt, step_efficiency
+from .metrics.efficiency import step_efficiency
 from .metrics.outcome import _closest_call_note, unchanged_writes
 from .metrics.trajectory_scores import _lcs_groups
 from .model import Case, Trajectory
@@ -88,9 +88,24 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
     call_step: list[int] = []
     n_agent = 0
     any_fail = json_like = False
+    tokens: list[int] = []  # per step figures for efficiency.run_stats
+    costs: list[Any] = []
+    lats: list[Any] = []
+    timed = False
     for si, s in enumerate(traj.steps):
         if s.kind in _AGENT_KINDS:
             n_agent += 1
+        u = s.usage
+        if u is not None:
+            t = u.total
+            if t is not None:
+                tokens.append(t)
+        if s.cost_usd is not None:
+            costs.append(s.cost_usd)
+        if s.latency_ms is not None:
+            lats.append(s.latency_ms)
+        if s.start_time is not None or s.end_time is not None:
+            timed = True
         for c in s.tool_calls:
             if c.args is not None and type(c.args) is not dict:
                 return None
@@ -227,24 +242,20 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
         else:
             composite, comp_passed = None, None
 
-    # --- run figures (metrics.efficiency.run_stats)
-    steps = traj.steps
+    # --- run figures (metrics.efficiency.run_stats), from the per-step figures read
     tu = traj.total_usage
-    tokens: Any
-    if tu is not None and tu.total is not None:
-        tokens = tu.total
-    else:
-        known = [t for t in (s.usage.total for s in steps if s.usage is not None) if t is not None]
-        tokens = sum(known) if known else None
+    total_tokens: Any = (tu.total if tu is not None and tu.total is not None
+                         else (sum(tokens) if tokens else None))
     cost = traj.total_cost_usd
     if cost is None:
-        cost = _sum_opt([s.cost_usd for s in steps])
+        cost = math.fsum(costs) if costs else None
     latency = traj.total_latency_ms
     if latency is None:
-        starts = [s.start_time for s in steps if s.start_time is not None]
-        ends = [s.end_time for s in steps if s.end_time is not None]
+        steps = traj.steps
+        starts = [s.start_time for s in steps if s.start_time is not None] if timed else None
+        ends = [s.end_time for s in steps if s.end_time is not None] if timed else None
         latency = ((max(ends) - min(starts)) * 1000.0 if starts and ends
-                   else _sum_opt([s.latency_ms for s in steps]))
+                   else (math.fsum(lats) if lats else None))
 
     metrics: dict[str, Any] = {"call_rates": {"parts": {"forbidden": forbidden_counted,
                                                         "duplicate": duplicate}}}
@@ -259,7 +270,7 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
         success=success, outcome_reason=reason, failure_reason=None if success else reason,
         precision=_r(precision), recall=_r(recall), f1=_r(f1), composite=_r(composite),
         composite_passed=comp_passed, steps=n_agent, n_calls=n,
-        tokens=int(tokens) if tokens is not None else None, cost_usd=_usd(cost),
+        tokens=int(total_tokens) if total_tokens is not None else None, cost_usd=_usd(cost),
         latency_ms=_r(latency), route=None, expected_route=None,
         recorded_reward=_r(reward) if isinstance(reward, (int, float)) else None,
         fault_run=False, false_success=None, expected_tools=names, called_tools=tuple(knames),
