@@ -94,3 +94,44 @@ def test_host_example_prints_the_core_numbers(host, tmp_path):
         m = re.search(rf"^  {re.escape(NAMES[host]['final_state'])}: ([0-9.]+)", blocks.get(cid, ""), flags=re.M)
         assert m is not None and float(m.group(1)) == want[cid], (host, cid, blocks.get(cid, "")[:2000])
     assert "table orders: 1 row removed" in blocks["fixture_deleted"] or host == "ragas"  # RAGAS shows no reason
+
+
+def test_deepeval_test_run_on_the_refund_desk_file(tmp_path):
+    """``deepeval test run examples/deepeval/test_refund_desk_deepeval.py`` (DeepEval's own CLI
+    runner): each score DeepEval records equals the core's; the failing runs fail the command."""
+    pytest.importorskip("deepeval")
+    env = dict(os.environ, DEEPEVAL_TELEMETRY_OPT_OUT="YES", DEEPEVAL_UPDATE_WARNING_OPT_IN="NO")
+    env.pop("OPENAI_API_KEY", None)
+    cli = "import sys; from deepeval.cli.main import app; sys.argv[0] = 'deepeval'; app()"
+    p = subprocess.run([sys.executable, "-c", cli, "test", "run",
+                        str(ROOT / "examples" / "deepeval" / "test_refund_desk_deepeval.py")],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode != 0, p.stdout[-3000:]  # some runs fail by design
+    import json
+
+    from test_host_table import CASES, RUNS, core_value
+
+    run = json.loads((tmp_path / ".deepeval" / ".latest_run_full.json").read_text())
+    cases = {tc["name"]: tc for tc in run["testCases"]}
+    fixture = fixture_core_values()
+    assert set(cases) == set(CASES) | set(fixture), sorted(cases)
+    keys = {"Tool Call F1 (trajcheck)": "tool_call_f1", "Ordering Accuracy (trajcheck)": "ordering_accuracy",
+            "Duplicate Call Rate (trajcheck)": "duplicate_call_rate", "Error Recovery (trajcheck)": "error_recovery",
+            "Forbidden Calls (trajcheck)": "forbidden_calls", "Trajectory Composite (trajcheck)": "composite",
+            "Final State (trajcheck)": "final_state"}
+    n = 0
+    for cid, tc in cases.items():
+        got = {keys[m["name"]]: m for m in tc["metricsData"]}
+        if cid in fixture:
+            assert (got["final_state"]["score"], got["final_state"]["success"]) == (fixture[cid], fixture[cid] == 1.0)
+            assert tc["success"] is (fixture[cid] == 1.0)
+            n += 1
+            continue
+        for key, m in got.items():
+            assert m["score"] == core_value(key, RUNS[cid], CASES[cid]), (cid, key, m)
+            n += 1
+        # a score that does not apply is skipped, never a pass: error recovery where nothing failed
+        if core_value("error_recovery", RUNS[cid], CASES[cid]) is None:
+            assert "error_recovery" not in got, (cid, got.get("error_recovery"))
+    assert cases["order_broken"]["success"] is False and cases["order_kept"]["success"] is True
+    assert n >= 8 * 4 + 3
