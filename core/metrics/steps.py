@@ -17,6 +17,7 @@ from typing import Any
 
 from ..matching import match_calls, retried_failures
 from ..model import Case, ExpectedCall, ToolCall
+from ..runmemo import memoized
 from .calls import TrajLike, as_trajectory, context_for
 from .result import MetricResult
 
@@ -148,7 +149,8 @@ def call_key(call: ToolCall) -> Any:
 
 def step_eval(traj: TrajLike, case: Case, *, args_mode: str | None = None,
               context: Any = None) -> StepEval:
-    """Per-call verdicts of one run against one case.
+    """Per-call verdicts of one run against one case (computed once per run within
+    ``runmemo.per_run``).
 
     Args:
         traj: the run (calls indexed as in ``traj.tool_calls()``), or a list of ToolCall
@@ -193,6 +195,12 @@ def step_eval(traj: TrajLike, case: Case, *, args_mode: str | None = None,
         MetricInputError: ``traj`` is neither a Trajectory nor a list of ToolCall.
         MatcherError / SchemaError: from the matching (unknown matcher, bad schema, args_mode).
     """
+    # call_rates and run_detail.call_detail both ask for it within one score_run
+    return memoized("step_eval", (traj, case, context), args_mode,
+                    lambda: _step_eval(traj, case, args_mode, context))
+
+
+def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) -> StepEval:
     traj = as_trajectory(traj, what="step_eval")
     calls = traj.tool_calls()
     step_of = [si for si, _c in traj.iter_call_steps()]
