@@ -32,6 +32,7 @@ import sys
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from .errors import MetricInputError
@@ -56,6 +57,7 @@ SUCCESS_TOL = 1e-6  # a recorded reward counts as success when within this of 1 
 NONE_LABEL = "(none)"
 ROUTE_NONE = "(none)"
 EFFICIENCY_FIELDS = ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms")
+_MAX_FLOAT = 1.7976931348623157e308
 _RUN_FIELD = {"steps": "steps", "tool_calls": "n_calls", "tokens": "tokens",
               "cost_usd": "cost_usd", "latency_ms": "latency_ms"}
 
@@ -86,6 +88,36 @@ def _merge_sums(a: list[float], b: Iterable[float]) -> None:
         exact_add(a, x)
 
 
+# A per-case exact sum (a "Sum") is kept as None (no value yet), a float (its partials are
+# one float: the sum is exact so far) or a tuple of partials (``exact_add``'s list, frozen):
+# growable lists were most of a case's memory in a quarter of a million cases.
+
+
+def _sum_add(cur: Any, x: float) -> Any:
+    """``cur`` (a ``Sum``) with ``x`` added exactly."""
+    if cur is None:
+        return x
+    parts = [cur] if type(cur) is float else list(cur)
+    exact_add(parts, x)
+    return parts[0] if len(parts) == 1 else tuple(parts)  # a tuple: no room kept to grow
+
+
+def _sum_merge(cur: Any, other: Any) -> Any:
+    """``cur`` with every partial of ``other`` (both ``Sum``) added exactly."""
+    if other is None:
+        return cur
+    for x in ([other] if type(other) is float else other):
+        cur = _sum_add(cur, x)
+    return cur
+
+
+def _sum_total(cur: Any) -> float:
+    """The correctly rounded total of a ``Sum`` (``math.fsum`` of its partials)."""
+    if cur is None:
+        return 0.0
+    return cur if type(cur) is float else math.fsum(cur)
+
+
 # --------------------------------------------------------------------------- partials
 
 
@@ -110,12 +142,13 @@ class _Case:
         self.n = self.succ = self.n_f1 = self.n_comp = self.n_ord = 0
         self.rec_first = -1
         self.rec_n = self.rec_succ = 0
-        self.f1: list[float] = []
-        self.comp: list[float] = []
-        self.ords: list[float] = []
-        # lcs_f1 and name_f1 (metrics.trajectory_scores): exact sums and counts
-        self.lf: list[float] = []
-        self.nf: list[float] = []
+        # exact sums (``Sum``: None, a float or partials) of F1, composite, ordering
+        # accuracy, lcs_f1 and name_f1 (metrics.trajectory_scores), with their counts
+        self.f1: Any = None
+        self.comp: Any = None
+        self.ords: Any = None
+        self.lf: Any = None
+        self.nf: Any = None
         self.n_lf = self.n_nf = 0
         # the runs' positions and ids; an id of the usual form "<case id>-<trial>" is kept as
         # the trial number alone (``run_ids``): a few bytes a run instead of a string and a tuple
@@ -127,11 +160,11 @@ class _Case:
         self.first = min(self.first, o.first)
         self.n += o.n
         self.succ += o.succ
-        _merge_sums(self.f1, o.f1)
-        _merge_sums(self.comp, o.comp)
-        _merge_sums(self.ords, o.ords)
-        _merge_sums(self.lf, o.lf)
-        _merge_sums(self.nf, o.nf)
+        self.f1 = _sum_merge(self.f1, o.f1)
+        self.comp = _sum_merge(self.comp, o.comp)
+        self.ords = _sum_merge(self.ords, o.ords)
+        self.lf = _sum_merge(self.lf, o.lf)
+        self.nf = _sum_merge(self.nf, o.nf)
         self.n_lf += o.n_lf
         self.n_nf += o.n_nf
         self.n_f1 += o.n_f1
@@ -231,20 +264,20 @@ class SuitePartial:
         c.add_run(seq, r.run_id, r.case_id, r.trial)
         c.hash = c.hash or r.case_hash
         if r.f1 is not None:
-            exact_add(c.f1, float(r.f1))
+            c.f1 = _sum_add(c.f1, float(r.f1))
             c.n_f1 += 1
         if r.composite is not None:
-            exact_add(c.comp, float(r.composite))
+            c.comp = _sum_add(c.comp, float(r.composite))
             c.n_comp += 1
         if r.lcs_f1 is not None:
-            exact_add(c.lf, float(r.lcs_f1))
+            c.lf = _sum_add(c.lf, float(r.lcs_f1))
             c.n_lf += 1
         if r.name_f1 is not None:
-            exact_add(c.nf, float(r.name_f1))
+            c.nf = _sum_add(c.nf, float(r.name_f1))
             c.n_nf += 1
         order, forb, dup = _run_flags(r)
         if order is not None:
-            exact_add(c.ords, order)
+            c.ords = _sum_add(c.ords, order)
             c.n_ord += 1
         self.forbidden += forb
         self.dup += dup
@@ -270,6 +303,13 @@ class SuitePartial:
         self._keep(r, seq)
 
     def _check_figures(self, r: RunResult, seq: int) -> None:
+        for v in (r.steps, r.n_calls, r.tokens, r.cost_usd, r.latency_ms):
+            t = type(v)
+            # the usual figure: None, or an int / float in [0, max float] (NaN fails the test)
+            if v is not None and not ((t is int or t is float) and 0 <= v <= _MAX_FLOAT):
+                break
+        else:
+            return
         for f, attr in _RUN_FIELD.items():
             v = getattr(r, attr)
             if v is None:
@@ -301,16 +341,17 @@ class SuitePartial:
         exp_left = Counter(r.expected_tools)
         called_left = Counter(r.called_tools)
         cells = self.confusion
+        get = cells.get  # dict.get: a missing cell without Counter.__missing__'s Python call
         for e, c in r.matched:
-            cells[(e, c)] += 1
+            cells[(e, c)] = get((e, c), 0) + 1
             exp_left[e] -= 1
             called_left[c] -= 1
         for e, n in exp_left.items():
             if n > 0:
-                cells[(e, NONE_LABEL)] += n
+                cells[(e, NONE_LABEL)] = get((e, NONE_LABEL), 0) + n
         for c, n in called_left.items():
             if n > 0:
-                cells[(NONE_LABEL, c)] += n
+                cells[(NONE_LABEL, c)] = get((NONE_LABEL, c), 0) + n
         self.tools.update(r.expected_tools)
         self.tools.update(r.called_tools)
 
@@ -458,7 +499,7 @@ class SuitePartial:
         # resampling indices per replicate (metrics.resample; identical to one draw each)
         iv = _Intervals()
         kcurve = _kcurves(counts, kk, iv)
-        means = [iv.add([math.fsum(s) / k for s, k in per if k])
+        means = [iv.add([_sum_total(s) / k for s, k in per if k])
                  for per in ([(c.f1, c.n_f1) for _, c in order],
                              [(c.comp, c.n_comp) for _, c in order],
                              [(c.ords, c.n_ord) for _, c in order],
@@ -470,7 +511,7 @@ class SuitePartial:
         n = self.n
         cases = tuple(
             CaseResult(case_id=cid, trials=c.n, successes=c.succ,
-                       mean_f1=_r(math.fsum(c.f1) / c.n_f1) if c.n_f1 else None,
+                       mean_f1=_r(_sum_total(c.f1) / c.n_f1) if c.n_f1 else None,
                        recorded_successes=c.rec_succ if c.rec_n else None,
                        run_ids=c.run_ids(cid), case_hash=c.hash)
             for cid, c in order)
@@ -717,9 +758,10 @@ def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], iv: _Inte
     pa: dict[int, float] = {}
     cols: dict[int, tuple[int | None, int | None]] = {}
     cnt: dict[Any, Any] = {t: (c, n) for t, (n, c) in counts.items()}  # reliability takes (c, n)
+    groups = Counter(cnt.values())  # tasks with the same (c, n) have the same values
     for k in ks:
-        ph[k] = _r(float(pass_hat_k(cnt, k))) or 0.0
-        pa[k] = _r(float(pass_at_k(cnt, k))) or 0.0
+        ph[k] = _r(_task_mean(groups, len(cnt), k, hat=True)) or 0.0
+        pa[k] = _r(_task_mean(groups, len(cnt), k, hat=False)) or 0.0
         # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
         # tasks resamples those per-task values (same replicates as resampling the tasks);
         # tasks with the same (c, n) share their value
@@ -739,6 +781,19 @@ def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], iv: _Inte
             pac[k] = (e2.lo, e2.hi) if e2 else None
         return ph, phc, pa, pac
     return done
+
+
+def _task_mean(groups: Mapping[tuple[int, int], int], n_tasks: int, k: int, *, hat: bool) -> float:
+    """``metrics.reliability.pass_hat_k`` (``hat``) or ``pass_at_k`` of tasks given as
+    ``{(c, n): number of tasks}``: the same exact sum of fractions over the tasks (each
+    distinct (c, n) taken once, times its number of tasks), rounded once -- so the very
+    float those functions return, in time linear in the distinct (c, n) pairs instead of
+    the tasks. ``k`` <= every n (checked by the caller)."""
+    total = Fraction(0)
+    for (c, n), m in groups.items():
+        whole = math.comb(n, k)
+        total += Fraction(m * (math.comb(c, k) if hat else whole - math.comb(n - c, k)), whole)
+    return float(total / n_tasks)
 
 
 class KTooLargeError(MetricInputError):

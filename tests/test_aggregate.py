@@ -136,3 +136,63 @@ def test_merge_of_nothing_and_bad_cap_are_errors():
         SuitePartial(keep_runs=-1)
     with pytest.raises(MetricInputError, match="empty suite"):
         SuitePartial().finalize()
+
+
+def test_pass_k_from_distinct_counts_is_the_per_task_figure():
+    """The scorecard's pass^k / pass@k are computed once per distinct (c, n) pair, weighted
+    by its number of tasks: the very floats reliability.pass_hat_k / pass_at_k give over
+    every task (one exact sum of fractions, rounded once)."""
+    import random
+    from collections import Counter
+
+    from trajcheck.aggregate import _task_mean
+    from trajcheck.metrics.reliability import pass_at_k, pass_hat_k
+
+    rnd = random.Random(7)
+    for _ in range(200):
+        n_tasks, n_min = rnd.randint(1, 50), rnd.randint(1, 6)
+        cnt = {}
+        for i in range(n_tasks):
+            n = rnd.randint(n_min, n_min + 4)
+            cnt[f"t{i}"] = (rnd.randint(0, n), n)
+        groups = Counter(cnt.values())
+        for k in range(1, n_min + 1):
+            assert _task_mean(groups, n_tasks, k, hat=True) == pass_hat_k(cnt, k)
+            assert _task_mean(groups, n_tasks, k, hat=False) == pass_at_k(cnt, k)
+    # thirds: the exact sum rounds once (a float sum of the per-task values would not)
+    groups = Counter({(1, 3): 3, (2, 3): 7})
+    assert _task_mean(groups, 10, 1, hat=True) == pass_hat_k([(1, 3)] * 3 + [(2, 3)] * 7, 1) == 17 / 30
+
+
+def test_compact_case_sums_are_exact_in_any_grouping():
+    """A case's sums are kept as None, one float or a tuple of partials; added one value at a
+    time or merged from parts in any grouping, the total is math.fsum of all the values."""
+    import math
+    import random
+
+    from trajcheck.aggregate import _sum_add, _sum_merge, _sum_total
+
+    rnd = random.Random(11)
+    pool = [0.1, 0.2, 1 / 3, 2 / 3, 0.8, 1.0, 0.0, 1e-17, 1e16, 0.7, 5 / 7]
+    for _ in range(500):
+        vals = [rnd.choice(pool) for _ in range(rnd.randint(0, 12))]
+        one = None
+        for v in vals:
+            one = _sum_add(one, v)
+        assert _sum_total(one) == math.fsum(vals)
+        assert one is None or type(one) in (float, tuple)
+        cut = sorted(rnd.sample(range(len(vals) + 1), min(3, len(vals) + 1)))
+        parts = [vals[a:b] for a, b in zip([0, *cut], [*cut, len(vals)])]
+        sums = []
+        for p in parts:
+            s = None
+            for v in p:
+                s = _sum_add(s, v)
+            sums.append(s)
+        rnd.shuffle(sums)
+        merged = None
+        for s in sums:
+            merged = _sum_merge(merged, s)
+        assert _sum_total(merged) == math.fsum(vals)
+    assert _sum_add(None, 0.5) == 0.5 and _sum_add(0.5, 0.25) == 0.75
+    assert type(_sum_add(0.1, 0.2)) is tuple and _sum_total(_sum_add(0.1, 0.2)) == math.fsum([0.1, 0.2])
