@@ -231,7 +231,7 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> RunResult
     if critical:
         composite, comp_passed = 0.0, False
     else:
-        values = (1.0 if success else 0.0, name_f1, _argument_accuracy(plan, kc),
+        values = (1.0 if success else 0.0, name_f1, _argument_accuracy(plan, kc, ml),
                   step_efficiency(n_agent, plan.optimal_steps, plan.max_steps))
         applicable = [(w, v) for w, v in zip(_WEIGHTS, values) if v is not None and w > 0]
         if applicable:
@@ -378,22 +378,32 @@ def _closest(traj: Trajectory, case: Case, e: Any, unmatched: set[int], calls: l
     return f"closest call {best} of the run differs: {why}"
 
 
-def _argument_accuracy(plan: CasePlan, kc: list[Any]) -> float | None:
+def _argument_accuracy(plan: CasePlan, kc: list[Any], ml: list[int]) -> float | None:
     """The score of ``metrics.calls.argument_accuracy`` for exact expected calls (``kc``:
-    the kept calls): per tool, the maximum-weight assignment of its expected calls to its
-    parsed calls, the weight being the share of expected arguments equal (a call with no
-    argument constraint: whether the whole call matches); averaged over the pairs."""
+    the kept calls, ``ml`` their matching): per tool, the maximum-weight assignment of its
+    expected calls to its parsed calls, the weight being the share of expected arguments
+    equal (a call with no argument constraint: whether the whole call matches); averaged
+    over the pairs. A matched pair weighs 1 (its arguments match), so a tool whose calls
+    and expected calls the matching pairs as far as they go adds only ones: the assignment
+    of all ones is the maximum, and any maximum one is all ones."""
     preds: dict[str, list[dict[str, Any]]] = {}
+    paired: dict[str, int] = {}
     by_name = plan.by_name
-    for c in kc:
+    for c, j in zip(kc, ml):
         if c.args is not None and c.name in by_name:
             preds.setdefault(c.name, []).append(c.args)
+            if j != -1:
+                paired[c.name] = paired.get(c.name, 0) + 1
     if not preds:
         return None
     acc: list[float] = []
     for nm, exps in by_name.items():  # in the order of the expected calls, as the metric
         ps = preds.get(nm)
         if not ps:
+            continue
+        n_pairs = min(len(ps), len(exps))
+        if paired.get(nm, 0) == n_pairs:
+            acc.extend([1.0] * n_pairs)
             continue
         weights = [[_weight(plan.exp_args[j], plan.exp_modes[j], pargs) for pargs in ps]
                    for j in exps]
