@@ -134,6 +134,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--reuse-local", action="store_true",
                     help="use DIR/nN/sc_local.json from an earlier run as the reference")
+    ap.add_argument("--head", type=int, default=2000,
+                    help="also score the file's first HEAD runs on each engine (most workers): "
+                         "the engine's fixed cost, apart from its per-run cost (0: skip)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--engine", help=argparse.SUPPRESS)
     ap.add_argument("--runs-file", help=argparse.SUPPRESS)
@@ -157,30 +160,39 @@ def main() -> None:
                          "--json", str(ref)], sub / "local.log")
         print(f"local eval: {local}", flush=True)
     want = json.loads(ref.read_text())
+    head = sub / f"head{a.head}.jsonl"
+    if a.head:
+        with runs.open("rb") as f, head.open("wb") as g:
+            for _, line in zip(range(a.head), f):
+                g.write(line)
+    plan = [(eng, w, runs) for eng in a.engines for w in a.workers]
+    if a.head:
+        plan += [(eng, max(a.workers), head) for eng in a.engines]
     rows = []
-    for eng in a.engines:
-        for w in a.workers:
-            out = sub / f"sc_{eng}_{w}.json"
-            log = sub / f"{eng}_{w}.log"
-            m = measure([sys.executable, __file__, "--child", "--engine", eng, "--workers",
-                         str(w), "--runs-file", str(runs), "--cases", str(cases),
-                         "--out", str(out)], log)
-            figs = {}
-            for line in log.read_text().splitlines():
-                if line.startswith("{") and '"eval_s"' in line:
-                    figs = json.loads(line)
-            got = json.loads(out.read_text()) if m["exit"] == 0 and out.exists() else None
-            row = {"engine": eng, "workers": w, **m, **figs,
-                   "equal": got is not None and got == want,
-                   "differs": sorted(k for k in want if got is not None and got.get(k) != want[k])}
-            if figs:
-                n = max(figs["rows"] or 1, 1)
-                eng_cpu = figs["tree_cpu_s"] - figs["driver_cpu_s"] - figs["worker_score_cpu_s"]
-                row["engine_cpu_s"] = round(eng_cpu, 2)
-                row["engine_us_per_run"] = round(eng_cpu / n * 1e6, 1)
-                row["driver_share"] = round(figs["driver_cpu_s"] / max(figs["tree_cpu_s"], 1e-9), 4)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    for eng, w, src in plan:
+        tag = f"{eng}_{w}" + ("_head" if src == head else "")
+        out = sub / f"sc_{tag}.json"
+        log = sub / f"{tag}.log"
+        m = measure([sys.executable, __file__, "--child", "--engine", eng, "--workers",
+                     str(w), "--runs-file", str(src), "--cases", str(cases),
+                     "--out", str(out)], log)
+        figs = {}
+        for line in log.read_text().splitlines():
+            if line.startswith("{") and '"eval_s"' in line:
+                figs = json.loads(line)
+        got = json.loads(out.read_text()) if m["exit"] == 0 and out.exists() else None
+        row = {"engine": eng, "workers": w, "head": src == head, **m, **figs,
+               "equal": None if src == head else got is not None and got == want,
+               "differs": [] if src == head else
+               sorted(k for k in want if got is not None and got.get(k) != want[k])}
+        if figs:
+            n = max(figs["rows"] or 1, 1)
+            eng_cpu = figs["tree_cpu_s"] - figs["driver_cpu_s"] - figs["worker_score_cpu_s"]
+            row["engine_cpu_s"] = round(eng_cpu, 2)
+            row["engine_us_per_run"] = round(eng_cpu / n * 1e6, 1)
+            row["driver_share"] = round(figs["driver_cpu_s"] / max(figs["tree_cpu_s"], 1e-9), 4)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     lines = [f"{a.runs:,} runs ({runs.stat().st_size / 1e6:.0f} MB); load before/after each row",
              ""]
     if local:
@@ -188,7 +200,7 @@ def main() -> None:
                      f"{local['peak_mib']} MiB peak (load {local['load_before']} / "
                      f"{local['load_after']})")
         lines.append("")
-    lines += ["| engine | workers | start-up wall / CPU | eval wall | tree CPU | driver CPU (share) "
+    lines += ["| engine | workers (runs) | start-up wall / CPU | eval wall | tree CPU | driver CPU (share) "
               "| workers' scoring CPU | engine CPU (per run) | partials (MB) | equal to local | load |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
@@ -196,17 +208,25 @@ def main() -> None:
             lines.append(f"| {r['engine']} | {r['workers']} | failed (exit {r['exit']}) | | | | | | | | |")
             continue
         lines.append(
-            f"| {r['engine']} | {r['workers']} | {r['start_s']} s / {r['start_cpu_s']} s | "
+            f"| {r['engine']} | {r['workers']} ({r['rows']:,}) | {r['start_s']} s / {r['start_cpu_s']} s | "
             f"{r['eval_s']} s | {r['tree_cpu_s']} s | {r['driver_cpu_s']} s ({r['driver_share']:.1%}) | "
             f"{r['worker_score_cpu_s']} s | {r['engine_cpu_s']} s ({r['engine_us_per_run']} µs) | "
             f"{r['partials']} ({r['partial_mb']}) | {r['equal']} | {r['load_before']} / {r['load_after']} |")
     lines.append("")
     for eng in a.engines:
-        by = {r["workers"]: r for r in rows if r["engine"] == eng and "eval_s" in r}
+        by = {r["workers"]: r for r in rows if r["engine"] == eng and "eval_s" in r and not r["head"]}
         if 1 in by and len(by) > 1:
             w = max(by)
             lines.append(f"- {eng}: {w} workers {by[1]['eval_s'] / by[w]['eval_s']:.2f}x one worker "
                          f"(eval wall {by[1]['eval_s']} s vs {by[w]['eval_s']} s)")
+        small = [r for r in rows if r["engine"] == eng and r["head"] and "eval_s" in r]
+        if small and max(a.workers) in by:
+            big, sm = by[max(a.workers)], small[0]
+            per = (big["engine_cpu_s"] - sm["engine_cpu_s"]) / max(big["rows"] - sm["rows"], 1)
+            lines.append(f"- {eng}: engine's own CPU {sm['engine_cpu_s']} s fixed (a {sm['rows']:,}-run "
+                         f"eval) + {per * 1e6:.0f} µs per run; driver {sm['driver_cpu_s']} s fixed + "
+                         f"{(big['driver_cpu_s'] - sm['driver_cpu_s']) / max(big['rows'] - sm['rows'], 1) * 1e6:.1f}"
+                         " µs per run")
     lines.append(f"- whole benchmark: {time.monotonic() - started:.0f} s")
     text = "\n".join(lines)
     print(text)
