@@ -6,11 +6,12 @@ batch returns its per-run results plus one extra row holding that batch's partia
 scorecard; the results stay a Dataset without that column. Datasets without a ``seq``
 column are numbered by zipping them with ``ray.data.range``.
 
-``eval_file`` (``trajcheck eval --engine ray``) does not read the file through Ray: it cuts
-it into line-aligned byte ranges (``files``) and maps a Dataset of those ranges, so each
-task reads and scores its own lines, numbered in input order, and returns one partial --
+``eval_file`` (``trajcheck eval --engine ray``) does not read the file through Ray Data: it
+cuts it into line-aligned byte ranges (``files``) and runs one plain Ray task per range,
+which reads and scores its own lines, numbered in input order, and returns one partial --
 nothing per run crosses to the driver unless ``on_rows`` asks for the result rows (they
-then stream back in input order). The cases go to the workers once (``ray.put``) and are
+then come back in input order), and the driver only waits (Ray Data's executor would poll
+on it, and start its own actors). The cases go to the workers once (``ray.put``) and are
 unpacked once per worker process.
 
 Needs ray[data] (extra ``ray``). ``init`` starts a local Ray (loopback only, no dashboard)
@@ -51,6 +52,9 @@ def init(workers: int = 2) -> Any:
         raise EngineError("--engine ray needs ray: pip install 'trajcheck[ray]'") from e
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # Ray runs its workers at nice 15 by default; here they do the whole evaluation, and
+        # on a shared machine niced workers get almost no CPU (measured: 1/10 of Spark's)
+        os.environ.setdefault("RAY_worker_niceness", "0")
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
                  configure_logging=False, _node_ip_address="127.0.0.1")
     ctx = ray.data.DataContext.get_current()
@@ -101,32 +105,23 @@ class _Mapper:
         return pa.Table.from_batches(out + [_partial_row(part, schema)], schema=schema)
 
 
-class _RangeScorer:
-    """The per-range function of ``eval_file``: reads its byte ranges of the file and
-    scores their lines, one partial per range (and the result rows with ``results``)."""
+def _score_range(shipped: ShippedScorer, path: str, start: int, end: int, index: int,
+                 results: bool) -> tuple[bytes, Any]:
+    """One task of ``eval_file``: read the lines of byte range ``[start, end)`` (range number
+    ``index``) and score them; the range's partial as bytes, and its per-run results (a
+    pyarrow Table) with ``results``, else None."""
+    import pyarrow as pa
 
-    def __init__(self, shipped: ShippedScorer, path: str, results: bool) -> None:
-        self.shipped, self.path, self.results = shipped, path, results
+    from .batch import result_schema
 
-    def __call__(self, batch: Any) -> Any:
-        import pyarrow as pa
-
-        from .batch import result_schema
-
-        scorer = self.shipped.get()
-        schema = (result_schema() if self.results else pa.schema([])).append(
-            pa.field(PARTIAL, pa.binary()))
-        out = []
-        for start, end, index in zip(batch.column("start").to_pylist(),
-                                     batch.column("end").to_pylist(),
-                                     batch.column("index").to_pylist()):
-            part = scorer.new_partial()
-            for seqs, texts in files.read_range(self.path, start, end, index):
-                res = scorer.score_texts(seqs, texts, part, rows=self.results)
-                if res is not None:
-                    out.append(res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary())))
-            out.append(_partial_row(part, schema))
-        return pa.Table.from_batches(out, schema=schema)
+    scorer = shipped.get()
+    part = scorer.new_partial()
+    out = []
+    for seqs, texts in files.read_range(path, start, end, index):
+        res = scorer.score_texts(seqs, texts, part, rows=results)
+        if res is not None:
+            out.append(res)
+    return part.to_bytes(), pa.Table.from_batches(out, schema=result_schema()) if results else None
 
 
 def _only_partials(batch: Any) -> Any:
@@ -241,17 +236,19 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     ray = init(workers)
     scorer = BatchScorer(cases, keep_runs=keep_runs, format=format, error_pattern=error_pattern)
     cuts = files.ranges(path, files.plan(os.path.getsize(path), workers))
-    items = [{"start": a, "end": b, "index": i} for i, (a, b) in enumerate(cuts)]
-    ds = ray.data.from_items(items, override_num_blocks=max(len(items), 1))
-    out = ds.map_batches(_RangeScorer(ship(scorer), os.path.abspath(path), on_rows is not None),
-                         batch_format="pyarrow", batch_size=1)
+    task = ray.remote(num_cpus=1)(_score_range)
+    shipped = ray.put(ship(scorer))
+    full = os.path.abspath(path)
+    refs = [task.remote(shipped, full, a, b, i, on_rows is not None)
+            for i, (a, b) in enumerate(cuts)]
     blobs: list[bytes] = []
 
     def rows() -> Iterator[Any]:
-        for b in out.iter_batches(batch_format="pyarrow", batch_size=None):
-            blobs.extend(x for x in b.column(PARTIAL).to_pylist() if x is not None)
-            if on_rows is not None:
-                yield from _drop_partials(b).to_pylist()
+        for ref in refs:  # in input order; the driver waits, the tasks run as CPUs free up
+            blob, table = ray.get(ref)
+            blobs.append(blob)
+            if table is not None:
+                yield from table.to_pylist()
 
     it = rows()
     if on_rows is not None:
