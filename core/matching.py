@@ -546,23 +546,16 @@ def match_calls(pred: Sequence[ToolCall], exp: Sequence[ExpectedCall], *,
 
 def _match_calls(pred: Sequence[ToolCall], exp: Sequence[ExpectedCall], args_mode: str | None,
                  context: MatchContext | None) -> CallMatching:
-    ml: list[int] | None = None
-    if all(type(p) is ToolCall for p in pred):
-        from .exact_match import exact_match, exact_plan
-
-        plan = exact_plan(exp, args_mode)
-        if plan is not None:  # every matcher exact: match by canonical key (same pairs)
-            ml = exact_match(plan, pred, len(exp))
-    if ml is None:
-        cexp = compile_all(exp)
-        adj = compatibility(pred, cexp, args_mode, context or DEFAULT_CONTEXT)
-        ml = _hopcroft_karp(adj, len(cexp))
+    ctx = context or DEFAULT_CONTEXT
+    cexp = compile_all(exp)
+    adj = compatibility(pred, cexp, args_mode, ctx)
+    ml = _hopcroft_karp(adj, len(cexp))
     pairs = tuple((i, j) for i, j in enumerate(ml) if j != -1)
     matched_exp = {j for _, j in pairs}
     return CallMatching(
         pairs=pairs,
         unmatched_pred=tuple(i for i, j in enumerate(ml) if j == -1),
-        unmatched_exp=tuple(j for j in range(len(exp)) if j not in matched_exp),
+        unmatched_exp=tuple(j for j in range(len(cexp)) if j not in matched_exp),
     )
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import MetricInputError, SchemaError
-from ..exact_match import exact_match, exact_plan
 from ..matchers import MatchContext
 from ..matching import (
     CompiledCall,
@@ -136,16 +135,6 @@ def match_kept(calls: Sequence[ToolCall], retried: frozenset[int], expected: Seq
     Per-call args mode: ``args_mode`` if given, else the expected call's own, else
     ``default_mode`` (the case's), else ``expected_keys`` (``DEFAULT_ARGS_MODE``).
     """
-    plan = exact_plan(expected, args_mode, default_mode)
-    if plan is not None:  # every matcher exact: match by canonical key (same pairs, linear)
-        if retried:
-            kept = [i for i in range(len(calls)) if i not in retried]
-            m = exact_match(plan, [calls[i] for i in kept], len(expected))
-        else:
-            kept = list(range(len(calls)))
-            m = exact_match(plan, calls, len(expected))
-        if m is not None:
-            return Matched(kept, m, len(expected))
     cexp = compile_all(expected)
     return match_compiled(calls, retried, cexp, args_mode=args_mode, default_mode=default_mode,
                           ctx=ctx)
