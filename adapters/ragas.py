@@ -66,7 +66,7 @@ except ImportError as _e:  # pragma: no cover - exercised only without the extra
     ) from _e
 
 from trajcheck.errors import MetricInputError, TrajcheckError
-from trajcheck.metrics.prf_dicts import tool_call_prf_dicts
+from trajcheck.metrics.prf_dicts import tool_call_figures_dicts, tool_call_prf_dicts
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
@@ -194,6 +194,26 @@ def _prepare(opts: Mapping[str, Any]) -> tuple[dict[str, Any], _catalog.Options]
                          judge=opts.get("judge"), weights=opts.get("weights"), ignore=opts.get("ignore"),
                          id_args=opts.get("id_args"), retry_budget=opts.get("retry_budget") or 2)
     return settings, o
+
+
+_FIGURE = {"tool_call_precision": 0, "tool_call_recall": 1, "tool_call_f1": 2}
+
+
+def _figure_only(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any],
+                 prepared: tuple[dict[str, Any], _catalog.Options]) -> float | None:
+    """The score alone of a tool-call P/R/F1 row on a plain RAGAS sample
+    (``tool_call_figures_dicts``: no reason or parts built), or None when the sample or the
+    settings need ``_compute``. The same figure as ``_compute(...).score``."""
+    settings, o = prepared
+    if (kind not in _CALLS_ONLY or opts.get("match") or o.semantic_scorer is not None
+            or o.judge is not None):
+        return None
+    plain = _plain_sample(user_input, reference_tool_calls)
+    if plain is None:
+        return None
+    figs = tool_call_figures_dicts(plain[0], plain[1], optional_calls=settings.get("optional_calls") or (),
+                                   args_mode=o.args_mode)
+    return None if figs is None else figs[_FIGURE[_catalog.row_metric(kind).key]]
 
 
 def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any],
@@ -352,14 +372,16 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
         prep = self._prep()
         ui, ref = sample.user_input, sample.reference_tool_calls
         if self.metric in _CALLS_ONLY:
-            # RAGAS keeps only the score: the reason's argument-difference note (the costliest
-            # part of tool-call P/R/F1) is left out here; last_result builds the full result if
-            # and when it is read
-            res = _compute(self.metric, ui, ref, prep[0], prep[1], arg_note=False)
-            self.__dict__["_pending"] = (ui, ref, prep)
-        else:
-            res = _compute(self.metric, ui, ref, prep[0], prep[1])
-            self.last_result = res
+            # RAGAS keeps only the score: the figures alone are computed here (no reason or
+            # parts); last_result builds the full result if and when it is read
+            fig = _figure_only(self.metric, ui, ref, prep[0], prep[1])
+            if fig is None:
+                score = _compute(self.metric, ui, ref, prep[0], prep[1], arg_note=False).score
+                fig = math.nan if score is None else float(score)
+            self.__dict__["_pending"] = (ui, ref, prep)  # set only once this sample scored
+            return fig
+        res = _compute(self.metric, ui, ref, prep[0], prep[1])
+        self.last_result = res
         return math.nan if res.score is None else float(res.score)
 
     def as_collections(self) -> TrajcheckCollectionsMetric:

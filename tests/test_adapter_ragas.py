@@ -275,6 +275,15 @@ def test_evaluate_scores_without_the_argument_note_and_last_result_is_the_full_r
     df = evaluate(EvaluationDataset(samples=[s]), metrics=[m], show_progress=False,
                   raise_exceptions=True).to_pandas()
     assert df["trajcheck_tool_call_f1"][0] == full.score == 0.5
+    # precision and recall rows inside the runner: the figures alone, equal to the core's
+    rows = [ar.TrajcheckRagasMetric(metric="tool_call_precision", optional_calls=["lookup"]),
+            ar.TrajcheckRagasMetric(metric="tool_call_recall")]
+    s2 = sample([(c["name"], c["args"]) for c in calls] + [("lookup", {})],
+                [(e["name"], e["args"]) for e in exp])
+    df2 = evaluate(EvaluationDataset(samples=[s2]), metrics=rows, show_progress=False,
+                   raise_exceptions=True).to_pandas()
+    assert [df2[r.name][0] for r in rows] == [1 / 2, 1 / 2]
+    assert [r.last_result.score for r in rows] == [1 / 2, 1 / 2]  # type: ignore[union-attr]
     got = m.last_result
     assert got is not None and (got.score, got.reason, got.parts) == (full.score, full.reason, full.parts)
     assert m.last_result is got  # built once

@@ -16,7 +16,7 @@ from trajcheck.errors import DatasetError, MatcherError
 from trajcheck.matchers import DEFAULT_CONTEXT
 from trajcheck.matching import retried_failures
 from trajcheck.metrics.calls import tool_call_prf
-from trajcheck.metrics.prf_dicts import tool_call_prf_dicts
+from trajcheck.metrics.prf_dicts import tool_call_figures_dicts, tool_call_prf_dicts
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-1, 2), st.sampled_from([1.0, 2.5]),
@@ -87,6 +87,9 @@ def test_key_matching_equals_the_general_path(keyed_from, run, case_mode, over, 
         d = tool_call_prf_dicts([c.to_dict() for c in calls], [e.to_dict() for e in exp],
                                 optional_calls=list(optional), args_mode=over)
         assert d == tool_call_prf(calls, case, args_mode=over)
+        figs = tool_call_figures_dicts([c.to_dict() for c in calls], [e.to_dict() for e in exp],
+                                       optional_calls=list(optional), args_mode=over)
+        assert figs is None or figs == (d.precision, d.recall, d.f1)
 
 
 def plan(exp, keyed_from=1):
@@ -147,3 +150,20 @@ def test_many_same_name_exact_calls():
     calls = [{"name": "get", "args": {"id": n - 1 - i}} for i in range(n)]
     r = tool_call_prf_dicts(calls, exp)
     assert r.tp == n and r.parts["pairs"][0] == [0, n - 1]
+
+
+def test_figures_alone_equal_the_full_result_and_decline_outside_the_plain_scope():
+    # seed 000 §2.3's worked example: one expected call, an extra optional lookup and one
+    # unexpected call: P 1/2, R 1, F1 2/3 -- the figures without a reason
+    calls = [{"name": "search", "args": {"q": "paris"}}, {"name": "get_user", "args": {"id": 1}},
+             {"name": "book", "args": {"id": 7}}]
+    exp = [{"name": "search", "args": {"q": "paris"}}]
+    full = tool_call_prf_dicts(calls, exp, optional_calls=["get_user"])
+    figs = tool_call_figures_dicts(calls, exp, optional_calls=["get_user"])
+    assert figs == (full.precision, full.recall, full.f1) == (0.5, 1.0, 2 / 3)
+    # a loose matcher, an unknown mode or a bad optional list: None (the caller takes the
+    # general path, which also raises the errors)
+    assert tool_call_figures_dicts(calls, [{"name": "search", "args": {"q": "par"},
+                                            "match": {"q": "contains"}}]) is None
+    assert tool_call_figures_dicts(calls, exp, args_mode="loose") is None
+    assert tool_call_figures_dicts(calls, exp, optional_calls="get_user") is None  # type: ignore[arg-type]

@@ -201,14 +201,11 @@ def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
                       note, name)
 
 
-def prf_result(m: Matched, call_names: Sequence[str], retried: frozenset[int],
-               exp_names: Sequence[str], optional: Sequence[str],
-               note: Callable[[list[int], list[int]], str], name: str = "tool_call_prf") -> PRFResult:
-    """The ``PRFResult`` of a matching ``m`` (internal): counts, reason and parts.
-
-    ``call_names``/``exp_names``: the tool name of every predicted / expected call;
-    ``note(extra, near)``: the argument-difference note for the unexpected calls ``extra``
-    (``_wrong_args_note``), called only when there is an unexpected call."""
+def kept_counts(m: Matched, call_names: Sequence[str], optional: Sequence[str]
+                ) -> tuple[int, int, list[int]]:
+    """``(tp, n_counted, unexpected)`` of a matching ``m`` (internal): matched calls, counted
+    calls (every kept call except an unmatched call of an optional tool) and the kept calls
+    that are counted but unmatched, in call order."""
     opt = set(optional)
     counted = 0
     extra: list[int] = []
@@ -218,8 +215,19 @@ def prf_result(m: Matched, call_names: Sequence[str], retried: frozenset[int],
                 continue
             extra.append(i)
         counted += 1
+    return len(m.match_of_kept) - m.match_of_kept.count(-1), counted, extra
+
+
+def prf_result(m: Matched, call_names: Sequence[str], retried: frozenset[int],
+               exp_names: Sequence[str], optional: Sequence[str],
+               note: Callable[[list[int], list[int]], str], name: str = "tool_call_prf") -> PRFResult:
+    """The ``PRFResult`` of a matching ``m`` (internal): counts, reason and parts.
+
+    ``call_names``/``exp_names``: the tool name of every predicted / expected call;
+    ``note(extra, near)``: the argument-difference note for the unexpected calls ``extra``
+    (``_wrong_args_note``), called only when there is an unexpected call."""
+    tp, counted, extra = kept_counts(m, call_names, optional)
     n_exp = m.n_expected
-    tp = len(m.match_of_kept) - m.match_of_kept.count(-1)
     p, r, f = prf_counts(tp, counted, n_exp)
     matched_exp = {j for j in m.match_of_kept if j != -1}
     missing = [j for j in range(n_exp) if j not in matched_exp]

@@ -16,7 +16,15 @@ from typing import Any, TypeVar, overload
 from ..exact_match import match_items, plan_of
 from ..matchers import MatchContext
 from ..model import ARGS_MODES, Case, ExpectedCall, ToolCall
-from .calls import Matched, PRFResult, _wrong_args_note, prf_result, tool_call_prf
+from .calls import (
+    Matched,
+    PRFResult,
+    _wrong_args_note,
+    kept_counts,
+    prf_counts,
+    prf_result,
+    tool_call_prf,
+)
 
 _PLAIN_KEYS = frozenset({"name", "args", "args_mode"})
 T = TypeVar("T")
@@ -72,6 +80,21 @@ def _plain_calls(calls: Any) -> list[tuple[str, Any]] | None:
     return out
 
 
+def _plain_match(calls: Any, expected: Any, optional_calls: Any, args_mode: Any
+                 ) -> tuple[list[tuple[str, Any]], list[tuple[str, Any, str | None]], list[int]] | None:
+    """``(calls, expected, match of each call)`` when the dicts are in the plain exact scope
+    (``tool_call_prf_dicts``), else None: the general path is needed."""
+    exp = _plain_expected(expected)
+    got = _plain_calls(calls) if exp is not None else None
+    if got is None or exp is None or (args_mode is not None and args_mode not in ARGS_MODES):
+        return None
+    if type(optional_calls) not in (list, tuple) or not all(type(x) is str and x for x in optional_calls):
+        return None
+    plan = plan_of(exp, args_mode)
+    m = match_items(plan, got, len(exp)) if plan is not None else None
+    return None if m is None else (got, exp, m)
+
+
 def tool_call_prf_dicts(calls: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]],
                         *, optional_calls: Sequence[str] = (),
                         args_mode: str | None = None, arg_note: bool = True) -> PRFResult:
@@ -91,26 +114,39 @@ def tool_call_prf_dicts(calls: Sequence[Mapping[str, Any]], expected: Sequence[M
     of the reason, for a caller that shows only the score); every figure and part is the
     same. Definitions: ``metrics.calls.tool_call_prf`` (seed 000 §2.3).
     """
-    exp = _plain_expected(expected)
-    got = _plain_calls(calls) if exp is not None else None
-    opt_ok = type(optional_calls) in (list, tuple) and all(
-        type(x) is str and x for x in optional_calls)
-    if got is not None and exp is not None and opt_ok and (args_mode is None or args_mode in ARGS_MODES):
-        plan = plan_of(exp, args_mode)
-        m = match_items(plan, got, len(exp)) if plan is not None else None
-        if m is not None:
-            cs = _Lazy(calls, ToolCall.from_dict)
-            es = _Lazy(expected, ExpectedCall.from_dict)
-            ctx = MatchContext()
+    plain = _plain_match(calls, expected, optional_calls, args_mode)
+    if plain is not None:
+        got, exp, m = plain
+        cs = _Lazy(calls, ToolCall.from_dict)
+        es = _Lazy(expected, ExpectedCall.from_dict)
+        ctx = MatchContext()
 
-            def note(extra: list[int], near: list[int]) -> str:
-                return _wrong_args_note(cs, extra, es, near, args_mode, None, ctx) if arg_note else ""
+        def note(extra: list[int], near: list[int]) -> str:
+            return _wrong_args_note(cs, extra, es, near, args_mode, None, ctx) if arg_note else ""
 
-            return prf_result(Matched(list(range(len(got))), m, len(exp)), [n for n, _ in got],
-                              frozenset(), [n for n, _, _ in exp], optional_calls, note)
+        return prf_result(Matched(list(range(len(got))), m, len(exp)), [n for n, _ in got],
+                          frozenset(), [n for n, _, _ in exp], optional_calls, note)
     case = Case(id="dicts", input=None, expected_calls=expected,  # type: ignore[arg-type]
                 optional_calls=optional_calls)  # type: ignore[arg-type]
     return tool_call_prf([ToolCall.from_dict(c) for c in calls], case, args_mode=args_mode)
 
 
-__all__ = ["tool_call_prf_dicts"]
+def tool_call_figures_dicts(calls: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]],
+                            *, optional_calls: Sequence[str] = (), args_mode: str | None = None
+                            ) -> tuple[float, float, float] | None:
+    """``(precision, recall, F1)`` of ``tool_call_prf_dicts`` (same arguments, each in
+    [0, 1]), for a caller that keeps only the figures (a host runner that records a score):
+    no reason and no parts are built. Returns None when the dicts are outside the plain
+    exact scope (a loose matcher, an unknown mode, a malformed call): call
+    ``tool_call_prf_dicts`` then, which also raises the errors. Definitions:
+    ``metrics.calls.tool_call_prf`` (seed 000 §2.3)."""
+    plain = _plain_match(calls, expected, optional_calls, args_mode)
+    if plain is None:
+        return None
+    got, exp, m = plain
+    tp, counted, _ = kept_counts(Matched(list(range(len(got))), m, len(exp)),
+                                 [n for n, _ in got], optional_calls)
+    return prf_counts(tp, counted, len(exp))
+
+
+__all__ = ["tool_call_figures_dicts", "tool_call_prf_dicts"]
