@@ -31,7 +31,7 @@ import math
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -195,6 +195,52 @@ class _Case:
     def __setstate__(self, st: tuple[Any, ...]) -> None:
         for k, v in zip(self.__slots__, st):
             setattr(self, k, v)
+
+
+class CaseRows(Sequence[CaseResult]):
+    """A scorecard's case rows (``CaseResult``), each built when it is read from its case's
+    share of the partial: a quarter of a million rows with their run ids would otherwise be
+    held at once (about 1 KB a case) while the scorecard is written a row at a time.
+    Behaves as the tuple of those rows: indexing, slices (tuples), ``len``, iteration,
+    equality with any sequence of the same rows, hashing and pickling (as a tuple)."""
+
+    __slots__ = ("_order",)
+
+    def __init__(self, order: Sequence[tuple[str, _Case]]) -> None:
+        self._order = order
+
+    @staticmethod
+    def _row(item: tuple[str, _Case]) -> CaseResult:
+        cid, c = item
+        return CaseResult(case_id=cid, trials=c.n, successes=c.succ,
+                          mean_f1=_r(_sum_total(c.f1) / c.n_f1) if c.n_f1 else None,
+                          recorded_successes=c.rec_succ if c.rec_n else None,
+                          run_ids=c.run_ids(cid), case_hash=c.hash)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(map(self._row, self._order[i]))
+        return self._row(self._order[i])
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        return map(self._row, self._order)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (CaseRows, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
 
 
 class SuitePartial:
@@ -509,12 +555,7 @@ class SuitePartial:
         iv.compute(n_boot=n_boot, seed=seed, confidence=confidence)
         ph, phc, pa, pac = kcurve()
         n = self.n
-        cases = tuple(
-            CaseResult(case_id=cid, trials=c.n, successes=c.succ,
-                       mean_f1=_r(_sum_total(c.f1) / c.n_f1) if c.n_f1 else None,
-                       recorded_successes=c.rec_succ if c.rec_n else None,
-                       run_ids=c.run_ids(cid), case_hash=c.hash)
-            for cid, c in order)
+        cases = CaseRows(order)
         suite = SuiteMetrics(
             n_runs=n, n_cases=len(order), n_successes=self.succ,
             task_success_rate=_rate(self.succ, n, confidence) or Estimate(None),
@@ -543,7 +584,7 @@ class SuitePartial:
             m["by_category"] = category_table({k: (g[1], g[2]) for k, g in cats})
         self._trim()
         runs = tuple(r for _, r in sorted(self.kept, key=lambda sr: sr[0]))
-        return Scorecard(suite=suite, cases=cases, runs=runs,
+        return Scorecard(suite=suite, cases=cases, runs=runs,  # type: ignore[arg-type]
                          recorded_reward=recorded(),
                          problems=tuple(problems), meta=m)
 

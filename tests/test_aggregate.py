@@ -196,3 +196,30 @@ def test_compact_case_sums_are_exact_in_any_grouping():
         assert _sum_total(merged) == math.fsum(vals)
     assert _sum_add(None, 0.5) == 0.5 and _sum_add(0.5, 0.25) == 0.75
     assert type(_sum_add(0.1, 0.2)) is tuple and _sum_total(_sum_add(0.1, 0.2)) == math.fsum([0.1, 0.2])
+
+
+def test_case_rows_built_on_demand_behave_as_the_tuple():
+    """A scorecard's case rows are built when read (aggregate.CaseRows): the same rows as a
+    tuple of CaseResult in every use -- indexing, slices, iteration, equality both ways,
+    hashing, pickling (as a tuple) and the JSON form."""
+    import pickle
+    from pathlib import Path
+
+    from trajcheck.aggregate import CaseRows
+    from trajcheck.pipeline import evaluate_stream
+    from trajcheck.traces.stream import stream
+
+    tau = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
+    sc = evaluate_stream(stream(tau), n_boot=20, keep_runs=3)
+    rows = sc.cases
+    assert isinstance(rows, CaseRows)
+    want = tuple(rows)
+    assert len(rows) == len(want) == 50
+    assert rows[0] == want[0] and rows[-1] == want[-1] and rows[3:7] == want[3:7]
+    assert rows == want and want == rows and rows == list(want) and rows != want[:-1]
+    assert hash(rows) == hash(want)
+    back = pickle.loads(pickle.dumps(rows))
+    assert type(back) is tuple and back == want
+    assert [c.to_dict() for c in rows] == [c.to_dict() for c in want]
+    assert sc.to_dict()["cases"][7] == want[7].to_dict()
+    assert want[0].run_ids and want[0].trials == len(want[0].run_ids)
