@@ -798,20 +798,19 @@ def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], iv: _Inte
     ph: dict[int, float] = {}
     pa: dict[int, float] = {}
     cols: dict[int, tuple[int | None, int | None]] = {}
-    cnt: dict[Any, Any] = {t: (c, n) for t, (n, c) in counts.items()}  # reliability takes (c, n)
-    groups = Counter(cnt.values())  # tasks with the same (c, n) have the same values
+    # reliability takes (c, n); counts hold (n, c). No per-task dict of swapped pairs: a
+    # quarter of a million tasks would hold one more tuple and dict entry each
+    groups = Counter((c, n) for n, c in counts.values())  # tasks with the same (c, n): same values
+    n_tasks = len(counts)
     for k in ks:
-        ph[k] = _r(_task_mean(groups, len(cnt), k, hat=True)) or 0.0
-        pa[k] = _r(_task_mean(groups, len(cnt), k, hat=False)) or 0.0
+        ph[k] = _r(_task_mean(groups, n_tasks, k, hat=True)) or 0.0
+        pa[k] = _r(_task_mean(groups, n_tasks, k, hat=False)) or 0.0
         # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
         # tasks resamples those per-task values (same replicates as resampling the tasks);
         # tasks with the same (c, n) share their value
-        memo: dict[tuple[int, int], tuple[float, float]] = {}
-        for t, nc in cnt.items():
-            if nc not in memo:
-                memo[nc] = (pass_hat_k({t: nc}, k), pass_at_k({t: nc}, k))
-        cols[k] = (iv.add([memo[nc][0] for nc in cnt.values()]),
-                   iv.add([memo[nc][1] for nc in cnt.values()]))
+        memo = {cn: (pass_hat_k({0: cn}, k), pass_at_k({0: cn}, k)) for cn in groups}
+        cols[k] = (iv.add([memo[(c, n)][0] for n, c in counts.values()]),
+                   iv.add([memo[(c, n)][1] for n, c in counts.values()]))
 
     def done() -> tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]:
         phc: dict[int, Any] = {}
