@@ -127,3 +127,35 @@ def test_case_store_kept_compact_and_partial_only_scoring(tau_jsonl, tmp_path):
     assert scorer.score_texts(list(range(half, len(lines))), lines[half:], part, rows=False) is None
     assert part.batches == 2 and part.cpu_s > 0 and part.n_rows == len(lines)
     assert finalize([part], store, n_boot=100).to_dict() == want
+
+
+@pytest.mark.parametrize(("seed", "keep"), [(1, 0), (2, 3), (3, 17)])
+def test_kept_runs_scored_in_full_once_on_finalize(tau_jsonl, seed, keep):
+    """With defer_full, partials keep their report runs compact with their rows, and
+    finalize scores in full only the runs the merged scorecard shows: the local eval's
+    scorecard, transcripts included, for any split and a cap smaller than any partial."""
+    lines, cases, _ = tau_jsonl
+    want = evaluate_stream(iter(load_lines(lines)), cases, n_boot=50, keep_runs=keep).to_dict()
+    rnd = random.Random(seed)
+    table = pa.table({"trace": lines, "seq": list(range(len(lines)))})
+    batches = table.to_batches(max_chunksize=rnd.randint(5, 60))
+    rnd.shuffle(batches)
+    scorer = BatchScorer(cases, keep_runs=keep, defer_full=True)
+    parts = []
+    for b in batches:
+        p = scorer.new_partial()
+        scorer.score(b, p, rows=False)
+        parts.append(BatchPartial.from_bytes(p.to_bytes()))
+        assert len(parts[-1].pending) <= len(parts[-1].suite.kept) <= max(2 * keep, 64)
+    got = finalize(parts, cases, n_boot=50)
+    assert got.to_dict() == want
+    assert len(got.runs) == keep
+    # a compact run has no call table; every shown run has its full one, as locally
+    assert all(r.metrics for r in got.runs)
+
+
+def load_lines(lines):
+    from trajcheck.traces.stream import read_row
+
+    for i, x in enumerate(lines):
+        yield from read_row(x, f"row {i}")[0]

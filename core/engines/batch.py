@@ -106,12 +106,20 @@ class BatchPartial:
     #: what the workers spent on trajcheck's own work (engines' costs are the rest)
     cpu_s: float = 0.0
     batches: int = 0
+    #: runs kept for reports but scored compact only (``BatchScorer(defer_full=True)``):
+    #: (position, run id) -> (the row's text, its case column value, the run's index in the
+    #: row, how to read it: format, error pattern, grouped); ``finalize`` scores the few that
+    #: the merged partial keeps in full, instead of every partial scoring its own in full
+    pending: dict[tuple[int, str], tuple[str, Any, int, tuple[str, str | None, bool]]] = field(
+        default_factory=dict)
 
     def merge(self, other: BatchPartial) -> BatchPartial:
         """Fold ``other`` in (in place) and return this partial."""
         self.suite.merge(other.suite)
         self.cpu_s += other.cpu_s
         self.batches += other.batches
+        self.pending.update(other.pending)
+        self.prune()
         self.read.extend(other.read)
         self.keyed.extend(other.keyed)
         self.n_rows += other.n_rows
@@ -119,8 +127,15 @@ class BatchPartial:
         self.unknown.extend(other.unknown)
         return self
 
+    def prune(self) -> None:
+        """Drop the pending rows of runs the partial no longer keeps."""
+        if len(self.pending) > len(self.suite.kept):
+            keep = {(q, r.run_id) for q, r in self.suite.kept}
+            self.pending = {k: v for k, v in self.pending.items() if k in keep}
+
     def to_bytes(self) -> bytes:
         """Serialised form, for engines that move partials between processes."""
+        self.prune()
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
@@ -148,8 +163,9 @@ class BatchScorer:
     def __init__(self, cases: Mapping[str, Case] | Sequence[Case], *, trace_column: str = "trace",
                  seq_column: str | None = "seq", keep_runs: int | None = DEFAULT_KEEP_RUNS,
                  format: str = "auto", error_pattern: str | None = None, grouped: bool = False,
-                 case_column: str | None = None) -> None:
+                 case_column: str | None = None, defer_full: bool = False) -> None:
         self.case_map = case_lookup(cases)
+        self.defer_full = defer_full and keep_runs is not None
         self.trace_column = trace_column
         self.seq_column = seq_column
         self.keep_runs = keep_runs
@@ -211,6 +227,7 @@ class BatchScorer:
 
         pa = _pa()
         keyer = RunKeyer(self.case_map)
+        how = (self.format, self.error_pattern, self.grouped)
         rows: list[dict[str, Any]] = []
         suite = part.suite
         for seq, text, cid in zip(seqs, texts, cids):
@@ -221,7 +238,7 @@ class BatchScorer:
             part.read.extend((seq, p) for p in problems)
             if cid is not None:
                 trajs = [with_case_id(t, cid) for t in trajs]
-            for t in trajs:  # one run per row in practice; a list row holds several
+            for k, t in enumerate(trajs):  # one run per row in practice; a list row holds several
                 before = len(keyer.problems)
                 c = keyer.key(seq, t)
                 part.keyed.extend((seq, p) for p in keyer.problems[before:])
@@ -229,13 +246,40 @@ class BatchScorer:
                     continue
                 r = score_run(t, c, compact=True)
                 if suite.wants(r):
-                    r = score_run(t, c)
+                    key = (seq, r.run_id)
+                    if self.defer_full and key not in part.pending:
+                        part.pending[key] = (text or "", cid, k, how)
+                    else:
+                        r = score_run(t, c)
                 suite.add(r, seq)
                 if want_rows:
                     rows.append(result_row(r, seq, t))
         part.no_case_id.extend(keyer.no_cid)
         part.unknown.extend(keyer.unknown)
+        if len(part.pending) > 2 * len(suite.kept):
+            part.prune()
         return pa.RecordBatch.from_pylist(rows, schema=result_schema()) if want_rows else None
+
+
+def _score_pending(part: BatchPartial, case_map: Mapping[str, Case]) -> None:
+    """Score in full the kept runs that were scored compact (``BatchScorer.defer_full``),
+    from their rows, as the worker would have: read, case id given, keyed, ``score_run``."""
+    from ..traces.stream import read_row
+
+    part.suite._trim()  # the runs the scorecard shows: at most keep_runs
+    kept = part.suite.kept
+    for i, (seq, r) in enumerate(kept):
+        row = part.pending.get((seq, r.run_id))
+        if row is None:
+            continue
+        text, cid, k, (fmt, pattern, grouped) = row
+        trajs, _ = read_row(text, f"row {seq}", fmt, error_pattern=pattern, whole=grouped)
+        t = trajs[k] if cid is None else with_case_id(trajs[k], cid)
+        full = score_run(t, case_map[r.case_id])
+        if full.run_id != r.run_id:  # pragma: no cover - the same row read the same way
+            raise MetricInputError(f"row {seq}: run {r.run_id!r} not found again in its row")
+        kept[i] = (seq, full)
+    part.pending = {}
 
 
 def case_lookup(cases: Mapping[str, Case] | Sequence[Case]) -> Mapping[str, Case]:
@@ -328,6 +372,8 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
         n_parts += 1
     if merged is None:
         raise MetricInputError("no partial aggregates to finalize")
+    if merged.pending:
+        _score_pending(merged, case_map)
     problems = [m for _, m in sorted(merged.read, key=lambda x: x[0])]
     problems += [m for _, m in sorted(merged.keyed, key=lambda x: x[0])]
     problems += [f"case {cid!r}: no traces; not scored" for cid in case_map

@@ -167,7 +167,7 @@ def score_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
         seq_column = "seq"
     scorer = BatchScorer(cases, trace_column=trace_column, seq_column=seq_column,
                          keep_runs=keep_runs, format=format, error_pattern=error_pattern,
-                         grouped=grouped, case_column=case_column)
+                         grouped=grouped, case_column=case_column, defer_full=True)
     out = ds.map_batches(_Mapper(ship(scorer), True), batch_format="pyarrow",
                          batch_size=BATCH_ROWS, zero_copy_batch=True).materialize()
     blobs = [x for b in out.map_batches(_only_partials, batch_format="pyarrow")
@@ -234,7 +234,8 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     (module docstring). ``on_rows`` (optional) gets the per-run result rows in input order
     (e.g. ``EvaluationEmitter.emit_rows``), streamed from the tasks as they finish."""
     ray = init(workers)
-    scorer = BatchScorer(cases, keep_runs=keep_runs, format=format, error_pattern=error_pattern)
+    scorer = BatchScorer(cases, keep_runs=keep_runs, format=format, error_pattern=error_pattern,
+                         defer_full=True)
     cuts = files.ranges(path, files.plan(os.path.getsize(path), workers))
     task = ray.remote(num_cpus=1)(_score_range)
     shipped = ray.put(ship(scorer))

@@ -119,7 +119,8 @@ def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
     df = df.select(*cols)
     scorer = BatchScorer(cases, trace_column="trace", seq_column="seq", keep_runs=keep_runs,
                          format=format, error_pattern=error_pattern, grouped=grouped,
-                         case_column="case_id" if case_column is not None else None)
+                         case_column="case_id" if case_column is not None else None,
+                         defer_full=True)
     shipped = ship(df.sparkSession, scorer)
     # the scorecard's action builds no result rows: only each partition's partial comes back
     blobs = [bytes(r[PARTIAL])
