@@ -14,7 +14,7 @@ the scorecard. Per child it reports:
 - wall seconds of engine start-up and of the eval itself;
 - CPU seconds of the driver's Python process during the eval (reading the partials,
   merging, bootstrap: what does not scale out), of the whole process tree (driver, JVM or
-  Ray's processes, workers; from /proc, so processes still alive are counted), and of the
+  Ray's processes, workers; sampled from /proc every 0.5 s, so exited workers count), and of the
   workers' scoring threads (``BatchPartial.cpu_s``, summed over the partials);
 - the engine's own CPU = tree - driver - workers' scoring, per run (JVM, Arrow transfer,
   Ray's scheduling: the fixed cost that remains when scoring gets cheaper), and start-up CPU;
@@ -46,29 +46,50 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds (user + sys) of ``root`` and its live descendants, each with the reaped
-    children it waited for (``/proc/PID/stat`` utime, stime, cutime, cstime)."""
-    kids: dict[int, list[int]] = {}
-    stats: dict[int, list[str]] = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            raw = (d / "stat").read_text()
-        except OSError:
-            continue
-        f = raw[raw.rindex(")") + 2:].split()  # fields after the command name
-        stats[int(d.name)] = f
-        kids.setdefault(int(f[1]), []).append(int(d.name))
-    total, todo = 0, [root]
-    while todo:
-        p = todo.pop()
-        f = stats.get(p)
-        if f is not None:
-            total += sum(int(x) for x in f[11:15])  # utime stime cutime cstime
-        todo.extend(kids.get(p, []))
-    return total / TICK
+class TreeSampler:
+    """Samples the CPU of every descendant of this process every ``period`` seconds and
+    keeps each one's last figure (own utime + stime): processes that exit between samples
+    still count up to their last sample, even when their parent does not wait for them
+    (Spark's Python daemon ignores SIGCHLD, so its workers' CPU never reaches a cutime)."""
+
+    def __init__(self, period: float = 0.5) -> None:
+        import threading
+
+        self.seen: dict[tuple[int, str], float] = {}
+        self.stop = threading.Event()
+        self.period = period
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> None:
+        me = os.getpid()
+        kids: dict[int, list[int]] = {}
+        stats: dict[int, list[str]] = {}
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                raw = (d / "stat").read_text()
+            except OSError:
+                continue
+            f = raw[raw.rindex(")") + 2:].split()
+            stats[int(d.name)] = f
+            kids.setdefault(int(f[1]), []).append(int(d.name))
+        todo = list(kids.get(me, []))
+        while todo:
+            p = todo.pop()
+            f = stats[p]
+            self.seen[(p, f[19])] = (int(f[11]) + int(f[12])) / TICK  # key: pid + start time
+            todo.extend(kids.get(p, []))
+
+    def run(self) -> None:
+        while not self.stop.wait(self.period):
+            self.sample()
+
+    def total(self) -> float:
+        """CPU seconds of all descendants seen so far."""
+        self.sample()
+        return sum(self.seen.values())
 
 
 def child(a: argparse.Namespace) -> None:
@@ -82,10 +103,14 @@ def child(a: argparse.Namespace) -> None:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         return ru.ru_utime + ru.ru_stime
 
-    me = os.getpid()
+    sampler = TreeSampler()
+
+    def tree() -> float:  # this process and every descendant, exited ones included
+        return self_cpu() + sampler.total()
+
     t0 = time.monotonic()
     cases = load_case_store(a.cases)
-    t1, c1 = time.monotonic(), tree_cpu(me)
+    t1, c1 = time.monotonic(), tree()
     kw = {}
     if a.engine == "spark":
         from trajcheck.engines import spark
@@ -95,9 +120,9 @@ def child(a: argparse.Namespace) -> None:
         from trajcheck.engines import ray
 
         ray.init(a.workers)
-    t2, c2, d2 = time.monotonic(), tree_cpu(me), self_cpu()
+    t2, c2, d2 = time.monotonic(), tree(), self_cpu()
     sc = eval_files(a.runs_file, cases, engine=a.engine, workers=a.workers, **kw)
-    t3, c3, d3 = time.monotonic(), tree_cpu(me), self_cpu()
+    t3, c3, d3 = time.monotonic(), tree(), self_cpu()
     sc.write_json(a.out)
     last = dict(batch.LAST_RUN)
     print(json.dumps({"cases_s": round(t1 - t0, 2), "start_s": round(t2 - t1, 2),
