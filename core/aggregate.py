@@ -644,7 +644,8 @@ class SuitePartial:
         from .metrics.efficiency import summary_from_values
 
         res = summary_from_values(
-            self.n, self.n_eff_success, {f: list(v) for f, v in self.eff_values.items()},
+            # the arrays as they are: one field's sorted copy at a time, not five lists
+            self.n, self.n_eff_success, self.eff_values,
             None if self.cost is None else math.fsum(self.cost))
         dists = res.distributions or {}
         out: dict[str, Any] = {"n_runs": res.n_runs, "n_success": res.n_success,

@@ -53,7 +53,10 @@ def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, s
         raise MetricInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
     if not 0.0 < confidence < 1.0:
         raise MetricInputError(f"confidence must be in (0, 1), got {confidence!r}")
-    cols = [[float(x) for x in c] for c in columns]
+    # the columns are read, not kept: a list of floats is used as it is (no copy: at 250k
+    # tasks a copy of a dozen columns is ~100 MB)
+    cols = [c if type(c) is list and all(type(x) is float for x in c) else [float(x) for x in c]
+            for c in columns]
     for j, c in enumerate(cols):
         if not c:
             raise MetricInputError(f"column {j}: empty suite: no tasks to bootstrap")
@@ -137,24 +140,25 @@ def _limbs(np: Any, col: list[float]) -> tuple[Any, int] | None:
 
 def _reps_numpy(np: Any, group: list[list[float]], m: int, n_boot: int,
                 seed: int) -> list[list[float]] | None:
-    parts = [_limbs(np, c) for c in group]
+    # tasks with equal values in every column are interchangeable: count draws per key (a
+    # row of equal floats). The limbs are built for one task of each key only: the keys'
+    # values are the columns' values, so the limb scale and the fallback are the same.
+    _, first, kid = np.unique(np.array(group, dtype=np.float64).T, axis=0, return_index=True,
+                              return_inverse=True)
+    kid = kid.reshape(-1)
+    firsts = first.tolist()
+    parts = [_limbs(np, [c[i] for i in firsts]) for c in group]
     if any(p is None for p in parts):
         return None
-    # tasks with equal values in every column are interchangeable: count draws per key
-    keys: dict[tuple[float, ...], int] = {}
-    kid = np.fromiter((keys.setdefault(t, len(keys)) for t in zip(*group)), dtype=np.int64,
-                      count=m)
-    first = np.zeros(len(keys), dtype=np.int64)
-    first[kid[::-1]] = np.arange(m - 1, -1, -1)  # a task of each key
     mats: list[Any] = []
     spans: list[tuple[int, int]] = []
     scales: list[int] = []
     for arr, e in parts:  # type: ignore[misc]
         spans.append((sum(x.shape[1] for x in mats), arr.shape[1]))
-        mats.append(arr[first])
+        mats.append(arr)
         scales.append(e)
     limbs = np.concatenate(mats, axis=1)
-    n_keys = len(keys)
+    n_keys = len(firsts)
     bg = np.random.MT19937()
     st = random.Random(seed).getstate()[1]
     state = bg.state
