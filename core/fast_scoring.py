@@ -33,7 +33,7 @@ from .matching import _exact_args_ok, _exact_key, _hopcroft_karp, max_weight_ass
 from .metrics.calls import prf_counts
 from .metrics.composite import COMPONENTS, DEFAULT_WEIGHTS, _nearest_simple
 from .metrics.efficiency import step_efficiency
-from .metrics.outcome import _closest_call_note, unchanged_writes
+from .metrics.outcome import _closest_call_note, unchanged_note, unchanged_writes, writes_made
 from .metrics.trajectory_scores import _lcs_groups
 from .model import Case, Trajectory
 from .runmemo import per_run
@@ -339,15 +339,7 @@ def _outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
             first = (f"case {case.id!r}: unexpected state-changing call {extra[0]} of the run: "
                      f"{c.name} {c.args!r}")
         return False, first + (f" (and {n_problems - 1} more)" if n_problems > 1 else "")
-    n_w = len(writes)
-    made = ("no state-changing call expected and none made" if n_w == 0
-            else "the expected state-changing call made, no other write" if n_w == 1
-            else f"all {n_w} expected state-changing calls made, no other write")
-    if same:
-        i, k = next(iter(same.items()))
-        made += (f"; call {i} ({calls[i].name}) changed nothing: its result equals call {k}'s"
-                 + (f" (and {len(same) - 1} more)" if len(same) > 1 else ""))
-    return True, made
+    return True, writes_made(len(writes)) + unchanged_note(same, calls)
 
 
 def _closest(traj: Trajectory, case: Case, e: Any, unmatched: set[int], calls: list[Any],

@@ -751,6 +751,24 @@ def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
     return None
 
 
+def writes_made(n_expected: int) -> str:
+    """The outcome reason of a run whose writes all held, ``n_expected`` the required
+    state-changing calls (internal; shared with the fast scorer, so both say the same)."""
+    return ("no state-changing call expected and none made" if n_expected == 0
+            else "the expected state-changing call made, no other write" if n_expected == 1
+            else f"all {n_expected} expected state-changing calls made, no other write")
+
+
+def unchanged_note(same: Mapping[int, int], calls: Sequence[ToolCall]) -> str:
+    """``"; call i (tool) changed nothing: ..."`` for the first write whose result equals an
+    earlier call's (``unchanged_writes``), or "" when there is none (internal)."""
+    if not same:
+        return ""
+    i, k = next(iter(same.items()))
+    return (f"; call {i} ({calls[i].name}) changed nothing: its result equals call {k}'s"
+            + (f" (and {len(same) - 1} more)" if len(same) > 1 else ""))
+
+
 def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
                        check_response: bool = True, args_mode: str | None = None) -> MetricResult:
     """Task success judged from the calls when there is no database (tau-bench-style proxy).
@@ -864,17 +882,12 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
             problems.append(f"case {case.id!r}: {resp.reason}")
     ok = not problems
     n_exp = len(expected) - len(not_required)
-    made = ("no state-changing call expected and none made" if n_exp == 0
-            else "the expected state-changing call made, no other write" if n_exp == 1
-            else f"all {n_exp} expected state-changing calls made, no other write")
+    made = writes_made(n_exp)
     if not_required:
         j, w = next(iter(not_required.items()))
         made += (f"; expected call {j} ({case.expected_calls[j].name}) not required: {w}"
                  + (f" (and {len(not_required) - 1} more)" if len(not_required) > 1 else ""))
-    if same:
-        i, k = next(iter(same.items()))
-        made += (f"; call {i} ({calls[i].name}) changed nothing: its result equals call {k}'s"
-                 + (f" (and {len(same) - 1} more)" if len(same) > 1 else ""))
+    made += unchanged_note(same, calls)
     reason = (made + (", response complete" if resp is not None and case.response_must_include else "")
               if ok else problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     parts["problems"] = problems
