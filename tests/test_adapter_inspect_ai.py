@@ -140,7 +140,10 @@ def test_inspect_eval_cli_reports_pass_k(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "success_rate" in p.stdout and "0.906" in p.stdout
-    lg = read_eval_log(str(next(tmp_path.glob("*.eval"))))
+    # The example file holds two tasks, so the log directory holds two logs in no fixed order.
+    logs = [read_eval_log(str(f)) for f in sorted(tmp_path.glob("*.eval"))]
+    assert sorted(lg.eval.task for lg in logs) == ["refund_desk", "refund_desk_final_state"]
+    lg = next(lg for lg in logs if lg.eval.task == "refund_desk")
     by = {(e.name, e.reducer): {k: m.value for k, m in e.metrics.items()} for e in lg.results.scores}
     trials = _trials()
     assert by[("trajcheck_task_success", "pass_hat_k_2")]["mean"] == pytest.approx(pass_hat_k(trials, 2), abs=1e-12)
