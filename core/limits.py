@@ -108,6 +108,32 @@ def loads(text: str | bytes, notes: list[str] | None = None, *, max_depth: int |
     return val
 
 
+NOT_PLAIN = _NOT_PARSED
+"""What ``plain_loads`` returns for text it leaves to ``loads``."""
+# digits as 9 (the 19-digit test) and "[" as "{" (one count of opening brackets)
+_DIGITS_9_OPEN = bytes.maketrans(b"0123456789[", b"9999999999{")
+
+
+def plain_loads(raw: bytes) -> Any:
+    """The value of one line of UTF-8 JSON ``raw`` when ``loads`` would give that value and
+    note nothing, read in one parse (orjson); ``NOT_PLAIN`` for anything else -- text orjson
+    refuses (not JSON, not UTF-8, ``NaN`` literals, lone surrogate escapes, a BOM, blank),
+    an integer of 19 or more digits (orjson makes floats of those beyond 64 bits), or
+    nesting deeper than ``MAX_DEPTH`` -- so the caller reads it with ``loads`` and gets its
+    value, notes or error. What orjson accepts has no non-standard literal and no lone
+    surrogate, so ``loads``' notes and ``scrub`` would change nothing in it. Never raises."""
+    if _orjson_loads is None:  # pragma: no cover - orjson is optional
+        return _NOT_PARSED
+    try:
+        val = _orjson_loads(raw)
+    except _OrjsonError:
+        return _NOT_PARSED
+    t = raw.translate(_DIGITS_9_OPEN)
+    if _DIGIT_RUN in t or (t.count(b"{") > MAX_DEPTH and depth_exceeds(val, MAX_DEPTH)):
+        return _NOT_PARSED
+    return val
+
+
 def finite(v: Any) -> float | None:
     """``v`` as a finite float when it is an int or float (not bool); else None."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):

@@ -489,11 +489,15 @@ class _Acc:
         if name not in w:
             w.append(name)
 
-    def add(self, t: Trajectory, fmt: str, where: str, label: str | None = None) -> None:
+    def add(self, t: Trajectory, fmt: str, where: str, label: str | None = None, *,
+            plain: bool = False) -> None:
+        """Record one trajectory read at ``where``; ``plain`` says its figures are known
+        plain (``native.read_line``), so ``limits.clean_figures`` is not asked again."""
         if self.error_pattern is not None:
             t = apply_error_pattern(t, self.error_pattern)
-        t, notes = limits.clean_figures(t)
-        self.problems.extend(f"{where}: {n}" for n in notes)
+        if not plain:
+            t, notes = limits.clean_figures(t)
+            self.problems.extend(f"{where}: {n}" for n in notes)
         self.trajectories.append(t)
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
         if label is not None:

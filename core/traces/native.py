@@ -21,6 +21,7 @@ never raise on a malformed call: they keep it and record the problem"); each fau
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from ..errors import TraceFormatError
@@ -86,45 +87,74 @@ def _step(s: Mapping[str, Any], problems: list[str], where: str) -> Mapping[str,
     return s if d is None else d
 
 
-def _new(cls: type[Any], values: dict[str, Any]) -> Any:
-    """An instance of one of ``model``'s frozen dataclasses without ``__post_init__`` (Usage,
-    ToolCall, ToolResult, Step, Trajectory) from every field's value in field order -- what
-    their ``from_dict`` builds, without the per-object checks."""
-    obj = object.__new__(cls)
-    object.__setattr__(obj, "__dict__", values)
-    return obj
+# One pass for the usual object (``_one_pass``): each object's instance dict is its class's
+# fields in field order at from_dict's defaults (None; the template) overlaid with the source
+# dict, set through the class's own ``__dict__`` slot -- no generated __init__ (these
+# classes have no __post_init__) and no get per field. A source dict with keys the class
+# does not have is read field by field instead (from_dict ignores such keys).
+def _template(cls: type[Any]) -> dict[str, Any]:
+    return dict.fromkeys(f.name for f in fields(cls))
 
 
-def _usage(u: dict[str, Any]) -> Usage:
-    get = u.get
-    return _new(Usage, {"input_tokens": get("input_tokens"), "output_tokens": get("output_tokens"),
-                        "total_tokens": get("total_tokens"), "cache_read_tokens": get("cache_read_tokens"),
-                        "cache_write_tokens": get("cache_write_tokens"),
-                        "reasoning_tokens": get("reasoning_tokens")})  # type: ignore[no-any-return]
+_STEP_TPL = _template(Step)
+_CALL_TPL = _template(ToolCall)
+_RESULT_TPL = _template(ToolResult)
+_USAGE_TPL = _template(Usage)
+_STEP_KEYS = _STEP_TPL.keys()
+_CALL_KEYS = _CALL_TPL.keys()
+_RESULT_KEYS = _RESULT_TPL.keys()
+_USAGE_KEYS = _USAGE_TPL.keys()
+_WRAPPER_KEYS = ("case_id", "trial", "run_id")  # traces.with_wrapper_metadata's top-level keys
+_LINE_KEYS = _TOP_KEYS | frozenset(_WRAPPER_KEYS)
+_onew = object.__new__
+_set_step = Step.__dict__["__dict__"].__set__
+_set_call = ToolCall.__dict__["__dict__"].__set__
+_set_result = ToolResult.__dict__["__dict__"].__set__
+_set_usage = Usage.__dict__["__dict__"].__set__
+_set_traj = Trajectory.__dict__["__dict__"].__set__
+_BIG_INT = 1 << 1000  # as limits._plain: an int below this converts to a finite float
+_MAX_FLOAT = 1.7976931348623157e308
 
 
-def _read_plain(d: Any) -> Trajectory | None:
-    """``read(d)`` in one pass for the usual line: plain dicts and lists, every step with
-    ``index`` and ``kind``, every call an object with a non-empty string ``name`` and object
-    (or absent / null) ``args``, and objects (or null) where objects belong -- nothing that
-    ``read`` would report. None for anything else (``read`` then takes the general way)."""
+def _fields(tpl: dict[str, Any], src: dict[str, Any]) -> dict[str, Any]:
+    """``tpl``'s keys with ``src``'s values (None when absent): ``{**tpl, **src}`` for a
+    ``src`` with keys ``tpl`` does not have (left out, as from_dict leaves them)."""
+    get = src.get
+    return {k: get(k) for k in tpl}
+
+
+def _plain_counts(u: dict[str, Any]) -> bool:
+    for v in u.values():
+        if v is not None and not (type(v) is int and 0 <= v < _BIG_INT):
+            return False
+    return True
+
+
+def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
+    """``(read(d), plain)`` built in one pass for the usual object, or None for anything else
+    (``read`` then takes the general way). The usual object: a plain dict with a non-empty
+    ``steps`` list of dicts with ``index`` and ``kind``, calls that are dicts with a non-empty
+    string ``name`` and object (or absent / null) ``args``, and dicts (or null) where
+    ``tool_calls``' items, ``tool_result``, ``usage``, ``metadata`` and ``total_usage``
+    belong -- nothing ``read`` would report. ``wrapper``: merge the top-level ``case_id`` /
+    ``trial`` / ``run_id`` into metadata as ``traces.with_wrapper_metadata`` does. ``plain``
+    is True only when every cost, latency and token count is a float or int that
+    ``limits.clean_figures`` keeps with no note (False: ask ``clean_figures``)."""
     if type(d) is not dict:
         return None
     raw_steps = d.get("steps")
     if type(raw_steps) is not list or not raw_steps:
         return None
-    meta = d.get("metadata")
-    usage = d.get("total_usage")
-    if (meta is not None and type(meta) is not dict) or (usage is not None and type(usage) is not dict):
-        return None
-    steps = []
+    plain = True
+    steps: list[Step] = []
+    append = steps.append
+    o: Any
     for s in raw_steps:
         if type(s) is not dict or "kind" not in s or "index" not in s:
             return None
-        get = s.get
-        tcs = get("tool_calls")
-        calls: tuple[ToolCall, ...] = ()
-        if tcs is not None:
+        v = {**_STEP_TPL, **s} if s.keys() <= _STEP_KEYS else _fields(_STEP_TPL, s)
+        tcs = v["tool_calls"]
+        if tcs:
             if type(tcs) is not list:
                 return None
             made = []
@@ -135,39 +165,102 @@ def _read_plain(d: Any) -> Trajectory | None:
                 a = c.get("args")
                 if type(name) is not str or not name or (a is not None and type(a) is not dict):
                     return None
-                cget = c.get
-                made.append(_new(ToolCall, {"name": name, "args": a, "call_id": cget("call_id"),
-                                            "raw_args": cget("raw_args"),
-                                            "args_parse_error": cget("args_parse_error"),
-                                            "tool_type": cget("tool_type")}))
-            calls = tuple(made)
-        tr = get("tool_result")
-        su = get("usage")
-        sm = get("metadata")
-        if ((tr is not None and type(tr) is not dict) or (su is not None and type(su) is not dict)
-                or (sm is not None and type(sm) is not dict)):
-            return None
-        if tr:
-            tget = tr.get
-            tr = _new(ToolResult, {"call_id": tget("call_id"), "name": tget("name"),
-                                   "output": tget("output"), "is_error": tget("is_error"),
-                                   "error": tget("error")})
+                o = _onew(ToolCall)
+                _set_call(o, {**_CALL_TPL, **c} if c.keys() <= _CALL_KEYS else _fields(_CALL_TPL, c))
+                made.append(o)
+            v["tool_calls"] = tuple(made)
+        elif tcs is None or type(tcs) is list:
+            v["tool_calls"] = ()
         else:
-            tr = None
-        steps.append(_new(Step, {
-            "index": s["index"], "kind": s["kind"], "content": get("content"), "tool_calls": calls,
-            "tool_result": tr, "usage": None if su is None else _usage(su),
-            "cost_usd": get("cost_usd"), "latency_ms": get("latency_ms"), "model": get("model"),
-            "start_time": get("start_time"), "end_time": get("end_time"),
-            "agent_name": get("agent_name"), "span_id": get("span_id"), "parent_id": get("parent_id"),
-            "metadata": dict(sm) if sm else {}}))
+            return None
+        tr = v["tool_result"]
+        if tr is not None:
+            if type(tr) is not dict:
+                return None
+            if tr:
+                o = _onew(ToolResult)
+                _set_result(o, {**_RESULT_TPL, **tr} if tr.keys() <= _RESULT_KEYS else _fields(_RESULT_TPL, tr))
+                v["tool_result"] = o
+            else:
+                v["tool_result"] = None
+        u = v["usage"]
+        if u is not None:
+            if type(u) is not dict:
+                return None
+            if plain:
+                for x in u.values():
+                    if x is not None and not (type(x) is int and 0 <= x < _BIG_INT):
+                        plain = False
+            o = _onew(Usage)
+            _set_usage(o, {**_USAGE_TPL, **u} if u.keys() <= _USAGE_KEYS else _fields(_USAGE_TPL, u))
+            v["usage"] = o
+        m = v["metadata"]
+        if m is None:
+            v["metadata"] = {}
+        elif type(m) is dict:
+            v["metadata"] = dict(m) if m else {}
+        else:
+            return None
+        if plain:
+            c, lat = v["cost_usd"], v["latency_ms"]
+            if not ((c is None or (type(c) is float and 0.0 <= c <= _MAX_FLOAT))
+                    and (lat is None or (type(lat) is float and 0.0 <= lat <= _MAX_FLOAT))):
+                plain = False
+        o = _onew(Step)
+        _set_step(o, v)
+        append(o)
     get = d.get
-    return _new(Trajectory, {  # type: ignore[no-any-return]
-        "steps": tuple(steps), "final_response": get("final_response"),
-        "total_usage": None if usage is None else _usage(usage),
-        "total_cost_usd": get("total_cost_usd"), "total_latency_ms": get("total_latency_ms"),
-        "source_format": get("source_format"), "trace_id": get("trace_id"),
-        "session_id": get("session_id"), "metadata": dict(meta) if meta else {}})
+    meta = get("metadata")
+    if meta is None:
+        meta = {}
+    elif type(meta) is dict:
+        meta = dict(meta) if meta else {}
+    else:
+        return None
+    usage = get("total_usage")
+    if usage is not None:
+        if type(usage) is not dict:
+            return None
+        fill = _fields(_USAGE_TPL, usage)
+        if plain and not _plain_counts(fill):
+            plain = False
+        usage = _onew(Usage)
+        _set_usage(usage, fill)
+    if wrapper and ("case_id" in d or "trial" in d or "run_id" in d):
+        # the wrapper's keys first; the trajectory's own metadata wins a clash
+        add = {k: d[k] for k in _WRAPPER_KEYS if d.get(k) is not None and k not in meta}
+        if add:
+            meta = {**add, **meta}
+    cost, lat = get("total_cost_usd"), get("total_latency_ms")
+    if plain and not ((cost is None or (type(cost) is float and 0.0 <= cost <= _MAX_FLOAT))
+                      and (lat is None or (type(lat) is float and 0.0 <= lat <= _MAX_FLOAT))):
+        plain = False
+    t = _onew(Trajectory)
+    _set_traj(t, {"steps": tuple(steps), "final_response": get("final_response"), "total_usage": usage,
+                  "total_cost_usd": cost, "total_latency_ms": lat, "source_format": get("source_format"),
+                  "trace_id": get("trace_id"), "session_id": get("session_id"), "metadata": meta})
+    return t, plain
+
+
+def _read_plain(d: Any) -> Trajectory | None:
+    """``read(d)`` in one pass for the usual object (``_one_pass``); None for anything else."""
+    got = _one_pass(d, False)
+    return None if got is None else got[0]
+
+
+def read_line(d: Any) -> tuple[Trajectory, bool] | None:
+    """``(trajectory, plain)`` for the usual JSONL line ``d`` (a parsed object), or None.
+
+    The trajectory is what ``traces.read(d)`` gives -- ``read`` plus the top-level
+    ``case_id`` / ``trial`` / ``run_id`` merged into metadata (``traces.with_wrapper_metadata``)
+    -- for a dict with none but a trajectory's keys and those three (so no wrapper of
+    ``traces.wrappers`` and no other format can claim it) that ``_one_pass`` takes. ``plain``:
+    True when ``limits.clean_figures`` would change nothing and note nothing (False: ask it).
+    The source's containers (``args``, ``output``, metadata values) are shared with the
+    result, not copied."""
+    if type(d) is not dict or not d.keys() <= _LINE_KEYS:
+        return None
+    return _one_pass(d, True)
 
 
 def read(obj: Any) -> Trajectory:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TraceFormatError
+from ..limits import NOT_PLAIN, plain_loads
 from ..model import Trajectory
 from . import (
     _GZ_SUFFIXES,
@@ -38,8 +39,10 @@ from . import (
     _units,
     detect,
     load,
+    native,
 )
 from .case_keys import qualify
+from .native import read_line
 
 # formats read one record at a time (the rest need every record of their file together)
 _GROUPING = frozenset({"tau_bench", "inspect_ai", "otel", "langsmith", "openai_agents",
@@ -134,28 +137,47 @@ class TraceStream:
             fh = f.open("rb")
         except OSError as e:
             raise TraceFormatError(f"{f}: cannot be read ({e.strerror})") from e
+        # the usual line of trajcheck's own JSONL (native.read_line) is parsed once and built
+        # in one pass; any other line -- or one plain_loads leaves to limits.loads -- goes the
+        # general way below, which gives it the same trajectory, problems and errors
+        usual = self.fmt in ("auto", native.FORMAT)
+        out = acc.trajectories
         with fh:
             for n, raw in enumerate(fh, 1):
                 if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
-                try:
-                    line = decoder.decode(raw, final=True)
-                except UnicodeDecodeError as e:
-                    acc.skip(f"{f}:{n}: not UTF-8 text ({e.reason} at byte {e.start} of the "
-                             "line); line skipped")
-                    decoder.reset()
-                    continue
-                if not line.strip():
-                    continue
-                seen_any = True
-                where = f"{f}:{n}"
-                try:
-                    obj = _json(line, where, acc)
-                except ValueError as e:
-                    msg = getattr(e, "msg", None) or str(e)
-                    col = f" (column {e.colno})" if hasattr(e, "colno") else ""
-                    bad.append(f"{where}: not valid JSON: {msg}{col}; line skipped")
-                    continue
+                obj = plain_loads(raw)
+                if usual and obj is not NOT_PLAIN:
+                    got = read_line(obj)
+                    if got is not None:
+                        seen_any = True
+                        n_units += 1
+                        acc.add(got[0], native.FORMAT, f"{label}:{n}", label, plain=got[1])
+                        self.n_read += 1
+                        yield out.pop()  # acc.add's one trajectory (drained after every line)
+                        continue
+                if obj is not NOT_PLAIN:  # parsed, with nothing for loads to note
+                    seen_any = True
+                    where = f"{f}:{n}"
+                else:
+                    try:
+                        line = decoder.decode(raw, final=True)
+                    except UnicodeDecodeError as e:
+                        acc.skip(f"{f}:{n}: not UTF-8 text ({e.reason} at byte {e.start} of the "
+                                 "line); line skipped")
+                        decoder.reset()
+                        continue
+                    if not line.strip():
+                        continue
+                    seen_any = True
+                    where = f"{f}:{n}"
+                    try:
+                        obj = _json(line, where, acc)
+                    except ValueError as e:
+                        msg = getattr(e, "msg", None) or str(e)
+                        col = f" (column {e.colno})" if hasattr(e, "colno") else ""
+                        bad.append(f"{where}: not valid JSON: {msg}{col}; line skipped")
+                        continue
                 now: list[tuple[Any, str]] = []
                 for o, w in _units(obj, acc, label, where):
                     unit = (o, where + (f" {w}" if w else ""))
