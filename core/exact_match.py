@@ -20,7 +20,7 @@ value without a canonical key); ``exact_match`` pairs a list of predicted calls 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .matchers import MISSING
@@ -134,7 +134,7 @@ def match_items(plan: ExactPlan, calls: Sequence[tuple[str, Any]], n_expected: i
     return out
 
 
-def rows_of(plan: ExactPlan, calls: Sequence[tuple[str, Any]]) -> tuple[list[list[int]], bool] | None:
+def rows_of(plan: ExactPlan, calls: Iterable[tuple[str, Any]]) -> tuple[list[list[int]], bool] | None:
     """Per predicted call ``(name, args)`` the expected indices it matches, increasing
     (``matching.compatibility``'s rows; rows of one keyed block are the same list object,
     not to be changed), and whether any tool was compared one by one. None when a predicted

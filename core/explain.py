@@ -20,7 +20,7 @@ from typing import Any
 
 from .model import ExpectedCall, ToolCall
 
-__all__ = ["explain_mismatch", "value_diff"]
+__all__ = ["explain_exact", "explain_mismatch", "value_diff"]
 
 _VALUE_CHARS = 60
 
@@ -134,6 +134,8 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
     mode = args_mode or cc.args_mode or DEFAULT_ARGS_MODE
     if mode == "ignore":
         return None
+    if cc.exact_args is not None:  # every argument compared with ``exact``, none unexpected
+        return explain_exact(pargs, cc.exact_args, mode)
     ctx = context if context is not None else DEFAULT_CONTEXT
     for k, m in cc.unexpected:
         v = pargs.get(k, MISSING)
@@ -155,6 +157,27 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
                 f"{_similarity_note(m, ev, pv, ctx)}")
     if mode == "exact_keys":
         extra = [k for k in pargs if k not in cc.allowed]
+        if extra:
+            return f"unexpected argument{'s' if len(extra) > 1 else ''} {_keys(extra)}"
+    return None
+
+
+def explain_exact(pargs: Mapping[str, Any], eargs: Mapping[str, Any], mode: str) -> str | None:
+    """:func:`explain_mismatch` for a call of the expected tool with object arguments
+    ``pargs`` against expected arguments ``eargs``, every one compared with ``exact`` and
+    no ``match`` entry, under ``mode`` (not ``ignore``): the first expected argument
+    missing or different, then (``exact_keys``) the arguments not expected; None when it
+    matches."""
+    from .matchers import exact_equal
+
+    for k, ev in eargs.items():
+        if k not in pargs:
+            return f"{k}: missing (expected {_show(ev)})"
+        pv = pargs[k]
+        if not exact_equal(ev, pv):
+            return value_diff(ev, pv, str(k)) or f"{k}: expected {_show(ev)}, got {_show(pv)}"
+    if mode == "exact_keys":
+        extra = [k for k in pargs if k not in eargs]
         if extra:
             return f"unexpected argument{'s' if len(extra) > 1 else ''} {_keys(extra)}"
     return None

@@ -34,6 +34,7 @@ def same(t: Trajectory, c: Case, ctx: Any = None) -> bool:
         a, b = getattr(fast, f.name), getattr(want, f.name)
         assert (a, type(a)) == (b, type(b)), (f.name, a, b, c.id)
     assert fast == want
+    assert list(vars(fast)) == list(vars(want))  # built from a dict: every field, in order
     return True
 
 

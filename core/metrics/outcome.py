@@ -639,7 +639,8 @@ def _ids(obj: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, repr(v)) for k, v in obj.items() if k == "id" or k.endswith("_id")))
 
 
-def unchanged_writes(traj: Trajectory, indices: Sequence[int]) -> dict[int, int]:
+def unchanged_writes(traj: Trajectory, indices: Sequence[int],
+                     pairs: Sequence[tuple[ToolCall, Any]] | None = None) -> dict[int, int]:
     """Which successful calls (positions in ``traj.pairs()``) provably changed nothing:
     ``{call: earlier call}`` where the call's result is a JSON object equal to the latest
     earlier successful result about the same object (same key set and same ``id`` /
@@ -648,11 +649,13 @@ def unchanged_writes(traj: Trajectory, indices: Sequence[int]) -> dict[int, int]
     Tools of tau-bench and tau2 return the record they wrote (a reservation, an order, a
     user); when that record is what an earlier call (a read, or the same write) returned,
     the write left it as it was. A result that is not a JSON object, or with no earlier
-    result about the same object, proves nothing and is not listed.
+    result about the same object, proves nothing and is not listed. ``pairs``: the run's
+    ``traj.pairs()`` when the caller holds them already.
     """
     from ..matching import is_failed
 
-    pairs = traj.pairs()
+    if pairs is None:
+        pairs = traj.pairs()
     seen: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
     out: dict[int, int] = {}
     want = set(indices)
