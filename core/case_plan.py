@@ -6,6 +6,13 @@ state-changing (non-optional) expected calls, names, modes, the step bounds, thr
 definition hash. It is kept on the case object itself (as ``case_store`` keeps the hash),
 so memory is bounded by the cases alive, and a case built again gets a new plan.
 
+A plan also carries what a compact result reads off the case (its id, category, case-level
+``args_mode``, each expected call's own mode) and gives back the case itself (``case()``)
+or one expected call (``expected_call(j)``) when a reason needs them, so a scorer holding
+only a plan never builds the case for a run that passes. ``case_store.CaseStore.plan(cid)``
+keeps each case's plan packed (``pack`` / ``unpack``) and gives it by case id without
+building the ``Case``; ``plan_for(cases, cid)`` does that for any mapping of cases.
+
 A case outside the fast path's scope gets ``None`` and is scored by the general path
 (``scoring.score_run``): any expected call with a ``match`` spec or non-dict arguments, a
 case-level ``args_mode`` that disagrees with a call's own, forbidden sequences, precedence
@@ -15,7 +22,8 @@ rules, faults, required response items, an expected route, or case metadata othe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -26,6 +34,7 @@ from .model import DEFAULT_ARGS_MODE, Case, ExpectedCall
 _PLAN_ATTR = "_fast_plan"
 _NO_PLAN: Any = ()  # marker kept on a case outside the scope
 _CASE_META = frozenset({"category"})
+_GLOB = frozenset("*?[")  # a pattern without these matches only its own text
 
 
 @dataclass
@@ -46,20 +55,41 @@ class CasePlan:
     threshold: float
     forbidden_pattern: dict[str, bool]   # tool name -> matches a forbidden pattern (filled lazily)
     case_hash: str | None = None         # fingerprint.case_hash, computed on first use
+    case_id: str = ""
+    category: str | None = None          # case.metadata["category"] when it is a string
+    args_mode: str | None = None         # the case-level args_mode (None: each call's own)
+    own_modes: tuple[str | None, ...] = ()  # each expected call's own args_mode, as given
+    # the case: the Case itself, or a zero-argument function building it (a case store's)
+    source: Any = field(default=None, repr=False, compare=False)
 
-    def hash_of(self, case: Case) -> str:
-        """``fingerprint.case_hash(case)`` (the case this plan was built from), once."""
+    def hash_of(self, case: Case | None = None) -> str:
+        """``fingerprint.case_hash`` of the case this plan was built from, once (``case``
+        may be given to spare building it)."""
         if self.case_hash is None:
             from .fingerprint import case_hash
 
-            self.case_hash = case_hash(case)
+            self.case_hash = case_hash(case if case is not None else self.case())
         return self.case_hash
+
+    def case(self) -> Case:
+        """The ``Case`` this plan was built from (built again from a case store's row when
+        the plan came by id: costs a decode, so only for reasons a failing run needs)."""
+        src = self.source
+        return src if type(src) is Case else src()  # type: ignore[no-any-return]
+
+    def expected_call(self, j: int) -> ExpectedCall:
+        """An ``ExpectedCall`` equal to ``case().expected_calls[j]``, without the case (every
+        call in a plan's scope has no ``match`` spec)."""
+        args = self.exp_args[j]
+        mode = self.own_modes[j]
+        return ExpectedCall(self.exp_names[j], dict(args) if args is not None else None, {}, mode)
 
     def is_forbidden(self, name: str) -> bool:
         """Whether ``name`` matches a ``forbidden_calls`` pattern (``fnmatchcase``)."""
         hit = self.forbidden_pattern.get(name)
         if hit is None:
-            hit = self.forbidden_pattern[name] = any(fnmatchcase(name, p) for p in self.forbidden)
+            hit = self.forbidden_pattern[name] = any(
+                fnmatchcase(name, p) if _GLOB.intersection(p) else name == p for p in self.forbidden)
         return hit
 
 
@@ -107,9 +137,57 @@ def _build(case: Case) -> CasePlan | None:
         return None
     optional = frozenset(case.optional_calls)
     writes = tuple(j for j, n in enumerate(names) if n not in optional)
+    cat = case.metadata.get("category")
     return CasePlan(tuple(names), tuple(modes), tuple(a for _, a, _ in items), plan, writes,
                     {j: k for k, j in enumerate(writes)}, optional, tuple(case.forbidden_calls),
                     by_name, _case_int(case, "optimal_steps"), _case_int(case, "max_steps"),
-                    float(thr), {})
+                    float(thr), {}, None, case.id, cat if isinstance(cat, str) else None,
+                    case_mode, tuple(own for _, _, own in items), case)
 
-__all__ = ["CasePlan", "case_plan"]
+
+def pack(plan: CasePlan) -> tuple[Any, ...]:
+    """The plan's run-independent fields as a tuple of plain values (strings, numbers,
+    tuples, lists, dicts, frozensets: ``marshal`` writes it), for ``unpack``. Leaves out
+    the lazily filled caches and the case."""
+    return (plan.exp_names, plan.exp_modes, plan.exp_args, plan.plan, plan.writes,
+            plan.optional, plan.forbidden, plan.optimal_steps, plan.max_steps, plan.threshold,
+            plan.case_id, plan.category, plan.args_mode, plan.own_modes)
+
+
+def unpack(t: tuple[Any, ...], source: Any, case_hash: str | None) -> CasePlan:
+    """The plan ``pack`` gave ``t`` for, with ``source`` (the case or a function building
+    it) and the definition hash when known."""
+    (names, modes, args, plan, writes, optional, forbidden, optimal, max_steps, thr, cid, cat,
+     mode, own) = t
+    by_name: dict[str, list[int]] = {}
+    for j, n in enumerate(names):
+        by_name.setdefault(n, []).append(j)
+    return CasePlan(names, modes, args, plan, writes, {j: k for k, j in enumerate(writes)},
+                    optional, forbidden, by_name, optimal, max_steps, thr, {}, case_hash, cid, cat,
+                    mode, own, source)
+
+
+def expected_rows(t: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The dataset-row form of the expected calls of a packed plan (``pack``):
+    ``Case.from_dict`` of a row with these gives the same ``ExpectedCall`` objects (a plan
+    has no ``match`` specs)."""
+    return [{"name": n, "args": a} if m is None else {"name": n, "args": a, "args_mode": m}
+            for n, a, m in zip(t[0], t[2], t[13])]
+
+
+def plan_for(cases: Mapping[str, Case], cid: str) -> CasePlan | None:
+    """``case_plan(cases[cid])``, without building the case when ``cases`` is a
+    ``case_store.CaseStore`` (``CaseStore.plan``). Raises ``KeyError`` for an unknown id."""
+    if not _STORE:
+        from .case_store import CaseStore  # imports this module: imported on first use
+
+        _STORE.append(CaseStore)
+    if isinstance(cases, _STORE[0]):
+        return cases.plan(cid)  # type: ignore[attr-defined,no-any-return]
+    return case_plan(cases[cid])
+
+
+_STORE: list[type] = []
+
+
+__all__ = ["CasePlan", "case_plan", "expected_rows", "pack", "plan_for", "unpack"]

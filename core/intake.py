@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from .case_store import CaseStore
 from .errors import MetricInputError
 from .model import Case, Trajectory
 
@@ -85,26 +86,39 @@ class RunKeyer:
         self.unknown: list[str] = []
         self.n_traces = 0
         self.n_keyed = 0
+        # cases held under their own ids (a case store, or a dict built by case_map_of)
+        self._by_id = isinstance(case_map, CaseStore)
 
     def key(self, i: int, t: Trajectory) -> Case | None:
         """The case of trajectory number ``i`` (its position in the input), or None (a
         problem was recorded)."""
+        cid = self.key_id(i, t)
+        return None if cid is None else self.case_map[cid]
+
+    def key_id(self, i: int, t: Trajectory) -> str | None:
+        """``key`` without building the case: the id under which ``case_map`` holds the
+        case of trajectory number ``i``, or None (a problem was recorded). With a
+        ``case_plan.plan_for`` of that id a scorer needs no ``Case`` for most runs."""
         self.n_traces += 1
-        cid = t.metadata.get("case_id")
-        rid = t.metadata.get("run_id") or f"#{i}"
+        meta = t.metadata
+        cid = meta.get("case_id")
         if cid is None:
             self.no_cid.append(i)
-            self.problems.append(f"trace {i} (run {rid}): no case_id in its metadata; not scored")
+            self.problems.append(f"trace {i} (run {meta.get('run_id') or f'#{i}'}): no case_id "
+                                 "in its metadata; not scored")
             return None
-        c = self.case_map.get(str(cid))
-        if c is None:
-            self.unknown.append(str(cid))
-            self.problems.append(f"trace {i} (run {rid}): case id {cid!r} is not among the cases; "
-                                 "not scored")
+        sid = cid if type(cid) is str else str(cid)
+        if sid not in self.case_map:
+            self.unknown.append(sid)
+            self.problems.append(f"trace {i} (run {meta.get('run_id') or f'#{i}'}): case id "
+                                 f"{cid!r} is not among the cases; not scored")
             return None
-        self.seen.add(c.id)
+        if self._by_id:
+            self.seen.add(sid)
+        else:  # a mapping may hold a case under another key than its id: the case's own id
+            self.seen.add(self.case_map[sid].id)
         self.n_keyed += 1
-        return c
+        return sid
 
     def finish(self) -> list[str]:
         """Add the cases that got no trajectory to the problems and return them all; raises

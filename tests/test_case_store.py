@@ -1,0 +1,152 @@
+"""The case store's plans by id and rebuilt cases equal what the built cases give: every plan
+field (value and type), the case, its hash and expected calls, for both codecs, before and
+after the compression dictionary is made, pickled and not; and the keyer's by-id path
+records the problems its case path records."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+
+from trajcheck import case_store
+from trajcheck.case_plan import CasePlan, case_plan, plan_for
+from trajcheck.case_store import CaseStore
+from trajcheck.dataset import load_case_store, load_cases
+from trajcheck.fingerprint import case_hash
+from trajcheck.intake import RunKeyer
+from trajcheck.model import Case, Trajectory
+
+ROOT = Path(__file__).resolve().parent.parent
+CODECS = ["zlib"] + (["zstd"] if case_store._zstd is not None else [])
+
+
+def _volume_rows(n: int) -> list[dict]:
+    spec = importlib.util.spec_from_file_location("volume", ROOT / "bench" / "volume.py")
+    vol = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vol)
+    return [vol.case_of(0, i) for i in range(n)]
+
+
+# rows outside the fast path's scope and odd values, beside the volume rows
+ODD_ROWS = [
+    {"id": "m", "input": "x", "expected_calls": [{"name": "t", "args": {"q": "a"}, "match": {"q": "contains"}}]},
+    {"id": "p", "input": "x", "expected_calls": ["a", "b"], "precedence": [["a", "b"]]},
+    {"id": "bare", "input": {"text": "structured"}, "expected_calls": ["a", {"name": "b", "args": None}],
+     "optional_calls": [], "user": None, "max_steps": 4, "optimal_steps": 2, "threshold": 0.5},
+    {"id": "modes", "input": "x", "args_mode": "expected_keys",
+     "expected_calls": [{"name": "t", "args": {"n": 2**70, "f": -0.0, "s": "é\u2028"}},
+                        {"name": "t", "args": {"n": 1}, "args_mode": "expected_keys"}],
+     "forbidden_calls": ["drop_*", "rm"], "metadata": {"category": "writes"}},
+    {"id": "own", "input": "x", "expected_calls": [{"name": "t", "args": {"n": 1}, "args_mode": "ignore"},
+                                                   {"name": "u", "args": {"k": [1, {"z": None}]},
+                                                    "args_mode": "exact_keys"}]},
+    {"id": "meta", "input": "x", "expected_calls": ["t"], "metadata": {"weights": {"outcome": 1}}},
+]
+
+
+def _same_plan(a: CasePlan | None, b: CasePlan | None) -> None:
+    if a is None or b is None:
+        assert a is None and b is None
+        return
+    for f in dataclasses.fields(CasePlan):
+        if f.name in ("source", "forbidden_pattern", "case_hash"):
+            continue
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        assert x == y and type(x) is type(y), f.name
+
+
+def _check(store: CaseStore, want: list[Case]) -> None:
+    assert list(store) == [c.id for c in want] and len(store) == len(want)
+    for c in want:
+        plan = store.plan(c.id)
+        _same_plan(case_plan(c), plan)
+        _same_plan(plan_for(store, c.id), plan)
+        got = store[c.id]
+        assert got == c and got.to_dict() == c.to_dict()
+        assert case_hash(got) == case_hash(c) == store.case_hash(c.id)
+        _same_plan(case_plan(got), plan)  # the plan a rebuilt case carries
+        if plan is not None:
+            assert plan.hash_of() == case_hash(c)
+            assert plan.case() == c
+            assert [plan.expected_call(j) for j in range(len(c.expected_calls))] == list(c.expected_calls)
+    with pytest.raises(KeyError):
+        store.plan("no such case")
+    assert store.get("no such case") is None
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("train_rows", [4, 1000])  # compressed after the 4th row / kept plain
+def test_plans_and_cases_from_the_store_equal_the_built_ones(tmp_path, monkeypatch, codec, train_rows):
+    monkeypatch.setattr(case_store, "TRAIN_ROWS", train_rows)
+    rows = ODD_ROWS + _volume_rows(60)
+    p = tmp_path / "cases.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    want = load_cases(p)
+    store = CaseStore(codec=codec, cache_size=2)
+    for c, r in zip(want, rows):
+        store.add(c, r)
+    assert (store._dict is None) == (train_rows > len(rows))
+    _check(store, want)
+    assert [case_plan(c) is None for c in want[:6]] == [True, True, False, False, False, True]
+    _check(pickle.loads(pickle.dumps(store)), want)
+
+
+def test_store_compresses_volume_rows(monkeypatch):
+    """A volume row (three calls) takes about a third of its JSON text once the dictionary
+    is made; before, rows are kept as written."""
+    monkeypatch.setattr(case_store, "TRAIN_ROWS", 200)
+    rows = _volume_rows(400)
+    store = CaseStore()
+    for r in rows:
+        store.add(Case.from_dict(r), r)
+    text = sum(len(json.dumps(r, ensure_ascii=False, separators=(",", ":"))) for r in rows)
+    held = sum(len(v) for v in store._rows.values())
+    assert held < 0.45 * text
+    _check(store, [Case.from_dict(r) for r in rows])
+
+
+def test_load_case_store_gives_plans_of_the_example_datasets():
+    for path in sorted((ROOT / "examples").rglob("*cases*.jsonl")):
+        _check(load_case_store(path), load_cases(path))
+
+
+def test_keying_by_id_records_what_keying_cases_records():
+    cases = [Case(id="a", input="x"), Case(id="b", input="y"), Case(id="c", input="z")]
+    store = CaseStore()
+    for c in cases:
+        store.add(c, c.to_dict())
+    runs = [Trajectory(metadata={"case_id": "a", "run_id": "r0"}), Trajectory(metadata={}),
+            Trajectory(metadata={"case_id": "zz", "run_id": "r2"}), Trajectory(metadata={"case_id": "b"}),
+            Trajectory(metadata={"case_id": "A", "run_id": "r4"})]
+    renamed = {"A": cases[0], "b": cases[1], "c": cases[2]}  # held under another key than its id
+    problems = []
+    for mapping in (store, {c.id: c for c in cases}, renamed):
+        by_case, by_id = RunKeyer(mapping), RunKeyer(mapping)
+        got = [by_case.key(i, t) for i, t in enumerate(runs)]
+        ids = [by_id.key_id(i, t) for i, t in enumerate(runs)]
+        assert [None if k is None else mapping[k] for k in ids] == got
+        assert by_case.finish() == by_id.finish()
+        assert (by_case.seen, by_case.no_cid, by_case.unknown) == (by_id.seen, by_id.no_cid, by_id.unknown)
+        problems.append(by_id.problems)
+    assert problems[0] == problems[1] == [
+        "trace 1 (run #1): no case_id in its metadata; not scored",
+        "trace 2 (run r2): case id 'zz' is not among the cases; not scored",
+        "trace 4 (run r4): case id 'A' is not among the cases; not scored",
+        "case 'c': no traces; not scored"]
+    # a case held under another key than its id: seen under its id, as the case path does
+    assert problems[2] == [
+        "trace 0 (run r0): case id 'a' is not among the cases; not scored",
+        "trace 1 (run #1): no case_id in its metadata; not scored",
+        "trace 2 (run r2): case id 'zz' is not among the cases; not scored",
+        "case 'A': no traces; not scored", "case 'c': no traces; not scored"]
+    assert by_id.seen == {"a", "b"}
+
+
+def test_codec_is_checked():
+    with pytest.raises(ValueError, match="codec must be"):
+        CaseStore(codec="lz4")
