@@ -18,8 +18,12 @@ that merges associatively and commutatively with another partial:
 Every run carries a sequence number (its position in the input); a merged partial orders
 cases by their first run and runs by their number, so any split of the input into batches,
 merged in any grouping, gives the same scorecard as one pass over it (the bootstrap over
-cases depends on the case order). Sums are exact (Shewchuk's non-overlapping partials,
-summed with ``math.fsum``), so a merged sum equals ``math.fsum`` over all values.
+cases depends on the case order). Sums are exact (``case_sums``: two floats a case, or
+Shewchuk's non-overlapping partials when two cannot hold it), so a merged sum rounds to
+``math.fsum`` over all values.
+
+Cases are rows of columns (``array``), not objects: a quarter of a million cases cost about
+130 bytes each, and a partial pickles as a few flat buffers.
 
 ``finalize`` turns a partial into a ``Scorecard``; its figures are defined in
 ``trajcheck.suite.score_runs`` (DESIGN.md "Semantics", "Policies", "Intervals").
@@ -35,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from .case_sums import CaseSums, exact_add
 from .errors import MetricInputError
 from .scorecard import (
     AGREEMENT_CELLS,
@@ -60,162 +65,63 @@ EFFICIENCY_FIELDS = ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms")
 _MAX_FLOAT = 1.7976931348623157e308
 _RUN_FIELD = {"steps": "steps", "tool_calls": "n_calls", "tokens": "tokens",
               "cost_usd": "cost_usd", "latency_ms": "latency_ms"}
+_I64 = 1 << 63  # trial numbers in [-2**63, 2**63) fit the run columns
 
 
-# --------------------------------------------------------------------------- exact sums
-
-
-def exact_add(partials: list[float], x: float) -> None:
-    """Add ``x`` to ``partials``, a list of non-overlapping floats whose exact sum is a
-    running total (Shewchuk 1997, "Adaptive precision floating-point arithmetic", the
-    grow-expansion step). ``math.fsum(partials)`` is then the correctly rounded total,
-    whatever the order of the additions or of merging two such lists."""
-    i = 0
-    for y in partials:
-        if abs(x) < abs(y):
-            x, y = y, x
-        hi = x + y
-        lo = y - (hi - x)
-        if lo:
-            partials[i] = lo
-            i += 1
-        x = hi
-    partials[i:] = [x]
-
-
-def _merge_sums(a: list[float], b: Iterable[float]) -> None:
-    for x in b:
-        exact_add(a, x)
-
-
-# A per-case exact sum (a "Sum") is kept as None (no value yet), a float (its partials are
-# one float: the sum is exact so far) or a tuple of partials (``exact_add``'s list, frozen):
-# growable lists were most of a case's memory in a quarter of a million cases.
-
-
-def _sum_add(cur: Any, x: float) -> Any:
-    """``cur`` (a ``Sum``) with ``x`` added exactly."""
-    if cur is None:
-        return x
-    parts = [cur] if type(cur) is float else list(cur)
-    exact_add(parts, x)
-    return parts[0] if len(parts) == 1 else tuple(parts)  # a tuple: no room kept to grow
-
-
-def _sum_merge(cur: Any, other: Any) -> Any:
-    """``cur`` with every partial of ``other`` (both ``Sum``) added exactly."""
-    if other is None:
-        return cur
-    for x in ([other] if type(other) is float else other):
-        cur = _sum_add(cur, x)
-    return cur
-
-
-def _sum_total(cur: Any) -> float:
-    """The correctly rounded total of a ``Sum`` (``math.fsum`` of its partials)."""
-    if cur is None:
-        return 0.0
-    return cur if type(cur) is float else math.fsum(cur)
+def _one_sum() -> CaseSums:
+    """An exact running sum (one row of ``CaseSums``)."""
+    s = CaseSums()
+    s.grow()
+    return s
 
 
 # --------------------------------------------------------------------------- partials
 
 
-def _run_flags(r: RunResult) -> tuple[float | None, bool, bool]:
-    """(ordering accuracy or None, forbidden flag, duplicate flag) of one run, read from its
-    metric dicts (a compact ``RunResult`` keeps just these keys)."""
-    m = r.metrics
-    o = (m.get("ordering") or {}).get("score")
-    parts = (m.get("call_rates") or {}).get("parts") or {}
-    forb = bool(parts.get("forbidden")) or (m.get("forbidden_sequences") or {}).get("passed") is False
-    return (float(o) if isinstance(o, (int, float)) else None), forb, bool(parts.get("duplicate"))
-
-
-class _Case:
-    """One case's share of a partial (see the module docstring)."""
-
-    __slots__ = ("first", "n", "succ", "f1", "n_f1", "comp", "n_comp", "ords", "n_ord", "lf", "n_lf", "nf", "n_nf",
-                 "rec_first", "rec_n", "rec_succ", "seqs", "ids", "hash")
-
-    def __init__(self, first: int) -> None:
-        self.first = first
-        self.n = self.succ = self.n_f1 = self.n_comp = self.n_ord = 0
-        self.rec_first = -1
-        self.rec_n = self.rec_succ = 0
-        # exact sums (``Sum``: None, a float or partials) of F1, composite, ordering
-        # accuracy, lcs_f1 and name_f1 (metrics.trajectory_scores), with their counts
-        self.f1: Any = None
-        self.comp: Any = None
-        self.ords: Any = None
-        self.lf: Any = None
-        self.nf: Any = None
-        self.n_lf = self.n_nf = 0
-        # the runs' positions and ids; an id of the usual form "<case id>-<trial>" is kept as
-        # the trial number alone (``run_ids``): a few bytes a run instead of a string and a tuple
-        self.seqs = array("q")
-        self.ids: list[str | int] = []
-        self.hash: str | None = None  # the case definition's hash (fingerprint.case_hash)
-
-    def merge(self, o: _Case) -> None:
-        self.first = min(self.first, o.first)
-        self.n += o.n
-        self.succ += o.succ
-        self.f1 = _sum_merge(self.f1, o.f1)
-        self.comp = _sum_merge(self.comp, o.comp)
-        self.ords = _sum_merge(self.ords, o.ords)
-        self.lf = _sum_merge(self.lf, o.lf)
-        self.nf = _sum_merge(self.nf, o.nf)
-        self.n_lf += o.n_lf
-        self.n_nf += o.n_nf
-        self.n_f1 += o.n_f1
-        self.n_comp += o.n_comp
-        self.n_ord += o.n_ord
-        if o.rec_n:
-            self.rec_first = o.rec_first if not self.rec_n else min(self.rec_first, o.rec_first)
-        self.rec_n += o.rec_n
-        self.rec_succ += o.rec_succ
-        self.seqs.extend(o.seqs)
-        self.ids.extend(o.ids)
-        self.hash = self.hash or o.hash
-
-    def add_run(self, seq: int, run_id: str, case_id: str, trial: int | None) -> None:
-        self.seqs.append(seq)
-        short = type(trial) is int and run_id == f"{case_id}-{trial}"
-        self.ids.append(trial if short else run_id)  # type: ignore[arg-type]
-
-    def run_ids(self, case_id: str) -> tuple[str, ...]:
-        """The run ids in input order."""
-        ids = self.ids
-        order = sorted(range(len(ids)), key=self.seqs.__getitem__)
-        return tuple(x if type(x) is str else f"{case_id}-{x}" for x in (ids[i] for i in order))
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __setstate__(self, st: tuple[Any, ...]) -> None:
-        for k, v in zip(self.__slots__, st):
-            setattr(self, k, v)
+def _left_over(names: Sequence[str], used: Iterable[str]) -> dict[str, int]:
+    """The multiset ``names`` less ``used``: each name with its positive count (what
+    ``Counter(names) - Counter(used)`` holds), without building Counters."""
+    left: dict[str, int] = {}
+    get = left.get
+    for x in names:
+        left[x] = get(x, 0) + 1
+    for x in used:
+        left[x] = get(x, 0) - 1
+    return left
 
 
 class CaseRows(Sequence[CaseResult]):
-    """A scorecard's case rows (``CaseResult``), each built when it is read from its case's
-    share of the partial: a quarter of a million rows with their run ids would otherwise be
+    """A scorecard's case rows (``CaseResult``), each built when it is read from the
+    partial's columns: a quarter of a million rows with their run ids would otherwise be
     held at once (about 1 KB a case) while the scorecard is written a row at a time.
     Behaves as the tuple of those rows: indexing, slices (tuples), ``len``, iteration,
     equality with any sequence of the same rows, hashing and pickling (as a tuple)."""
 
-    __slots__ = ("_order",)
+    __slots__ = ("_order", "_part", "_runs", "_start")
 
-    def __init__(self, order: Sequence[tuple[str, _Case]]) -> None:
-        self._order = order
+    def __init__(self, part: SuitePartial, order: Sequence[int]) -> None:
+        self._part = part
+        self._order = order  # case rows, in the order of their first run
+        self._runs, self._start = part.runs_by_case()
 
-    @staticmethod
-    def _row(item: tuple[str, _Case]) -> CaseResult:
-        cid, c = item
-        return CaseResult(case_id=cid, trials=c.n, successes=c.succ,
-                          mean_f1=_r(_sum_total(c.f1) / c.n_f1) if c.n_f1 else None,
-                          recorded_successes=c.rec_succ if c.rec_n else None,
-                          run_ids=c.run_ids(cid), case_hash=c.hash)
+    def _row(self, i: int) -> CaseResult:
+        p = self._part
+        cid = p.ids[i]
+        n_f1 = p.f1.count[i]
+        rec = p.rec_n[i]
+        return CaseResult(case_id=cid, trials=p.n_runs[i], successes=p.n_succ[i],
+                          mean_f1=_r(p.f1.total(i) / n_f1) if n_f1 else None,
+                          recorded_successes=p.rec_succ[i] if rec else None,
+                          run_ids=self._run_ids(i, cid), case_hash=p.case_hash(i))
+
+    def _run_ids(self, i: int, cid: str) -> tuple[str, ...]:
+        p = self._part
+        trial, odd = p.run_trial, p.run_odd
+        out = []
+        for j in self._runs[self._start[i]:self._start[i + 1]]:
+            s = odd.get(j) if odd else None
+            out.append(f"{cid}-{trial[j]}" if s is None else s)
+        return tuple(out)
 
     def __len__(self) -> int:
         return len(self._order)
@@ -252,6 +158,13 @@ class SuitePartial:
     memory for any number of runs. ``add`` takes runs in any order, each with its position
     in the input (``seq``; default: the number of runs added so far, right for one pass);
     ``merge`` folds another partial in. Picklable (engines ship partials between workers).
+
+    Layout: cases are rows of columns (``array``s), not objects: ``cases`` maps a case id
+    to its row and ``ids`` a row to its id; per row the first run's position, runs,
+    successes, the exact sums of five run figures (``case_sums.CaseSums``), the recorded
+    successes and the case hash. Each run adds a row to the run columns (its case row,
+    position and trial number; a run id not of the usual ``"<case id>-<trial>"`` form is
+    kept in ``run_odd``). About 130 bytes a case and 20 a run.
     """
 
     def __init__(self, keep_runs: int | None = None) -> None:
@@ -268,17 +181,39 @@ class SuitePartial:
         self.gated_pass = 0
         self.fault = 0
         self.false_success = 0
-        self.cases: dict[str, _Case] = {}
+        # per case (row i): see the class docstring
+        self.cases: dict[str, int] = {}
+        self.ids: list[str] = []
+        self.first = array("q")
+        self.n_runs = array("i")
+        self.n_succ = array("i")
+        # exact sums of F1, composite, ordering accuracy, lcs_f1 and name_f1
+        # (metrics.trajectory_scores), with their counts
+        self.f1, self.comp, self.ords, self.lf, self.nf = (CaseSums() for _ in range(5))
+        self.rec_first = array("q")
+        self.rec_n = array("i")
+        self.rec_succ = array("i")
+        # the case definition's hash (fingerprint.case_hash: 16 hex digits) as its 64-bit
+        # value, 0 while unknown; a hash of another form (or all zeros) in ``hash_odd``
+        self.hashes = array("Q")
+        self.hash_odd: dict[int, str] = {}
+        # per run (row j): its case row, input position and trial; other run ids by row
+        self.run_case = array("i")
+        self.run_seq = array("q")
+        self.run_trial = array("q")
+        self.run_odd: dict[int, str] = {}
         # efficiency: successful runs' figures; exact total cost of all runs (None: some run has none)
         self.eff_values: dict[str, array[float]] = {f: array("d") for f in EFFICIENCY_FIELDS}
         self.n_eff_success = 0
-        self.cost: list[float] | None = []
-        self.confusion: Counter[tuple[str, str]] = Counter()
-        self.tools: set[str] = set()
+        self.cost: CaseSums | None = _one_sum()
+        # tool confusion: matched (expected, called) pairs, missed expected and extra calls
+        self.confusion: dict[tuple[str, str], int] = {}
+        self.missed: dict[str, int] = {}
+        self.extra: dict[str, int] = {}
         self.routes: list[tuple[int, str, str, Any, Any]] = []  # (seq, case, run, expected, taken)
-        self.rec_n = 0
+        self.rec_count = 0
         self.rec_matrix: dict[str, int] = dict.fromkeys(AGREEMENT_CELLS, 0)
-        self.rec_sum: list[float] = []
+        self.rec_sum = _one_sum()
         self.disagreements: list[tuple[int, Disagreement]] = []
         # the source's own pass^k groups: group -> [first seq, runs, successes]
         self.rec_groups: dict[str, list[int]] = {}
@@ -288,6 +223,71 @@ class SuitePartial:
         self.categories: dict[str, list[int]] = {}
         self.kept: list[tuple[int, RunResult]] = []
         self.n_kept_shown = 0  # failing runs among the kept ones
+        # after a trim to exactly keep_runs runs: the sort key of the last one kept; a run
+        # whose key is above it can never be shown, so it is not held at all
+        self._bar: tuple[bool, int] | None = None
+
+    # ----------------------------------------------------------------- cases
+
+    def _new_case(self, cid: str, first: int) -> int:
+        i = len(self.ids)
+        cid = sys.intern(cid) if type(cid) is str else cid  # the case store's key, not a copy
+        self.cases[cid] = i
+        self.ids.append(cid)
+        self.first.append(first)
+        self.n_runs.append(0)
+        self.n_succ.append(0)
+        for s in (self.f1, self.comp, self.ords, self.lf, self.nf):
+            s.grow()
+        self.rec_first.append(-1)
+        self.rec_n.append(0)
+        self.rec_succ.append(0)
+        self.hashes.append(0)
+        return i
+
+    def _set_hash(self, i: int, h: Any) -> None:
+        """Case row ``i``'s hash, when it has none yet and ``h`` is one (as ``x or h``)."""
+        if not h or self.hashes[i] or i in self.hash_odd:
+            return
+        if type(h) is str and len(h) == 16:
+            try:
+                v = int(h, 16)
+            except ValueError:
+                v = 0
+            if v and f"{v:016x}" == h:
+                self.hashes[i] = v
+                return
+        self.hash_odd[i] = h
+
+    def case_hash(self, i: int) -> str | None:
+        """Case row ``i``'s definition hash (None when no run gave one)."""
+        v = self.hashes[i]
+        return f"{v:016x}" if v else self.hash_odd.get(i)
+
+    def runs_by_case(self) -> tuple[Sequence[int], Sequence[int]]:
+        """Run rows grouped by case row, each group in input order, and where each group
+        starts: case row ``i``'s runs are ``runs[start[i]:start[i + 1]]``."""
+        n_cases = len(self.ids)
+        np: Any = None
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover - the 'scale' extra installs numpy
+            pass
+        if np is not None and len(self.run_case):
+            by_seq = np.argsort(np.frombuffer(self.run_seq, dtype=np.int64), kind="stable")
+            case = np.frombuffer(self.run_case, dtype=np.int32)
+            runs = by_seq[np.argsort(case[by_seq], kind="stable")]
+            start = np.zeros(n_cases + 1, dtype=np.int64)
+            np.cumsum(np.bincount(case, minlength=n_cases), out=start[1:])
+            return array("q", runs.tobytes()), array("q", start.tobytes())
+        groups: list[list[int]] = [[] for _ in range(n_cases)]
+        seqs, case_of = self.run_seq, self.run_case
+        for j in sorted(range(len(seqs)), key=seqs.__getitem__):
+            groups[case_of[j]].append(j)
+        start_l = [0]
+        for g in groups:
+            start_l.append(start_l[-1] + len(g))
+        return array("q", [j for g in groups for j in g]), array("q", start_l)
 
     # ----------------------------------------------------------------- adding runs
 
@@ -296,37 +296,58 @@ class SuitePartial:
         or non-finite efficiency figure (as ``metrics.efficiency.efficiency_summary``)."""
         if seq is None:
             seq = self.n
-        self._check_figures(r, seq)
+        steps, n_calls, tokens, cost, latency = r.steps, r.n_calls, r.tokens, r.cost_usd, r.latency_ms
+        for v in (steps, n_calls, tokens, cost, latency):
+            t = type(v)
+            # the usual figure: None, or an int / float in [0, max float] (NaN fails the test)
+            if v is not None and not ((t is int or t is float) and 0 <= v <= _MAX_FLOAT):
+                self._figure_error(r, seq)
+        success = r.success
         self.n += 1
-        self.succ += r.success
-        c = self.cases.get(r.case_id)
-        if c is None:  # the id interned: the case store's key string, not one more copy a case
-            cid = r.case_id
-            c = self.cases[sys.intern(cid) if type(cid) is str else cid] = _Case(seq)
-        elif seq < c.first:
-            c.first = seq
-        c.n += 1
-        c.succ += r.success
-        c.add_run(seq, r.run_id, r.case_id, r.trial)
-        c.hash = c.hash or r.case_hash
-        if r.f1 is not None:
-            c.f1 = _sum_add(c.f1, float(r.f1))
-            c.n_f1 += 1
-        if r.composite is not None:
-            c.comp = _sum_add(c.comp, float(r.composite))
-            c.n_comp += 1
-        if r.lcs_f1 is not None:
-            c.lf = _sum_add(c.lf, float(r.lcs_f1))
-            c.n_lf += 1
-        if r.name_f1 is not None:
-            c.nf = _sum_add(c.nf, float(r.name_f1))
-            c.n_nf += 1
-        order, forb, dup = _run_flags(r)
-        if order is not None:
-            c.ords = _sum_add(c.ords, order)
-            c.n_ord += 1
-        self.forbidden += forb
-        self.dup += dup
+        self.succ += success
+        cid = r.case_id
+        i = self.cases.get(cid)
+        if i is None:
+            i = self._new_case(cid, seq)
+        elif seq < self.first[i]:
+            self.first[i] = seq
+        self.n_runs[i] += 1
+        if success:
+            self.n_succ[i] += 1
+        # the run's row: trial number alone for the usual id "<case id>-<trial>"
+        rid, trial = r.run_id, r.trial
+        j = len(self.run_case)
+        self.run_case.append(i)
+        self.run_seq.append(seq)
+        if type(trial) is int and -_I64 <= trial < _I64 and rid == f"{cid}-{trial}":
+            self.run_trial.append(trial)
+        else:
+            self.run_trial.append(0)
+            self.run_odd[j] = rid
+        if not self.hashes[i]:
+            self._set_hash(i, r.case_hash)
+        x = r.f1
+        if x is not None:
+            self.f1.add(i, x if type(x) is float else float(x))
+        x = r.composite
+        if x is not None:
+            self.comp.add(i, x if type(x) is float else float(x))
+        x = r.lcs_f1
+        if x is not None:
+            self.lf.add(i, x if type(x) is float else float(x))
+        x = r.name_f1
+        if x is not None:
+            self.nf.add(i, x if type(x) is float else float(x))
+        # flags from the metric dicts (a compact RunResult keeps just these keys)
+        m = r.metrics
+        x = (m.get("ordering") or {}).get("score")
+        if isinstance(x, (int, float)):
+            self.ords.add(i, float(x))
+        parts = (m.get("call_rates") or {}).get("parts") or {}
+        if parts.get("forbidden") or (m.get("forbidden_sequences") or {}).get("passed") is False:
+            self.forbidden += 1
+        if parts.get("duplicate"):
+            self.dup += 1
         if r.forbidden_checked is not False:
             self.forbidden_applies = True
         if r.composite_passed is not None:
@@ -335,27 +356,38 @@ class SuitePartial:
         if r.fault_run:
             self.fault += 1
             self.false_success += bool(r.false_success)
-        self._add_efficiency(r)
-        self._add_confusion(r)
+        # efficiency (DESIGN: over successful runs; total cost over all)
+        if success:
+            self.n_eff_success += 1
+            ev = self.eff_values
+            if steps is not None:
+                ev["steps"].append(steps)
+            if n_calls is not None:
+                ev["tool_calls"].append(n_calls)
+            if tokens is not None:
+                ev["tokens"].append(tokens)
+            if cost is not None:
+                ev["cost_usd"].append(cost)
+            if latency is not None:
+                ev["latency_ms"].append(latency)
+        if self.cost is not None:
+            if cost is None:
+                self.cost = None
+            else:
+                self.cost.add(0, float(cost))
+        self._add_confusion(r.expected_tools, r.called_tools, r.matched)
         if r.expected_route is not None:
-            self.routes.append((seq, r.case_id, r.run_id, r.expected_route, r.route))
+            self.routes.append((seq, cid, rid, r.expected_route, r.route))
         if r.recorded_reward is not None:
-            self._add_recorded(r, c, seq)
+            self._add_recorded(r, i, seq)
         if r.recorded_checks:
             self._add_checks(r, seq)
         if r.category is not None:
             g = self.categories.setdefault(r.category, [seq, 0, 0])
-            g[0], g[1], g[2] = min(g[0], seq), g[1] + 1, g[2] + r.success
+            g[0], g[1], g[2] = min(g[0], seq), g[1] + 1, g[2] + success
         self._keep(r, seq)
 
-    def _check_figures(self, r: RunResult, seq: int) -> None:
-        for v in (r.steps, r.n_calls, r.tokens, r.cost_usd, r.latency_ms):
-            t = type(v)
-            # the usual figure: None, or an int / float in [0, max float] (NaN fails the test)
-            if v is not None and not ((t is int or t is float) and 0 <= v <= _MAX_FLOAT):
-                break
-        else:
-            return
+    def _figure_error(self, r: RunResult, seq: int) -> None:
         for f, attr in _RUN_FIELD.items():
             v = getattr(r, attr)
             if v is None:
@@ -368,47 +400,34 @@ class SuitePartial:
             if not math.isfinite(v) or v < 0:
                 raise MetricInputError(f"{where}: {f} must be finite and >= 0, got {v!r}")
 
-    def _add_efficiency(self, r: RunResult) -> None:
-        if r.success:
-            self.n_eff_success += 1
-            for f, attr in _RUN_FIELD.items():
-                v = getattr(r, attr)
-                if v is not None:
-                    self.eff_values[f].append(float(v))
-        if self.cost is not None:
-            if r.cost_usd is None:
-                self.cost = None
-            else:
-                exact_add(self.cost, float(r.cost_usd))
-
-    def _add_confusion(self, r: RunResult) -> None:
-        """Expected-vs-called tool counts: matched pairs, missed expected calls in the
-        ``(none)`` column, extra (unmatched) calls in the ``(none)`` row."""
-        exp_left = Counter(r.expected_tools)
-        called_left = Counter(r.called_tools)
+    def _add_confusion(self, expected: Sequence[str], called: Sequence[str],
+                       matched: Sequence[tuple[str, str]]) -> None:
+        """Expected-vs-called tool counts: matched pairs, missed expected calls (the
+        ``(none)`` column), extra (unmatched) calls (the ``(none)`` row)."""
         cells = self.confusion
-        get = cells.get  # dict.get: a missing cell without Counter.__missing__'s Python call
-        for e, c in r.matched:
-            cells[(e, c)] = get((e, c), 0) + 1
-            exp_left[e] -= 1
-            called_left[c] -= 1
-        for e, n in exp_left.items():
-            if n > 0:
-                cells[(e, NONE_LABEL)] = get((e, NONE_LABEL), 0) + n
-        for c, n in called_left.items():
-            if n > 0:
-                cells[(NONE_LABEL, c)] = get((NONE_LABEL, c), 0) + n
-        self.tools.update(r.expected_tools)
-        self.tools.update(r.called_tools)
+        get = cells.get
+        for p in matched:
+            cells[p] = get(p, 0) + 1
+        for names, used, out in ((expected, [e for e, _ in matched], self.missed),
+                                 (called, [c for _, c in matched], self.extra)):
+            if not names:
+                continue
+            oget = out.get
+            if not used:
+                for x in names:
+                    out[x] = oget(x, 0) + 1
+                continue
+            for x, n in _left_over(names, used).items():
+                out[x] = oget(x, 0) + n if n > 0 else oget(x, 0)
 
-    def _add_recorded(self, r: RunResult, c: _Case, seq: int) -> None:
+    def _add_recorded(self, r: RunResult, i: int, seq: int) -> None:
         rec = abs(float(r.recorded_reward or 0) - 1.0) <= SUCCESS_TOL
-        if not c.rec_n or seq < c.rec_first:
-            c.rec_first = seq
-        c.rec_n += 1
-        c.rec_succ += rec
-        self.rec_n += 1
-        exact_add(self.rec_sum, float(r.recorded_reward or 0))
+        if not self.rec_n[i] or seq < self.rec_first[i]:
+            self.rec_first[i] = seq
+        self.rec_n[i] += 1
+        self.rec_succ[i] += rec
+        self.rec_count += 1
+        self.rec_sum.add(0, float(r.recorded_reward or 0))
         g = self.rec_groups.get(r.recorded_group or r.case_id)
         if g is None:
             self.rec_groups[r.recorded_group or r.case_id] = [seq, 1, int(rec)]
@@ -448,9 +467,14 @@ class SuitePartial:
         return self._shown_first(r) and self.n_kept_shown < cap
 
     def _keep(self, r: RunResult, seq: int) -> None:
-        self.n_kept_shown += self._shown_first(r)
-        self.kept.append((seq, r))
+        shown = not r.success or r.composite_passed is False
         cap = self.keep_runs
+        if cap is not None:
+            bar = self._bar
+            if bar is not None and (not shown, seq) > bar:
+                return  # behind keep_runs runs already kept: never shown
+        self.n_kept_shown += shown
+        self.kept.append((seq, r))
         if cap is not None and len(self.kept) > max(2 * cap, 64):
             self._trim()  # amortised: at most ~2x the cap is ever held
 
@@ -458,11 +482,17 @@ class SuitePartial:
         """Keep the ``keep_runs`` runs a report shows first: failing before passing, each
         group by input position."""
         cap = self.keep_runs
-        if cap is None or len(self.kept) <= cap:
+        if cap is None or len(self.kept) < cap:
             return
-        self.kept.sort(key=lambda sr: (not self._shown_first(sr[1]), sr[0]))
-        del self.kept[cap:]
-        self.n_kept_shown = sum(self._shown_first(r) for _, r in self.kept)
+        if len(self.kept) > cap:
+            self.kept.sort(key=lambda sr: (not self._shown_first(sr[1]), sr[0]))
+            del self.kept[cap:]
+            self.n_kept_shown = sum(self._shown_first(r) for _, r in self.kept)
+        if cap:
+            seq, r = self.kept[-1]
+            self._bar = (not self._shown_first(r), seq)
+        else:
+            self._bar = (False, -_I64 - 1)  # below every run's key: none is held
 
     # ----------------------------------------------------------------- merging
 
@@ -478,28 +508,53 @@ class SuitePartial:
         self.gated_pass += other.gated_pass
         self.fault += other.fault
         self.false_success += other.false_success
-        for cid, oc in other.cases.items():
-            mine = self.cases.get(cid)
-            if mine is None:
-                nc = _Case(oc.first)
-                nc.merge(oc)
-                self.cases[cid] = nc
-            else:
-                mine.merge(oc)
+        # other's case rows -> this partial's rows (new cases appended)
+        rows = array("i")
+        get = self.cases.get
+        for j, cid in enumerate(other.ids):
+            i = get(cid)
+            of = other.first[j]
+            if i is None:
+                i = self._new_case(cid, of)
+            elif of < self.first[i]:
+                self.first[i] = of
+            rows.append(i)
+            self.n_runs[i] += other.n_runs[j]
+            self.n_succ[i] += other.n_succ[j]
+            on = other.rec_n[j]
+            if on:
+                if not self.rec_n[i] or other.rec_first[j] < self.rec_first[i]:
+                    self.rec_first[i] = other.rec_first[j]
+                self.rec_n[i] += on
+                self.rec_succ[i] += other.rec_succ[j]
+            self._set_hash(i, other.case_hash(j))
+        for mine, theirs in ((self.f1, other.f1), (self.comp, other.comp), (self.ords, other.ords),
+                             (self.lf, other.lf), (self.nf, other.nf)):
+            mine.merge(theirs, rows)
+        base = len(self.run_case)
+        self.run_case.extend(array("i", [rows[k] for k in other.run_case]))
+        self.run_seq.extend(other.run_seq)
+        self.run_trial.extend(other.run_trial)
+        for j, rid in other.run_odd.items():
+            self.run_odd[base + j] = rid
         for f in EFFICIENCY_FIELDS:
             self.eff_values[f].extend(other.eff_values[f])
         self.n_eff_success += other.n_eff_success
         if self.cost is not None and other.cost is not None:
-            _merge_sums(self.cost, other.cost)
+            self.cost.merge(other.cost, (0,))
         else:
             self.cost = None
-        self.confusion.update(other.confusion)
-        self.tools |= other.tools
+        cells = self.confusion
+        for pair, v in other.confusion.items():
+            cells[pair] = cells.get(pair, 0) + v
+        for left, oleft in ((self.missed, other.missed), (self.extra, other.extra)):
+            for name, v in oleft.items():
+                left[name] = left.get(name, 0) + v
         self.routes.extend(other.routes)
-        self.rec_n += other.rec_n
+        self.rec_count += other.rec_count
         for k, v in other.rec_matrix.items():
             self.rec_matrix[k] += v
-        _merge_sums(self.rec_sum, other.rec_sum)
+        self.rec_sum.merge(other.rec_sum, (0,))
         self.disagreements.extend(other.disagreements)
         for gk, (first, n, succ) in other.rec_groups.items():
             g = self.rec_groups.get(gk)
@@ -518,16 +573,27 @@ class SuitePartial:
         if self.keep_runs is None or other.keep_runs is None:
             self.keep_runs = None if (self.keep_runs is None and other.keep_runs is None) else (
                 self.keep_runs if other.keep_runs is None else other.keep_runs)
+            self._bar = None
         self.kept.extend(other.kept)
         self.n_kept_shown += other.n_kept_shown
         self._trim()
         return self
 
+    def __getstate__(self) -> dict[str, Any]:
+        st = dict(self.__dict__)
+        del st["cases"]  # rebuilt from ``ids``
+        return st
+
+    def __setstate__(self, st: dict[str, Any]) -> None:
+        self.__dict__.update(st)
+        self.ids = [sys.intern(c) if type(c) is str else c for c in self.ids]
+        self.cases = {c: i for i, c in enumerate(self.ids)}
+
     # ----------------------------------------------------------------- finalizing
 
-    def case_order(self) -> list[tuple[str, _Case]]:
-        """Cases in the order of their first run in the input."""
-        return sorted(self.cases.items(), key=lambda kv: kv[1].first)
+    def case_order(self) -> list[int]:
+        """Case rows in the order of their first run in the input."""
+        return sorted(range(len(self.ids)), key=self.first.__getitem__)
 
     def finalize(self, *, ks: Sequence[int] | None = None, seed: int = DEFAULT_SEED,
                  n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
@@ -539,23 +605,20 @@ class SuitePartial:
         if not self.n:
             raise MetricInputError("empty suite: no runs to score")
         order = self.case_order()
-        counts = {cid: (c.n, c.succ) for cid, c in order}
-        kk = _ks(counts, ks)
+        ns = array("i", [self.n_runs[i] for i in order])
+        cs = array("i", [self.n_succ[i] for i in order])
+        kk = _ks(ns, lambda t: self.ids[order[t]], ks)
         # every bootstrap figure is asked for first, then all are computed from one set of
         # resampling indices per replicate (metrics.resample; identical to one draw each)
         iv = _Intervals()
-        kcurve = _kcurves(counts, kk, iv)
-        means = [iv.add([_sum_total(s) / k for s, k in per if k])
-                 for per in ([(c.f1, c.n_f1) for _, c in order],
-                             [(c.comp, c.n_comp) for _, c in order],
-                             [(c.ords, c.n_ord) for _, c in order],
-                             [(c.lf, c.n_lf) for _, c in order],
-                             [(c.nf, c.n_nf) for _, c in order])]
+        kcurve = _kcurves(ns, cs, kk, iv)
+        del ns, cs
+        means = [iv.add(s.means(order)) for s in (self.f1, self.comp, self.ords, self.lf, self.nf)]
         recorded = self._recorded_columns(kk, iv)
         iv.compute(n_boot=n_boot, seed=seed, confidence=confidence)
         ph, phc, pa, pac = kcurve()
         n = self.n
-        cases = CaseRows(order)
+        cases = CaseRows(self, order)
         suite = SuiteMetrics(
             n_runs=n, n_cases=len(order), n_successes=self.succ,
             task_success_rate=_rate(self.succ, n, confidence) or Estimate(None),
@@ -589,10 +652,20 @@ class SuitePartial:
                          problems=tuple(problems), meta=m)
 
     def _tool_confusion(self) -> dict[str, Any]:
-        labels = sorted(self.tools) + [NONE_LABEL]
+        cells: dict[tuple[str, str], int] = dict(self.confusion)
+        tools = {t for pair in cells for t in pair}
+        for e, k in self.missed.items():
+            if k:
+                cells[(e, NONE_LABEL)] = cells.get((e, NONE_LABEL), 0) + k
+            tools.add(e)
+        for c, k in self.extra.items():
+            if k:
+                cells[(NONE_LABEL, c)] = cells.get((NONE_LABEL, c), 0) + k
+            tools.add(c)
+        labels = sorted(tools) + [NONE_LABEL]
         idx = {t: i for i, t in enumerate(labels)}
         matrix = [[0] * len(labels) for _ in labels]
-        for (e, c), k in self.confusion.items():
+        for (e, c), k in cells.items():
             matrix[idx[e]][idx[c]] = k
         return {"labels": labels, "matrix": matrix,
                 "rows": "expected tool ((none) = extra call)",
@@ -602,13 +675,14 @@ class SuitePartial:
         """The source's own rewards (success = reward within 1e-6 of 1, tau-bench's rule) and
         their 2x2 agreement with trajcheck's outcome, as a callable to call once ``iv`` is
         computed; it returns None when no run has a reward."""
-        if not self.rec_n:
+        if not self.rec_count:
             return lambda: None
         # grouped as the source groups them (RunResult.recorded_group), else by case
         groups = sorted(self.rec_groups.items(), key=lambda kv: kv[1][0])
-        counts = {gk: (n, succ) for gk, (_first, n, succ) in groups}
-        kk = [k for k in ks if all(nc[0] >= k for nc in counts.values())]
-        kcurve = _kcurves(counts, kk, iv)
+        ns = array("i", [g[1] for _, g in groups])
+        cs = array("i", [g[2] for _, g in groups])
+        kk = [k for k in ks if all(n >= k for n in ns)]
+        kcurve = _kcurves(ns, cs, kk, iv)
 
         def done() -> RecordedReward:
             ph, phc, _, _ = kcurve()
@@ -621,7 +695,7 @@ class SuitePartial:
                     cm["ours_pass_recorded_pass"] + cm["ours_fail_recorded_fail"],
                     tuple(d for _, d in sorted(cd, key=lambda sd: sd[0])))
             return RecordedReward(
-                n=self.rec_n, mean=_r(math.fsum(self.rec_sum) / self.rec_n), pass_hat_k=ph,
+                n=self.rec_count, mean=_r(self.rec_sum.total(0) / self.rec_count), pass_hat_k=ph,
                 pass_hat_k_ci=phc, matrix=matrix,
                 agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
                 disagreements=dis, checks=checks)
@@ -646,7 +720,7 @@ class SuitePartial:
         res = summary_from_values(
             # the arrays as they are: one field's sorted copy at a time, not five lists
             self.n, self.n_eff_success, self.eff_values,
-            None if self.cost is None else math.fsum(self.cost))
+            None if self.cost is None else self.cost.total(0))
         dists = res.distributions or {}
         out: dict[str, Any] = {"n_runs": res.n_runs, "n_success": res.n_success,
                                "success_rate": _r(res.success_rate)}
@@ -769,10 +843,10 @@ class _Intervals:
     resampling indices per replicate for every column of the same length)."""
 
     def __init__(self) -> None:
-        self.cols: list[list[float]] = []
+        self.cols: list[Sequence[float]] = []
         self.res: list[tuple[float, float, float]] = []
 
-    def add(self, col: list[float]) -> int | None:
+    def add(self, col: Sequence[float]) -> int | None:
         if not col:
             return None
         self.cols.append(col)
@@ -790,28 +864,28 @@ class _Intervals:
         return Estimate(_r(est), _r(lo), _r(hi), "bootstrap", len(self.cols[i]))
 
 
-def _kcurves(counts: Mapping[str, tuple[int, int]], ks: Sequence[int], iv: _Intervals
+def _kcurves(ns: Sequence[int], cs: Sequence[int], ks: Sequence[int], iv: _Intervals
              ) -> Callable[[], tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]]:
-    """pass^k and pass@k with their bootstrap intervals over tasks, from per-task (n, c): the
-    columns are added to ``iv``; the returned callable reads them once ``iv`` is computed."""
+    """pass^k and pass@k with their bootstrap intervals over tasks, from per-task runs
+    ``ns[t]`` and successes ``cs[t]``: the columns are added to ``iv``; the returned
+    callable reads them once ``iv`` is computed."""
     from .metrics.reliability import pass_at_k, pass_hat_k
 
     ph: dict[int, float] = {}
     pa: dict[int, float] = {}
     cols: dict[int, tuple[int | None, int | None]] = {}
-    # reliability takes (c, n); counts hold (n, c). No per-task dict of swapped pairs: a
-    # quarter of a million tasks would hold one more tuple and dict entry each
-    groups = Counter((c, n) for n, c in counts.values())  # tasks with the same (c, n): same values
-    n_tasks = len(counts)
+    groups = Counter(zip(cs, ns))  # tasks with the same (c, n): same values
+    n_tasks = len(ns)
     for k in ks:
         ph[k] = _r(_task_mean(groups, n_tasks, k, hat=True)) or 0.0
         pa[k] = _r(_task_mean(groups, n_tasks, k, hat=False)) or 0.0
         # pass^k and pass@k are means over tasks of a per-task value, so the bootstrap over
         # tasks resamples those per-task values (same replicates as resampling the tasks);
         # tasks with the same (c, n) share their value
-        memo = {cn: (pass_hat_k({0: cn}, k), pass_at_k({0: cn}, k)) for cn in groups}
-        cols[k] = (iv.add([memo[(c, n)][0] for n, c in counts.values()]),
-                   iv.add([memo[(c, n)][1] for n, c in counts.values()]))
+        hat = {cn: pass_hat_k({0: cn}, k) for cn in groups}
+        at = {cn: pass_at_k({0: cn}, k) for cn in groups}
+        cols[k] = (iv.add(array("d", map(hat.__getitem__, zip(cs, ns)))),
+                   iv.add(array("d", map(at.__getitem__, zip(cs, ns)))))
 
     def done() -> tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]:
         phc: dict[int, Any] = {}
@@ -848,21 +922,22 @@ class KTooLargeError(MetricInputError):
                          f"has {n} run(s) (the largest k possible is {n})")
 
 
-def _ks(counts: Mapping[str, tuple[int, int]], ks: Sequence[int] | None) -> list[int]:
-    """k = 1..min trials by default; explicit ks beyond the minimum raise ``KTooLargeError``
-    naming the largest k asked for (the k the user typed, e.g. 5 for ``--k 5``), and k < 1
+def _ks(ns: Sequence[int], name: Callable[[int], str], ks: Sequence[int] | None) -> list[int]:
+    """k = 1..min trials by default (``ns[t]``: task t's runs); explicit ks beyond the
+    minimum raise ``KTooLargeError`` naming the largest k asked for (the k the user typed,
+    e.g. 5 for ``--k 5``) and the first task with the fewest runs (``name(t)``), and k < 1
     raises ``MetricInputError``."""
-    if not counts:
+    if not ns:
         return []
-    kmax = min(nc[0] for nc in counts.values())
+    kmax = min(ns)
     if ks is None:
         return list(range(1, kmax + 1))
     low = [k for k in ks if not isinstance(k, int) or isinstance(k, bool) or k < 1]
     if low:
         raise MetricInputError(f"k must be an integer >= 1, got {low[0]!r}")
     if max(ks) > kmax:
-        short = min(counts, key=lambda t: counts[t][0])
-        raise KTooLargeError(max(ks), short, counts[short][0])
+        short = min(range(len(ns)), key=ns.__getitem__)
+        raise KTooLargeError(max(ks), name(short), ns[short])
     return sorted(set(ks))
 
 

@@ -164,38 +164,53 @@ def test_pass_k_from_distinct_counts_is_the_per_task_figure():
     assert _task_mean(groups, 10, 1, hat=True) == pass_hat_k([(1, 3)] * 3 + [(2, 3)] * 7, 1) == 17 / 30
 
 
-def test_compact_case_sums_are_exact_in_any_grouping():
-    """A case's sums are kept as None, one float or a tuple of partials; added one value at a
-    time or merged from parts in any grouping, the total is math.fsum of all the values."""
+def test_case_sums_are_exact_in_any_grouping():
+    """A case's sum is kept in two floats (hi + lo exactly) or, when two cannot hold it, as
+    partials in a side dict; added one value at a time or merged from parts in any grouping
+    (rows mapped between sums, as partials merge), its total is math.fsum of all the
+    values, and the count is the number of values."""
     import math
     import random
 
-    from trajcheck.aggregate import _sum_add, _sum_merge, _sum_total
+    from trajcheck.case_sums import CaseSums
 
     rnd = random.Random(11)
-    pool = [0.1, 0.2, 1 / 3, 2 / 3, 0.8, 1.0, 0.0, 1e-17, 1e16, 0.7, 5 / 7]
+    pool = [0.1, 0.2, 1 / 3, 2 / 3, 0.8, 1.0, 0.0, 1e-17, 1e16, 0.7, 5 / 7, -0.3, 1e-300]
     for _ in range(500):
         vals = [rnd.choice(pool) for _ in range(rnd.randint(0, 12))]
-        one = None
+        one = CaseSums()
+        one.grow()
         for v in vals:
-            one = _sum_add(one, v)
-        assert _sum_total(one) == math.fsum(vals)
-        assert one is None or type(one) in (float, tuple)
+            one.add(0, v)
+        assert one.total(0) == math.fsum(vals) and one.count[0] == len(vals)
         cut = sorted(rnd.sample(range(len(vals) + 1), min(3, len(vals) + 1)))
-        parts = [vals[a:b] for a, b in zip([0, *cut], [*cut, len(vals)])]
-        sums = []
-        for p in parts:
-            s = None
-            for v in p:
-                s = _sum_add(s, v)
-            sums.append(s)
-        rnd.shuffle(sums)
-        merged = None
-        for s in sums:
-            merged = _sum_merge(merged, s)
-        assert _sum_total(merged) == math.fsum(vals)
-    assert _sum_add(None, 0.5) == 0.5 and _sum_add(0.5, 0.25) == 0.75
-    assert type(_sum_add(0.1, 0.2)) is tuple and _sum_total(_sum_add(0.1, 0.2)) == math.fsum([0.1, 0.2])
+        parts = []
+        for a, b in zip([0, *cut], [*cut, len(vals)]):
+            s = CaseSums()
+            s.grow()  # row 0: another case
+            s.grow()  # row 1: this one
+            for v in vals[a:b]:
+                s.add(1, v)
+            parts.append(s)
+        rnd.shuffle(parts)
+        merged = CaseSums()
+        merged.grow()
+        merged.grow()
+        for s in parts:
+            merged.merge(s, [1, 0])  # their row 1 -> our row 0, their row 0 -> our row 1
+        assert merged.total(0) == math.fsum(vals) and merged.count[0] == len(vals)
+        assert merged.count[1] == 0
+    s = CaseSums()
+    s.grow()
+    s.add(0, 0.5)
+    s.add(0, 0.25)
+    assert (s.hi[0], s.lo[0], s.total(0)) == (0.75, 0.0, 0.75)
+    s.add(0, 0.1)
+    assert s.lo[0] != 0.0 and not s.over and s.total(0) == math.fsum([0.5, 0.25, 0.1])
+    s.add(0, 1e-300)  # three floats needed: kept as partials
+    assert s.over and s.total(0) == math.fsum([0.5, 0.25, 0.1, 1e-300])
+    s.add(0, float("inf"))
+    assert not math.isfinite(s.total(0))  # an infinite value: the mean is not finite
 
 
 def test_case_rows_built_on_demand_behave_as_the_tuple():

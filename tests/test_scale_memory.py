@@ -5,6 +5,7 @@ kept as trial numbers, and the scorecard JSON written a case at a time."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -90,8 +91,11 @@ def test_run_ids_kept_short_come_back_in_input_order():
     b.add(run("c", "c-2", 2), 3)
     b.add(run("c", "c-True", True), 0)  # a bool trial is not a trial number: kept as text
     a.merge(b)
-    assert a.cases["c"].ids == [1, "odd id", 2, "c-True"]
-    assert a.cases["c"].run_ids("c") == ("c-True", "odd id", "c-2", "c-1")
+    assert sorted(a.run_odd.values()) == ["c-True", "odd id"]  # the others kept as numbers
+    assert list(a.run_trial) == [1, 0, 2, 0] and list(a.run_seq) == [5, 1, 3, 0]
+    want = ("c-True", "odd id", "c-2", "c-1")
+    assert a.finalize(n_boot=5).cases[0].run_ids == want
+    assert pickle.loads(pickle.dumps(a)).finalize(n_boot=5).cases[0].run_ids == want
 
 
 def test_write_json_writes_to_json_text(tmp_path):

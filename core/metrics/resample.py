@@ -170,27 +170,36 @@ def _reps_numpy(np: Any, group: list[list[float]], m: int, n_boot: int,
     per_call = max(1, _BATCH // m)
     done = 0
     shifts = [1 << (LIMB_BITS * j) for j in range(MAX_LIMBS)]
-    while done < n_boot:
-        b = min(per_call, n_boot - done)
-        raw = bg.random_raw(2 * m * b)
-        a = (raw[0::2] >> 5).astype(np.float64)
-        c = (raw[1::2] >> 6).astype(np.float64)
-        u = (a * 67108864.0 + c) * (1.0 / 9007199254740992.0)
-        idx = np.floor(u * fm).astype(np.int64).reshape(b, m)
-        cnt = np.empty((b, n_keys))
-        for r in range(b):
-            cnt[r] = np.bincount(kid[idx[r]], minlength=n_keys)
-        with _one_thread():  # threaded BLAS on a busy machine is many times slower here
-            sums = cnt @ limbs  # exact: every partial sum is an integer below 2**53
-        for r in range(b):
-            row = sums[r].tolist()
-            for j, ((s0, nl), e) in enumerate(zip(spans, scales)):
-                total = 0
-                for q in range(nl):
-                    total += int(row[s0 + q]) * shifts[q]
-                reps[j].append(math.ldexp(float(total), -e) / m if total else 0.0)
-        done += b
+    # BLAS limited to one thread once, not per batch (threadpoolctl reads the loaded
+    # libraries each time it is entered)
+    with _one_thread():
+        while done < n_boot:
+            b = min(per_call, n_boot - done)
+            _batch(np, bg, m, b, fm, kid, n_keys, limbs, spans, scales, shifts, reps)
+            done += b
     return reps
+
+
+def _batch(np: Any, bg: Any, m: int, b: int, fm: float, kid: Any, n_keys: int, limbs: Any,
+           spans: list[tuple[int, int]], scales: list[int], shifts: list[int],
+           reps: list[list[float]]) -> None:
+    """``b`` more replicates of every column into ``reps``."""
+    raw = bg.random_raw(2 * m * b)
+    a = (raw[0::2] >> 5).astype(np.float64)
+    c = (raw[1::2] >> 6).astype(np.float64)
+    u = (a * 67108864.0 + c) * (1.0 / 9007199254740992.0)
+    idx = np.floor(u * fm).astype(np.int64).reshape(b, m)
+    cnt = np.empty((b, n_keys))
+    for r in range(b):
+        cnt[r] = np.bincount(kid[idx[r]], minlength=n_keys)
+    sums = cnt @ limbs  # exact: every partial sum is an integer below 2**53
+    for r in range(b):
+        row = sums[r].tolist()
+        for j, ((s0, nl), e) in enumerate(zip(spans, scales)):
+            total = 0
+            for q in range(nl):
+                total += int(row[s0 + q]) * shifts[q]
+            reps[j].append(math.ldexp(float(total), -e) / m if total else 0.0)
 
 
 __all__ = ["bootstrap_means"]
