@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -93,7 +94,8 @@ class TreeSampler:
 
 
 def child(a: argparse.Namespace) -> None:
-    """One engine run in this process; prints one JSON line of figures."""
+    """One engine run in this process, as ``trajcheck eval --engine`` runs it (the cases load
+    in a thread while the engine starts); prints one JSON line of figures."""
     import resource
 
     from trajcheck.dataset import load_case_store
@@ -108,33 +110,41 @@ def child(a: argparse.Namespace) -> None:
     def tree() -> float:  # this process and every descendant, exited ones included
         return self_cpu() + sampler.total()
 
-    t0 = time.monotonic()
-    cases = load_case_store(a.cases)
-    t1, c1 = time.monotonic(), tree()
-    kw = {}
-    if a.engine == "spark":
-        from trajcheck.engines import spark
+    loaded: dict[str, float] = {}
 
-        kw["spark"] = spark.session(a.workers, app="trajcheck-bench")
-    else:
-        from trajcheck.engines import ray
+    def cases():  # the CLI's loader, timed in its thread
+        t, c = time.monotonic(), time.thread_time()
+        store = load_case_store(a.cases)
+        loaded.update(wall=time.monotonic() - t, cpu=time.thread_time() - c)
+        return store
 
-        ray.init(a.workers)
-    t2, c2, d2 = time.monotonic(), tree(), self_cpu()
-    sc = eval_files(a.runs_file, cases, engine=a.engine, workers=a.workers, **kw)
-    t3, c3, d3 = time.monotonic(), tree(), self_cpu()
+    c0, d0 = tree(), self_cpu()
+    sc = eval_files(a.runs_file, cases, engine=a.engine, workers=a.workers)
+    c3, d3 = tree(), self_cpu()
     sc.write_json(a.out)
     last = dict(batch.LAST_RUN)
-    print(json.dumps({"cases_s": round(t1 - t0, 2), "start_s": round(t2 - t1, 2),
-                      "start_cpu_s": round(c2 - c1, 2), "eval_s": round(t3 - t2, 2),
-                      "tree_cpu_s": round(c3 - c2, 2), "driver_cpu_s": round(d3 - d2, 2),
+    t0, ready = last["started_at"], last["ready_at"]
+    s0, s1, fin = last["scoring_from"], last["scoring_to"], last["finalized_at"]
+    print(json.dumps({"cases_s": round(loaded["wall"], 2), "cases_cpu_s": round(loaded["cpu"], 2),
+                      "start_s": round(ready - t0, 2),  # cases and engine start, overlapped
+                      "eval_s": round(fin - ready, 2),  # first task to scorecard
+                      "first_score_s": round(s0 - ready, 2),  # cases shipped, workers started
+                      "scoring_s": round(s1 - s0, 2),  # first to last batch scored by any worker
+                      "tail_s": round(fin - s1, 2),  # partials serialised, shipped, merged; finalize
+                      "tree_cpu_s": round(c3 - c0, 2),
+                      "driver_cpu_s": round(d3 - d0 - loaded["cpu"], 2),
                       "worker_score_cpu_s": round(last.get("worker_cpu_s", 0.0), 2),
                       "partials": last.get("partials"), "batches": last.get("batches"),
                       "partial_mb": round(last.get("partial_bytes", 0) / 1e6, 1),
+                      "merge_cpu_s": round(last.get("merge_cpu_s", 0.0), 2),
                       "finalize_cpu_s": round(last.get("finalize_cpu_s", 0.0), 2),
                       "rows": last.get("rows")}), flush=True)
     if a.engine == "spark":
-        kw["spark"].stop()
+        from pyspark.sql import SparkSession
+
+        s = SparkSession.getActiveSession()
+        if s is not None:
+            s.stop()
 
 
 def measure(cmd: list[str], log: Path) -> dict:
@@ -151,6 +161,15 @@ def measure(cmd: list[str], log: Path) -> dict:
             "load_before": before, "load_after": load()}
 
 
+def ratio(rows: list[dict], key: str, w: int) -> tuple[float, str]:
+    """Per round, the 1-worker row's ``key`` over the ``w``-worker row's: the median and
+    each round's, sorted."""
+    one = [r[key] for r in rows if r["workers"] == 1]
+    many = [r[key] for r in rows if r["workers"] == w]
+    rs = sorted(x / y for x, y in zip(one, many))
+    return statistics.median(rs), " ".join(f"{x:.2f}" for x in rs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1_000_000)
@@ -159,6 +178,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--reuse-local", action="store_true",
                     help="use DIR/nN/sc_local.json from an earlier run as the reference")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run each engine's worker counts this many times, alternating their "
+                         "order; ratios are the medians of the rounds'")
     ap.add_argument("--head", type=int, default=2000,
                     help="also score the file's first HEAD runs on each engine (most workers): "
                          "the engine's fixed cost, apart from its per-run cost (0: skip)")
@@ -191,12 +213,15 @@ def main() -> None:
         with runs.open("rb") as f, head.open("wb") as g:
             for _, line in zip(range(a.head), f):
                 g.write(line)
-    plan = [(eng, w, runs) for eng in a.engines for w in a.workers]
+    # rounds alternate the order of the worker counts, so a drift of the machine's load
+    # weighs on both sides
+    plan = [(eng, w, runs) for i in range(a.rounds) for eng in a.engines
+            for w in (a.workers if i % 2 == 0 else a.workers[::-1])]
     if a.head:
         plan += [(eng, max(a.workers), head) for eng in a.engines]
     rows = []
     for eng, w, src in plan:
-        tag = f"{eng}_{w}" + ("_head" if src == head else "")
+        tag = f"{eng}_{w}" + ("_head" if src == head else "") + (f"_r{len(rows)}" if a.rounds > 1 else "")
         out = sub / f"sc_{tag}.json"
         log = sub / f"{tag}.log"
         m = measure([sys.executable, __file__, "--child", "--engine", eng, "--workers",
@@ -215,7 +240,8 @@ def main() -> None:
                sorted(k for k in want if got is not None and got.get(k) != want[k])}
         if figs:
             n = max(figs["rows"] or 1, 1)
-            eng_cpu = figs["tree_cpu_s"] - figs["driver_cpu_s"] - figs["worker_score_cpu_s"]
+            eng_cpu = (figs["tree_cpu_s"] - figs["driver_cpu_s"] - figs["worker_score_cpu_s"]
+                       - figs["cases_cpu_s"])
             row["engine_cpu_s"] = round(eng_cpu, 2)
             row["engine_us_per_run"] = round(eng_cpu / n * 1e6, 1)
             row["driver_share"] = round(figs["driver_cpu_s"] / max(figs["tree_cpu_s"], 1e-9), 4)
@@ -228,28 +254,44 @@ def main() -> None:
                      f"{local['peak_mib']} MiB peak (load {local['load_before']} / "
                      f"{local['load_after']})")
         lines.append("")
-    lines += ["| engine | workers (runs) | start-up wall / CPU | eval wall | tree CPU | driver CPU (share) "
+    lines += ["| engine | workers (runs) | process wall / CPU / peak | cases wall (CPU) | ready "
+              "| eval wall: to first batch / scoring / tail | tree CPU | driver CPU (share) "
               "| workers' scoring CPU | engine CPU (per run) | partials (MB) | equal to local | load |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if "eval_s" not in r:
-            lines.append(f"| {r['engine']} | {r['workers']} | failed (exit {r['exit']}) | | | | | | | | |")
+            lines.append(f"| {r['engine']} | {r['workers']} | failed (exit {r['exit']}) |" + " |" * 10)
             continue
         lines.append(
-            f"| {r['engine']} | {r['workers']} ({r['rows']:,}) | {r['start_s']} s / {r['start_cpu_s']} s | "
-            f"{r['eval_s']} s | {r['tree_cpu_s']} s | {r['driver_cpu_s']} s ({r['driver_share']:.1%}) | "
+            f"| {r['engine']} | {r['workers']} ({r['rows']:,}) | {r['wall_s']} s / {r['cpu_s']} s / "
+            f"{r['peak_mib']} MiB | {r['cases_s']} s ({r['cases_cpu_s']} s) | {r['start_s']} s | "
+            f"{r['eval_s']} s: {r['first_score_s']} / {r['scoring_s']} / {r['tail_s']} s | "
+            f"{r['tree_cpu_s']} s | {r['driver_cpu_s']} s ({r['driver_share']:.1%}) | "
             f"{r['worker_score_cpu_s']} s | {r['engine_cpu_s']} s ({r['engine_us_per_run']} µs) | "
             f"{r['partials']} ({r['partial_mb']}) | {r['equal']} | {r['load_before']} / {r['load_after']} |")
-    lines.append("")
+    lines += ["", "Whole process = the child's wall from exec to exit (imports, cases, engine start, "
+              "eval, scorecard written); ready = cases loaded while the engine started; tail = from "
+              "the last batch scored to the scorecard (partials serialised, shipped, merged; "
+              "finalize).", ""]
     for eng in a.engines:
-        by = {r["workers"]: r for r in rows if r["engine"] == eng and "eval_s" in r and not r["head"]}
-        if 1 in by and len(by) > 1:
-            w = max(by)
-            lines.append(f"- {eng}: {w} workers {by[1]['eval_s'] / by[w]['eval_s']:.2f}x one worker "
-                         f"(eval wall {by[1]['eval_s']} s vs {by[w]['eval_s']} s)")
+        full = [r for r in rows if r["engine"] == eng and "eval_s" in r and not r["head"]]
+        if 1 not in {r["workers"] for r in full} or len({r["workers"] for r in full}) < 2:
+            continue
+        w = max(r["workers"] for r in full)
+
+        parts = []
+        for key, what in (("wall_s", "whole process"), ("eval_s", "eval phase"),
+                          ("scoring_s", "scoring phase")):
+            med, each = ratio(full, key, w)
+            parts.append(f"{what} {med:.2f}x" + (f" (rounds: {each})" if a.rounds > 1 else ""))
+        one = [r for r in full if r["workers"] == 1][-1]
+        many = [r for r in full if r["workers"] == w][-1]
+        lines.append(f"- {eng}: {w} workers vs one: " + ", ".join(parts)
+                     + f"; last round whole process {one['wall_s']} s vs {many['wall_s']} s wall, "
+                       f"{one['cpu_s']} s vs {many['cpu_s']} s CPU")
         small = [r for r in rows if r["engine"] == eng and r["head"] and "eval_s" in r]
-        if small and max(a.workers) in by:
-            big, sm = by[max(a.workers)], small[0]
+        if small:
+            big, sm = many, small[0]
             per = (big["engine_cpu_s"] - sm["engine_cpu_s"]) / max(big["rows"] - sm["rows"], 1)
             lines.append(f"- {eng}: engine's own CPU {sm['engine_cpu_s']} s fixed (a {sm['rows']:,}-run "
                          f"eval) + {per * 1e6:.0f} µs per run; driver {sm['driver_cpu_s']} s fixed + "

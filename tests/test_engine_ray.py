@@ -93,3 +93,31 @@ def test_cli_engine_ray_events_equal_local_events(ray, tmp_path):
         assert ei.value.code in (0, None)
     got, want = event_records(outs["ray"]), event_records(outs["local"])
     assert got == want and len(got) == 12 * 5 and all(r[0] and r[1] for r in got)
+
+
+def test_eval_file_ranges_spread_over_two_actors(ray, runs, monkeypatch):
+    """Many small ranges handed to two actors as they free up: one partial per actor, the
+    local scorecard, and the result rows in input order."""
+    from trajcheck.engines.batch import LAST_RUN
+
+    p, _, cases, want = runs
+    monkeypatch.setattr(tray, "RANGE_BYTES", 16 * 1024)  # ~50 ranges of the 80 runs
+    got = []
+    sc = tray.eval_file(str(p), cases, workers=2, n_boot=200, on_rows=got.extend)
+    assert sc.to_dict() == want.to_dict()
+    assert LAST_RUN["partials"] == 2 and LAST_RUN["rows"] == 80
+    assert [r["run_id"] for r in got] == [r.run_id for r in want.runs]
+    assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
+
+
+def test_cli_engine_ray_bad_case_file_names_the_line(ray, runs, tmp_path, capsys):
+    """The cases load while the engine starts; a bad row still fails the eval with its line."""
+    p, cp, _, _ = runs
+    lines = cp.read_text().splitlines()
+    lines[2] = lines[2].replace('"expected_calls"', '"expected_callz"', 1)
+    bad = tmp_path / "cases.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(bad), "--engine", "ray", "-q"])
+    assert ei.value.code == 2
+    assert f"{bad}:3:" in capsys.readouterr().err.replace("\n", "")

@@ -107,3 +107,17 @@ def test_cli_engine_spark_events_equal_local_events(spark, tmp_path):
     got, want = event_records(outs["spark"]), event_records(outs["local"])
     assert got == want and len(got) == 12 * 5
     assert {r[0] for r in got} == {f"{i + 1:032x}" for i in range(12)} and all(r[1] for r in got)
+
+
+def test_eval_file_one_partial_per_core_rows_in_order(spark, runs):
+    """eval_file: one byte range per core, each read by its task into one partial; the
+    local scorecard, and the result rows in input order."""
+    from trajcheck.engines.batch import LAST_RUN
+
+    p, _, cases, want = runs
+    got = []
+    sc = tspark.eval_file(str(p), cases, spark=spark, n_boot=200, on_rows=got.extend)
+    assert sc.to_dict() == want.to_dict()
+    assert LAST_RUN["partials"] == 2 and LAST_RUN["rows"] == 80
+    assert [r["run_id"] for r in got] == [r.run_id for r in want.runs]
+    assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)

@@ -14,32 +14,65 @@ pyarrow, pyspark and ray are imported only here (extras ``arrow``, ``spark``, ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..model import Case
 from ..scorecard import Scorecard
 
 ENGINES = ("spark", "ray")
+Cases = Mapping[str, Case] | Sequence[Case]
+CasesArg = Cases | Callable[[], Cases]
 
 
-def eval_files(path: str, cases: Mapping[str, Case] | Sequence[Case], *, engine: str,
-               workers: int = 2, **kw: Any) -> Scorecard:
+def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
+               **kw: Any) -> Scorecard:
     """``trajcheck eval --engine``: score a JSONL file (one run per line) on ``engine``
     (``"spark"``: local[workers]; ``"ray"``: a local Ray with ``workers`` CPUs) and return
-    the scorecard (equal to the local eval's). ``kw``: ``ks``, ``seed``, ``n_boot``,
-    ``confidence``, ``keep_runs``, ``format``, ``error_pattern``, ``on_rows`` (the per-run
-    result rows in input order, e.g. for the evaluation events). Raises ``EngineError`` when
-    the engine is not installed or unknown."""
+    the scorecard (equal to the local eval's). ``cases``: the cases (a mapping by id or a
+    sequence) or a function of no arguments loading them (e.g. ``functools.partial(
+    dataset.load_case_store, path)``), which then runs in a thread while the engine starts
+    (the JVM, Ray's processes), and whose errors are raised here. ``kw``: ``ks``, ``seed``,
+    ``n_boot``, ``confidence``, ``keep_runs``, ``format``, ``error_pattern``, ``on_rows``
+    (the per-run result rows in input order, e.g. for the evaluation events); for Spark
+    also ``spark`` (a session to use). Raises ``EngineError`` when the engine is not
+    installed or unknown."""
     from ..errors import EngineError
+    from .batch import LAST_RUN
 
+    LAST_RUN.clear()
+    LAST_RUN["started_at"] = time.monotonic()
     if engine == "spark":
         from .spark import eval_file as spark_eval
-        return spark_eval(path, cases, workers=workers, **kw)
+        from .spark import session
+
+        given = kw.pop("spark", None)
+        loaded, s = _while_starting(cases, lambda: given or session(workers))
+        LAST_RUN["ready_at"] = time.monotonic()
+        return spark_eval(path, loaded, workers=workers, spark=s, **kw)
     if engine == "ray":
         from .ray import eval_file as ray_eval
-        return ray_eval(path, cases, workers=workers, **kw)
+        from .ray import init
+
+        loaded, _ = _while_starting(cases, lambda: init(workers))
+        LAST_RUN["ready_at"] = time.monotonic()
+        return ray_eval(path, loaded, workers=workers, **kw)
     raise EngineError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+
+
+def _while_starting(cases: CasesArg, start: Callable[[], Any]) -> tuple[Cases, Any]:
+    """``(cases, start())``, a loader of ``cases`` run in a thread meanwhile: the engine
+    starts in this thread (Ray's ``init`` sets signal handlers, which only the main thread
+    may), the loading waits on nothing and mostly needs the interpreter while the start
+    mostly waits on the engine's own processes."""
+    if not callable(cases):
+        return cases, start()
+    with ThreadPoolExecutor(1, thread_name_prefix="trajcheck-cases") as ex:
+        fut = ex.submit(cases)
+        handle = start()
+        return fut.result(), handle
 
 
 __all__ = ["ENGINES", "eval_files"]

@@ -106,6 +106,10 @@ class BatchPartial:
     #: what the workers spent on trajcheck's own work (engines' costs are the rest)
     cpu_s: float = 0.0
     batches: int = 0
+    #: ``time.monotonic()`` when the first batch began and the last ended (one clock for
+    #: every process of a host): when the workers' scoring ran, as the driver sees it
+    t_first: float = float("inf")
+    t_last: float = float("-inf")
     #: runs kept for reports but scored compact only (``BatchScorer(defer_full=True)``):
     #: (position, run id) -> (the row's text, its case column value, the run's index in the
     #: row, how to read it: format, error pattern, grouped); ``finalize`` scores the few that
@@ -118,6 +122,8 @@ class BatchPartial:
         self.suite.merge(other.suite)
         self.cpu_s += other.cpu_s
         self.batches += other.batches
+        self.t_first = min(self.t_first, other.t_first)
+        self.t_last = max(self.t_last, other.t_last)
         self.pending.update(other.pending)
         self.prune()
         self.read.extend(other.read)
@@ -184,12 +190,11 @@ class BatchScorer:
         ``part`` and return the per-run results (``result_schema()``; rows that could not be
         scored have no result row), or None with ``rows=False`` (only the partial is wanted:
         no result rows are built)."""
-        t0 = time.thread_time()
+        t0, w0 = time.thread_time(), time.monotonic()
         try:
             return self._score(batch, part, seq_offset, rows)
         finally:
-            part.cpu_s += time.thread_time() - t0
-            part.batches += 1
+            _account(part, t0, w0)
 
     def _score(self, batch: Any, part: BatchPartial, seq_offset: int,
                want_rows: bool) -> pa.RecordBatch | None:
@@ -213,12 +218,11 @@ class BatchScorer:
                     rows: bool = True) -> pa.RecordBatch | None:
         """``score`` for rows already held as Python lists (positions and JSON texts; no
         case column): what an engine that reads the file itself hands over."""
-        t0 = time.thread_time()
+        t0, w0 = time.thread_time(), time.monotonic()
         try:
             return self._score_rows(seqs, texts, [None] * len(texts), part, rows)
         finally:
-            part.cpu_s += time.thread_time() - t0
-            part.batches += 1
+            _account(part, t0, w0)
 
     def _score_rows(self, seqs: Sequence[int], texts: Sequence[str | None],
                     cids: Sequence[Any], part: BatchPartial,
@@ -261,6 +265,15 @@ class BatchScorer:
         return pa.RecordBatch.from_pylist(rows, schema=result_schema()) if want_rows else None
 
 
+def _account(part: BatchPartial, t0: float, w0: float) -> None:
+    """Add one scored batch's CPU (from ``thread_time`` ``t0``) and wall span (from
+    ``monotonic`` ``w0``) to ``part``."""
+    part.cpu_s += time.thread_time() - t0
+    part.batches += 1
+    part.t_first = min(part.t_first, w0)
+    part.t_last = max(part.t_last, time.monotonic())
+
+
 def _score_pending(part: BatchPartial, case_map: Mapping[str, Case]) -> None:
     """Score in full the kept runs that were scored compact (``BatchScorer.defer_full``),
     from their rows, as the worker would have: read, case id given, keyed, ``score_run``."""
@@ -290,7 +303,9 @@ def case_lookup(cases: Mapping[str, Case] | Sequence[Case]) -> Mapping[str, Case
 
 #: what the last ``finalize`` in this process merged (for bench/engines.py): partials,
 #: rows, batches, the workers' scoring CPU seconds, the driver's merge-and-finalize CPU
-#: seconds; engines add ``partial_bytes`` (the partials' serialised size)
+#: seconds, when the scoring ran (``time.monotonic``); engines add ``partial_bytes`` (the
+#: partials' serialised size), ``eval_files`` when it began and when cases and engine were
+#: ready (cleared there)
 LAST_RUN: dict[str, Any] = {}
 
 #: scorers built in this (worker) process, by ``ShippedScorer.token``: the cases are
@@ -372,6 +387,7 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
         n_parts += 1
     if merged is None:
         raise MetricInputError("no partial aggregates to finalize")
+    merge_cpu = time.process_time() - t0
     if merged.pending:
         _score_pending(merged, case_map)
     problems = [m for _, m in sorted(merged.read, key=lambda x: x[0])]
@@ -384,9 +400,11 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
     sc = merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
                                problems=problems, meta={"source": source} if source else None,
                                route_floors=route_floors)
-    LAST_RUN.clear()
     LAST_RUN.update(partials=n_parts, rows=merged.n_rows, batches=merged.batches,
-                    worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0)
+                    worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0,
+                    merge_cpu_s=merge_cpu,
+                    scoring_from=merged.t_first, scoring_to=merged.t_last,
+                    finalized_at=time.monotonic())
     return sc
 
 

@@ -7,12 +7,12 @@ scorecard; the results stay a Dataset without that column. Datasets without a ``
 column are numbered by zipping them with ``ray.data.range``.
 
 ``eval_file`` (``trajcheck eval --engine ray``) does not read the file through Ray Data: it
-cuts it into line-aligned byte ranges (``files``) and runs one plain Ray task per range,
-which reads and scores its own lines, numbered in input order, and returns one partial --
-nothing per run crosses to the driver unless ``on_rows`` asks for the result rows (they
-then come back in input order), and the driver only waits (Ray Data's executor would poll
-on it, and start its own actors). The cases go to the workers once (``ray.put``) and are
-unpacked once per worker process.
+cuts it into line-aligned byte ranges (``files``) and starts one actor per worker, which
+reads and scores the ranges it is given, numbered in input order, into one partial it keeps
+(``tasks``) -- nothing per run crosses to the driver unless ``on_rows`` asks for the result
+rows (they then come back in input order), and the driver only waits (Ray Data's executor
+would poll on it, and start its own actors), then merges one partial per worker. The cases
+go to the workers once (``ray.put``) and are unpacked once per actor.
 
 Needs ray[data] (extra ``ray``). ``init`` starts a local Ray (loopback only, no dashboard)
 unless one is running.
@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import EngineError
 from ..model import Case
 from ..scorecard import Scorecard
-from . import files
+from . import files, tasks
 from .batch import (
     DEFAULT_KEEP_RUNS,
     LAST_RUN,
@@ -41,6 +41,7 @@ from .batch import (
 
 PARTIAL = "partial"
 BATCH_ROWS = 16384  # rows per map_batches call of score_dataset: one partial each
+RANGE_BYTES = 16 * 1024 * 1024  # eval_file's ranges: small, so the workers finish together
 
 
 def init(workers: int = 2) -> Any:
@@ -103,25 +104,6 @@ class _Mapper:
             pa.field(PARTIAL, pa.binary()))
         out = [] if res is None else [res.append_column(PARTIAL, pa.nulls(res.num_rows, pa.binary()))]
         return pa.Table.from_batches(out + [_partial_row(part, schema)], schema=schema)
-
-
-def _score_range(shipped: ShippedScorer, path: str, start: int, end: int, index: int,
-                 results: bool) -> tuple[bytes, Any]:
-    """One task of ``eval_file``: read the lines of byte range ``[start, end)`` (range number
-    ``index``) and score them; the range's partial as bytes, and its per-run results (a
-    pyarrow Table) with ``results``, else None."""
-    import pyarrow as pa
-
-    from .batch import result_schema
-
-    scorer = shipped.get()
-    part = scorer.new_partial()
-    out = []
-    for seqs, texts in files.read_range(path, start, end, index):
-        res = scorer.score_texts(seqs, texts, part, rows=results)
-        if res is not None:
-            out.append(res)
-    return part.to_bytes(), pa.Table.from_batches(out, schema=result_schema()) if results else None
 
 
 def _only_partials(batch: Any) -> Any:
@@ -224,40 +206,94 @@ def score_span_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                          case_column="case_id" if case_column is not None else None, **kw)
 
 
+class _RangeWorker:
+    """One worker of ``eval_file`` (a Ray actor holding one CPU): it unpacks the cases once,
+    scores the byte ranges it is given into one partial and hands that over at the end."""
+
+    def __init__(self, shipped: ShippedScorer, path: str) -> None:
+        self.scorer = shipped.get()
+        self.part = self.scorer.new_partial()
+        self.path = path
+
+    def score(self, start: int, end: int, index: int, rows: bool) -> Any:
+        """Score range ``index``; its result rows (a pyarrow Table) with ``rows``, else None."""
+        return tasks.score_range(self.scorer, self.part, self.path, start, end, index, rows)
+
+    def partial(self) -> bytes:
+        """The partial of every range scored here."""
+        return self.part.to_bytes()
+
+
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
               on_rows: Callable[[Iterator[Any]], None] | None = None,
               keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
               error_pattern: str | None = None, ks: Sequence[int] | None = None,
               seed: int = 0, n_boot: int = 2000, confidence: float = 0.95) -> Scorecard:
     """Score a JSONL file of runs (one per line) on a local Ray (``workers`` CPUs) and
-    return the scorecard: the file's byte ranges (``files.plan``) are scored in Ray tasks
-    (module docstring). ``on_rows`` (optional) gets the per-run result rows in input order
-    (e.g. ``EvaluationEmitter.emit_rows``), streamed from the tasks as they finish."""
+    return the scorecard (the local eval's). ``workers`` actors each keep one partial; the
+    file's byte ranges (``files.ranges``, about ``RANGE_BYTES`` each) go to whichever actor
+    is free, so a slow worker holds back at most one small range. ``on_rows`` (optional)
+    gets the per-run result rows in input order (e.g. ``EvaluationEmitter.emit_rows``),
+    streamed as the ranges finish."""
     ray = init(workers)
     scorer = BatchScorer(cases, keep_runs=keep_runs, format=format, error_pattern=error_pattern,
                          defer_full=True)
-    cuts = files.ranges(path, files.plan(os.path.getsize(path), workers))
-    task = ray.remote(num_cpus=1)(_score_range)
-    shipped = ray.put(ship(scorer))
     full = os.path.abspath(path)
-    refs = [task.remote(shipped, full, a, b, i, on_rows is not None)
-            for i, (a, b) in enumerate(cuts)]
-    blobs: list[bytes] = []
+    size = os.path.getsize(full)
+    cuts = files.ranges(full, max(-(-size // RANGE_BYTES), 2 * workers))
+    shipped = ray.put(ship(scorer))
+    actor = ray.remote(num_cpus=1)(_RangeWorker)
+    pool = [actor.remote(shipped, full) for _ in range(workers)]
+    want = on_rows is not None
+    todo = list(enumerate(cuts))[::-1]
+    busy: dict[Any, tuple[int, Any]] = {}  # result ref -> (range index, its actor)
+
+    def give(a: Any) -> None:
+        if todo:
+            i, (s0, e0) = todo.pop()
+            busy[a.score.remote(s0, e0, i, want)] = (i, a)
+
+    for a in pool:  # two ranges queued per actor: no idle gap between ranges
+        give(a)
+        give(a)
+    done: dict[int, Any] = {}
 
     def rows() -> Iterator[Any]:
-        for ref in refs:  # in input order; the driver waits, the tasks run as CPUs free up
-            blob, table = ray.get(ref)
-            blobs.append(blob)
-            if table is not None:
-                yield from table.to_pylist()
+        nxt = 0
+        while busy:
+            ready, _ = ray.wait(list(busy), num_returns=1)
+            i, a = busy.pop(ready[0])
+            table = ray.get(ready[0])  # raises a task's error here
+            give(a)
+            if want:
+                done[i] = table
+                while nxt in done:  # in input order
+                    yield from done.pop(nxt).to_pylist()
+                    nxt += 1
 
-    it = rows()
-    if on_rows is not None:
-        on_rows(it)
-    for _ in it:  # what on_rows left unread (all of it without on_rows)
-        pass
-    return _finalize(blobs, scorer.case_map, ks=ks, seed=seed, n_boot=n_boot,
-                     confidence=confidence, source=str(path))
+    sizes: list[int] = []
+
+    def blobs() -> Iterator[bytes]:
+        refs = [a.partial.remote() for a in pool]
+        while refs:  # the first partial ready is unpacked while the others are serialised
+            ready, refs = ray.wait(refs, num_returns=1)
+            yield ray.get(ready[0])
+        for a in pool:  # their cases and partials go now, before the finalize
+            ray.kill(a)
+
+    try:
+        it = rows()
+        if on_rows is not None:
+            on_rows(it)
+        for _ in it:  # what on_rows left unread (all of it without on_rows)
+            pass
+        sc = finalize(tasks.partials_of(blobs(), sizes), scorer.case_map, ks=ks, seed=seed,
+                      n_boot=n_boot, confidence=confidence, source=str(path))
+    finally:
+        for a in pool:
+            ray.kill(a)
+    LAST_RUN["partial_bytes"] = sum(sizes)
+    return sc
 
 
 __all__ = ["eval_file", "init", "score_dataset", "score_span_dataset", "spans_to_runs"]

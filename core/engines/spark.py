@@ -3,10 +3,12 @@
 ``score_dataframe(df, cases)`` maps each partition's Arrow batches through a
 ``batch.BatchScorer`` and returns the per-run results as a DataFrame (lazy: each action
 on it scores again -- cache it when it is used more than once) and the suite scorecard
-(one action: the partitions' partials are collected and merged on the driver). The
+(one action: the partitions' partials are collected, then unpacked and merged one at a
+time on the driver). The
 partial of a partition travels as one extra row whose ``partial`` column holds its bytes.
-``eval_file`` reads a JSONL file of runs with ``spark.read.text`` (``trajcheck eval --engine
-spark``). Input positions come from ``seq_column`` or, when None,
+``eval_file`` (``trajcheck eval --engine spark``) scores a JSONL file of runs: one task per
+core reads its own line-aligned byte range of the file and keeps one partial (``tasks``).
+In ``score_dataframe``, input positions come from ``seq_column`` or, when None,
 ``monotonically_increasing_id()`` -- increasing in input order, so the cases keep the order
 a local eval gives them and every figure equals the local eval's.
 
@@ -24,12 +26,11 @@ from typing import Any
 from ..errors import EngineError
 from ..model import Case
 from ..scorecard import Scorecard
-from . import files
+from . import files, tasks
 from .batch import (
     DEFAULT_KEEP_RUNS,
     LAST_RUN,
     RESULT_FIELDS,
-    BatchPartial,
     BatchScorer,
     ShippedScorer,
     finalize,
@@ -123,12 +124,11 @@ def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                          defer_full=True)
     shipped = ship(df.sparkSession, scorer)
     # the scorecard's action builds no result rows: only each partition's partial comes back
-    blobs = [bytes(r[PARTIAL])
-             for r in df.mapInArrow(_mapper(shipped, False), _spark_schema(False)).collect()]
-    parts = [BatchPartial.from_bytes(b) for b in blobs]
-    sc = finalize(parts, scorer.case_map, ks=ks, seed=seed, n_boot=n_boot,
-                  confidence=confidence, source=source)
-    LAST_RUN["partial_bytes"] = sum(map(len, blobs))
+    rows = df.mapInArrow(_mapper(shipped, False), _spark_schema(False)).collect()
+    sizes: list[int] = []
+    sc = finalize(tasks.partials_of((bytes(r[PARTIAL]) for r in rows), sizes), scorer.case_map,
+                  ks=ks, seed=seed, n_boot=n_boot, confidence=confidence, source=source)
+    LAST_RUN["partial_bytes"] = sum(sizes)
     out = df.mapInArrow(_mapper(shipped, True), _spark_schema())
     results = out.where(F.col(PARTIAL).isNull()).drop(PARTIAL)
     return results, sc
@@ -171,31 +171,62 @@ def score_span_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                            case_column="case_id" if case_column is not None else None, **kw)
 
 
+def _range_task(shipped: ShippedScorer, path: str, rows: bool) -> Any:
+    """The mapPartitions function of ``eval_file``: a partition of byte ranges -> its
+    result rows (with ``rows``) and one partial (``tasks.score_ranges``)."""
+    def run(todo: Iterator[tuple[int, int, int]]) -> Iterator[tuple[str, bytes]]:
+        return tasks.score_ranges(shipped.get(), path, todo, rows)
+    return run
+
+
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
               spark: Any = None, on_rows: Callable[[Iterator[Any]], None] | None = None,
-              **kw: Any) -> Scorecard:
+              keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
+              error_pattern: str | None = None, ks: Sequence[int] | None = None,
+              seed: int = 0, n_boot: int = 2000, confidence: float = 0.95) -> Scorecard:
     """Score a JSONL file of runs on Spark (a session of ``workers`` local cores unless
-    ``spark`` is given) and return the scorecard. ``on_rows`` (optional) gets the per-run
-    result rows in input order, streamed to the driver (e.g. ``EvaluationEmitter.emit_rows``).
-    ``kw`` as in ``score_dataframe``."""
+    ``spark`` is given) and return the scorecard (the local eval's). ``on_rows`` (optional)
+    gets the per-run result rows (mappings of ``batch.RESULT_FIELDS``) in input order,
+    e.g. ``EvaluationEmitter.emit_rows``.
+
+    The file is cut into one line-aligned byte range per core of the session
+    (``files.ranges``) and each task reads its range itself and scores it into one partial
+    (``tasks.score_ranges``): no JVM read of the text and no Arrow transfer per run, and
+    the driver merges one partial per core. The executors must see ``path`` (local mode,
+    or a file system shared with the cluster); for tables, use ``score_dataframe``."""
     s = spark or session(workers)
-    # partitions in a multiple of the workers, each >= files.CHUNK_BYTES when the file allows
-    # (each partition's partial keeps up to keep_runs runs, scored twice)
-    size = os.path.getsize(path)
-    n = files.plan(size, int(s.sparkContext.defaultParallelism))
-    key = "spark.sql.files.maxPartitionBytes"
-    before = s.conf.get(key, None)
-    s.conf.set(key, str(-(-size // n) + 1))  # read when the scan is planned: kept till done
-    try:
-        df = s.read.text(str(path)).withColumnRenamed("value", "trace")
-        results, sc = score_dataframe(df, cases, source=str(path), **kw)
-        if on_rows is not None:
-            on_rows(results.orderBy("seq").toLocalIterator())
-    finally:
-        if before is None:
-            s.conf.unset(key)
-        else:
-            s.conf.set(key, before)
+    sc_ = s.sparkContext
+    scorer = BatchScorer(cases, keep_runs=keep_runs, format=format, error_pattern=error_pattern,
+                         defer_full=True)
+    full = os.path.abspath(path)
+    cuts = files.ranges(full, int(sc_.defaultParallelism))
+    todo = [(a, b, i) for i, (a, b) in enumerate(cuts)]
+    rdd = sc_.parallelize(todo, max(len(todo), 1)).mapPartitions(
+        _range_task(ship(s, scorer), full, on_rows is not None))
+    sizes: list[int] = []
+
+    def blobs() -> Iterator[bytes]:
+        if on_rows is None:
+            yield from (b for _, b in rdd.collect())
+            return
+        got: list[bytes] = []
+
+        def rows() -> Iterator[Any]:
+            # partitions in input order, the next one computed while this one is read
+            for kind, b in rdd.toLocalIterator(prefetchPartitions=True):
+                if kind == "partial":
+                    got.append(b)
+                else:
+                    yield from tasks.table_of(b).to_pylist()
+        it = rows()
+        on_rows(it)
+        for _ in it:  # what on_rows left unread
+            pass
+        yield from got
+
+    sc = finalize(tasks.partials_of(blobs(), sizes), scorer.case_map, ks=ks, seed=seed,
+                  n_boot=n_boot, confidence=confidence, source=str(path))
+    LAST_RUN["partial_bytes"] = sum(sizes)
     return sc
 
 
