@@ -174,7 +174,11 @@ def explain_exact(pargs: Mapping[str, Any], eargs: Mapping[str, Any], mode: str)
         if k not in pargs:
             return f"{k}: missing (expected {_show(ev)})"
         pv = pargs[k]
-        if not exact_equal(ev, pv):
+        t = type(ev)
+        if t is type(pv) and (t is str or t is int or t is bool):  # value_diff's own phrase
+            if ev != pv:
+                return f"{str(k) or 'value'}: expected {_show(ev)}, got {_show(pv)}"
+        elif not exact_equal(ev, pv):
             return value_diff(ev, pv, str(k)) or f"{k}: expected {_show(ev)}, got {_show(pv)}"
     if mode == "exact_keys":
         extra = [k for k in pargs if k not in eargs]

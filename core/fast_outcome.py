@@ -18,7 +18,7 @@ from .case_plan import CasePlan
 from .explain import explain_exact, value_diff
 from .matching import _hopcroft_karp
 from .metrics.outcome import unchanged_note, unchanged_writes, writes_made
-from .model import Case, Trajectory
+from .model import Trajectory
 
 
 def max_matching(rows: list[list[int]], n_right: int) -> list[int]:
@@ -39,10 +39,11 @@ def max_matching(rows: list[list[int]], n_right: int) -> list[int]:
     return _hopcroft_karp(rows, n_right) if stuck else out
 
 
-def outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
+def outcome(traj: Trajectory, cid: str, plan: CasePlan, calls: list[Any],
             failed: list[bool] | None, kept: Sequence[int], rows: list[list[int]],
             kml: list[int], pairs: Callable[[], list[Any]] | None) -> tuple[bool, str]:
-    """``metrics.outcome.outcome_from_calls`` (module doc): ``calls`` every call of the run,
+    """``metrics.outcome.outcome_from_calls`` (module doc) against the case of ``plan`` (id
+    ``cid``): ``calls`` every call of the run,
     ``failed`` whether each failed (None: none did), ``kept`` the calls not set aside as
     retried failures, ``rows``/``kml`` their compatibility rows and maximum matching against
     the expected calls; ``pairs`` gives the run's calls joined to results when some result
@@ -81,12 +82,11 @@ def outcome(traj: Trajectory, case: Case, plan: CasePlan, calls: list[Any],
     if n_problems:
         if missing:
             j = missing[0]
-            e = case.expected_calls[j]
             why = closest_call_note(plan, j, set(extra), calls, failed)
-            first = f"case {case.id!r}: expected call {j} ({e.name}) not matched: {why}"
+            first = f"case {cid!r}: expected call {j} ({plan.exp_names[j]}) not matched: {why}"
         else:
             c = calls[extra[0]]
-            first = (f"case {case.id!r}: unexpected state-changing call {extra[0]} of the run: "
+            first = (f"case {cid!r}: unexpected state-changing call {extra[0]} of the run: "
                      f"{c.name} {c.args!r}")
         return False, first + (f" (and {n_problems - 1} more)" if n_problems > 1 else "")
     return True, writes_made(n_w) + unchanged_note(same, calls)

@@ -60,7 +60,9 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
     if type(traj) is not Trajectory or not meta.keys() <= RUN_META:
         FALLBACKS["run"] += 1
         return None
-    r = _score(traj, case, plan, meta)
+    cat = case.metadata.get("category")
+    r = _score(traj, plan, meta, case.id, cat if isinstance(cat, str) else None,
+               case.__dict__.get("_case_hash") or plan.hash_of(case))
     if r is None:
         FALLBACKS["args"] += 1
     else:
@@ -68,7 +70,11 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
     return r
 
 
-def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> Any:
+def _score(traj: Trajectory, plan: CasePlan, meta: Any, cid: str, category: str | None,
+           case_hash: str) -> Any:
+    """The compact result of ``traj`` against the case of ``plan`` (id ``cid``, its
+    ``metadata["category"]`` when a string, its definition hash), or None when a value
+    calls for the general path."""
     # --- one pass over the run: calls, their steps, agent turns, failed results, and
     # whether any result is a JSON object (only those can show a write changed nothing)
     calls = []
@@ -117,9 +123,10 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> Any:
     failed: list[bool] | None = None
     pairs_held: list[Any] = []
 
-    def pairs() -> list[Any]:  # the run's calls joined to results, once
+    def pairs() -> list[Any]:  # the run's calls joined to results (Trajectory.pairs), once
         if not pairs_held:
-            pairs_held.append(traj.pairs())
+            joined = _joined_by_id(traj, n)
+            pairs_held.append(traj.pairs() if joined is None else list(zip(calls, joined)))
         return pairs_held[0]  # type: ignore[no-any-return]
 
     kept: Any = range(n)
@@ -188,7 +195,7 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> Any:
             critical = True
             forbidden_counted = any(nm in bad for nm in all_n)
 
-    success, reason = outcome(traj, case, plan, calls, failed, kept, rows, ml,
+    success, reason = outcome(traj, cid, plan, calls, failed, kept, rows, ml,
                               pairs if json_like else None)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
@@ -232,10 +239,7 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> Any:
 
     trial = meta.get("trial")
     g = meta.get("recorded_task_id")
-    cat = case.metadata.get("category")
     reward = meta.get("reward")
-    cid = case.id
-    case_hash = case.__dict__.get("_case_hash") or plan.hash_of(case)
     # RunResult's fields in order (scorecard.run_result_of)
     return run_result_of({
         "run_id": str(meta.get("run_id") or f"{cid}-{trial if trial is not None else 0}"),
@@ -252,12 +256,35 @@ def _score(traj: Trajectory, case: Case, plan: CasePlan, meta: Any) -> Any:
         "expected_tools": names, "called_tools": tuple(knames), "matched": tuple(matched),
         "metrics": {"call_rates": {"parts": {"forbidden": forbidden_counted,
                                              "duplicate": duplicate}}},
-        "transcript": None, "forbidden_checked": bool(case.forbidden_calls),
+        "transcript": None, "forbidden_checked": bool(plan.forbidden),
         "case_hash": case_hash, "calls": None, "recorded_checks": None,
         "recorded_group": str(g) if g is not None and str(g) != cid else None,
-        "category": cat if isinstance(cat, str) else None,
+        "category": category,
         "lcs_f1": _r(lcs_f1), "name_f1": _r(name_f1),
     })
+
+
+def _joined_by_id(traj: Trajectory, n: int) -> list[Any] | None:
+    """Each of the run's ``n`` calls' result as ``Trajectory.pairs`` joins them, when every
+    call carries an id no open call shares and every result names an earlier open call
+    (the join is then by id alone); else None (``pairs`` decides)."""
+    joined: list[Any] = [None] * n
+    open_ids: dict[Any, int] = {}
+    i = 0
+    for s in traj.steps:
+        for c in s.tool_calls:
+            k = c.call_id
+            if k is None or k in open_ids:
+                return None
+            open_ids[k] = i
+            i += 1
+        r = s.tool_result
+        if r is not None:
+            j = open_ids.pop(r.call_id, None)
+            if j is None:
+                return None
+            joined[j] = r
+    return joined
 
 
 def _forbidden_names(plan: CasePlan, calls: list[Any]) -> set[str]:

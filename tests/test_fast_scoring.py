@@ -108,7 +108,8 @@ def case_and_run(draw: Any) -> tuple[Case, Trajectory]:
                     a["q"] = draw(values)
             else:
                 a = draw(st.one_of(args, st.none()))
-            group.append(ToolCall(name, a, call_id=f"c{k}"))
+            # mostly with call ids; some without (results then join by name or position)
+            group.append(ToolCall(name, a, call_id=f"c{k}" if draw(st.integers(0, 5)) else None))
             k += 1
         # an immediate repeat of the group: a duplicate, or a retry after a failure
         if draw(st.integers(0, 4)) == 0:
@@ -118,9 +119,11 @@ def case_and_run(draw: Any) -> tuple[Case, Trajectory]:
                           cost_usd=draw(st.sampled_from([None, 0.001])),
                           latency_ms=draw(st.sampled_from([None, 120.0]))))
         for c in group:
+            if draw(st.integers(0, 9)) == 0:
+                continue  # a call with no result
             fail = draw(st.integers(0, 5)) == 0
             steps.append(Step(len(steps), "tool_result", tool_result=ToolResult(
-                call_id=c.call_id, name=c.name,
+                call_id=c.call_id if draw(st.integers(0, 7)) else None, name=c.name,
                 output=draw(st.sampled_from(['{"id": 1, "v": 2}', "ok", '{"id": 1, "v": 3}'])),
                 is_error=fail)))
     steps.append(Step(len(steps), "final_response", content="done"))
