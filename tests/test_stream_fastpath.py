@@ -136,6 +136,8 @@ HOSTILE = [
     _line(metadata="m"),
     _line(metadata={"problems": ["earlier problem"], "case_id": "c2"}),
     _line(metadata={"problems": "a string"}),
+    _line(metadata={"problems": 5}),
+    _line(metadata={"problems": {"k": 1}}),
     _line(case_id="top", run_id="r9", trial=None),
     _line(case_id="top", metadata={}),
     _line(case_id="top", metadata=None),
@@ -144,6 +146,9 @@ HOSTILE = [
     _line(steps=[]),
     _line(steps=[{"index": 0}]),
     _line(steps=[{"index": 0, "kind": "user", "extra": [1]}]),
+    _line(steps=[{"index": 0, "extra": [1]}]),
+    _line(steps=[{"kind": "user", "extra": [1]}]),
+    _line(steps=[{"index": 0, "kind": None}]),
     _line(steps="x"),
     _step(tool_result={}),
     _step(tool_result={"call_id": "c", "extra": 1}),
@@ -166,6 +171,10 @@ HOSTILE = [
     _step(tool_calls=[{"name": "g", "args": [1]}]),
     _step(tool_calls=[{"name": "g", "args": None, "zz": 1}]),
     _step(tool_calls=["g"]),
+    _step(tool_calls=[{"args": {}, "zz": 1}]),
+    _step(tool_calls=[{"name": "g", "args": "{}", "zz": 1}]),
+    _step(tool_result={"extra": 1}),
+    _step(usage={"input_tokens": 1, "extra": "x"}),
     _step(content="\\ud800 lone"),
     _line(final_response="\ud83d\ude00 emoji") ,
     '{"steps": [{"index": 0, "kind": "user", "content": "\\ud83d\\ude00"}]}',
@@ -222,3 +231,14 @@ def test_plain_loads_leaves_to_loads_what_loads_treats_specially():
         assert limits.plain_loads(raw) is limits.NOT_PLAIN, raw
     assert limits.plain_loads(b"[" * 100 + b"]" * 100) is not limits.NOT_PLAIN
     assert limits.plain_loads(b'[["' + b"[" * 101 + b'"]]') == [["[" * 101]]
+
+
+def test_a_line_whose_metadata_problems_is_not_a_list_does_not_sink_the_file(tmp_path):
+    # problems recorded in a line's metadata are reported with the line; a value that is not
+    # a list is one problem (it used to raise TypeError and end the whole read)
+    p = _hostile_file(tmp_path, [_line(metadata={"problems": 5}), _line(metadata={"problems": "bad"}),
+                                 _line(metadata={"problems": ["a", "b"]}), _line()])
+    s = stream(p)
+    assert len(list(s)) == 4
+    assert s.problems == [f"{p}:1: 5", f"{p}:2: bad", f"{p}:3: a", f"{p}:3: b"]
+    assert s.skipped == []

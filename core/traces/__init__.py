@@ -499,12 +499,17 @@ class _Acc:
             t, notes = limits.clean_figures(t)
             self.problems.extend(f"{where}: {n}" for n in notes)
         self.trajectories.append(t)
-        self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        formats = self.formats
+        formats[fmt] = formats.get(fmt, 0) + 1
         if label is not None:
-            src = self.source(label)
+            src = self.sources.get(label) or self.source(label)
             src.formats[fmt] = src.formats.get(fmt, 0) + 1
-        for p in t.metadata.get("problems", ()) if isinstance(t.metadata, Mapping) else ():
-            self.problems.append(f"{where}: {p}")
+        meta = t.metadata
+        got = meta.get("problems") if type(meta) is dict or isinstance(meta, Mapping) else None
+        if got is not None:
+            # a list of problem texts (the readers' and to_dict's form); any other value
+            # written there is one problem, not an error and not one per character
+            self.problems.extend(f"{where}: {p}" for p in (got if is_seq(got) else (got,)))
 
     def skip(self, msg: str) -> None:
         """Record a line, record or file that was not read."""

@@ -100,10 +100,8 @@ _STEP_TPL = _template(Step)
 _CALL_TPL = _template(ToolCall)
 _RESULT_TPL = _template(ToolResult)
 _USAGE_TPL = _template(Usage)
-_STEP_KEYS = _STEP_TPL.keys()
-_CALL_KEYS = _CALL_TPL.keys()
-_RESULT_KEYS = _RESULT_TPL.keys()
-_USAGE_KEYS = _USAGE_TPL.keys()
+_TRAJ_TPL = _template(Trajectory)
+_NT = len(_TRAJ_TPL)
 _WRAPPER_KEYS = ("case_id", "trial", "run_id")  # traces.with_wrapper_metadata's top-level keys
 _LINE_KEYS = _TOP_KEYS | frozenset(_WRAPPER_KEYS)
 _onew = object.__new__
@@ -117,10 +115,10 @@ _MAX_FLOAT = 1.7976931348623157e308
 
 
 def _fields(tpl: dict[str, Any], src: dict[str, Any]) -> dict[str, Any]:
-    """``tpl``'s keys with ``src``'s values (None when absent): ``{**tpl, **src}`` for a
+    """``tpl``'s keys with ``src``'s values (``tpl``'s where absent): ``{**tpl, **src}`` for a
     ``src`` with keys ``tpl`` does not have (left out, as from_dict leaves them)."""
     get = src.get
-    return {k: get(k) for k in tpl}
+    return {k: get(k, dv) for k, dv in tpl.items()}
 
 
 def _plain_counts(u: dict[str, Any]) -> bool:
@@ -128,6 +126,12 @@ def _plain_counts(u: dict[str, Any]) -> bool:
         if v is not None and not (type(v) is int and 0 <= v < _BIG_INT):
             return False
     return True
+
+
+_MISSING = object()
+# a step's template marks the two required keys, so one lookup after the merge finds them absent
+_STEP_NEEDS = {**_STEP_TPL, "index": _MISSING, "kind": _MISSING}
+_NS, _NC, _NR, _NU = len(_STEP_TPL), len(_CALL_TPL), len(_RESULT_TPL), len(_USAGE_TPL)
 
 
 def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
@@ -150,9 +154,13 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
     append = steps.append
     o: Any
     for s in raw_steps:
-        if type(s) is not dict or "kind" not in s or "index" not in s:
+        if type(s) is not dict:
             return None
-        v = {**_STEP_TPL, **s} if s.keys() <= _STEP_KEYS else _fields(_STEP_TPL, s)
+        v = {**_STEP_NEEDS, **s}
+        if len(v) != _NS:  # keys a step does not have
+            v = _fields(_STEP_NEEDS, s)
+        if v["index"] is _MISSING or v["kind"] is _MISSING:
+            return None
         tcs = v["tool_calls"]
         if tcs:
             if type(tcs) is not list:
@@ -161,12 +169,15 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
             for c in tcs:
                 if type(c) is not dict:
                     return None
-                name = c.get("name")
-                a = c.get("args")
+                cv = {**_CALL_TPL, **c}
+                if len(cv) != _NC:
+                    cv = _fields(_CALL_TPL, c)
+                name = cv["name"]
+                a = cv["args"]
                 if type(name) is not str or not name or (a is not None and type(a) is not dict):
                     return None
                 o = _onew(ToolCall)
-                _set_call(o, {**_CALL_TPL, **c} if c.keys() <= _CALL_KEYS else _fields(_CALL_TPL, c))
+                _set_call(o, cv)
                 made.append(o)
             v["tool_calls"] = tuple(made)
         elif tcs is None or type(tcs) is list:
@@ -178,8 +189,11 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
             if type(tr) is not dict:
                 return None
             if tr:
+                rv = {**_RESULT_TPL, **tr}
+                if len(rv) != _NR:
+                    rv = _fields(_RESULT_TPL, tr)
                 o = _onew(ToolResult)
-                _set_result(o, {**_RESULT_TPL, **tr} if tr.keys() <= _RESULT_KEYS else _fields(_RESULT_TPL, tr))
+                _set_result(o, rv)
                 v["tool_result"] = o
             else:
                 v["tool_result"] = None
@@ -187,12 +201,15 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
         if u is not None:
             if type(u) is not dict:
                 return None
-            if plain:
+            uv = {**_USAGE_TPL, **u}
+            if len(uv) != _NU:
+                uv = _fields(_USAGE_TPL, u)
+            if plain:  # the source's values: any key it has that Usage has not only adds caution
                 for x in u.values():
                     if x is not None and not (type(x) is int and 0 <= x < _BIG_INT):
                         plain = False
             o = _onew(Usage)
-            _set_usage(o, {**_USAGE_TPL, **u} if u.keys() <= _USAGE_KEYS else _fields(_USAGE_TPL, u))
+            _set_usage(o, uv)
             v["usage"] = o
         m = v["metadata"]
         if m is None:
@@ -202,43 +219,51 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
         else:
             return None
         if plain:
-            c, lat = v["cost_usd"], v["latency_ms"]
+            c = v["cost_usd"]
+            lat = v["latency_ms"]
             if not ((c is None or (type(c) is float and 0.0 <= c <= _MAX_FLOAT))
                     and (lat is None or (type(lat) is float and 0.0 <= lat <= _MAX_FLOAT))):
                 plain = False
         o = _onew(Step)
         _set_step(o, v)
         append(o)
-    get = d.get
-    meta = get("metadata")
+    tv = {**_TRAJ_TPL, **d}
+    if len(tv) != _NT:  # top-level keys a trajectory does not have (the wrapper's ids, others)
+        tv = _fields(_TRAJ_TPL, d)
+    tv["steps"] = tuple(steps)
+    meta = tv["metadata"]
     if meta is None:
         meta = {}
     elif type(meta) is dict:
         meta = dict(meta) if meta else {}
     else:
         return None
-    usage = get("total_usage")
+    usage = tv["total_usage"]
     if usage is not None:
         if type(usage) is not dict:
             return None
-        fill = _fields(_USAGE_TPL, usage)
-        if plain and not _plain_counts(fill):
+        uv = {**_USAGE_TPL, **usage}
+        if len(uv) != _NU:
+            uv = _fields(_USAGE_TPL, usage)
+        if plain and not _plain_counts(uv):
             plain = False
-        usage = _onew(Usage)
-        _set_usage(usage, fill)
+        o = _onew(Usage)
+        _set_usage(o, uv)
+        tv["total_usage"] = o
     if wrapper and ("case_id" in d or "trial" in d or "run_id" in d):
         # the wrapper's keys first; the trajectory's own metadata wins a clash
         add = {k: d[k] for k in _WRAPPER_KEYS if d.get(k) is not None and k not in meta}
         if add:
             meta = {**add, **meta}
-    cost, lat = get("total_cost_usd"), get("total_latency_ms")
-    if plain and not ((cost is None or (type(cost) is float and 0.0 <= cost <= _MAX_FLOAT))
-                      and (lat is None or (type(lat) is float and 0.0 <= lat <= _MAX_FLOAT))):
-        plain = False
+    tv["metadata"] = meta
+    if plain:
+        c = tv["total_cost_usd"]
+        lat = tv["total_latency_ms"]
+        if not ((c is None or (type(c) is float and 0.0 <= c <= _MAX_FLOAT))
+                and (lat is None or (type(lat) is float and 0.0 <= lat <= _MAX_FLOAT))):
+            plain = False
     t = _onew(Trajectory)
-    _set_traj(t, {"steps": tuple(steps), "final_response": get("final_response"), "total_usage": usage,
-                  "total_cost_usd": cost, "total_latency_ms": lat, "source_format": get("source_format"),
-                  "trace_id": get("trace_id"), "session_id": get("session_id"), "metadata": meta})
+    _set_traj(t, tv)
     return t, plain
 
 
