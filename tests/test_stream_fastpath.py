@@ -242,3 +242,26 @@ def test_a_line_whose_metadata_problems_is_not_a_list_does_not_sink_the_file(tmp
     assert len(list(s)) == 4
     assert s.problems == [f"{p}:1: 5", f"{p}:2: bad", f"{p}:3: a", f"{p}:3: b"]
     assert s.skipped == []
+
+
+@pytest.mark.parametrize("kw", [{}, {"format": "trajcheck"}, {"format": "plain"}, {"error_pattern": "ok"},
+                                {"whole": True}])
+def test_read_row_reads_alike(monkeypatch, kw):
+    # read_row (one JSON text: an engine's table cell) takes the same one-pass route
+    from trajcheck.traces.stream import read_row
+
+    def both(text: str):
+        got = read_row(text, "row 7", **kw)
+        with monkeypatch.context() as m:
+            m.setattr(stream_mod, "plain_loads", lambda raw: limits.NOT_PLAIN)
+            m.setattr(stream_mod, "read_line", lambda d: pytest.fail("read_line called"))
+            m.setattr(native, "_read_plain", lambda d: None)
+            want = read_row(text, "row 7", **kw)
+        return got, want
+
+    texts = [x for x in HOSTILE if not x.startswith("\xff")] + _volume_lines(5) + [
+        '{"steps": [{"index": 0, "kind": "user", "content": "\ud800"}]}']  # a lone surrogate itself
+    for text in texts:
+        (gt, gp), (wt, wp) = both(text)
+        assert gp == wp, text
+        assert len(gt) == len(wt) and all(g == w and _same(g, w) for g, w in zip(gt, wt)), text

@@ -212,16 +212,27 @@ def read_row(text: str, where: str, format: str = "auto", *,
     JSON list of all the OTel spans of one trace, gathered by an engine's group-by), and
     they are read together as ``load`` reads them from one file. Never raises for bad input."""
     fmt = _norm_format(format)
+    try:  # parsed once when plain_loads can (no lone surrogate in the text to encode)
+        obj = plain_loads(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        obj = NOT_PLAIN
+    if obj is not NOT_PLAIN and error_pattern is None and fmt in ("auto", native.FORMAT):
+        got = read_line(obj)
+        # the usual line with plain figures and no problems recorded in it: what the
+        # general way below gives, without its accumulator
+        if got is not None and got[1] and "problems" not in got[0].metadata:
+            return [got[0]], []
     acc = _Acc(error_pattern=_compile_pattern(error_pattern))
-    if not text.strip():
-        return [], []
-    try:
-        obj = _json(text, where, acc)
-    except ValueError as e:
-        msg = getattr(e, "msg", None) or str(e)
-        col = f" (column {e.colno})" if hasattr(e, "colno") else ""
-        acc.skip(f"{where}: not valid JSON: {msg}{col}; line skipped")
-        return [], acc.problems
+    if obj is NOT_PLAIN:
+        if not text.strip():
+            return [], []
+        try:
+            obj = _json(text, where, acc)
+        except ValueError as e:
+            msg = getattr(e, "msg", None) or str(e)
+            col = f" (column {e.colno})" if hasattr(e, "colno") else ""
+            acc.skip(f"{where}: not valid JSON: {msg}{col}; line skipped")
+            return [], acc.problems
     now: list[tuple[Any, str]] = []
     for o, w in _units(obj, acc, where, where):
         loc = where + (f" {w}" if w else "")
