@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from .case_sums import CaseSums, exact_add
+from .case_sums import CaseSums, RunningSum, exact_add
 from .errors import MetricInputError
 from .scorecard import (
     AGREEMENT_CELLS,
@@ -68,26 +68,7 @@ _RUN_FIELD = {"steps": "steps", "tool_calls": "n_calls", "tokens": "tokens",
 _I64 = 1 << 63  # trial numbers in [-2**63, 2**63) fit the run columns
 
 
-def _one_sum() -> CaseSums:
-    """An exact running sum (one row of ``CaseSums``)."""
-    s = CaseSums()
-    s.grow()
-    return s
-
-
 # --------------------------------------------------------------------------- partials
-
-
-def _left_over(names: Sequence[str], used: Iterable[str]) -> dict[str, int]:
-    """The multiset ``names`` less ``used``: each name with its positive count (what
-    ``Counter(names) - Counter(used)`` holds), without building Counters."""
-    left: dict[str, int] = {}
-    get = left.get
-    for x in names:
-        left[x] = get(x, 0) + 1
-    for x in used:
-        left[x] = get(x, 0) - 1
-    return left
 
 
 class CaseRows(Sequence[CaseResult]):
@@ -205,15 +186,18 @@ class SuitePartial:
         # efficiency: successful runs' figures; exact total cost of all runs (None: some run has none)
         self.eff_values: dict[str, array[float]] = {f: array("d") for f in EFFICIENCY_FIELDS}
         self.n_eff_success = 0
-        self.cost: CaseSums | None = _one_sum()
-        # tool confusion: matched (expected, called) pairs, missed expected and extra calls
+        self.cost: RunningSum | None = RunningSum()
+        # tool confusion: matched (expected, called) pairs, and every expected and called
+        # tool name counted; a tool's missed calls are its expected ones less its matched
+        # ones (RunResult.matched pairs are drawn from the run's own expected and called
+        # tools), its extra calls likewise
         self.confusion: dict[tuple[str, str], int] = {}
-        self.missed: dict[str, int] = {}
-        self.extra: dict[str, int] = {}
+        self.n_expected: dict[str, int] = {}
+        self.n_called: dict[str, int] = {}
         self.routes: list[tuple[int, str, str, Any, Any]] = []  # (seq, case, run, expected, taken)
         self.rec_count = 0
         self.rec_matrix: dict[str, int] = dict.fromkeys(AGREEMENT_CELLS, 0)
-        self.rec_sum = _one_sum()
+        self.rec_sum = RunningSum()
         self.disagreements: list[tuple[int, Disagreement]] = []
         # the source's own pass^k groups: group -> [first seq, runs, successes]
         self.rec_groups: dict[str, list[int]] = {}
@@ -374,8 +358,15 @@ class SuitePartial:
             if cost is None:
                 self.cost = None
             else:
-                self.cost.add(0, float(cost))
-        self._add_confusion(r.expected_tools, r.called_tools, r.matched)
+                self.cost.add(cost)
+        cells = self.confusion
+        cget = cells.get
+        for p in r.matched:
+            cells[p] = cget(p, 0) + 1
+        for names, tally in ((r.expected_tools, self.n_expected), (r.called_tools, self.n_called)):
+            tget = tally.get
+            for name in names:
+                tally[name] = tget(name, 0) + 1
         if r.expected_route is not None:
             self.routes.append((seq, cid, rid, r.expected_route, r.route))
         if r.recorded_reward is not None:
@@ -400,26 +391,6 @@ class SuitePartial:
             if not math.isfinite(v) or v < 0:
                 raise MetricInputError(f"{where}: {f} must be finite and >= 0, got {v!r}")
 
-    def _add_confusion(self, expected: Sequence[str], called: Sequence[str],
-                       matched: Sequence[tuple[str, str]]) -> None:
-        """Expected-vs-called tool counts: matched pairs, missed expected calls (the
-        ``(none)`` column), extra (unmatched) calls (the ``(none)`` row)."""
-        cells = self.confusion
-        get = cells.get
-        for p in matched:
-            cells[p] = get(p, 0) + 1
-        for names, used, out in ((expected, [e for e, _ in matched], self.missed),
-                                 (called, [c for _, c in matched], self.extra)):
-            if not names:
-                continue
-            oget = out.get
-            if not used:
-                for x in names:
-                    out[x] = oget(x, 0) + 1
-                continue
-            for x, n in _left_over(names, used).items():
-                out[x] = oget(x, 0) + n if n > 0 else oget(x, 0)
-
     def _add_recorded(self, r: RunResult, i: int, seq: int) -> None:
         rec = abs(float(r.recorded_reward or 0) - 1.0) <= SUCCESS_TOL
         if not self.rec_n[i] or seq < self.rec_first[i]:
@@ -427,7 +398,7 @@ class SuitePartial:
         self.rec_n[i] += 1
         self.rec_succ[i] += rec
         self.rec_count += 1
-        self.rec_sum.add(0, float(r.recorded_reward or 0))
+        self.rec_sum.add(float(r.recorded_reward or 0))
         g = self.rec_groups.get(r.recorded_group or r.case_id)
         if g is None:
             self.rec_groups[r.recorded_group or r.case_id] = [seq, 1, int(rec)]
@@ -541,20 +512,20 @@ class SuitePartial:
             self.eff_values[f].extend(other.eff_values[f])
         self.n_eff_success += other.n_eff_success
         if self.cost is not None and other.cost is not None:
-            self.cost.merge(other.cost, (0,))
+            self.cost.merge(other.cost)
         else:
             self.cost = None
         cells = self.confusion
         for pair, v in other.confusion.items():
             cells[pair] = cells.get(pair, 0) + v
-        for left, oleft in ((self.missed, other.missed), (self.extra, other.extra)):
-            for name, v in oleft.items():
-                left[name] = left.get(name, 0) + v
+        for tally, otally in ((self.n_expected, other.n_expected), (self.n_called, other.n_called)):
+            for name, v in otally.items():
+                tally[name] = tally.get(name, 0) + v
         self.routes.extend(other.routes)
         self.rec_count += other.rec_count
         for k, v in other.rec_matrix.items():
             self.rec_matrix[k] += v
-        self.rec_sum.merge(other.rec_sum, (0,))
+        self.rec_sum.merge(other.rec_sum)
         self.disagreements.extend(other.disagreements)
         for gk, (first, n, succ) in other.rec_groups.items():
             g = self.rec_groups.get(gk)
@@ -653,16 +624,25 @@ class SuitePartial:
 
     def _tool_confusion(self) -> dict[str, Any]:
         cells: dict[tuple[str, str], int] = dict(self.confusion)
-        tools = {t for pair in cells for t in pair}
-        for e, k in self.missed.items():
+        # missed = expected less matched, extra = called less matched, tool by tool
+        missed = dict(self.n_expected)
+        extra = dict(self.n_called)
+        for (e, c), k in self.confusion.items():
+            missed[e] = missed.get(e, 0) - k
+            extra[c] = extra.get(c, 0) - k
+        for left, what in ((missed, "expected"), (extra, "called")):
+            bad = sorted(t for t, k in left.items() if k < 0)
+            if bad:
+                raise MetricInputError(
+                    f"tool confusion: the runs' matched pairs hold more calls of {bad[0]!r} than "
+                    f"their {what} tools (RunResult.matched pairs are drawn from both)")
+        for e, k in missed.items():
             if k:
                 cells[(e, NONE_LABEL)] = cells.get((e, NONE_LABEL), 0) + k
-            tools.add(e)
-        for c, k in self.extra.items():
+        for c, k in extra.items():
             if k:
                 cells[(NONE_LABEL, c)] = cells.get((NONE_LABEL, c), 0) + k
-            tools.add(c)
-        labels = sorted(tools) + [NONE_LABEL]
+        labels = sorted(set(missed) | set(extra)) + [NONE_LABEL]
         idx = {t: i for i, t in enumerate(labels)}
         matrix = [[0] * len(labels) for _ in labels]
         for (e, c), k in cells.items():
@@ -695,7 +675,7 @@ class SuitePartial:
                     cm["ours_pass_recorded_pass"] + cm["ours_fail_recorded_fail"],
                     tuple(d for _, d in sorted(cd, key=lambda sd: sd[0])))
             return RecordedReward(
-                n=self.rec_count, mean=_r(self.rec_sum.total(0) / self.rec_count), pass_hat_k=ph,
+                n=self.rec_count, mean=_r(self.rec_sum.total() / self.rec_count), pass_hat_k=ph,
                 pass_hat_k_ci=phc, matrix=matrix,
                 agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
                 disagreements=dis, checks=checks)
@@ -720,7 +700,7 @@ class SuitePartial:
         res = summary_from_values(
             # the arrays as they are: one field's sorted copy at a time, not five lists
             self.n, self.n_eff_success, self.eff_values,
-            None if self.cost is None else self.cost.total(0))
+            None if self.cost is None else self.cost.total())
         dists = res.distributions or {}
         out: dict[str, Any] = {"n_runs": res.n_runs, "n_success": res.n_success,
                                "success_rate": _r(res.success_rate)}

@@ -72,26 +72,29 @@ class CaseSums:
         h = self.hi[i]
         s = h + x
         bv = s - h
-        e = (h - (s - bv)) + (x - bv)  # TwoSum: h + x == s + e exactly
-        if e or self.lo[i]:
-            self._add_slow(i, h, x, s, e)
-        else:
-            self.hi[i] = s
-
-    def _add_slow(self, i: int, h: float, x: float, s: float, e: float) -> None:
+        e = (h - (s - bv)) + (x - bv)  # TwoSum: h + x == s + e exactly (NaN past an infinity)
         lo = self.lo[i]
-        if lo != lo:  # the mark: the sum is in ``over``
-            exact_add(self.over[i], x)
-            return
-        if math.isfinite(s) and math.isfinite(e):
-            if not lo:
-                self.hi[i], self.lo[i] = s, e
+        if not lo:  # the sum is h: now s + e
+            if not e:
+                self.hi[i] = s
+                return
+            if e == e:
+                self.hi[i] = s
+                self.lo[i] = e
+                return
+        elif lo == lo:  # the sum is h + lo: now s + e + lo
+            if not e:
+                self.hi[i] = s
                 return
             t = lo + e
             bv = t - lo
-            if not (lo - (t - bv)) + (e - bv):  # lo + e == t exactly: the sum is s + t
-                self.hi[i], self.lo[i] = s, t
+            if not (lo - (t - bv)) + (e - bv):  # lo + e == t exactly
+                self.hi[i] = s
+                self.lo[i] = t
                 return
+        else:  # the mark: the sum is in ``over``
+            exact_add(self.over[i], x)
+            return
         parts: list[float] = []
         for v in (h, lo, x):
             exact_add(parts, v)
@@ -141,4 +144,60 @@ class CaseSums:
         self.hi, self.lo, self.count, self.over = st
 
 
-__all__ = ["CaseSums", "exact_add"]
+class RunningSum:
+    """One exact running sum of many floats (a suite's total cost): values are appended to
+    a buffer and folded into a few partials every ``BUFFER`` values, by ``math.fsum``'s
+    exact sum and its exact remainders -- cheaper per value than ``exact_add``'s loop."""
+
+    BUFFER = 4096
+    __slots__ = ("buf", "parts")
+
+    def __init__(self) -> None:
+        self.buf = array("d")
+        self.parts: list[float] = []
+
+    def add(self, x: float) -> None:
+        """Add the float ``x``."""
+        self.buf.append(x)
+        if len(self.buf) >= self.BUFFER:
+            self._fold()
+
+    def _fold(self) -> None:
+        vals = [*self.parts, *self.buf]
+        self.buf = array("d")
+        if not all(map(math.isfinite, vals)):
+            self.parts = [_fsum(vals)]  # not finite: no exact remainder to keep
+            return
+        # parts s0, s1, ... with s_k the rounded remainder of the values less s0..s_k-1:
+        # fsum is exact inside, so a zero remainder ends the list and the exact sum of the
+        # parts is that of the values
+        parts: list[float] = []
+        while True:
+            try:
+                r = math.fsum(vals + [-p for p in parts])
+            except OverflowError:  # a sum past the largest float: rounded, as fsum fails
+                self.parts = [_NAN]
+                return
+            if not r:
+                break
+            parts.append(r)
+        self.parts = parts
+
+    def total(self) -> float:
+        """The sum of every value added, correctly rounded (``math.fsum`` of them; NaN
+        when that fails on infinities)."""
+        return _fsum([*self.parts, *self.buf])
+
+    def merge(self, other: RunningSum) -> None:
+        """Add every value of ``other``."""
+        for x in [*other.parts, *other.buf]:
+            self.add(x)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.buf, self.parts
+
+    def __setstate__(self, st: tuple[Any, ...]) -> None:
+        self.buf, self.parts = st
+
+
+__all__ = ["CaseSums", "RunningSum", "exact_add"]

@@ -69,6 +69,7 @@ def _run(i: int, case: str, draw) -> RunResult:
     if order is not None:
         metrics["ordering"] = {"score": order}
     fault = draw(st.booleans())
+    called = tuple(draw(st.lists(st.sampled_from("abc"), max_size=3)))
     return RunResult(
         run_id=f"r{i}", case_id=case, trial=i, success=success, outcome_reason="why",
         failure_reason=None if success else "failed",
@@ -81,8 +82,9 @@ def _run(i: int, case: str, draw) -> RunResult:
         route=route, expected_route=draw(st.sampled_from(["billing", "tech", None])),
         recorded_reward=draw(st.sampled_from([None, 0.0, 1.0, 0.5])),
         fault_run=fault, false_success=draw(st.booleans()) if fault else None,
-        expected_tools=("a", "b"), called_tools=tuple(draw(st.lists(st.sampled_from("abc"), max_size=3))),
-        matched=(("a", "a"),) if draw(st.booleans()) else (), metrics=metrics,
+        # matched pairs are drawn from the run's expected and called tools (RunResult)
+        expected_tools=("a", "b"), called_tools=called,
+        matched=(("a", "a"),) if "a" in called and draw(st.booleans()) else (), metrics=metrics,
         forbidden_checked=draw(st.booleans()))
 
 
@@ -127,6 +129,26 @@ def test_exact_sums_merge_to_fsum(xs, cut):
     for x in b:
         exact_add(a, x)
     assert math.fsum(a) == math.fsum(xs)
+
+
+def test_tool_confusion_counts_and_inconsistent_matched_pairs():
+    """Confusion cells: matched pairs, missed expected calls in the (none) column, extra calls
+    in the (none) row, summed over runs; a matched pair naming a tool the run did not call
+    is an error, not a negative count."""
+    def run(i, expected, called, matched):
+        return RunResult(run_id=f"r{i}", case_id="c", trial=i, success=True, outcome_reason="",
+                         expected_tools=expected, called_tools=called, matched=matched)
+
+    p = SuitePartial()
+    p.add(run(0, ("a", "b", "b"), ("b", "c"), (("b", "b"),)))
+    p.add(run(1, ("a",), ("a", "a"), (("a", "a"),)))
+    tc = p.finalize(n_boot=5).suite.tool_confusion
+    assert tc["labels"] == ["a", "b", "c", "(none)"]
+    assert tc["matrix"] == [[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 0, 0], [1, 0, 1, 0]]
+    bad = SuitePartial()
+    bad.add(run(0, ("a",), (), (("a", "a"),)))
+    with pytest.raises(MetricInputError, match="matched pairs hold more calls of 'a'"):
+        bad.finalize(n_boot=5)
 
 
 def test_merge_of_nothing_and_bad_cap_are_errors():
