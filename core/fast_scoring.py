@@ -51,8 +51,15 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
     """``score_run(traj, case, context=context, compact=True)`` (a ``RunResult``) for a run
     and case inside the fast path's scope (module doc), else None (counted in
     ``FALLBACKS``). Raises nothing the general path would not raise on the same input: a
-    case or run it cannot vouch for falls back."""
-    plan = case_plan(case)  # every matcher exact: a context (semantic, judge) is never read
+    case or run it cannot vouch for falls back. ``context`` is never read: every matcher
+    in the scope is ``exact``."""
+    return fast_plan(traj, case_plan(case))
+
+
+def fast_plan(traj: Trajectory, plan: CasePlan | None) -> Any:
+    """``fast_compact`` of ``traj`` against the case of ``plan`` (``case_plan.case_plan``,
+    or ``case_plan.plan_for`` by case id: the case is never built here), or None (counted
+    in ``FALLBACKS``; None for ``plan`` is a case outside the scope)."""
     if plan is None:
         FALLBACKS["case"] += 1
         return None
@@ -60,9 +67,7 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
     if type(traj) is not Trajectory or not meta.keys() <= RUN_META:
         FALLBACKS["run"] += 1
         return None
-    cat = case.metadata.get("category")
-    r = _score(traj, plan, meta, case.id, cat if isinstance(cat, str) else None,
-               case.__dict__.get("_case_hash") or plan.hash_of(case))
+    r = _score(traj, plan, meta)
     if r is None:
         FALLBACKS["args"] += 1
     else:
@@ -70,10 +75,8 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
     return r
 
 
-def _score(traj: Trajectory, plan: CasePlan, meta: Any, cid: str, category: str | None,
-           case_hash: str) -> Any:
-    """The compact result of ``traj`` against the case of ``plan`` (id ``cid``, its
-    ``metadata["category"]`` when a string, its definition hash), or None when a value
+def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
+    """The compact result of ``traj`` against the case of ``plan``, or None when a value
     calls for the general path."""
     # --- one pass over the run: calls, their steps, agent turns, failed results, and
     # whether any result is a JSON object (only those can show a write changed nothing)
@@ -195,6 +198,7 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any, cid: str, category: str 
             critical = True
             forbidden_counted = any(nm in bad for nm in all_n)
 
+    cid = plan.case_id
     success, reason = outcome(traj, cid, plan, calls, failed, kept, rows, ml,
                               pairs if json_like else None)
 
@@ -257,9 +261,9 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any, cid: str, category: str 
         "metrics": {"call_rates": {"parts": {"forbidden": forbidden_counted,
                                              "duplicate": duplicate}}},
         "transcript": None, "forbidden_checked": bool(plan.forbidden),
-        "case_hash": case_hash, "calls": None, "recorded_checks": None,
+        "case_hash": plan.hash_of(), "calls": None, "recorded_checks": None,
         "recorded_group": str(g) if g is not None and str(g) != cid else None,
-        "category": category,
+        "category": plan.category,
         "lcs_f1": _r(lcs_f1), "name_f1": _r(name_f1),
     })
 
@@ -304,4 +308,4 @@ def _forbidden_names(plan: CasePlan, calls: list[Any]) -> set[str]:
     return bad
 
 
-__all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact"]
+__all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact", "fast_plan"]

@@ -27,7 +27,7 @@ from .aggregate import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
 from .intake import RunKeyer, case_map_of
 from .model import Case, Trajectory
 from .scorecard import RunResult, Scorecard
-from .scoring import score_run
+from .scoring import score_compact_by_id, score_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
@@ -53,20 +53,25 @@ def scoring_gc() -> Iterator[None]:
         gc.unfreeze()
 
 
-def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Case]], *,
-               context: MatchContext | None = None,
+def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Any]], *,
+               cases: Mapping[str, Case] | None = None, context: MatchContext | None = None,
                progress: Callable[[int], None] | None = None,
                on_result: Callable[[RunResult, Trajectory], None] | None = None) -> SuitePartial:
     """Score ``(position, trajectory, case)`` runs into ``part``: compact results, re-scored
-    in full (transcript and call table) for the runs ``part`` keeps for reports.
+    in full (transcript and call table) for the runs ``part`` keeps for reports. With
+    ``cases`` given, ``keyed`` holds ``(position, trajectory, case id)`` of ``cases``, and a
+    case is built only for the runs that need it (``scoring.score_compact_by_id``).
     ``progress`` (optional) is called with the number of runs scored so far, every 256 runs
     and at the end. ``on_result`` (optional) gets every run's result with its trajectory
     (e.g. ``otel_events.EvaluationEmitter.emit``)."""
     n = 0
     for seq, t, c in keyed:
-        r = score_run(t, c, context=context, compact=True)
+        if cases is None:
+            r = score_run(t, c, context=context, compact=True)
+        else:
+            r = score_compact_by_id(t, cases, c, context=context)
         if part.wants(r):
-            r = score_run(t, c, context=context)
+            r = score_run(t, c if cases is None else cases[c], context=context)
         part.add(r, seq)
         if on_result is not None:
             on_result(r, t)
@@ -112,17 +117,18 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
     # files of a folder are read, after the first run
     keyer = RunKeyer(cases if isinstance(cases, Mapping) else case_map_of(cases))
 
-    def runs() -> Iterator[tuple[int, Trajectory, Case]]:
+    def runs() -> Iterator[tuple[int, Trajectory, str]]:
         i = 0
         for src in (first, it):
             for t in src:
-                c = keyer.key(i, t)
-                if c is not None:
-                    yield i, t, c
+                cid = keyer.key_id(i, t)  # the case is built only when a run needs it
+                if cid is not None:
+                    yield i, t, cid
                 i += 1
 
     with scoring_gc():
-        score_into(part, runs(), context=context, progress=progress, on_result=on_result)
+        score_into(part, runs(), cases=keyer.case_map, context=context, progress=progress,
+                   on_result=on_result)
     reader = list(getattr(traces, "problems", None) or ())
     keyer.problems[:0] = reader
     if stats is not None:

@@ -210,13 +210,39 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
     """
     if compact:  # one pass and one matching for cases and runs inside its scope, same result
-        from .fast_scoring import fast_compact
-
-        fast = fast_compact(traj, case, context)
+        fast = _fast()[0](traj, case, context)
         if fast is not None:
             return fast
     with per_run():  # one join, one retry scan and one matching per run, shared by the metrics
         return _score_run(traj, case, context, keep_transcript, keep_calls, compact)
+
+
+def score_compact_by_id(traj: Trajectory, cases: Mapping[str, Case], cid: str, *,
+                        context: MatchContext | None = None) -> RunResult:
+    """``score_run(traj, cases[cid], context=context, compact=True)``, building the case
+    only when the run needs the general path: the fast scorer reads the case's plan by id
+    (``case_plan.plan_for``; a ``case_store.CaseStore`` gives it without building the
+    case). Raises ``KeyError`` for an id not in ``cases``, else what ``score_run`` raises."""
+    fast_compact, fast_plan, plan_for = _fast()
+    fast = fast_plan(traj, plan_for(cases, cid))
+    if fast is not None:
+        return fast  # type: ignore[no-any-return]
+    with per_run():
+        return _score_run(traj, cases[cid], context, None, True, True)
+
+
+_FAST_FNS: list[Any] = []
+
+
+def _fast() -> Any:
+    """(fast_scoring.fast_compact, fast_scoring.fast_plan, case_plan.plan_for), imported on
+    first use (the fast scorer imports the metrics)."""
+    if not _FAST_FNS:
+        from .case_plan import plan_for
+        from .fast_scoring import fast_compact, fast_plan
+
+        _FAST_FNS.extend((fast_compact, fast_plan, plan_for))
+    return _FAST_FNS
 
 
 def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,

@@ -12,8 +12,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajcheck.dataset import load_cases
-from trajcheck.fast_scoring import fast_compact
+from trajcheck.case_plan import plan_for
+from trajcheck.case_store import CaseStore
+from trajcheck.dataset import load_case_store, load_cases
+from trajcheck.fast_scoring import fast_compact, fast_plan
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory, Usage
 from trajcheck.runmemo import per_run
 from trajcheck.scoring import _score_run, score_run
@@ -38,7 +40,7 @@ def same(t: Trajectory, c: Case, ctx: Any = None) -> bool:
     return True
 
 
-def test_volume_runs(tmp_path):
+def test_volume_runs(tmp_path, monkeypatch):
     spec = importlib.util.spec_from_file_location("volume", ROOT / "bench" / "volume.py")
     vol = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(vol)  # type: ignore[union-attr]
@@ -46,6 +48,19 @@ def test_volume_runs(tmp_path):
     by_id = {c.id: c for c in load_cases(cases)}
     results = [same(t, by_id[t.metadata["case_id"]]) for t in stream(runs)]
     assert len(results) == 600 and all(results)  # every volume run inside the scope
+    # by case id from a case store (its plans: tests/test_case_store.py), no case built
+    store = load_case_store(cases)
+    built: list[str] = []
+    getitem = CaseStore.__getitem__
+    monkeypatch.setattr(CaseStore, "__getitem__", lambda self, cid: built.append(cid) or getitem(self, cid))
+    got = [(t, fast_plan(t, plan_for(store, t.metadata["case_id"]))) for t in stream(runs)]
+    assert not built
+    for t, fast in got:
+        want = _general_ctx(t, by_id[t.metadata["case_id"]], None)
+        for f in dataclasses.fields(want):
+            a, b = getattr(fast, f.name), getattr(want, f.name)
+            assert (a, type(a)) == (b, type(b)), (f.name, a, b)
+        assert list(vars(fast)) == list(vars(want))
 
 
 def test_example_suites():
