@@ -59,7 +59,7 @@ class CasePlan:
     category: str | None = None          # case.metadata["category"] when it is a string
     args_mode: str | None = None         # the case-level args_mode (None: each call's own)
     own_modes: tuple[str | None, ...] = ()  # each expected call's own args_mode, as given
-    # the case: the Case itself, or a zero-argument function building it (a case store's)
+    # the case: the Case itself, or a (mapping, id) pair to take it from (a case store)
     source: Any = field(default=None, repr=False, compare=False)
 
     def hash_of(self, case: Case | None = None) -> str:
@@ -75,7 +75,7 @@ class CasePlan:
         """The ``Case`` this plan was built from (built again from a case store's row when
         the plan came by id: costs a decode, so only for reasons a failing run needs)."""
         src = self.source
-        return src if type(src) is Case else src()  # type: ignore[no-any-return]
+        return src if type(src) is Case else src[0][src[1]]  # type: ignore[no-any-return]
 
     def expected_call(self, j: int) -> ExpectedCall:
         """An ``ExpectedCall`` equal to ``case().expected_calls[j]``, without the case (every
@@ -83,6 +83,14 @@ class CasePlan:
         args = self.exp_args[j]
         mode = self.own_modes[j]
         return ExpectedCall(self.exp_names[j], dict(args) if args is not None else None, {}, mode)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a store's (mapping, id) source is not shipped with the plan (nor the store with
+        # it): ``case_plan(case)`` sets the case again on a plan that comes without one
+        d = dict(self.__dict__)
+        if type(d["source"]) is not Case:
+            d["source"] = None
+        return d
 
     def is_forbidden(self, name: str) -> bool:
         """Whether ``name`` matches a ``forbidden_calls`` pattern (``fnmatchcase``)."""
@@ -105,7 +113,11 @@ def case_plan(case: Case) -> CasePlan | None:
         except Exception:  # the general path reports what is wrong with the case
             got = None
         object.__setattr__(case, _PLAN_ATTR, _NO_PLAN if got is None else got)
-    return None if got is _NO_PLAN else got  # type: ignore[no-any-return]
+    if got is None or got is _NO_PLAN:
+        return None
+    if got.source is None:  # unpickled without its store
+        got.source = case
+    return got  # type: ignore[no-any-return]
 
 
 def _build(case: Case) -> CasePlan | None:
@@ -145,26 +157,32 @@ def _build(case: Case) -> CasePlan | None:
                     case_mode, tuple(own for _, _, own in items), case)
 
 
+_PACKED = ("exp_names", "exp_modes", "exp_args", "plan", "writes", "write_pos", "optional",
+           "forbidden", "by_name", "optimal_steps", "max_steps", "threshold", "case_id",
+           "category", "args_mode", "own_modes")
+
+
 def pack(plan: CasePlan) -> tuple[Any, ...]:
-    """The plan's run-independent fields as a tuple of plain values (strings, numbers,
-    tuples, lists, dicts, frozensets: ``marshal`` writes it), for ``unpack``. Leaves out
-    the lazily filled caches and the case."""
-    return (plan.exp_names, plan.exp_modes, plan.exp_args, plan.plan, plan.writes,
-            plan.optional, plan.forbidden, plan.optimal_steps, plan.max_steps, plan.threshold,
-            plan.case_id, plan.category, plan.args_mode, plan.own_modes)
+    """The plan's run-independent fields (``_PACKED``, in that order) as a tuple of plain
+    values (strings, numbers, tuples, lists, dicts, frozensets: ``marshal`` writes it), for
+    ``unpack``. Leaves out the lazily filled caches and the case."""
+    d = plan.__dict__
+    return tuple([d[k] for k in _PACKED])
 
 
 def unpack(t: tuple[Any, ...], source: Any, case_hash: str | None) -> CasePlan:
-    """The plan ``pack`` gave ``t`` for, with ``source`` (the case or a function building
-    it) and the definition hash when known."""
-    (names, modes, args, plan, writes, optional, forbidden, optimal, max_steps, thr, cid, cat,
-     mode, own) = t
-    by_name: dict[str, list[int]] = {}
-    for j, n in enumerate(names):
-        by_name.setdefault(n, []).append(j)
-    return CasePlan(names, modes, args, plan, writes, {j: k for k, j in enumerate(writes)},
-                    optional, forbidden, by_name, optimal, max_steps, thr, {}, case_hash, cid, cat,
-                    mode, own, source)
+    """The plan ``pack`` gave ``t`` for, with ``source`` (the case, or a ``(mapping, id)``
+    pair holding it) and the definition hash when known."""
+    d = dict(zip(_PACKED, t))
+    d["forbidden_pattern"] = {}
+    d["case_hash"] = case_hash
+    d["source"] = source
+    plan: CasePlan = object.__new__(CasePlan)
+    plan.__dict__ = d  # no __init__: every field is set (pack's and these three)
+    return plan
+
+
+_NAMES, _ARGS, _OWN = (_PACKED.index(k) for k in ("exp_names", "exp_args", "own_modes"))
 
 
 def expected_rows(t: tuple[Any, ...]) -> list[dict[str, Any]]:
@@ -172,7 +190,7 @@ def expected_rows(t: tuple[Any, ...]) -> list[dict[str, Any]]:
     ``Case.from_dict`` of a row with these gives the same ``ExpectedCall`` objects (a plan
     has no ``match`` specs)."""
     return [{"name": n, "args": a} if m is None else {"name": n, "args": a, "args_mode": m}
-            for n, a, m in zip(t[0], t[2], t[13])]
+            for n, a, m in zip(t[_NAMES], t[_ARGS], t[_OWN])]
 
 
 def plan_for(cases: Mapping[str, Case], cid: str) -> CasePlan | None:

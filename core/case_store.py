@@ -4,13 +4,13 @@ A built ``Case`` with a few expected calls takes about 2 KB of memory, and its f
 plan (``case_plan``) about as much again; a quarter of a million cases (a million runs of
 four trials) would take more than the whole evaluation may. A ``CaseStore`` keeps each
 validated case as one ``bytes`` of about 140 (for a row of a few calls): its definition
-hash, then its plan packed (``case_plan.pack``) and its dataset row, written by ``marshal``
-(exact for every JSON value: integers past 64 bits, ``-0.0``, non-ASCII text) and
-compressed. A case in the plan's scope keeps its row without the expected calls: the
+hash, the length of its packed plan, then its plan packed (``case_plan.pack``) and its
+dataset row, each written by ``marshal`` (exact for every JSON value: integers past 64
+bits, ``-0.0``, non-ASCII text), compressed together. A case in the plan's scope keeps its row without the expected calls: the
 plan's names, arguments and modes give them back (``case_plan.expected_rows``).
 
 - ``plan(cid)`` gives the case's plan without building the ``Case``: one decompression
-  and one ``marshal.loads``; what a scorer reads per run.
+  and one ``marshal.loads`` of the plan alone; what a scorer reads per run.
 - ``store[cid]`` builds the ``Case`` again from its row (``Case.from_dict`` of the same row
   gives an equal case, so every figure is the one the built cases give), with its hash and
   plan attached. The last ``cache_size`` cases built are kept (runs of one case often come
@@ -32,7 +32,6 @@ import sys
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from functools import partial
 from typing import Any
 
 from .case_plan import _NO_PLAN, _PLAN_ATTR, CasePlan, case_plan, expected_rows, pack, unpack
@@ -49,6 +48,8 @@ PLAN_CACHE_SIZE = 64  # plans given by id, kept until this many (then the cache 
 TRAIN_ROWS = 1024  # rows kept plain until the compression dictionary is made from them
 DICT_BYTES = 4096  # Zstandard dictionary size; a zlib preset dictionary is at most this long
 _HASH_BYTES = 8  # fingerprint.case_hash: 16 hex characters
+_HEAD = _HASH_BYTES + 2  # the hash, then the packed plan's length (2 bytes, little-endian)
+_NONE = marshal.dumps(None)  # the packed plan of a case outside the fast path's scope
 _ZLIB_WBITS, _ZLIB_MEMLEVEL = 12, 4  # a 4 KB window holds the whole preset dictionary
 
 
@@ -79,24 +80,29 @@ class CaseStore(Mapping[str, Case]):
 
     # --- building
 
-    def add(self, case: Case, row: dict[str, Any]) -> None:
-        """Keep ``case`` (built from ``row``, its dataset row after validation)."""
+    def add(self, case: Case, row: dict[str, Any], *, plain: bool = False) -> None:
+        """Keep ``case`` (built from ``row``, its dataset row after validation). ``plain``:
+        the row holds JSON values only, with finite numbers (``fingerprint.case_hash``)."""
         from .fingerprint import case_hash
 
-        h = case_hash(case)
+        h = case_hash(case, plain=plain)
         key = sys.intern(case.id)
         plan = case_plan(case)
-        body = b""
+        first = body = b""
         if len(h) == 2 * _HASH_BYTES:
             try:  # a plan's expected calls stand for the row's: written once
-                body = marshal.dumps((pack(plan), {k: v for k, v in row.items() if k != "expected_calls"})
-                                     if plan is not None else (None, row))
+                if plan is None:
+                    first, body = _NONE, marshal.dumps(row)
+                else:
+                    first = marshal.dumps(pack(plan))
+                    body = marshal.dumps({k: v for k, v in row.items() if k != "expected_calls"})
             except ValueError:  # a value marshal cannot write: kept as the built case
-                body = b""
-        if not body:
+                first = b""
+        if not first or len(first) > 0xFFFF:
             self._rows[key] = (case, h)
         else:
-            head = bytes.fromhex(h)
+            head = bytes.fromhex(h) + len(first).to_bytes(2, "little")
+            body = first + body
             self._rows[key] = head + (body if self._dict is None else self._compress(body))
             self._n_plain += 1
             if self._dict is None and self._n_plain >= TRAIN_ROWS:
@@ -110,7 +116,7 @@ class CaseStore(Mapping[str, Case]):
     def _seal(self) -> None:
         """Make the compression dictionary from the rows so far and compress them."""
         plain = [(k, v) for k, v in self._rows.items() if isinstance(v, bytes)]
-        bodies: list[Any] = [v[_HASH_BYTES:] for _, v in plain]
+        bodies: list[Any] = [v[_HEAD:] for _, v in plain]
         d = b""
         if self._codec == "zstd" and len(bodies) >= 16:
             try:
@@ -125,7 +131,7 @@ class CaseStore(Mapping[str, Case]):
         self._dict = d
         self._tools = None
         for k, v in plain:
-            self._rows[k] = v[:_HASH_BYTES] + self._compress(v[_HASH_BYTES:])
+            self._rows[k] = v[:_HEAD] + self._compress(v[_HEAD:])
 
     def _codec_tools(self) -> Any:
         d = self._dict
@@ -153,8 +159,8 @@ class CaseStore(Mapping[str, Case]):
 
     def _body(self, packed: bytes) -> bytes:
         if self._dict is None:
-            return packed[_HASH_BYTES:]
-        return (self._tools or self._codec_tools())[1](packed[_HASH_BYTES:])  # type: ignore[no-any-return]
+            return packed[_HEAD:]
+        return (self._tools or self._codec_tools())[1](packed[_HEAD:])  # type: ignore[no-any-return]
 
     # --- reading
 
@@ -169,8 +175,8 @@ class CaseStore(Mapping[str, Case]):
         packed = self._rows[cid]
         if isinstance(packed, tuple):
             return case_plan(packed[0])
-        t = marshal.loads(self._body(packed))[0]
-        got = None if t is None else unpack(t, partial(self.__getitem__, cid),
+        t = marshal.loads(self._body(packed))  # the packed plan: marshal stops after it
+        got = None if t is None else unpack(t, (self, cid),
                                             packed[:_HASH_BYTES].hex())
         if len(plans) >= PLAN_CACHE_SIZE:
             plans.clear()
@@ -190,18 +196,24 @@ class CaseStore(Mapping[str, Case]):
         packed = self._rows[cid]
         if isinstance(packed, tuple):
             return packed[0]
-        t, row = marshal.loads(self._body(packed))
+        body = self._body(packed)
+        t = marshal.loads(body)
+        row = marshal.loads(body[int.from_bytes(packed[_HASH_BYTES:_HEAD], "little"):])
         if t is not None:  # the expected calls, from the plan (``add``)
             row = dict(row, expected_calls=expected_rows(t))
         c = Case.from_dict(row)
         h = packed[:_HASH_BYTES].hex()
         object.__setattr__(c, "_case_hash", h)  # read by fingerprint.case_hash
         object.__setattr__(c, _PLAN_ATTR, _NO_PLAN if t is None
-                           else unpack(t, partial(self.__getitem__, cid), h))
+                           else unpack(t, (self, cid), h))
         self._cache[cid] = c
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return c
+
+    def keys(self) -> Any:
+        """The ids, as a set-like view (its membership test is the dict's own)."""
+        return self._rows.keys()
 
     def __contains__(self, cid: object) -> bool:
         return cid in self._rows

@@ -80,11 +80,11 @@ def _schema_errors(validator: Any, row: Any) -> list[str]:
     ``... is not valid under any of the given schemas``. An unknown key is named with the
     closest known one.
     """
-    from jsonschema.exceptions import best_match
-
     fast = _fast_validator()
     if fast is not None and fast.is_valid(row):
         return []  # a valid row has no faults to explain; only invalid rows take the slow path
+    from jsonschema.exceptions import best_match
+
     out: list[tuple[list[str], str]] = []
     for e in validator.iter_errors(row):
         if e.context:
@@ -111,10 +111,16 @@ def _match_errors(row: Mapping[str, Any]) -> list[str]:
     (``"contians"``) is reported with its file, line and case instead of at scoring time.
     A ``semantic`` or ``judge`` spec needs no scorer here: only the spec is checked.
     """
+    calls = row.get("expected_calls") or ()
+    for c in calls:
+        if (type(c) is dict or isinstance(c, Mapping)) and c.get("match"):
+            break
+    else:
+        return []  # no matcher spec to check
     from .matchers import get_matcher, known_matchers
 
     errors: list[str] = []
-    for i, c in enumerate(row.get("expected_calls") or ()):
+    for i, c in enumerate(calls):
         if not isinstance(c, Mapping):
             continue
         for arg, spec in (c.get("match") or {}).items():
@@ -256,9 +262,13 @@ def _loads(text: str) -> Any:
         raise InputLimitError(f"nested deeper than Python's JSON parser follows ({e})") from e
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int]]:
-    """``(row, line)`` pairs of a JSON Lines dataset, one line at a time (memory does not
-    grow with the file); lines split as ``str.splitlines`` splits the whole text."""
+def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int, bool]]:
+    """``(row, line, plain)`` triples of a JSON Lines dataset, one line at a time (memory
+    does not grow with the file); lines split as ``str.splitlines`` splits the whole text.
+    ``plain``: the line was read by ``limits.plain_loads`` -- the value ``json.loads``
+    gives, made of JSON values only, with finite numbers and nesting within
+    ``limits.MAX_DEPTH`` -- so ``_value_faults`` has nothing to find in it."""
+    plain_loads, not_plain = limits.plain_loads, limits.NOT_PLAIN
     try:
         with path.open(encoding="utf-8-sig", newline="") as f:
             n = 0
@@ -267,19 +277,29 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int]]:
                     n += 1
                     if not line.strip():
                         continue
+                    val = plain_loads(line.encode("utf-8"))
+                    if val is not not_plain:
+                        yield val, n, True
+                        continue
                     try:
-                        yield _loads(line), n
+                        yield _loads(line), n, False
                     except ValueError as e:
-                        yield _BadJSON(str(e)), n
+                        yield _BadJSON(str(e)), n, False
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
 
 
-def _read_rows(path: Path) -> Iterable[tuple[Any, int]]:
-    """``(row, line)`` pairs of a dataset file; raises ``DatasetError`` when the file is unreadable."""
+def _read_rows(path: Path) -> Iterable[tuple[Any, int, bool]]:
+    """``(row, line, plain)`` triples of a dataset file (``plain``: see ``_jsonl_rows``);
+    raises ``DatasetError`` when the file is unreadable."""
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         return _jsonl_rows(path)
+    return [(row, line, False) for row, line in _read_whole(path, suffix)]
+
+
+def _read_whole(path: Path, suffix: str) -> Iterable[tuple[Any, int]]:
+    """``(row, line)`` pairs of a JSON or YAML dataset file."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
@@ -397,6 +417,7 @@ except ImportError:  # pragma: no cover - orjson is optional
     _orjson = None  # type: ignore[assignment]
 
 _PLAIN_SCALARS = (str, bool, type(None), float)
+_SCALAR_TOKENS = {t: "\x00" + t.__name__ for t in _PLAIN_SCALARS}
 _MAX_EXACT_INT = 2**53
 SCORING_MEMO_SIZE = 4096  # most row shapes remembered as scoring without error
 
@@ -413,21 +434,24 @@ def _scoring_shape(row: Mapping[str, Any]) -> str | None:
     handed to the stand-in models. Everything else (names, argument keys, matcher specs
     and their values, rules, tools, metadata) stays in the shape as given, so two rows of
     one shape score the same way. None when the row cannot be written as JSON."""
-    d: dict[str, Any] = {k: v for k, v in row.items() if k not in ("id", "input")}
+    d: dict[str, Any] = {k: v for k, v in row.items() if k != "id" and k != "input"}
     d["input"] = type(row.get("input")).__name__
     calls = d.get("expected_calls")
     if calls:
+        tokens = _SCALAR_TOKENS
         shaped = []
         for c in calls:
-            if isinstance(c, Mapping) and isinstance(c.get("args"), Mapping):
-                match = c.get("match") or {}
+            if isinstance(c, Mapping) and isinstance(a := c.get("args"), Mapping):
+                match = c.get("match") or ()
                 args = {}
-                for k, v in c["args"].items():
-                    if k not in match and (isinstance(v, _PLAIN_SCALARS) or (
-                            type(v) is int and -_MAX_EXACT_INT <= v <= _MAX_EXACT_INT)):
-                        args[k] = "\x00" + type(v).__name__
-                    else:
-                        args[k] = v
+                for k, v in a.items():
+                    t = type(v)
+                    tok = tokens.get(t)
+                    if tok is None and isinstance(v, _PLAIN_SCALARS):  # a subclass: its own name
+                        tok = "\x00" + t.__name__
+                    elif t is int and -_MAX_EXACT_INT <= v <= _MAX_EXACT_INT:
+                        tok = "\x00int"
+                    args[k] = v if tok is None or k in match else tok
                 c = dict(c, args=args)
             shaped.append(c)
         d["expected_calls"] = shaped
@@ -485,27 +509,29 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
     """
     cases: list[Case] = []
     errors: list[str] = []
-    for case, _row in _valid_cases(Path(path), errors):
+    for case, _row, _plain in _valid_cases(Path(path), errors):
         cases.append(case)
     return cases, errors
 
 
-def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, Any]]]:
+def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, Any], bool]]:
     """The valid rows of a dataset file, one at a time, as ``(Case, row dict it was built
-    from)``; each bad row's errors go to ``errors`` (``load_cases_report``)."""
+    from, plain)`` (``plain``: read by ``limits.plain_loads``, see ``_jsonl_rows``); each bad
+    row's errors go to ``errors`` (``load_cases_report``)."""
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(case_schema())
     check = _ScoringCheck()
     seen: dict[str, int] = {}
-    for row, line in _read_rows(p):
+    for row, line, plain in _read_rows(p):
         where = f"{p}:{line}"
         if isinstance(row, _BadJSON):
             errors.append(f"{where}: not valid JSON ({row.msg})")
             continue
         cid = row.get("id") if isinstance(row, Mapping) else None
         label = f"case {cid!r}" if cid is not None else "case ?"
-        errs = _value_faults(row) or _schema_errors(validator, row) or _match_errors(row)
+        errs = ((not plain and _value_faults(row)) or _schema_errors(validator, row)
+                or _match_errors(row))
         if errs:
             errors.extend(f"{where}: {label}: {m}" for m in errs)
             continue
@@ -527,7 +553,7 @@ def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, A
         if bad:
             errors.extend(f"{where}: {label}: {m}" for m in bad)
             continue
-        yield case, d
+        yield case, d, plain
 
 
 def load_cases(path: str | os.PathLike[str]) -> list[Case]:
@@ -551,9 +577,9 @@ def load_case_store(path: str | os.PathLike[str]) -> CaseStore:
 
     errors: list[str] = []
     store = CaseStore()
-    for case, row in _valid_cases(Path(path), errors):
+    for case, row, plain in _valid_cases(Path(path), errors):
         if not errors:  # once a row is bad the load fails: only the errors are collected
-            store.add(case, row)
+            store.add(case, row, plain=plain)
     if errors:
         raise DatasetError(f"{path}: {len(errors)} problem(s) in dataset:\n  " + "\n  ".join(errors))
     return store

@@ -88,6 +88,7 @@ class RunKeyer:
         self.n_keyed = 0
         # cases held under their own ids (a case store, or a dict built by case_map_of)
         self._by_id = isinstance(case_map, CaseStore)
+        self._has = case_map.keys().__contains__  # a store's or dict's: no Python-level call
 
     def key(self, i: int, t: Trajectory) -> Case | None:
         """The case of trajectory number ``i`` (its position in the input), or None (a
@@ -108,7 +109,7 @@ class RunKeyer:
                                  "in its metadata; not scored")
             return None
         sid = cid if type(cid) is str else str(cid)
-        if sid not in self.case_map:
+        if not self._has(sid):
             self.unknown.append(sid)
             self.problems.append(f"trace {i} (run {meta.get('run_id') or f'#{i}'}): case id "
                                  f"{cid!r} is not among the cases; not scored")

@@ -150,3 +150,44 @@ def test_keying_by_id_records_what_keying_cases_records():
 def test_codec_is_checked():
     with pytest.raises(ValueError, match="codec must be"):
         CaseStore(codec="lz4")
+
+
+def test_plain_case_hash_is_the_json_one():
+    """``case_hash(plain=True)`` (orjson's text when it spells every value as json does)
+    gives json's hash: floats json writes with an exponent and orjson without (1e-05,
+    0.00001), 1e16, integers past 63 and 64 bits, non-ASCII keys and text, control
+    characters, strings that look like exponents."""
+    from trajcheck import fingerprint
+
+    odd = [1e-05, 0.0001, 1e16, 1e15, 5e-324, -0.0, 0.1 + 0.2, 2**63 + 1, 2**64 + 5, -(2**63),
+           "1e5", "0.00001", "é\u2028\x01\x1f\"\\", None, True, [], {}]
+    rows = _volume_rows(50) + [
+        {"id": f"o{i}", "input": "x", "expected_calls": [{"name": "t", "args": {"v": v, "ü": [v, {"k": v}]}}],
+         "metadata": {"category": "é"}} for i, v in enumerate(odd)]
+    for r in rows:
+        c = Case.from_dict(r)
+        assert fingerprint.case_hash(c, plain=True) == fingerprint.case_hash(c)
+    assert fingerprint._MAY_DIFFER.search(b'{"a":1e-05}') and fingerprint._MAY_DIFFER.search(b"0.00001")
+
+
+def test_packed_plan_holds_every_field():
+    from trajcheck import case_plan as cp
+
+    assert set(cp._PACKED) | {"forbidden_pattern", "case_hash", "source"} == {
+        f.name for f in dataclasses.fields(CasePlan)}
+    assert len(set(cp._PACKED)) == len(cp._PACKED)
+
+
+def test_pickled_store_case_carries_its_plan_not_the_store():
+    rows = _volume_rows(3)
+    store = CaseStore()
+    for r in rows:
+        store.add(Case.from_dict(r), r)
+    c = store["case0000001"]
+    assert case_plan(c).source == (store, "case0000001")
+    blob = pickle.dumps(c)
+    assert len(blob) < 4000  # the store is not pickled with the plan
+    back = pickle.loads(blob)
+    plan = case_plan(back)
+    assert back == c and plan.case() is back
+    _same_plan(plan, store.plan("case0000001"))
