@@ -550,9 +550,16 @@ class Scorecard:
                     out.write(dumps(v, 1))
                     continue
                 out.write("[")
-                for j, row in enumerate(rows):
-                    d = row.json_view() if isinstance(row, RunResult) else row.to_dict()
-                    out.write(("," if j else "") + "\n" + pad * 2 + dumps(d, 2))
+                # rows a batch at a time: one encoder call per batch, not per row
+                size = 32 if k == "runs" else 512
+                for j in range(0, len(rows), size):
+                    batch = [row.json_view() if isinstance(row, RunResult) else row.to_dict()
+                             for row in rows[j:j + size]]
+                    text = _indented_rows(batch, indent)
+                    if text is None:
+                        text = "".join(("," if q else "") + "\n" + pad * 2 + dumps(d, 2)
+                                       for q, d in enumerate(batch))
+                    out.write(("," if j else "") + text)
                 out.write("\n" + pad + "]")
             out.write("\n}\n")
 
@@ -614,6 +621,23 @@ def _indented(v: Any, indent: int) -> str:
         except (TypeError, ValueError):  # e.g. an int past 64 bits, a lone surrogate
             pass
     return json.dumps(v, indent=indent, ensure_ascii=False, default=str)
+
+
+def _indented_rows(rows: list[Any], indent: int) -> str | None:
+    """The rows of a list two levels down in ``json.dumps(..., indent=indent)``'s text,
+    each after a newline and joined by commas -- what writing each row alone at that level
+    gives -- from one orjson call when orjson spells every value of the batch as ``json``
+    does (``_indented``); None otherwise (the caller writes the rows one by one)."""
+    if _orjson is None or indent != 2:
+        return None
+    try:
+        if _orjson.dumps(rows, default=str, option=_ORJSON_OPTS).decode() != _COMPACT.encode(rows):
+            return None
+        text = _orjson.dumps(rows, default=str, option=_ORJSON_OPTS | _orjson.OPT_INDENT_2).decode()
+    except (TypeError, ValueError):
+        return None
+    # "[\n  row,\n  row\n]": each row's lines one level in; two levels wanted
+    return "\n  " + text[2:-2].replace("\n", "\n  ")
 
 
 def scorecard_schema() -> dict[str, Any]:

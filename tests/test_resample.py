@@ -44,3 +44,17 @@ def test_bad_input_is_an_error():
         bootstrap_means([[float("nan")]])
     with pytest.raises(MetricInputError, match="n_boot"):
         bootstrap_means([[1.0]], n_boot=0)
+
+
+def test_keyed_and_per_task_columns_and_wide_limbs_on_the_numpy_path():
+    """Few-valued columns counted per distinct row (and, past 64 distinct rows, per task),
+    values spanning ~270 bits in many limbs, and 0.0 rows: the same floats as bootstrap_ci."""
+    m = 1500
+    cols = [[(i % 3) / 2 for i in range(m)],                     # 3 values: keyed
+            [((i * 7) % 5) / 4 for i in range(m)],               # 5 values: keyed with the first
+            [((i * 13) % 60) / 59 for i in range(m)],            # 60 values: 900 rows jointly
+            [1e-80 * (i % 11) + (1.0 if i % 4 else 0.0) for i in range(m)],  # wide span
+            [0.0] * m]
+    want = [(b.estimate, b.lo, b.hi) for b in (bootstrap_ci(c, n_boot=40, seed=5) for c in cols)]
+    assert bootstrap_means(cols, n_boot=40, seed=5, use_numpy=True) == want
+    assert bootstrap_means(cols[:2], n_boot=40, seed=5, use_numpy=True) == want[:2]

@@ -11,10 +11,13 @@ Two paths, the same results:
 
 - with numpy installed: the index stream is produced by numpy's MT19937 started from the
   state of ``random.Random(seed)``, turned into ``random()``'s 53-bit doubles exactly as
-  CPython does (``(a >> 5) * 2**26 + (b >> 6)) / 2**53``), and each replicate's exact sum
-  of every column is an integer dot product (values split into 26-bit limbs of a common
-  binary scale, so no sum is ever rounded); the mean is that exact sum correctly rounded,
-  divided by ``m`` -- what ``math.fsum(xs) / len(xs)`` gives;
+  CPython does (``(a >> 5) * 2**26 + (b >> 6)) / 2**53``, times ``m``, floored), counted
+  per task, and each replicate's exact sum of every column is an integer product of those
+  counts with the column's values split into limbs of a common binary scale (limbs narrow
+  enough that no sum reaches 2**53, so none is ever rounded); the mean is that exact sum
+  correctly rounded, divided by ``m`` -- what ``math.fsum(xs) / len(xs)`` gives. Columns
+  with few distinct values (pass^k's per-task values) are counted per distinct row of
+  them instead of per task. Replicates go in batches of a few megabytes whatever ``m``;
 - otherwise (or for values whose binary exponents span too far for the limbs): plain
   Python, one ``random()`` per index, ``math.fsum`` per column.
 
@@ -26,15 +29,16 @@ from __future__ import annotations
 
 import math
 import random
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MetricInputError
 from .reliability import percentile
 
-LIMB_BITS = 26
-MAX_LIMBS = 12  # values spanning more than ~2**-250..1 take the plain path
-_BATCH = 1 << 17  # indices drawn per numpy call: about 10 MB of working arrays for any m
+MAX_BITS = 312  # values spanning more than ~2**-250..1 take the plain path
+_BATCH = 1 << 21  # task counts per batch of replicates (16 MB as float64), whatever m
+_FEW = 64  # a column with at most this many distinct values is counted per distinct row
 
 
 def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, seed: int = 0,
@@ -53,14 +57,15 @@ def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, s
         raise MetricInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
     if not 0.0 < confidence < 1.0:
         raise MetricInputError(f"confidence must be in (0, 1), got {confidence!r}")
-    # the columns are read, not kept: a list of floats is used as it is (no copy: at 250k
-    # tasks a copy of a dozen columns is ~100 MB)
-    cols = [c if type(c) is list and all(type(x) is float for x in c) else [float(x) for x in c]
-            for c in columns]
+    # the columns are read, not kept: a list of floats or an array of doubles is used as it
+    # is (no copy: at 250k tasks a copy of a dozen columns as lists is ~100 MB)
+    cols: list[Sequence[float]] = [c if ((type(c) is array and c.typecode == "d")
+                  or (type(c) is list and all(type(x) is float for x in c)))
+            else [float(x) for x in c] for c in columns]
     for j, c in enumerate(cols):
-        if not c:
+        if not len(c):
             raise MetricInputError(f"column {j}: empty suite: no tasks to bootstrap")
-        if not all(math.isfinite(x) for x in c):
+        if not all(map(math.isfinite, c)):
             raise MetricInputError(f"column {j}: a per-task value is not finite")
     np: Any = None
     if use_numpy is not False:
@@ -99,7 +104,7 @@ def _one_thread() -> Any:
     return threadpool_limits(1)
 
 
-def _reps_plain(group: list[list[float]], m: int, n_boot: int, seed: int) -> list[list[float]]:
+def _reps_plain(group: Sequence[Sequence[float]], m: int, n_boot: int, seed: int) -> list[list[float]]:
     rnd = random.Random(seed).random
     fm = float(m)
     floor = math.floor
@@ -111,95 +116,135 @@ def _reps_plain(group: list[list[float]], m: int, n_boot: int, seed: int) -> lis
     return reps
 
 
-def _limbs(np: Any, col: list[float]) -> tuple[Any, int] | None:
-    """The column as an (m, L) float64 array of 26-bit limbs of integers N_i with
-    value_i = N_i / 2**E, and E; None when a value is negative or L would exceed MAX_LIMBS."""
-    if any(x < 0 for x in col):
-        return None
-    nz = [x for x in col if x]
-    if not nz:
-        return np.zeros((len(col), 1)), 0
-    # x = mant * 2**exp with an integer mantissa below 2**53
-    exps = [math.frexp(x)[1] - 53 for x in nz]
-    e_min = min(exps)
-    top = max(math.frexp(x)[1] for x in nz) - e_min  # bits of the largest N_i
-    n_limbs = max(1, -(-top // LIMB_BITS))
-    if n_limbs > MAX_LIMBS:
-        return None
-    mask = (1 << LIMB_BITS) - 1
-    arr = np.zeros((len(col), n_limbs))
-    for i, x in enumerate(col):
-        if not x:
-            continue
-        f, e = math.frexp(x)
-        n = int(f * (1 << 53)) << (e - 53 - e_min)
-        for j in range(n_limbs):
-            arr[i, j] = (n >> (LIMB_BITS * j)) & mask
-    return arr, -e_min
+def _limb_bits(m: int) -> int:
+    """Limb width for ``m`` draws a replicate: a sum of ``m`` limbs stays below 2**53."""
+    return 53 - m.bit_length()
 
 
-def _reps_numpy(np: Any, group: list[list[float]], m: int, n_boot: int,
+def _limbs(np: Any, v: Any, lb: int) -> tuple[Any, int] | None:
+    """The values ``v`` (float64, none negative) as an (len, L) float64 array of ``lb``-bit
+    limbs of integers N_i with v_i = N_i / 2**E, and E; None when the values span more than
+    ``MAX_BITS`` bits (the plain path then)."""
+    nz = v[v != 0]
+    if not nz.size:
+        return np.zeros((v.size, 1)), 0
+    f, e = np.frexp(v)
+    _, enz = np.frexp(nz)
+    e_min = int(enz.min()) - 53  # v = mant * 2**(e - 53) with an integer mantissa below 2**53
+    top = int(enz.max()) - 53 - e_min + 53  # bits of the largest N_i
+    if top > MAX_BITS:
+        return None
+    n_limbs = max(1, -(-top // lb))
+    mant = (f * 9007199254740992.0).astype(np.uint64)  # exact: f in [0.5, 1) or 0
+    shift = (e.astype(np.int64) - 53 - e_min)  # N_i = mant_i << shift_i (shift >= 0 where v != 0)
+    shift[v == 0] = 0
+    mask = np.uint64((1 << lb) - 1)
+    out = np.empty((v.size, n_limbs))
+    for q in range(n_limbs):
+        lo_bit = lb * q - shift  # where limb q starts in mant's bits
+        right = np.clip(lo_bit, 0, 63).astype(np.uint64)
+        left = np.clip(-lo_bit, 0, 63).astype(np.uint64)
+        limb = ((mant >> right) << left) & mask
+        limb[(lo_bit >= 53) | (-lo_bit >= lb)] = 0
+        out[:, q] = limb
+    return out, -e_min
+
+
+def _key_rows(np: Any, vals: list[Any]) -> tuple[Any, Any] | None:
+    """For columns of few distinct values: each task's key (its row of values, numbered)
+    and one task of each key; None when the rows take more than ``_FEW`` distinct values."""
+    key = np.zeros(vals[0].size, dtype=np.int64)
+    for v in vals:
+        _, inv = np.unique(v, return_inverse=True)
+        _, key = np.unique(key * (int(inv.max()) + 1) + inv.reshape(-1), return_inverse=True)
+        key = key.reshape(-1)
+        if int(key.max()) >= _FEW:
+            return None
+    _, first = np.unique(key, return_index=True)
+    return key, first
+
+
+def _reps_numpy(np: Any, group: Sequence[Sequence[float]], m: int, n_boot: int,
                 seed: int) -> list[list[float]] | None:
-    # tasks with equal values in every column are interchangeable: count draws per key (a
-    # row of equal floats). The limbs are built for one task of each key only: the keys'
-    # values are the columns' values, so the limb scale and the fallback are the same.
-    _, first, kid = np.unique(np.array(group, dtype=np.float64).T, axis=0, return_index=True,
-                              return_inverse=True)
-    kid = kid.reshape(-1)
-    firsts = first.tolist()
-    parts = [_limbs(np, [c[i] for i in firsts]) for c in group]
-    if any(p is None for p in parts):
+    vals = [np.frombuffer(c, dtype=np.float64) if type(c) is array else np.asarray(c, dtype=np.float64)
+            for c in group]
+    if any(bool((v < 0).any()) for v in vals):
         return None
-    mats: list[Any] = []
-    spans: list[tuple[int, int]] = []
-    scales: list[int] = []
-    for arr, e in parts:  # type: ignore[misc]
-        spans.append((sum(x.shape[1] for x in mats), arr.shape[1]))
-        mats.append(arr)
-        scales.append(e)
-    limbs = np.concatenate(mats, axis=1)
-    n_keys = len(firsts)
+    lb = _limb_bits(m)
+    few = [j for j, v in enumerate(vals) if np.unique(v).size <= _FEW]
+    keyed = _key_rows(np, [vals[j] for j in few]) if few else None
+    if keyed is None:
+        few = []
+    many = [j for j in range(len(vals)) if j not in few]
+    # per-task limbs of the other columns; one column a key for the few-valued ones
+    spans: list[tuple[int, int, int]] = [(0, 0, 0)] * len(vals)  # (block, first limb, limbs)
+    scales = [0] * len(vals)
+    blocks: list[Any] = []
+    width = 0
+    for j in many:
+        lim = _limbs(np, vals[j], lb)
+        if lim is None:
+            return None
+        spans[j] = (0, width, lim[0].shape[1])
+        scales[j] = lim[1]
+        blocks.append(lim[0])
+        width += lim[0].shape[1]
+    key_limbs = None
+    n_keys = 0
+    if keyed is not None:
+        key, first = keyed
+        n_keys = first.size
+        kl = []
+        kw = 0
+        for j in few:
+            lim = _limbs(np, vals[j][first], lb)
+            if lim is None:
+                return None
+            spans[j] = (1, kw, lim[0].shape[1])
+            scales[j] = lim[1]
+            kl.append(lim[0])
+            kw += lim[0].shape[1]
+        key_limbs = np.concatenate(kl, axis=1)
+        onehot = np.zeros((m, n_keys))
+        onehot[np.arange(m), key] = 1.0
+        blocks.append(onehot)
+    mat = np.concatenate(blocks, axis=1) if len(blocks) > 1 else blocks[0]
+    del blocks
     bg = np.random.MT19937()
     st = random.Random(seed).getstate()[1]
     state = bg.state
     state["state"]["key"] = np.array(st[:624], dtype=np.uint32)
     state["state"]["pos"] = st[624]
     bg.state = state
-    fm = float(m)
+    scale = float(m) / 9007199254740992.0  # u * m == K * (m / 2**53) exactly: a power-of-two step
     reps: list[list[float]] = [[] for _ in group]
-    per_call = max(1, _BATCH // m)
+    per_call = max(1, min(n_boot, _BATCH // m))
+    cnt = np.empty((per_call, m))
     done = 0
-    shifts = [1 << (LIMB_BITS * j) for j in range(MAX_LIMBS)]
     # BLAS limited to one thread once, not per batch (threadpoolctl reads the loaded
     # libraries each time it is entered)
     with _one_thread():
         while done < n_boot:
             b = min(per_call, n_boot - done)
-            _batch(np, bg, m, b, fm, kid, n_keys, limbs, spans, scales, shifts, reps)
+            for r in range(b):
+                raw = bg.random_raw(2 * m)
+                k = raw[0::2] >> 5
+                k <<= 26
+                k |= raw[1::2] >> 6  # K = a * 2**26 + b: random()'s double is K / 2**53
+                x = k.astype(np.float64)
+                x *= scale
+                cnt[r] = np.bincount(x.astype(np.intp), minlength=m)  # floor: x >= 0
+            sums = cnt[:b] @ mat  # exact: every partial sum is an integer below 2**53
+            ksums = sums[:, width:width + n_keys] @ key_limbs if n_keys else None
+            for r in range(b):
+                rows = (sums[r].tolist(), ksums[r].tolist() if ksums is not None else None)
+                for j, ((blk, s0, nl), e) in enumerate(zip(spans, scales)):
+                    row = rows[blk]
+                    total = 0
+                    for q in range(nl):
+                        total += int(row[s0 + q]) << (lb * q)  # type: ignore[index]
+                    reps[j].append(math.ldexp(float(total), -e) / m if total else 0.0)
             done += b
     return reps
-
-
-def _batch(np: Any, bg: Any, m: int, b: int, fm: float, kid: Any, n_keys: int, limbs: Any,
-           spans: list[tuple[int, int]], scales: list[int], shifts: list[int],
-           reps: list[list[float]]) -> None:
-    """``b`` more replicates of every column into ``reps``."""
-    raw = bg.random_raw(2 * m * b)
-    a = (raw[0::2] >> 5).astype(np.float64)
-    c = (raw[1::2] >> 6).astype(np.float64)
-    u = (a * 67108864.0 + c) * (1.0 / 9007199254740992.0)
-    idx = np.floor(u * fm).astype(np.int64).reshape(b, m)
-    cnt = np.empty((b, n_keys))
-    for r in range(b):
-        cnt[r] = np.bincount(kid[idx[r]], minlength=n_keys)
-    sums = cnt @ limbs  # exact: every partial sum is an integer below 2**53
-    for r in range(b):
-        row = sums[r].tolist()
-        for j, ((s0, nl), e) in enumerate(zip(spans, scales)):
-            total = 0
-            for q in range(nl):
-                total += int(row[s0 + q]) * shifts[q]
-            reps[j].append(math.ldexp(float(total), -e) / m if total else 0.0)
-
 
 __all__ = ["bootstrap_means"]
