@@ -30,9 +30,14 @@ from typing import Any
 from .model import Case, Trajectory
 
 ARG_CHARS = 600
+_INT_SHORT = 10**18  # JSON text of at most 20 characters
 
 
 def _cut_value(v: Any) -> Any:
+    t = type(v)
+    if ((t is str and 6 * len(v) + 2 <= ARG_CHARS) or t is bool or v is None
+            or (t is int and -_INT_SHORT < v < _INT_SHORT) or (t is float and v - v == 0.0)):
+        return v  # JSON text within ARG_CHARS (a character is at most 6): read back as v
     text = json.dumps(v, ensure_ascii=False, default=str)
     if len(text) <= ARG_CHARS:
         return json.loads(text)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import MetricInputError
+from .json_copy import json_copy
 from .model import Case, Trajectory
 from .runmemo import per_run
 from .scorecard import RunResult, _r, _usd
@@ -63,8 +64,7 @@ def transcript(traj: Trajectory) -> tuple[dict[str, Any], ...]:
 def _md(m: MetricResult | None) -> dict[str, Any] | None:
     if m is None:
         return None
-    d = m.to_dict()
-    return json.loads(json.dumps(d, default=str))  # type: ignore[no-any-return]
+    return json_copy(m.to_dict())  # type: ignore[no-any-return]  # what its JSON reads back
 
 
 def _snapshots(traj: Trajectory) -> tuple[Any, Any] | None:
