@@ -45,6 +45,7 @@ from .case_keys import qualify
 from .native import read_line
 
 # formats read one record at a time (the rest need every record of their file together)
+_NATIVE = native.FORMAT
 _GROUPING = frozenset({"tau_bench", "inspect_ai", "otel", "langsmith", "openai_agents",
                        "anthropic_managed"})
 
@@ -140,8 +141,10 @@ class TraceStream:
         # the usual line of trajcheck's own JSONL (native.read_line) is parsed once and built
         # in one pass; any other line -- or one plain_loads leaves to limits.loads -- goes the
         # general way below, which gives it the same trajectory, problems and errors
-        usual = self.fmt in ("auto", native.FORMAT)
+        usual = self.fmt in ("auto", _NATIVE)
         out = acc.trajectories
+        quiet = acc.error_pattern is None
+        formats, src_formats = acc.formats, acc.source(label).formats
         with fh:
             for n, raw in enumerate(fh, 1):
                 if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -152,9 +155,16 @@ class TraceStream:
                     if got is not None:
                         seen_any = True
                         n_units += 1
-                        acc.add(got[0], native.FORMAT, f"{label}:{n}", label, plain=got[1])
+                        t, plain = got
+                        if plain and quiet and "problems" not in t.metadata:
+                            # what acc.add does for such a run: count it
+                            formats[_NATIVE] = formats.get(_NATIVE, 0) + 1
+                            src_formats[_NATIVE] = src_formats.get(_NATIVE, 0) + 1
+                        else:
+                            acc.add(t, _NATIVE, f"{label}:{n}", label, plain=plain)
+                            t = out.pop()  # acc.add's one trajectory (drained after every line)
                         self.n_read += 1
-                        yield out.pop()  # acc.add's one trajectory (drained after every line)
+                        yield t
                         continue
                 if obj is not NOT_PLAIN:  # parsed, with nothing for loads to note
                     seen_any = True
