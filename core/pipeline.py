@@ -57,13 +57,21 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Any]],
                cases: Mapping[str, Case] | None = None, context: MatchContext | None = None,
                progress: Callable[[int], None] | None = None,
                on_result: Callable[[RunResult, Trajectory], None] | None = None) -> SuitePartial:
-    """Score ``(position, trajectory, case)`` runs into ``part``: compact results, re-scored
-    in full (transcript and call table) for the runs ``part`` keeps for reports. With
-    ``cases`` given, ``keyed`` holds ``(position, trajectory, case id)`` of ``cases``, and a
-    case is built only for the runs that need it (``scoring.score_compact_by_id``).
+    """Score ``(position, trajectory, case)`` runs into ``part``: compact results, and in
+    full (transcript and call table) the runs ``part`` keeps for reports. With ``cases``
+    given, ``keyed`` holds ``(position, trajectory, case id)`` of ``cases``, and a case is
+    built only for the runs that need it (``scoring.score_compact_by_id``).
     ``progress`` (optional) is called with the number of runs scored so far, every 256 runs
     and at the end. ``on_result`` (optional) gets every run's result with its trajectory
-    (e.g. ``otel_events.EvaluationEmitter.emit``)."""
+    (e.g. ``otel_events.EvaluationEmitter.emit``), in full for the runs kept for reports.
+
+    Without ``on_result`` and with a cap on the kept runs, a run ``part`` wants is added
+    compact (its figures and flags are the full result's) and its trajectory held; once
+    every run is in, only the runs ``part`` still keeps are scored in full and put in
+    place of their compact results (the first ``keep_runs`` runs are all wanted while the
+    kept list fills, and most of them give way to failing runs later)."""
+    defer = on_result is None and part.keep_runs is not None
+    held: dict[int, tuple[Trajectory, Any]] = {}  # position -> run kept compact for now
     n = 0
     for seq, t, c in keyed:
         if cases is None:
@@ -71,13 +79,27 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Any]],
         else:
             r = score_compact_by_id(t, cases, c, context=context)
         if part.wants(r):
-            r = score_run(t, c if cases is None else cases[c], context=context)
+            if defer:
+                held[seq] = (t, c)
+                if len(held) > 2 * len(part.kept) + 64:  # drop the runs no longer kept
+                    keep = {q for q, _ in part.kept}
+                    held = {q: v for q, v in held.items() if q in keep}
+            else:
+                r = score_run(t, c if cases is None else cases[c], context=context)
         part.add(r, seq)
         if on_result is not None:
             on_result(r, t)
         n += 1
         if progress is not None and not n & 255:
             progress(n)
+    if held:
+        part._trim()  # the runs the scorecard shows (as engines.batch does for its rows)
+        kept = part.kept
+        for i, (seq, _r) in enumerate(kept):
+            got = held.get(seq)
+            if got is not None:
+                t, c = got
+                kept[i] = (seq, score_run(t, c if cases is None else cases[c], context=context))
     if progress is not None:
         progress(n)
     return part
