@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
 from .model import Case
@@ -36,9 +35,13 @@ except ImportError:  # pragma: no cover - orjson is optional (extra "scale")
     _orjson_dumps = None  # type: ignore[assignment]
 
 # where orjson may spell a float otherwise than json: json writes an exponent from 1e16 and
-# below 1e-4 (``1e-05``), orjson writes ``1e+16`` but ``0.00001``; text matching this (a
-# string holding such characters too) is written by json instead
-_MAY_DIFFER = re.compile(rb"[0-9][eE]|0\.0000")
+# below 1e-4 (``1e-05``), orjson writes ``1e+16`` but ``0.00001``; text holding a digit
+# before an ``e`` or ``0.0000`` (in a string too) is written by json instead
+_DIGITS_AS_9 = bytes.maketrans(b"0123456789E", b"9999999999e")
+
+
+def _may_differ(b: bytes) -> bool:
+    return b"0.0000" in b or b"9e" in b.translate(_DIGITS_AS_9)
 
 
 def case_hash(case: Case, *, plain: bool = False) -> str:
@@ -60,7 +63,7 @@ def case_hash(case: Case, *, plain: bool = False) -> str:
         except TypeError:  # an integer past 64 bits, a key that is not a string
             pass
         else:
-            if not _MAY_DIFFER.search(b):
+            if not _may_differ(b):
                 return hashlib.sha256(b).hexdigest()[:HASH_CHARS]
     text = json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_stable)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]

@@ -61,15 +61,20 @@ def _template(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Callable[[], 
 
 
 def _from_present(cls: type[_T], template: tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]],
-                  values: dict[str, Any]) -> _T:
+                  values: dict[str, Any], *, post: bool = True) -> _T:
     """``cls(**values)`` for this module's class ``cls`` (via :func:`_frozen`): the fields in
-    ``values`` as given, the others at their defaults (factories called afresh)."""
+    ``values`` as given, the others at their defaults (factories called afresh). ``post``
+    False skips ``__post_init__``: only for values already in the form it gives them."""
     tpl, factories = template
     d = tpl.copy()
     d.update(values)
     for name, make in factories:
         if name not in values:
             d[name] = make()
+    if not post:
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "__dict__", d)
+        return obj
     return _frozen(cls, d)
 
 
@@ -422,10 +427,10 @@ class ExpectedCall:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise DatasetError(f"expected call: field 'name' must be a non-empty string, got {self.name!r}")
-        if self.args is not None and not isinstance(self.args, Mapping):
+        if self.args is not None and type(self.args) is not dict and not isinstance(self.args, Mapping):
             raise DatasetError(f"expected call {self.name!r}: field 'args' must be an object or null, "
                                f"got {type(self.args).__name__}")
-        if not isinstance(self.match, Mapping):
+        if type(self.match) is not dict and not isinstance(self.match, Mapping):
             raise DatasetError(f"expected call {self.name!r}: field 'match' must be an object, "
                                f"got {type(self.match).__name__}")
         if self.args_mode is not None and self.args_mode not in ARGS_MODES:
@@ -694,8 +699,8 @@ class Case:
                     values[key] = v if read is None else read(v)
         except (KeyError, TypeError, ValueError) as e:
             raise DatasetError(f"case {d.get('id')!r}: malformed field {key!r} ({e})") from e
-        if cls is Case:
-            return _from_present(cls, _CASE_TEMPLATE, values)
+        if cls is Case:  # the readers gave each field the form __post_init__ would: not run again
+            return _from_present(cls, _CASE_TEMPLATE, values, post=False)
         return cls(**values)
 
 
