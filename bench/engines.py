@@ -137,6 +137,7 @@ def child(a: argparse.Namespace) -> None:
                       "partials": last.get("partials"), "batches": last.get("batches"),
                       "partial_mb": round(last.get("partial_bytes", 0) / 1e6, 1),
                       "merge_cpu_s": round(last.get("merge_cpu_s", 0.0), 2),
+                      "pending_cpu_s": round(last.get("pending_cpu_s", 0.0), 2),
                       "finalize_cpu_s": round(last.get("finalize_cpu_s", 0.0), 2),
                       "rows": last.get("rows")}), flush=True)
     if a.engine == "spark":
@@ -176,6 +177,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/vol"))
     ap.add_argument("--engines", nargs="+", default=["spark", "ray"], choices=["spark", "ray"])
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--data", type=Path, help="an existing DIR with runs.jsonl and cases.jsonl "
+                    "(read only; default DIR/nN, generated when missing)")
+    ap.add_argument("--work", type=Path, help="where scorecards and logs go (default: the data DIR)")
     ap.add_argument("--reuse-local", action="store_true",
                     help="use DIR/nN/sc_local.json from an earlier run as the reference")
     ap.add_argument("--rounds", type=int, default=1,
@@ -195,11 +199,13 @@ def main() -> None:
         child(a)
         return
     started = time.monotonic()
-    sub = a.dir / f"n{a.runs}"
-    runs, cases = sub / "runs.jsonl", sub / "cases.jsonl"
+    data = a.data or a.dir / f"n{a.runs}"
+    sub = a.work or data
+    sub.mkdir(parents=True, exist_ok=True)
+    runs, cases = data / "runs.jsonl", data / "cases.jsonl"
     if not runs.exists():
         subprocess.run([sys.executable, str(HERE / "volume.py"), "generate", "--runs",
-                        str(a.runs), "--out", str(sub)], check=True)
+                        str(a.runs), "--out", str(data)], check=True)
     ref = sub / "sc_local.json"
     local = None
     if not (a.reuse_local and ref.exists()):

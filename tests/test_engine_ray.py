@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,10 @@ def test_cli_engine_ray_bad_case_file_names_the_line(ray, runs, tmp_path, capsys
         main(["eval", str(p), "--cases", str(bad), "--engine", "ray", "-q"])
     assert ei.value.code == 2
     assert f"{bad}:3:" in capsys.readouterr().err.replace("\n", "")
+    # the actors started ahead of the evaluation are stopped: both CPUs free again
+    assert not tray._SPARE
+    for _ in range(300):
+        if ray.available_resources().get("CPU") == 2:
+            break
+        time.sleep(0.1)
+    assert ray.available_resources().get("CPU") == 2

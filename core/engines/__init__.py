@@ -33,8 +33,8 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
     (``"spark"``: local[workers]; ``"ray"``: a local Ray with ``workers`` CPUs) and return
     the scorecard (equal to the local eval's). ``cases``: the cases (a mapping by id or a
     sequence) or a function of no arguments loading them (e.g. ``functools.partial(
-    dataset.load_case_store, path)``), which then runs in a thread while the engine starts
-    (the JVM, Ray's processes), and whose errors are raised here. ``kw``: ``ks``, ``seed``,
+    dataset.load_case_store, path)``), which then runs in a thread while the engine and
+    its Python workers start (the JVM, Ray's processes), and whose errors are raised here. ``kw``: ``ks``, ``seed``,
     ``n_boot``, ``confidence``, ``keep_runs``, ``format``, ``error_pattern``, ``on_rows``
     (the per-run result rows in input order, e.g. for the evaluation events); for Spark
     also ``spark`` (a session to use). Raises ``EngineError`` when the engine is not
@@ -46,19 +46,33 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
     LAST_RUN["started_at"] = time.monotonic()
     if engine == "spark":
         from .spark import eval_file as spark_eval
-        from .spark import session
+        from .spark import session, warm
 
         given = kw.pop("spark", None)
-        loaded, s = _while_starting(cases, lambda: given or session(workers))
+
+        def start_spark() -> Any:
+            s = given or session(workers)
+            if callable(cases):  # the Python workers start while the cases load
+                warm(s)
+            return s
+
+        loaded, s = _while_starting(cases, start_spark)
         LAST_RUN["ready_at"] = time.monotonic()
         return spark_eval(path, loaded, workers=workers, spark=s, **kw)
     if engine == "ray":
         from .ray import eval_file as ray_eval
-        from .ray import init
+        from .ray import init, prestart, release
 
-        loaded, _ = _while_starting(cases, lambda: init(workers))
-        LAST_RUN["ready_at"] = time.monotonic()
-        return ray_eval(path, loaded, workers=workers, **kw)
+        def start_ray() -> None:
+            init(workers)
+            prestart(workers)  # the actors start while the cases load
+
+        try:
+            loaded, _ = _while_starting(cases, start_ray)
+            LAST_RUN["ready_at"] = time.monotonic()
+            return ray_eval(path, loaded, workers=workers, **kw)
+        finally:
+            release()  # actors left unused (the cases failed to load): their CPUs back
     raise EngineError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
 
 

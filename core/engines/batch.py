@@ -390,6 +390,7 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
     merge_cpu = time.process_time() - t0
     if merged.pending:
         _score_pending(merged, case_map)
+    pending_cpu = time.process_time() - t0 - merge_cpu
     problems = [m for _, m in sorted(merged.read, key=lambda x: x[0])]
     problems += [m for _, m in sorted(merged.keyed, key=lambda x: x[0])]
     problems += [f"case {cid!r}: no traces; not scored" for cid in case_map
@@ -402,7 +403,7 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
                                route_floors=route_floors)
     LAST_RUN.update(partials=n_parts, rows=merged.n_rows, batches=merged.batches,
                     worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0,
-                    merge_cpu_s=merge_cpu,
+                    merge_cpu_s=merge_cpu, pending_cpu_s=pending_cpu,
                     scoring_from=merged.t_first, scoring_to=merged.t_last,
                     finalized_at=time.monotonic())
     return sc

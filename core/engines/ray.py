@@ -207,10 +207,15 @@ def score_span_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
 
 
 class _RangeWorker:
-    """One worker of ``eval_file`` (a Ray actor holding one CPU): it unpacks the cases once,
-    scores the byte ranges it is given into one partial and hands that over at the end."""
+    """One worker of ``eval_file`` (a Ray actor holding one CPU): started ahead of the
+    evaluation (``prestart``: its process and imports while the driver loads the cases),
+    it unpacks the cases once (``begin``), scores the byte ranges it is given into one
+    partial and hands that over at the end."""
 
-    def __init__(self, shipped: ShippedScorer, path: str) -> None:
+    def __init__(self) -> None:
+        from ..traces import stream  # noqa: F401  (imported now, not on the first range)
+
+    def begin(self, shipped: ShippedScorer, path: str) -> None:
         self.scorer = shipped.get()
         self.part = self.scorer.new_partial()
         self.path = path
@@ -222,6 +227,36 @@ class _RangeWorker:
     def partial(self) -> bytes:
         """The partial of every range scored here."""
         return self.part.to_bytes()
+
+
+#: actors started by ``prestart`` that no evaluation has taken yet
+_SPARE: list[Any] = []
+
+
+def prestart(workers: int = 2) -> None:
+    """Start the ``workers`` actors of the next ``eval_file`` now (Ray must be running):
+    their processes start and import trajcheck while the caller does other work (loading
+    the cases: ``engines.eval_files``)."""
+    import ray
+
+    actor = ray.remote(num_cpus=1)(_RangeWorker)
+    while len(_SPARE) < workers:
+        _SPARE.append(actor.remote())
+
+
+def release() -> None:
+    """Stop the actors ``prestart`` started that no evaluation took (each holds a CPU)."""
+    import ray
+
+    while _SPARE:
+        ray.kill(_SPARE.pop())
+
+
+def _pool(workers: int) -> list[Any]:
+    prestart(workers)
+    pool = _SPARE[:workers]
+    del _SPARE[:workers]
+    return pool
 
 
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
@@ -242,8 +277,9 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     size = os.path.getsize(full)
     cuts = files.ranges(full, max(-(-size // RANGE_BYTES), 2 * workers))
     shipped = ray.put(ship(scorer))
-    actor = ray.remote(num_cpus=1)(_RangeWorker)
-    pool = [actor.remote(shipped, full) for _ in range(workers)]
+    pool = _pool(workers)
+    for a in pool:
+        a.begin.remote(shipped, full)
     want = on_rows is not None
     todo = list(enumerate(cuts))[::-1]
     busy: dict[Any, tuple[int, Any]] = {}  # result ref -> (range index, its actor)
@@ -296,4 +332,4 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     return sc
 
 
-__all__ = ["eval_file", "init", "score_dataset", "score_span_dataset", "spans_to_runs"]
+__all__ = ["eval_file", "init", "prestart", "release", "score_dataset", "score_span_dataset", "spans_to_runs"]

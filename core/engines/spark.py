@@ -91,6 +91,22 @@ def _mapper(shipped: ShippedScorer, results: bool) -> Any:
     return run
 
 
+def _warm_task(it: Iterator[Any]) -> Iterator[int]:
+    from ..traces import stream  # noqa: F401
+    from . import tasks  # noqa: F401
+
+    return iter([os.getpid()])
+
+
+def warm(spark: Any) -> None:
+    """Start the session's Python workers and import trajcheck in them now, with one
+    small job (one task per core): Spark reuses these processes for the evaluation's
+    tasks, which then do not wait for them (``engines.eval_files`` runs this while the
+    cases load)."""
+    n = int(spark.sparkContext.defaultParallelism)
+    spark.sparkContext.parallelize(range(n), n).mapPartitions(_warm_task).collect()
+
+
 def ship(spark: Any, scorer: BatchScorer) -> ShippedScorer:
     """``scorer`` with its cases in a Spark broadcast: sent to each executor once and
     unpacked once per Python worker process (workers are reused across tasks)."""
@@ -230,4 +246,5 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     return sc
 
 
-__all__ = ["eval_file", "score_dataframe", "score_span_dataframe", "session", "spans_to_runs"]
+__all__ = ["eval_file", "score_dataframe", "score_span_dataframe", "session", "spans_to_runs",
+           "warm"]
