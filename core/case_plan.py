@@ -128,33 +128,48 @@ def _build(case: Case) -> CasePlan | None:
     items = []
     names: list[str] = []
     modes: list[str] = []
+    args: list[Any] = []
+    own_modes: list[str | None] = []
     by_name: dict[str, list[int]] = {}
     case_mode = case.args_mode
     default = case_mode or DEFAULT_ARGS_MODE
-    for j, e in enumerate(case.expected_calls):
-        if type(e) is not ExpectedCall or e.match or (e.args is not None and type(e.args) is not dict):
+    j = 0
+    for e in case.expected_calls:
+        a = e.args
+        if type(e) is not ExpectedCall or e.match or (a is not None and type(a) is not dict):
             return None
         own = e.args_mode
         if case_mode is not None and own is not None and own != case_mode:
             return None  # the matchings differ in which mode wins: general path
-        items.append((e.name, e.args, own))
-        names.append(e.name)
+        name = e.name
+        items.append((name, a, own))
+        names.append(name)
+        args.append(a)
+        own_modes.append(own)
         modes.append(own or default)
-        by_name.setdefault(e.name, []).append(j)
+        got = by_name.get(name)
+        if got is None:
+            by_name[name] = [j]
+        else:
+            got.append(j)
+        j += 1
     plan = plan_of(items, None, case_mode)
     if plan is None:
         return None
-    thr = case.threshold if case.threshold is not None else DEFAULT_THRESHOLD
-    if not _is_num(thr) or not 0.0 <= thr <= 1.0:
+    thr = case.threshold
+    if thr is None:
+        thr = DEFAULT_THRESHOLD
+    elif not _is_num(thr) or not 0.0 <= thr <= 1.0:
         return None
     optional = frozenset(case.optional_calls)
-    writes = tuple(j for j, n in enumerate(names) if n not in optional)
-    cat = case.metadata.get("category")
-    return CasePlan(tuple(names), tuple(modes), tuple(a for _, a, _ in items), plan, writes,
+    writes = tuple([j for j, n in enumerate(names) if n not in optional])
+    cat = case.metadata.get("category") if case.metadata else None
+    return CasePlan(tuple(names), tuple(modes), tuple(args), plan, writes,
                     {j: k for k, j in enumerate(writes)}, optional, tuple(case.forbidden_calls),
-                    by_name, _case_int(case, "optimal_steps"), _case_int(case, "max_steps"),
+                    by_name, _case_int(case, "optimal_steps") if case.optimal_steps is not None else None,
+                    _case_int(case, "max_steps") if case.max_steps is not None else None,
                     float(thr), {}, None, case.id, cat if isinstance(cat, str) else None,
-                    case_mode, tuple(own for _, _, own in items), case)
+                    case_mode, tuple(own_modes), case)
 
 
 _PACKED = ("exp_names", "exp_modes", "exp_args", "plan", "writes", "write_pos", "optional",

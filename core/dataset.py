@@ -514,6 +514,10 @@ def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[st
     return cases, errors
 
 
+def _label(cid: Any) -> str:
+    return f"case {cid!r}" if cid is not None else "case ?"
+
+
 def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, Any], bool]]:
     """The valid rows of a dataset file, one at a time, as ``(Case, row dict it was built
     from, plain)`` (``plain``: read by ``limits.plain_loads``, see ``_jsonl_rows``); each bad
@@ -524,34 +528,32 @@ def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, A
     check = _ScoringCheck()
     seen: dict[str, int] = {}
     for row, line, plain in _read_rows(p):
-        where = f"{p}:{line}"
         if isinstance(row, _BadJSON):
-            errors.append(f"{where}: not valid JSON ({row.msg})")
+            errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
             continue
         cid = row.get("id") if isinstance(row, Mapping) else None
-        label = f"case {cid!r}" if cid is not None else "case ?"
         errs = ((not plain and _value_faults(row)) or _schema_errors(validator, row)
                 or _match_errors(row))
         if errs:
-            errors.extend(f"{where}: {label}: {m}" for m in errs)
+            errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in errs)
             continue
         sid = str(cid)
         if sid in seen:
-            errors.append(f"{where}: {label}: id: duplicate case id (first on line {seen[sid]})")
+            errors.append(f"{p}:{line}: {_label(cid)}: id: duplicate case id (first on line {seen[sid]})")
             continue
         seen[sid] = line
-        d = dict(row)
+        d = row if plain else dict(row)  # a plain row is this function's own: changed in place
         st = d.get("initial_state")
         if isinstance(st, str) and st and not Path(st).is_absolute():
             d["initial_state"] = str((p.parent / st).resolve())
         try:
             case = Case.from_dict(d)
         except TrajcheckError as e:
-            errors.append(f"{where}: {e}")
+            errors.append(f"{p}:{line}: {e}")
             continue
         bad = check.errors(case, d)
         if bad:
-            errors.extend(f"{where}: {label}: {m}" for m in bad)
+            errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in bad)
             continue
         yield case, d, plain
 
