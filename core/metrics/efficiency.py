@@ -158,12 +158,7 @@ def quantile(values: Sequence[float], q: float) -> float:
         raise MetricInputError("quantile of an empty sequence")
     if not 0.0 <= q <= 1.0:
         raise MetricInputError(f"quantile q must be in [0, 1], got {q!r}")
-    xs = sorted(values)
-    h = (len(xs) - 1) * q
-    lo = math.floor(h)
-    if lo >= len(xs) - 1:
-        return float(xs[-1])
-    return float(xs[lo] + (h - lo) * (xs[lo + 1] - xs[lo]))
+    return _sorted_quantile(sorted(values), q)
 
 
 @dataclass(frozen=True)
@@ -191,15 +186,26 @@ def describe(values: Sequence[float]) -> Distribution | None:
     Raises ``MetricInputError`` for a non-finite value (NaN or infinity).
     Source: seed 000 §5.1 (p50/p95, and p99 to catch runaway loops).
     """
-    if not values:
+    if not len(values):
         return None
-    for i, v in enumerate(values):
-        if not math.isfinite(v):
-            raise MetricInputError(f"value {i} is not finite: {v!r}")
+    if not all(map(math.isfinite, values)):
+        for i, v in enumerate(values):
+            if not math.isfinite(v):
+                raise MetricInputError(f"value {i} is not finite: {v!r}")
+    xs = sorted(values)  # once for the three percentiles (``quantile`` sorts on each call)
     return Distribution(n=len(values), mean=math.fsum(values) / len(values),
-                        p50=quantile(values, 0.50), p95=quantile(values, 0.95),
-                        p99=quantile(values, 0.99), min=float(min(values)),
+                        p50=_sorted_quantile(xs, 0.50), p95=_sorted_quantile(xs, 0.95),
+                        p99=_sorted_quantile(xs, 0.99), min=float(min(values)),
                         max=float(max(values)))
+
+
+def _sorted_quantile(xs: Sequence[float], q: float) -> float:
+    """``quantile`` of values already sorted (the same interpolation, the same float)."""
+    h = (len(xs) - 1) * q
+    lo = math.floor(h)
+    if lo >= len(xs) - 1:
+        return float(xs[-1])
+    return float(xs[lo] + (h - lo) * (xs[lo + 1] - xs[lo]))
 
 
 def _label(i: int, r: RunStats) -> str:

@@ -10,8 +10,8 @@ confidence=...)`` returns -- same floats, not approximately.
 Two paths, the same results:
 
 - with numpy installed: the index stream is produced by numpy's MT19937 started from the
-  state of ``random.Random(seed)``, turned into ``random()``'s 53-bit doubles exactly as
-  CPython does (``(a >> 5) * 2**26 + (b >> 6)) / 2**53``, times ``m``, floored), counted
+  state of ``random.Random(seed)``, whose doubles are ``random()``'s (both are
+  ``((a >> 5) * 2**26 + (b >> 6)) / 2**53`` of two 32-bit outputs), times ``m``, floored), counted
   per task, and each replicate's exact sum of every column is an integer product of those
   counts with the column's values split into limbs of a common binary scale (limbs narrow
   enough that no sum reaches 2**53, so none is ever rounded); the mean is that exact sum
@@ -216,7 +216,10 @@ def _reps_numpy(np: Any, group: Sequence[Sequence[float]], m: int, n_boot: int,
     state["state"]["key"] = np.array(st[:624], dtype=np.uint32)
     state["state"]["pos"] = st[624]
     bg.state = state
-    scale = float(m) / 9007199254740992.0  # u * m == K * (m / 2**53) exactly: a power-of-two step
+    # numpy's MT19937 double is CPython's random(): (a >> 5) * 2**26 + (b >> 6), over 2**53
+    gen = np.random.Generator(bg)
+    fm = float(m)
+    u = np.empty(m)
     reps: list[list[float]] = [[] for _ in group]
     per_call = max(1, min(n_boot, _BATCH // m))
     cnt = np.empty((per_call, m))
@@ -227,13 +230,9 @@ def _reps_numpy(np: Any, group: Sequence[Sequence[float]], m: int, n_boot: int,
         while done < n_boot:
             b = min(per_call, n_boot - done)
             for r in range(b):
-                raw = bg.random_raw(2 * m)
-                k = raw[0::2] >> 5
-                k <<= 26
-                k |= raw[1::2] >> 6  # K = a * 2**26 + b: random()'s double is K / 2**53
-                x = k.astype(np.float64)
-                x *= scale
-                cnt[r] = np.bincount(x.astype(np.intp), minlength=m)  # floor: x >= 0
+                gen.random(out=u)
+                u *= fm  # floor(random() * m), as random.Random draws an index
+                cnt[r] = np.bincount(u.astype(np.intp), minlength=m)  # truncation: u >= 0
             sums = cnt[:b] @ mat  # exact: every partial sum is an integer below 2**53
             ksums = sums[:, width:width + n_keys] @ key_limbs if n_keys else None
             for r in range(b):
