@@ -93,7 +93,10 @@ def test_volume_lines_take_the_one_pass_route_and_equal_the_general_one(tmp_path
 
 
 def test_example_and_test_jsonl_files_read_alike(monkeypatch):
-    files = sorted([*(ROOT / "examples").rglob("*.jsonl"), *(ROOT / "tests" / "data").rglob("*.jsonl")])
+    # the examples' run files (JSONL, and the tau-bench suite's JSON, read whole through the
+    # native reader's one pass) and every JSONL test file
+    files = sorted([*(ROOT / "examples").rglob("*.jsonl"), *(ROOT / "examples").rglob("*.json"),
+                    *(ROOT / "tests" / "data").rglob("*.jsonl")])
     assert len(files) >= 10
     for p in files:
         _check(p, monkeypatch)
