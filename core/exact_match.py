@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .matchers import MISSING
-from .matching import _exact_args_ok, _exact_key, _hopcroft_karp, _NoKey
+from .matchers import MISSING, exact_equal
+from .matching import _exact_key, _hopcroft_karp, _NoKey
 from .model import ARGS_MODES, DEFAULT_ARGS_MODE, ExpectedCall, ToolCall
 
 # per tool name, when all its expected calls key the same way: (argument names to key on,
@@ -148,8 +148,24 @@ def rows_of(plan: ExactPlan, calls: Iterable[tuple[str, Any]]) -> tuple[list[lis
             continue
         if isinstance(block, list):
             loose = True
-            rows.append([j for j, eargs, mode in block
-                         if eargs is None or _exact_args_ok(pargs, eargs, mode)])
+            row = []
+            for j, eargs, mode in block:  # _exact_args_ok, inlined: the hot loop of a run
+                if eargs is not None:
+                    if mode == "exact_keys" and len(pargs) != len(eargs):
+                        continue
+                    for k, ev in eargs.items():
+                        pv = pargs.get(k, MISSING)
+                        t = type(ev)
+                        if t is type(pv) and (t is str or t is int or t is float or t is bool):
+                            if ev != pv:
+                                break
+                        elif not exact_equal(ev, pv):
+                            break
+                    else:
+                        row.append(j)
+                    continue
+                row.append(j)
+            rows.append(row)
             continue
         keys, only, table = block
         if keys is None:

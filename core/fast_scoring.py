@@ -42,9 +42,8 @@ _AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # effici
 FALLBACKS: Counter[str] = Counter()
 FAST: Counter[str] = Counter()  # runs scored here ("runs")
 
-# (forbidden_calls patterns, tool name) -> whether the name matches one (plans are built
-# per case object, so their own lazy table starts empty on most runs)
-_FORBIDDEN: dict[tuple[tuple[str, ...], str], bool] = {}
+# forbidden_calls patterns -> {tool name: whether it matches one} (_forbidden_names)
+_FORBIDDEN: dict[tuple[str, ...], dict[str, bool]] = {}
 
 
 def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
@@ -250,8 +249,9 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
         "case_id": cid, "trial": trial if isinstance(trial, int) else None,
         "success": success, "outcome_reason": reason,
         "failure_reason": None if success else reason,
-        "precision": _r(precision), "recall": _r(recall), "f1": _r(f1),
-        "composite": _r(composite), "composite_passed": comp_passed,
+        # prf_counts' figures and the composite are finite and never -0.0: _r gives them back
+        "precision": precision, "recall": recall, "f1": f1,
+        "composite": composite, "composite_passed": comp_passed,
         "steps": n_agent, "n_calls": n,
         "tokens": int(total_tokens) if total_tokens is not None else None,
         "cost_usd": _r(cost), "latency_ms": _r(latency), "route": None, "expected_route": None,
@@ -264,7 +264,7 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
         "case_hash": plan.hash_of(), "calls": None, "recorded_checks": None,
         "recorded_group": str(g) if g is not None and str(g) != cid else None,
         "category": plan.category,
-        "lcs_f1": _r(lcs_f1), "name_f1": _r(name_f1),
+        "lcs_f1": lcs_f1, "name_f1": name_f1,
     })
 
 
@@ -293,16 +293,22 @@ def _joined_by_id(traj: Trajectory, n: int) -> list[Any] | None:
 
 def _forbidden_names(plan: CasePlan, calls: list[Any]) -> set[str]:
     """The tool names among ``calls`` that match a ``forbidden_calls`` pattern
-    (``plan.is_forbidden``, remembered across plans with the same patterns)."""
+    (``plan.is_forbidden``, remembered per pattern list across plans: plans are built per
+    case object or decoded per run, so their own table starts empty on most runs)."""
     pats = plan.forbidden
+    table = _FORBIDDEN.get(pats)
+    if table is None:
+        if len(_FORBIDDEN) >= 4096:
+            _FORBIDDEN.clear()
+        table = _FORBIDDEN[pats] = {}
     bad = set()
-    for nm in {c.name for c in calls}:
-        key = (pats, nm)
-        hit = _FORBIDDEN.get(key)
+    for c in calls:
+        nm = c.name
+        hit = table.get(nm)
         if hit is None:
-            if len(_FORBIDDEN) >= 65536:
-                _FORBIDDEN.clear()
-            hit = _FORBIDDEN[key] = plan.is_forbidden(nm)
+            if len(table) >= 4096:
+                table.clear()
+            hit = table[nm] = plan.is_forbidden(nm)
         if hit:
             bad.add(nm)
     return bad
