@@ -129,3 +129,13 @@ def test_cli_engine_ray_bad_case_file_names_the_line(ray, runs, tmp_path, capsys
             break
         time.sleep(0.1)
     assert ray.available_resources().get("CPU") == 2
+
+
+def test_eval_file_of_one_run_on_two_actors(ray, runs, tmp_path):
+    """Fewer ranges than actors: the idle actor's empty partial counts once."""
+    p, _, cases, _ = runs
+    one = tmp_path / "one.jsonl"
+    one.write_text(p.read_text().splitlines()[0] + "\n")
+    want = evaluate_stream(stream(one), cases, n_boot=200, source=str(one))
+    sc = tray.eval_file(str(one), cases, workers=2, n_boot=200)
+    assert sc.to_dict() == want.to_dict() and sc.suite.n_runs == 1

@@ -282,51 +282,71 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
         a.begin.remote(shipped, full)
     want = on_rows is not None
     todo = list(enumerate(cuts))[::-1]
-    busy: dict[Any, tuple[int, Any]] = {}  # result ref -> (range index, its actor)
+    busy: dict[Any, tuple[int, int]] = {}  # result ref -> (range index, its actor's index)
+    owed = [0] * len(pool)  # ranges given to each actor and not returned yet
+    asked: dict[Any, int] = {}  # partial ref -> its actor's index
+    closed: set[int] = set()  # actors whose partial was asked for
 
-    def give(a: Any) -> None:
+    def give(j: int) -> None:
         if todo:
             i, (s0, e0) = todo.pop()
-            busy[a.score.remote(s0, e0, i, want)] = (i, a)
+            busy[pool[j].score.remote(s0, e0, i, want)] = (i, j)
+            owed[j] += 1
+        elif not owed[j] and j not in closed:  # its partial now, while the others finish
+            closed.add(j)
+            asked[pool[j].partial.remote()] = j
 
-    for a in pool:  # two ranges queued per actor: no idle gap between ranges
-        give(a)
-        give(a)
-    done: dict[int, Any] = {}
+    for j in range(len(pool)):  # two ranges queued per actor: no idle gap between ranges
+        give(j)
+        give(j)
 
-    def rows() -> Iterator[Any]:
+    def drive() -> Iterator[tuple[str, Any]]:
+        """("rows", a row) in input order (with ``want``) and ("partial", bytes) as each
+        actor has scored its last range."""
+        done: dict[int, Any] = {}
         nxt = 0
-        while busy:
-            ready, _ = ray.wait(list(busy), num_returns=1)
-            i, a = busy.pop(ready[0])
-            table = ray.get(ready[0])  # raises a task's error here
-            give(a)
+        while busy or asked:
+            ready, _ = ray.wait([*busy, *asked], num_returns=1)
+            ref = ready[0]
+            if ref in asked:
+                blob = ray.get(ref)
+                ray.kill(pool[asked.pop(ref)])  # its cases and partial go now
+                yield "partial", blob
+                continue
+            i, j = busy.pop(ref)
+            table = ray.get(ref)  # raises a task's error here
+            owed[j] -= 1
+            give(j)
             if want:
                 done[i] = table
                 while nxt in done:  # in input order
-                    yield from done.pop(nxt).to_pylist()
+                    for row in done.pop(nxt).to_pylist():
+                        yield "row", row
                     nxt += 1
 
     sizes: list[int] = []
-
-    def blobs() -> Iterator[bytes]:
-        refs = [a.partial.remote() for a in pool]
-        while refs:  # the first partial ready is unpacked while the others are serialised
-            ready, refs = ray.wait(refs, num_returns=1)
-            yield ray.get(ready[0])
-        for a in pool:  # their cases and partials go now, before the finalize
-            ray.kill(a)
-
     try:
-        it = rows()
-        if on_rows is not None:
+        if on_rows is None:  # the first partial is unpacked while the other actors score
+            blobs: Iterator[bytes] = (b for _, b in drive())
+        else:
+            got: list[bytes] = []
+
+            def rows() -> Iterator[Any]:
+                for kind, x in drive():
+                    if kind == "row":
+                        yield x
+                    else:
+                        got.append(x)
+
+            it = rows()
             on_rows(it)
-        for _ in it:  # what on_rows left unread (all of it without on_rows)
-            pass
-        sc = finalize(tasks.partials_of(blobs(), sizes), scorer.case_map, ks=ks, seed=seed,
+            for _ in it:  # what on_rows left unread
+                pass
+            blobs = iter(got)
+        sc = finalize(tasks.partials_of(blobs, sizes), scorer.case_map, ks=ks, seed=seed,
                       n_boot=n_boot, confidence=confidence, source=str(path))
     finally:
-        for a in pool:
+        for a in pool:  # (an error on the way: the actors still running)
             ray.kill(a)
     LAST_RUN["partial_bytes"] = sum(sizes)
     return sc
