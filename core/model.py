@@ -457,9 +457,17 @@ class ExpectedCall:
         get = d.get
         args = get("args")
         match = get("match")
+        mode = get("args_mode")
         values = {"name": name, "args": dict(args) if args is not None else None,
-                  "match": dict(match) if match else {}, "args_mode": get("args_mode")}
-        return _frozen(cls, values) if cls is ExpectedCall else cls(**values)
+                  "match": dict(match) if match else {}, "args_mode": mode}
+        if cls is not ExpectedCall:
+            return cls(**values)
+        if (type(name) is str and name and (args is None or type(args) is dict)
+                and (mode is None or mode in ARGS_MODES)):
+            obj = object.__new__(cls)  # what __post_init__ checks holds: not run
+            object.__setattr__(obj, "__dict__", values)
+            return obj
+        return _frozen(cls, values)
 
 
 _CASE_TUPLE_FIELDS = ("optional_calls", "forbidden_calls", "response_must_include")
@@ -647,28 +655,29 @@ class Case:
 
     def to_dict(self) -> dict[str, Any]:
         """The dataset-row form: ``id`` and ``input`` always, other keys when set."""
-        d: dict[str, Any] = {"id": self.id, "input": self.input}
-        if self.user is not None:
-            d["user"] = self.user
-        if self.initial_state is not None:
-            d["initial_state"] = self.initial_state
-        if self.expected_calls:
-            d["expected_calls"] = [c.to_dict() for c in self.expected_calls]
+        f = self.__dict__
+        d: dict[str, Any] = {"id": f["id"], "input": f["input"]}
+        if f["user"] is not None:
+            d["user"] = f["user"]
+        if f["initial_state"] is not None:
+            d["initial_state"] = f["initial_state"]
+        if f["expected_calls"]:
+            d["expected_calls"] = [c.to_dict() for c in f["expected_calls"]]
         for k in _CASE_TUPLE_FIELDS:
-            if getattr(self, k):
-                d[k] = list(getattr(self, k))
-        if self.precedence:
-            d["precedence"] = [list(p) for p in self.precedence]
-        if self.expected_final_state is not None:
-            d["expected_final_state"] = self.expected_final_state
+            if f[k]:
+                d[k] = list(f[k])
+        if f["precedence"]:
+            d["precedence"] = [list(p) for p in f["precedence"]]
+        if f["expected_final_state"] is not None:
+            d["expected_final_state"] = f["expected_final_state"]
         for k in ("forbidden_sequences", "faults", "tools"):
-            if getattr(self, k):
-                d[k] = [dict(x) for x in getattr(self, k)]
+            if f[k]:
+                d[k] = [dict(x) for x in f[k]]
         for k in ("max_steps", "optimal_steps", "expected_route", "args_mode", "threshold"):
-            if getattr(self, k) is not None:
-                d[k] = getattr(self, k)
-        if self.metadata:
-            d["metadata"] = self.metadata
+            if f[k] is not None:
+                d[k] = f[k]
+        if f["metadata"]:
+            d["metadata"] = f["metadata"]
         return d
 
     @classmethod

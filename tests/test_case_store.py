@@ -192,3 +192,32 @@ def test_pickled_store_case_carries_its_plan_not_the_store():
     plan = case_plan(back)
     assert back == c and plan.case() is back
     _same_plan(plan, store.plan("case0000001"))
+
+
+@pytest.mark.parametrize("row", [
+    {"name": "t"}, {"name": "t", "args": {"a": 1}}, {"name": "t", "args": None, "match": {}},
+    {"name": "t", "args": {"a": [1]}, "match": {"a": "contains"}, "args_mode": "ignore"},
+    {"name": "t", "args_mode": None}, {"name": "", "args": {}}, {"name": 3},
+    {"name": "t", "args": [["a", 1]]}, {"name": "t", "args_mode": "nope"}, {"name": "t", "args_mode": ["x"]},
+    {"name": "t", "match": [["a", "exact"]]},
+])
+def test_expected_call_from_dict_is_the_constructor(row):
+    """ExpectedCall.from_dict skips __post_init__ only when its checks hold: the same
+    object, or the same error, as the constructor with from_dict's conversions."""
+    from trajcheck.errors import DatasetError
+    from trajcheck.model import ExpectedCall
+
+    def via_init():
+        args, match = row.get("args"), row.get("match")
+        return ExpectedCall(name=row["name"], args=dict(args) if args is not None else None,
+                            match=dict(match) if match else {}, args_mode=row.get("args_mode"))
+
+    try:
+        want = via_init()
+    except (DatasetError, TypeError, ValueError) as e:
+        with pytest.raises(type(e)) as got:
+            ExpectedCall.from_dict(row)
+        assert str(got.value) == str(e)
+        return
+    got = ExpectedCall.from_dict(row)
+    assert got == want and got.__dict__ == want.__dict__
