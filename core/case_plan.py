@@ -188,13 +188,16 @@ def pack(plan: CasePlan) -> tuple[Any, ...]:
 def unpack(t: tuple[Any, ...], source: Any, case_hash: str | None) -> CasePlan:
     """The plan ``pack`` gave ``t`` for, with ``source`` (the case, or a ``(mapping, id)``
     pair holding it) and the definition hash when known."""
-    d = dict(zip(_PACKED, t))
-    d["forbidden_pattern"] = {}
-    d["case_hash"] = case_hash
-    d["source"] = source
-    plan: CasePlan = object.__new__(CasePlan)
-    plan.__dict__ = d  # no __init__: every field is set (pack's and these three)
-    return plan
+    (names, modes, args, plan, writes, write_pos, optional, forbidden, by_name, optimal,
+     max_steps, thr, cid, cat, mode, own) = t  # _PACKED's order
+    obj: CasePlan = object.__new__(CasePlan)
+    obj.__dict__ = {  # no __init__: every field is set
+        "exp_names": names, "exp_modes": modes, "exp_args": args, "plan": plan,
+        "writes": writes, "write_pos": write_pos, "optional": optional, "forbidden": forbidden,
+        "by_name": by_name, "optimal_steps": optimal, "max_steps": max_steps,
+        "threshold": thr, "forbidden_pattern": {}, "case_hash": case_hash, "case_id": cid,
+        "category": cat, "args_mode": mode, "own_modes": own, "source": source}
+    return obj
 
 
 _NAMES, _ARGS, _OWN = (_PACKED.index(k) for k in ("exp_names", "exp_args", "own_modes"))

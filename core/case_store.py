@@ -176,8 +176,7 @@ class CaseStore(Mapping[str, Case]):
         if isinstance(packed, tuple):
             return case_plan(packed[0])
         t = marshal.loads(self._body(packed))  # the packed plan: marshal stops after it
-        got = None if t is None else unpack(t, (self, cid),
-                                            packed[:_HASH_BYTES].hex())
+        got = None if t is None else unpack(t, (self, cid), packed[:_HASH_BYTES].hex())
         if len(plans) >= PLAN_CACHE_SIZE:
             plans.clear()
         plans[cid] = got

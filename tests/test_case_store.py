@@ -221,3 +221,27 @@ def test_expected_call_from_dict_is_the_constructor(row):
         return
     got = ExpectedCall.from_dict(row)
     assert got == want and got.__dict__ == want.__dict__
+
+
+def test_case_with_a_plan_too_big_to_pack_is_kept_built(monkeypatch):
+    """A packed plan longer than the 2-byte length field holds (arguments of 70,000
+    characters) keeps the case built, with the same plan and hash."""
+    monkeypatch.setattr(case_store, "TRAIN_ROWS", 2)
+    rows = [{"id": "big", "input": "x", "expected_calls": [{"name": "t", "args": {"q": "y" * 70_000}}]},
+            {"id": "small", "input": "x", "expected_calls": [{"name": "t", "args": {"q": "y"}}]}]
+    store = CaseStore()
+    want = [Case.from_dict(r) for r in rows]
+    for c, r in zip(want, rows):
+        store.add(c, r, plain=True)
+    assert isinstance(store._rows["big"], tuple) and isinstance(store._rows["small"], bytes)
+    _check(store, want)
+
+
+def test_unpack_gives_back_every_packed_field():
+    from trajcheck import case_plan as cp
+
+    plan = case_plan(Case.from_dict(ODD_ROWS[3]))
+    back = cp.unpack(cp.pack(plan), plan.case(), "h")
+    assert [getattr(back, k) for k in cp._PACKED] == list(cp.pack(plan))
+    assert (back.forbidden_pattern, back.case_hash, back.source) == ({}, "h", plan.case())
+    assert list(back.__dict__) == [f.name for f in dataclasses.fields(CasePlan)]
