@@ -293,5 +293,5 @@ def object_lines(path: str | Path, what: str) -> Iterator[tuple[str, int, dict[s
         yield (where, n, d, None) if isinstance(d, dict) else (where, n, None, "not a JSON object")
 
 
-__all__ = ["MAX_DEPTH", "clean_figures", "InputLimitError", "clean_text", "depth_exceeds", "finite", "loads",
-           "object_lines", "scrub"]
+__all__ = ["MAX_DEPTH", "NOT_PLAIN", "clean_figures", "InputLimitError", "clean_text", "depth_exceeds", "finite",
+           "loads", "object_lines", "plain_loads", "scrub"]
