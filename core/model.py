@@ -379,17 +379,19 @@ class Trajectory:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Trajectory:
         """Inverse of ``to_dict``."""
-        return cls(
-            steps=tuple(Step.from_dict(s) for s in d.get("steps") or ()),
-            final_response=d.get("final_response"),
-            total_usage=Usage.from_dict(d["total_usage"]) if d.get("total_usage") is not None else None,
-            total_cost_usd=d.get("total_cost_usd"),
-            total_latency_ms=d.get("total_latency_ms"),
-            source_format=d.get("source_format"),
-            trace_id=d.get("trace_id"),
-            session_id=d.get("session_id"),
-            metadata=dict(d.get("metadata") or {}),
-        )
+        get = d.get
+        values: dict[str, Any] = {
+            "steps": tuple(Step.from_dict(s) for s in get("steps") or ()),
+            "final_response": get("final_response"),
+            "total_usage": Usage.from_dict(d["total_usage"]) if get("total_usage") is not None else None,
+            "total_cost_usd": get("total_cost_usd"),
+            "total_latency_ms": get("total_latency_ms"),
+            "source_format": get("source_format"),
+            "trace_id": get("trace_id"),
+            "session_id": get("session_id"),
+            "metadata": dict(get("metadata") or {}),
+        }
+        return _frozen(cls, values) if cls is Trajectory else cls(**values)
 
 
 # Argument-comparison modes for a whole call (see trajcheck.matching):

@@ -248,6 +248,13 @@ def test_call_and_step_from_dict_same_as_constructor_route(d):
                      usage=Usage(input_tokens=2), latency_ms=1.5, metadata={"m": 1})
     assert _same(Step.from_dict(step), want_step)
     assert _same_fields(Step.from_dict(step), _StepViaInit.from_dict(step))
+    traj = {"steps": [step, {"index": 4, "kind": "final_response", "content": "ok"}], "final_response": "ok",
+            "total_usage": {"output_tokens": 1}, "total_cost_usd": 0.5, "trace_id": d.get("call_id"),
+            "metadata": {"case_id": "c"}}
+    want_traj = Trajectory(steps=(want_step, Step(index=4, kind="final_response", content="ok")),
+                           final_response="ok", total_usage=Usage(output_tokens=1), total_cost_usd=0.5,
+                           trace_id=d.get("call_id"), metadata={"case_id": "c"})
+    assert _same(Trajectory.from_dict(traj), want_traj)
     with pytest.raises(KeyError):
         ToolCall.from_dict({"args": {}})
 
