@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .matchers import exact_equal
 from .model import ExpectedCall, ToolCall
 
 __all__ = ["explain_exact", "explain_mismatch", "value_diff"]
@@ -168,8 +169,6 @@ def explain_exact(pargs: Mapping[str, Any], eargs: Mapping[str, Any], mode: str)
     no ``match`` entry, under ``mode`` (not ``ignore``): the first expected argument
     missing or different, then (``exact_keys``) the arguments not expected; None when it
     matches."""
-    from .matchers import exact_equal
-
     for k, ev in eargs.items():
         if k not in pargs:
             return f"{k}: missing (expected {_show(ev)})"

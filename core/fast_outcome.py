@@ -40,22 +40,27 @@ def max_matching(rows: list[list[int]], n_right: int) -> list[int]:
 
 
 def outcome(traj: Trajectory, cid: str, plan: CasePlan, calls: list[Any],
-            failed: list[bool] | None, kept: Sequence[int], rows: list[list[int]],
-            kml: list[int], pairs: Callable[[], list[Any]] | None) -> tuple[bool, str]:
+            failed: list[bool] | None, kept: Sequence[int], knames: list[str],
+            rows: list[list[int]], kml: list[int], all_paired: bool,
+            pairs: Callable[[], list[Any]] | None) -> tuple[bool, str]:
     """``metrics.outcome.outcome_from_calls`` (module doc) against the case of ``plan`` (id
     ``cid``): ``calls`` every call of the run,
     ``failed`` whether each failed (None: none did), ``kept`` the calls not set aside as
-    retried failures, ``rows``/``kml`` their compatibility rows and maximum matching against
-    the expected calls; ``pairs`` gives the run's calls joined to results when some result
-    is a JSON object (only those can show a write changed nothing), else None."""
+    retried failures, ``knames`` their tool names, ``rows``/``kml`` their compatibility rows
+    and maximum matching against the expected calls, ``all_paired`` whether that matching
+    pairs every kept call of a non-optional tool and every expected call; ``pairs`` gives
+    the run's calls joined to results when some result is a JSON object (only those can
+    show a write changed nothing), else None."""
     opt = plan.optional
     writes = plan.writes
     if failed is None and len(writes) == len(plan.exp_names):
         # every expected call is a write and no call failed: the calls set aside are the
         # optional ones, whose rows are empty, so the matching is the run's own one
+        if all_paired:  # every write made, no other: nothing missing or extra
+            return True, writes_made(len(writes))
         if opt:
-            pred_idx = [i for i in kept if calls[i].name not in opt]
-            ml = [kml[k] for k, i in enumerate(kept) if calls[i].name not in opt]
+            pred_idx = [kept[k] for k, nm in enumerate(knames) if nm not in opt]
+            ml = [kml[k] for k, nm in enumerate(knames) if nm not in opt]
         else:
             pred_idx, ml = list(kept), kml
     else:

@@ -198,8 +198,8 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
             forbidden_counted = any(nm in bad for nm in all_n)
 
     cid = plan.case_id
-    success, reason = outcome(traj, cid, plan, calls, failed, kept, rows, ml,
-                              pairs if json_like else None)
+    success, reason = outcome(traj, cid, plan, calls, failed, kept, knames, rows, ml,
+                              nonopt_tp == n_nonopt == n_exp, pairs if json_like else None)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
     ntp = ncounted = 0
