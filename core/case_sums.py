@@ -38,6 +38,15 @@ def exact_add(partials: list[float], x: float) -> None:
     partials[i:] = [x]
 
 
+def _numpy() -> Any:
+    """numpy when installed (the 'scale' extra), else None: merges then go row by row."""
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover
+        return None
+    return numpy
+
+
 def _fsum(parts: Iterable[float]) -> float:
     """``math.fsum``, NaN where it fails (an infinity minus an infinity, an overflow): the
     case's mean is then not finite, reported as such."""
@@ -119,16 +128,53 @@ class CaseSums:
         return self.hi[i] + lo  # one rounding of the exact hi + lo: what fsum gives
 
     def merge(self, other: CaseSums, rows: Sequence[int]) -> None:
-        """Add ``other``'s row ``j`` into this one's row ``rows[j]``, for every ``j``."""
+        """Add ``other``'s row ``j`` into this one's row ``rows[j]``, for every ``j``
+        (``rows``: distinct rows of this table)."""
+        todo: Iterable[int] = range(len(rows))
+        np = _numpy()
+        if np is not None and len(rows) >= 8:
+            todo = self._merge_numpy(np, other, rows)
         count = self.count
-        for j, i in enumerate(rows):
+        for j in todo:
             n = other.count[j]
             if not n:
                 continue
+            i = rows[j]
             c = count[i]
             for x in other.parts(j):
                 self.add(i, x)
             count[i] = c + n  # ``add`` counted the partials, not the values
+
+    def _merge_numpy(self, np: Any, other: CaseSums, rows: Sequence[int]) -> list[int]:
+        """``merge`` for every row whose sum stays two floats, in whole columns: hi + lo +
+        other's hi + lo as (s, u) with s + u exact (TwoSum, then two exact additions of
+        the error terms, checked); returns the rows left for one-by-one ``add``."""
+        oc = np.frombuffer(other.count, dtype=np.int32)
+        jj = np.flatnonzero(oc)
+        if not jj.size:
+            return []
+        ii = np.asarray(rows, dtype=np.intp)[jj]
+        hi = np.frombuffer(self.hi, dtype=np.float64)
+        lo = np.frombuffer(self.lo, dtype=np.float64)
+        h, low = hi[ii], lo[ii]
+        oh = np.frombuffer(other.hi, dtype=np.float64)[jj]
+        ol = np.frombuffer(other.lo, dtype=np.float64)[jj]
+        with np.errstate(all="ignore"):  # infinities give NaN errors: those rows go one by one
+            s = h + oh
+            bv = s - h
+            e = (h - (s - bv)) + (oh - bv)  # h + oh == s + e
+            t = low + e
+            bv = t - low
+            e2 = (low - (t - bv)) + (e - bv)  # low + e == t + e2
+            u = t + ol
+            bv = u - t
+            e3 = (t - (u - bv)) + (ol - bv)  # t + ol == u + e3
+        ok = (low == low) & (ol == ol) & (e == e) & (e2 == 0) & (e3 == 0)
+        hi[ii[ok]] = s[ok]
+        lo[ii[ok]] = u[ok]
+        cnt = np.frombuffer(self.count, dtype=np.int32)
+        cnt[ii[ok]] += oc[jj[ok]]
+        return jj[~ok].tolist()  # type: ignore[no-any-return]
 
     def means(self, rows: Iterable[int]) -> array[float]:
         """The mean of each of ``rows`` that has values, in that order (rows without values

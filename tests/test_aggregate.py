@@ -260,3 +260,41 @@ def test_case_rows_built_on_demand_behave_as_the_tuple():
     assert [c.to_dict() for c in rows] == [c.to_dict() for c in want]
     assert sc.to_dict()["cases"][7] == want[7].to_dict()
     assert want[0].run_ids and want[0].trials == len(want[0].run_ids)
+
+
+def test_case_sums_merge_whole_columns_exactly():
+    """Merging tables of many rows takes the column-wise path (numpy): every row's total is
+    math.fsum of its values and its count their number, including rows whose sums need
+    partials, rows with an infinity and rows the other table does not touch."""
+    import math
+    import random
+
+    from trajcheck.case_sums import CaseSums
+
+    rnd = random.Random(5)
+    pool = [0.1, 0.2, 1 / 3, 2 / 3, 0.8, 1.0, 0.0, 1e-17, 1e16, 0.7, 5 / 7, -0.3, 1e-300]
+    for _ in range(30):
+        n = rnd.randint(8, 60)
+        vals: list[list[float]] = [[] for _ in range(n)]
+        tables = []
+        for _t in range(rnd.randint(2, 4)):
+            rows = rnd.sample(range(n), rnd.randint(8, n))  # distinct rows of the result
+            tab = CaseSums()
+            for j, i in enumerate(rows):
+                tab.grow()
+                for _v in range(rnd.randint(0, 4)):
+                    x = rnd.choice(pool) if rnd.random() > 0.01 else float("inf")
+                    tab.add(j, x)
+                    vals[i].append(x)
+            tables.append((tab, rows))
+        whole = CaseSums()
+        for _i in range(n):
+            whole.grow()
+        for tab, rows in tables:
+            whole.merge(tab, rows)
+        for i, v in enumerate(vals):
+            assert whole.count[i] == len(v)
+            if all(map(math.isfinite, v)):
+                assert whole.total(i) == math.fsum(v)
+            else:
+                assert not math.isfinite(whole.total(i))
