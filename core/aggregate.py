@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from .case_sums import CaseSums, RunningSum, exact_add
+from .case_sums import CaseSums, RunningSum, _numpy, exact_add
 from .errors import MetricInputError
 from .scorecard import (
     AGREEMENT_CELLS,
@@ -65,6 +65,7 @@ EFFICIENCY_FIELDS = ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms")
 _MAX_FLOAT = 1.7976931348623157e308
 _RUN_FIELD = {"steps": "steps", "tool_calls": "n_calls", "tokens": "tokens",
               "cost_usd": "cost_usd", "latency_ms": "latency_ms"}
+_NO_RUN = (1 << 63) - 1  # a new row's first-run position before its runs are merged in
 _I64 = 1 << 63  # trial numbers in [-2**63, 2**63) fit the run columns
 
 
@@ -228,6 +229,49 @@ class SuitePartial:
         self.rec_succ.append(0)
         self.hashes.append(0)
         return i
+
+    def _grow(self, ids: list[str]) -> None:
+        """Rows for new cases ``ids`` (their keys already in ``cases``), with no runs yet:
+        ``merge`` then adds the other partial's values into them."""
+        k = len(ids)
+        self.ids.extend(ids)
+        self.first.extend(array("q", [_NO_RUN]) * k)
+        zeros = array("i", [0]) * k
+        for col in (self.n_runs, self.n_succ, self.rec_n, self.rec_succ):
+            col.extend(zeros)
+        self.rec_first.extend(array("q", [-1]) * k)
+        self.hashes.extend(array("Q", [0]) * k)
+        for s in (self.f1, self.comp, self.ords, self.lf, self.nf):
+            s.grow(k)
+
+    def _merge_columns(self, np: Any, other: SuitePartial, rows: array[int]) -> None:
+        """``merge``'s per-case columns in whole columns: other's row j into row rows[j]
+        (distinct rows): first run, runs, successes, recorded counts, 16-hex hashes."""
+        r = np.frombuffer(rows, dtype=np.int32).astype(np.intp)
+        first = np.frombuffer(self.first, dtype=np.int64)
+        first[r] = np.minimum(first[r], np.frombuffer(other.first, dtype=np.int64))
+        for mine, theirs in ((self.n_runs, other.n_runs), (self.n_succ, other.n_succ)):
+            np.frombuffer(mine, dtype=np.int32)[r] += np.frombuffer(theirs, dtype=np.int32)
+        orn = np.frombuffer(other.rec_n, dtype=np.int32)
+        m = orn != 0
+        if m.any():
+            rr = r[m]
+            rec_n = np.frombuffer(self.rec_n, dtype=np.int32)
+            rec_first = np.frombuffer(self.rec_first, dtype=np.int64)
+            of = np.frombuffer(other.rec_first, dtype=np.int64)[m]
+            take = (rec_n[rr] == 0) | (of < rec_first[rr])
+            rec_first[rr[take]] = of[take]
+            rec_n[rr] += orn[m]
+            np.frombuffer(self.rec_succ, dtype=np.int32)[rr] += np.frombuffer(
+                other.rec_succ, dtype=np.int32)[m]
+        hashes = np.frombuffer(self.hashes, dtype=np.uint64)
+        oh = np.frombuffer(other.hashes, dtype=np.uint64)
+        cand = (hashes[r] == 0) & (oh != 0)  # the first hash given is kept (as x or y)
+        idx, val = r[cand], oh[cand]
+        if self.hash_odd and idx.size:
+            keep = ~np.isin(idx, np.fromiter(self.hash_odd, dtype=np.intp))
+            idx, val = idx[keep], val[keep]
+        hashes[idx] = val
 
     def _set_hash(self, i: int, h: Any) -> None:
         """Case row ``i``'s hash, when it has none yet and ``h`` is one (as ``x or h``)."""
@@ -479,26 +523,39 @@ class SuitePartial:
         self.gated_pass += other.gated_pass
         self.fault += other.fault
         self.false_success += other.false_success
-        # other's case rows -> this partial's rows (new cases appended)
+        # other's case rows -> this partial's rows (new cases appended, empty)
         rows = array("i")
         get = self.cases.get
-        for j, cid in enumerate(other.ids):
+        new: list[str] = []
+        n0 = len(self.ids)
+        for cid in other.ids:
             i = get(cid)
-            of = other.first[j]
             if i is None:
-                i = self._new_case(cid, of)
-            elif of < self.first[i]:
-                self.first[i] = of
+                i = self.cases[cid] = n0 + len(new)
+                new.append(cid)
             rows.append(i)
-            self.n_runs[i] += other.n_runs[j]
-            self.n_succ[i] += other.n_succ[j]
-            on = other.rec_n[j]
-            if on:
-                if not self.rec_n[i] or other.rec_first[j] < self.rec_first[i]:
-                    self.rec_first[i] = other.rec_first[j]
-                self.rec_n[i] += on
-                self.rec_succ[i] += other.rec_succ[j]
-            self._set_hash(i, other.case_hash(j))
+        if new:
+            self._grow(new)
+        np = _numpy()
+        if np is not None:
+            self._merge_columns(np, other, rows)
+        else:
+            for j, i in enumerate(rows):
+                of = other.first[j]
+                if of < self.first[i]:
+                    self.first[i] = of
+                self.n_runs[i] += other.n_runs[j]
+                self.n_succ[i] += other.n_succ[j]
+                on = other.rec_n[j]
+                if on:
+                    if not self.rec_n[i] or other.rec_first[j] < self.rec_first[i]:
+                        self.rec_first[i] = other.rec_first[j]
+                    self.rec_n[i] += on
+                    self.rec_succ[i] += other.rec_succ[j]
+                if other.hashes[j]:
+                    self._set_hash(i, other.case_hash(j))
+        for j, h in other.hash_odd.items():
+            self._set_hash(rows[j], h)
         for mine, theirs in ((self.f1, other.f1), (self.comp, other.comp), (self.ords, other.ords),
                              (self.lf, other.lf), (self.nf, other.nf)):
             mine.merge(theirs, rows)

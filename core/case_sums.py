@@ -69,11 +69,16 @@ class CaseSums:
         self.count = array("i")
         self.over: dict[int, list[float]] = {}  # row -> partials, for sums two floats cannot hold
 
-    def grow(self) -> None:
-        """One more case (row ``len``), with no values yet."""
-        self.hi.append(0.0)
-        self.lo.append(0.0)
-        self.count.append(0)
+    def grow(self, k: int = 1) -> None:
+        """``k`` more cases (rows from ``len`` on), with no values yet."""
+        if k == 1:  # the usual call, once a new case
+            self.hi.append(0.0)
+            self.lo.append(0.0)
+            self.count.append(0)
+            return
+        self.hi.extend(array("d", [0.0]) * k)
+        self.lo.extend(array("d", [0.0]) * k)
+        self.count.extend(array("i", [0]) * k)
 
     def add(self, i: int, x: float) -> None:
         """Add the float ``x`` to row ``i``'s sum, exactly."""

@@ -298,3 +298,19 @@ def test_case_sums_merge_whole_columns_exactly():
                 assert whole.total(i) == math.fsum(v)
             else:
                 assert not math.isfinite(whole.total(i))
+
+
+def test_merge_without_numpy_gives_the_same_scorecard(tau_runs, monkeypatch):
+    """Merging case columns and sums row by row (no numpy) gives what whole columns give."""
+    import trajcheck.aggregate as agg
+    import trajcheck.case_sums as cs
+
+    results, whole = tau_runs
+    with_np = _grouped(results, random.Random(3)).finalize(n_boot=200).to_dict()
+    monkeypatch.setattr(agg, "_numpy", lambda: None)
+    monkeypatch.setattr(cs, "_numpy", lambda: None)
+    without = _grouped(results, random.Random(3)).finalize(n_boot=200).to_dict()
+    assert without == with_np
+    assert {k: v for k, v in without["meta"].items() if k != "source"} == {
+        k: v for k, v in whole["meta"].items() if k != "source"}
+    assert without["suite"] == whole["suite"] and without["cases"] == whole["cases"]
