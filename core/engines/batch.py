@@ -28,7 +28,7 @@ from ..errors import EngineError, MetricInputError
 from ..intake import RunKeyer, _unmatched_message, case_map_of
 from ..model import Case, Trajectory
 from ..scorecard import RunResult, Scorecard
-from ..scoring import score_run
+from ..scoring import score_compact_by_id, score_run
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -244,17 +244,19 @@ class BatchScorer:
                 trajs = [with_case_id(t, cid) for t in trajs]
             for k, t in enumerate(trajs):  # one run per row in practice; a list row holds several
                 before = len(keyer.problems)
-                c = keyer.key(seq, t)
+                # keyed by id: the fast scorer reads the case's plan, so a Case is built only
+                # for a run outside its scope or scored in full (as the local streaming eval)
+                sid = keyer.key_id(seq, t)
                 part.keyed.extend((seq, p) for p in keyer.problems[before:])
-                if c is None:
+                if sid is None:
                     continue
-                r = score_run(t, c, compact=True)
+                r = score_compact_by_id(t, self.case_map, sid)
                 if suite.wants(r):
                     key = (seq, r.run_id)
                     if self.defer_full and key not in part.pending:
                         part.pending[key] = (text or "", cid, k, how)
                     else:
-                        r = score_run(t, c)
+                        r = score_run(t, self.case_map[sid])
                 suite.add(r, seq)
                 if want_rows:
                     rows.append(result_row(r, seq, t))
