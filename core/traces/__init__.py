@@ -536,6 +536,14 @@ def _safe_is_record(x: Any) -> bool:
         return False
 
 
+def _bad_json_line(where: str, e: ValueError) -> str:
+    """The problem for a JSONL line at ``where`` that did not parse (``e`` from the JSON
+    decoder: its message and column when it gives them)."""
+    msg = getattr(e, "msg", None) or str(e)
+    col = f" (column {e.colno})" if hasattr(e, "colno") else ""
+    return f"{where}: not valid JSON: {msg}{col}; line skipped"
+
+
 def _units(doc: Any, acc: _Acc | None = None, label: str = "<input>",
            prefix: str = "") -> list[tuple[Any, str | None]]:
     """Split a parsed JSON document into trace objects with a sub-location label.
@@ -842,9 +850,7 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
         try:
             obj = _json(line, f"{path}:{n}", acc)
         except ValueError as e:
-            msg = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
-            col = f" (column {e.colno})" if isinstance(e, json.JSONDecodeError) else ""
-            bad.append(f"{path}:{n}: not valid JSON: {msg}{col}; line skipped")
+            bad.append(_bad_json_line(f"{path}:{n}", e))
             continue
         for o, w in _units(obj, acc, str(path), f"{path}:{n}"):
             units.append((o, f"{path}:{n}" + (f" {w}" if w else "")))

@@ -32,6 +32,7 @@ from . import (
     _SUFFIXES,
     EXPECTED,
     _Acc,
+    _bad_json_line,
     _compile_pattern,
     _json,
     _norm_format,
@@ -184,9 +185,7 @@ class TraceStream:
                     try:
                         obj = _json(line, where, acc)
                     except ValueError as e:
-                        msg = getattr(e, "msg", None) or str(e)
-                        col = f" (column {e.colno})" if hasattr(e, "colno") else ""
-                        bad.append(f"{where}: not valid JSON: {msg}{col}; line skipped")
+                        bad.append(_bad_json_line(where, e))
                         continue
                 now: list[tuple[Any, str]] = []
                 for o, w in _units(obj, acc, label, where):
@@ -239,9 +238,7 @@ def read_row(text: str, where: str, format: str = "auto", *,
         try:
             obj = _json(text, where, acc)
         except ValueError as e:
-            msg = getattr(e, "msg", None) or str(e)
-            col = f" (column {e.colno})" if hasattr(e, "colno") else ""
-            acc.skip(f"{where}: not valid JSON: {msg}{col}; line skipped")
+            acc.skip(_bad_json_line(where, e))
             return [], acc.problems
     now: list[tuple[Any, str]] = []
     for o, w in _units(obj, acc, where, where):
