@@ -64,7 +64,8 @@ class CaseStore(Mapping[str, Case]):
     ``"zlib"`` (default: zstd when installed). Case ids are interned, so a partial
     aggregate keyed by the same ids shares the strings."""
 
-    def __init__(self, cache_size: int = CACHE_SIZE, codec: str | None = None) -> None:
+    def __init__(self, cache_size: int = CACHE_SIZE, codec: str | None = None,
+                 dictionary: bytes | None = None) -> None:
         codec = codec or _codec_default()
         if codec not in ("zstd", "zlib") or (codec == "zstd" and _zstd is None):
             raise ValueError(f"codec must be 'zstd' (needs zstandard) or 'zlib', got {codec!r}")
@@ -73,7 +74,9 @@ class CaseStore(Mapping[str, Case]):
         self._cache_size = cache_size
         self._plans: dict[str, CasePlan | None] = {}
         self._codec = codec
-        self._dict: bytes | None = None  # None: rows kept plain (fewer than TRAIN_ROWS so far)
+        # None: rows kept plain (fewer than TRAIN_ROWS so far); given: another store's
+        # (``dictionary``), so this one's rows can join it (``extend``)
+        self._dict: bytes | None = dictionary
         self._n_plain = 0
         self._tools: Any = None  # (compress, decompress) functions, made from _dict on use
         self.semantic_cases: list[Case] = []
@@ -161,6 +164,35 @@ class CaseStore(Mapping[str, Case]):
         if self._dict is None:
             return packed[_HEAD:]
         return (self._tools or self._codec_tools())[1](packed[_HEAD:])  # type: ignore[no-any-return]
+
+    @property
+    def dictionary(self) -> bytes | None:
+        """The compression dictionary, once made (None while rows are kept plain): give it
+        to ``CaseStore(codec=, dictionary=)`` for stores whose rows ``extend`` joins here."""
+        return self._dict
+
+    @property
+    def codec(self) -> str:
+        """``"zstd"`` or ``"zlib"``."""
+        return self._codec
+
+    def extend(self, other: CaseStore) -> None:
+        """Add ``other``'s cases after this store's, in ``other``'s order (a dataset loaded
+        in consecutive parts: ``dataset.load_case_store_range``). ``other`` must compress
+        with this store's codec and dictionary (made with ``codec=self.codec,
+        dictionary=self.dictionary``), so its rows are taken as they are. Raises
+        ``ValueError`` when it does not, or when the stores share a case id (nothing is
+        added then)."""
+        if self._dict is None or other._dict != self._dict or other._codec != self._codec:
+            raise ValueError("the stores do not share a compression dictionary and codec")
+        if not self._rows.keys().isdisjoint(other._rows.keys()):
+            raise ValueError("the stores share a case id")
+        rows = self._rows
+        intern = sys.intern
+        for k, v in other._rows.items():
+            rows[intern(k)] = v
+        self._n_plain += other._n_plain
+        self.semantic_cases.extend(other.semantic_cases)
 
     # --- reading
 

@@ -268,25 +268,29 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int, bool]]:
     ``plain``: the line was read by ``limits.plain_loads`` -- the value ``json.loads``
     gives, made of JSON values only, with finite numbers and nesting within
     ``limits.MAX_DEPTH`` -- so ``_value_faults`` has nothing to find in it."""
-    plain_loads, not_plain = limits.plain_loads, limits.NOT_PLAIN
     try:
         with path.open(encoding="utf-8-sig", newline="") as f:
-            n = 0
-            for chunk in f:
-                for line in chunk.splitlines():
-                    n += 1
-                    if not line.strip():
-                        continue
-                    val = plain_loads(line.encode("utf-8"))
-                    if val is not not_plain:
-                        yield val, n, True
-                        continue
-                    try:
-                        yield _loads(line), n, False
-                    except ValueError as e:
-                        yield _BadJSON(str(e)), n, False
+            yield from _rows_of_lines(line for chunk in f for line in chunk.splitlines())
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+
+
+def _rows_of_lines(lines: Iterable[str]) -> Iterator[tuple[Any, int, bool]]:
+    """``_jsonl_rows``' triples of ``lines`` (numbered from 1, blank lines skipped)."""
+    plain_loads, not_plain = limits.plain_loads, limits.NOT_PLAIN
+    n = 0
+    for line in lines:
+        n += 1
+        if not line.strip():
+            continue
+        val = plain_loads(line.encode("utf-8"))
+        if val is not not_plain:
+            yield val, n, True
+            continue
+        try:
+            yield _loads(line), n, False
+        except ValueError as e:
+            yield _BadJSON(str(e)), n, False
 
 
 def _read_rows(path: Path) -> Iterable[tuple[Any, int, bool]]:
@@ -518,16 +522,19 @@ def _label(cid: Any) -> str:
     return f"case {cid!r}" if cid is not None else "case ?"
 
 
-def _valid_cases(p: Path, errors: list[str]) -> Iterator[tuple[Case, dict[str, Any], bool]]:
+def _valid_cases(p: Path, errors: list[str],
+                 rows: Iterable[tuple[Any, int, bool]] | None = None,
+                 ) -> Iterator[tuple[Case, dict[str, Any], bool]]:
     """The valid rows of a dataset file, one at a time, as ``(Case, row dict it was built
     from, plain)`` (``plain``: read by ``limits.plain_loads``, see ``_jsonl_rows``); each bad
-    row's errors go to ``errors`` (``load_cases_report``)."""
+    row's errors go to ``errors`` (``load_cases_report``). ``rows``: the file's rows when
+    already read (``_jsonl_rows``' triples), else ``_read_rows(p)``."""
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(case_schema())
     check = _ScoringCheck()
     seen: dict[str, int] = {}
-    for row, line, plain in _read_rows(p):
+    for row, line, plain in (_read_rows(p) if rows is None else rows):
         if isinstance(row, _BadJSON):
             errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
             continue
@@ -587,4 +594,40 @@ def load_case_store(path: str | os.PathLike[str]) -> CaseStore:
     return store
 
 
-__all__ = ["case_schema", "load_case_store", "load_cases", "load_cases_report"]
+def load_case_store_range(path: str | os.PathLike[str], start: int, end: int,
+                          store: CaseStore) -> bool:
+    """Add to ``store`` the cases of the JSON Lines dataset ``path`` whose lines start in
+    the byte range ``[start, end)`` (``start`` 0 or just after a ``\\n``; ``end`` the same
+    or the file's size): what ``load_case_store`` adds for those lines, in file order, so
+    loading a file's consecutive ranges into one store, or into stores later joined in
+    order (``CaseStore.extend``), gives the store ``load_case_store`` gives. For engines
+    that load a big dataset on several workers.
+
+    Returns True when every row of the range is valid; False when some row is not (bad
+    JSON, schema, matcher, an id repeated within the range) or the range cannot be read or
+    decoded: then ``store`` is incomplete and the caller loads the whole file with
+    ``load_case_store`` for its ``DatasetError`` (lines numbered in the whole file). An id
+    repeated across ranges is the caller's to find (``CaseStore.extend`` refuses it)."""
+    p = Path(path)
+    if p.suffix.lower() not in (".jsonl", ".ndjson"):
+        raise DatasetError(f"{p}: only JSON Lines datasets load by byte range")
+    try:
+        with p.open("rb") as f:
+            f.seek(start)
+            raw = f.read(max(end - start, 0))
+        # a cut just after b"\n" is a line break for splitlines and a UTF-8 boundary, so the
+        # range's lines are the whole file's; the BOM is stripped only at the file's start
+        text = raw.decode("utf-8-sig" if start == 0 else "utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    del raw
+    errors: list[str] = []
+    for case, row, plain in _valid_cases(p, errors, _rows_of_lines(text.splitlines())):
+        if errors:
+            return False
+        store.add(case, row, plain=plain)
+    return not errors
+
+
+__all__ = ["case_schema", "load_case_store", "load_case_store_range", "load_cases",
+           "load_cases_report"]
