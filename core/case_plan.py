@@ -10,8 +10,9 @@ A plan also carries what a compact result reads off the case (its id, category, 
 ``args_mode``, each expected call's own mode) and gives back the case itself (``case()``)
 or one expected call (``expected_call(j)``) when a reason needs them, so a scorer holding
 only a plan never builds the case for a run that passes. ``case_store.CaseStore.plan(cid)``
-keeps each case's plan packed (``pack`` / ``unpack``) and gives it by case id without
-building the ``Case``; ``plan_for(cases, cid)`` does that for any mapping of cases.
+keeps each case's plan split in two (``split`` / ``join``): the fields every case of one
+shape shares (tool names, modes, optional and forbidden tools), kept once, and the case's
+own (its arguments); it gives the plan by case id without building the ``Case``; ``plan_for(cases, cid)`` does that for any mapping of cases.
 
 A case outside the fast path's scope gets ``None`` and is scored by the general path
 (``scoring.score_run``): any expected call with a ``match`` spec or non-dict arguments, a
@@ -22,7 +23,7 @@ rules, faults, required response items, an expected route, or case metadata othe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -127,13 +128,9 @@ def _build(case: Case) -> CasePlan | None:
         return None
     items = []
     names: list[str] = []
-    modes: list[str] = []
     args: list[Any] = []
     own_modes: list[str | None] = []
-    by_name: dict[str, list[int]] = {}
     case_mode = case.args_mode
-    default = case_mode or DEFAULT_ARGS_MODE
-    j = 0
     for e in case.expected_calls:
         a = e.args
         if type(e) is not ExpectedCall or e.match or (a is not None and type(a) is not dict):
@@ -146,13 +143,6 @@ def _build(case: Case) -> CasePlan | None:
         names.append(name)
         args.append(a)
         own_modes.append(own)
-        modes.append(own or default)
-        got = by_name.get(name)
-        if got is None:
-            by_name[name] = [j]
-        else:
-            got.append(j)
-        j += 1
     plan = plan_of(items, None, case_mode)
     if plan is None:
         return None
@@ -161,54 +151,81 @@ def _build(case: Case) -> CasePlan | None:
         thr = DEFAULT_THRESHOLD
     elif not _is_num(thr) or not 0.0 <= thr <= 1.0:
         return None
-    optional = frozenset(case.optional_calls)
-    writes = tuple([j for j, n in enumerate(names) if n not in optional])
     cat = case.metadata.get("category") if case.metadata else None
-    return CasePlan(tuple(names), tuple(modes), tuple(args), plan, writes,
-                    {j: k for k, j in enumerate(writes)}, optional, tuple(case.forbidden_calls),
-                    by_name, _case_int(case, "optimal_steps") if case.optimal_steps is not None else None,
-                    _case_int(case, "max_steps") if case.max_steps is not None else None,
-                    float(thr), {}, None, case.id, cat if isinstance(cat, str) else None,
-                    case_mode, tuple(own_modes), case)
+    shape = shape_of(tuple(names), tuple(own_modes), case_mode, frozenset(case.optional_calls),
+                     tuple(case.forbidden_calls))
+    part = (tuple(args), plan,
+            _case_int(case, "optimal_steps") if case.optimal_steps is not None else None,
+            _case_int(case, "max_steps") if case.max_steps is not None else None,
+            float(thr), cat if isinstance(cat, str) else None)
+    return join(shape, part, case.id, None, case)
 
 
-_PACKED = ("exp_names", "exp_modes", "exp_args", "plan", "writes", "write_pos", "optional",
-           "forbidden", "by_name", "optimal_steps", "max_steps", "threshold", "case_id",
-           "category", "args_mode", "own_modes")
+#: the fields a plan shares with every case of the same shape (names, modes, optional and
+#: forbidden tools): a case store keeps each shape once (``shape_of`` / ``join``)
+_SHAPE = ("exp_names", "exp_modes", "writes", "write_pos", "optional", "forbidden", "by_name",
+          "args_mode", "own_modes")
+#: the fields of one case's own (its arguments and figures), beside its shape
+_PART = ("exp_args", "plan", "optimal_steps", "max_steps", "threshold", "category")
 
 
-def pack(plan: CasePlan) -> tuple[Any, ...]:
-    """The plan's run-independent fields (``_PACKED``, in that order) as a tuple of plain
-    values (strings, numbers, tuples, lists, dicts, frozensets: ``marshal`` writes it), for
-    ``unpack``. Leaves out the lazily filled caches and the case."""
+def shape_key(names: tuple[str, ...], own_modes: tuple[str | None, ...], args_mode: str | None,
+              optional: frozenset[str], forbidden: tuple[str, ...]) -> tuple[Any, ...]:
+    """What decides a plan's shape fields (``_SHAPE``): equal keys, equal shapes."""
+    return (names, own_modes, args_mode, optional, forbidden)
+
+
+def shape_of(names: tuple[str, ...], own_modes: tuple[str | None, ...], args_mode: str | None,
+             optional: frozenset[str], forbidden: tuple[str, ...]) -> tuple[Any, ...]:
+    """The shape fields (``_SHAPE``, in that order) of a plan with these expected tool
+    names, their own args modes, the case-level mode, optional and forbidden tools, as
+    ``_build`` derives them."""
+    default = args_mode or DEFAULT_ARGS_MODE
+    by_name: dict[str, list[int]] = {}
+    for j, name in enumerate(names):
+        got = by_name.get(name)
+        if got is None:
+            by_name[name] = [j]
+        else:
+            got.append(j)
+    writes = tuple([j for j, n in enumerate(names) if n not in optional])
+    return (names, tuple([m or default for m in own_modes]), writes,
+            {j: k for k, j in enumerate(writes)}, optional, forbidden, by_name, args_mode, own_modes)
+
+
+def split(plan: CasePlan) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
+    """``(shape key, shape, part)`` of ``plan``: its shape fields (``_SHAPE``, shared by the
+    cases of one shape) and its own (``_PART``), each a tuple of plain values (strings,
+    numbers, tuples, lists, dicts, frozensets: ``marshal`` writes them) for ``join``.
+    Leaves out the id, the hash, the lazily filled caches and the case."""
     d = plan.__dict__
-    return tuple([d[k] for k in _PACKED])
+    return (shape_key(plan.exp_names, plan.own_modes, plan.args_mode, plan.optional, plan.forbidden),
+            tuple([d[k] for k in _SHAPE]), tuple([d[k] for k in _PART]))
 
 
-def unpack(t: tuple[Any, ...], source: Any, case_hash: str | None) -> CasePlan:
-    """The plan ``pack`` gave ``t`` for, with ``source`` (the case, or a ``(mapping, id)``
-    pair holding it) and the definition hash when known."""
-    (names, modes, args, plan, writes, write_pos, optional, forbidden, by_name, optimal,
-     max_steps, thr, cid, cat, mode, own) = t  # _PACKED's order
+def join(shape: tuple[Any, ...], part: Sequence[Any], cid: str, case_hash: str | None,
+         source: Any) -> CasePlan:
+    """The plan ``split`` gave ``shape`` and ``part`` for (``part`` may hold more items
+    after ``_PART``'s), with its case id, the definition hash when known and ``source``
+    (the case, or a ``(mapping, id)`` pair holding it). The shape's containers are shared
+    by every plan joined from it: read-only."""
     obj: CasePlan = object.__new__(CasePlan)
-    obj.__dict__ = {  # no __init__: every field is set
-        "exp_names": names, "exp_modes": modes, "exp_args": args, "plan": plan,
-        "writes": writes, "write_pos": write_pos, "optional": optional, "forbidden": forbidden,
-        "by_name": by_name, "optimal_steps": optimal, "max_steps": max_steps,
-        "threshold": thr, "forbidden_pattern": {}, "case_hash": case_hash, "case_id": cid,
-        "category": cat, "args_mode": mode, "own_modes": own, "source": source}
+    obj.__dict__ = {  # no __init__: every field is set, in field order
+        "exp_names": shape[0], "exp_modes": shape[1], "exp_args": part[0], "plan": part[1],
+        "writes": shape[2], "write_pos": shape[3], "optional": shape[4], "forbidden": shape[5],
+        "by_name": shape[6], "optimal_steps": part[2], "max_steps": part[3],
+        "threshold": part[4], "forbidden_pattern": {}, "case_hash": case_hash, "case_id": cid,
+        "category": part[5], "args_mode": shape[7], "own_modes": shape[8], "source": source}
     return obj
 
 
-_NAMES, _ARGS, _OWN = (_PACKED.index(k) for k in ("exp_names", "exp_args", "own_modes"))
-
-
-def expected_rows(t: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The dataset-row form of the expected calls of a packed plan (``pack``):
+def expected_rows(names: Sequence[str], args: Sequence[Any],
+                  own_modes: Sequence[str | None]) -> list[dict[str, Any]]:
+    """The dataset-row form of a plan's expected calls (names, arguments and own modes):
     ``Case.from_dict`` of a row with these gives the same ``ExpectedCall`` objects (a plan
     has no ``match`` specs)."""
     return [{"name": n, "args": a} if m is None else {"name": n, "args": a, "args_mode": m}
-            for n, a, m in zip(t[_NAMES], t[_ARGS], t[_OWN])]
+            for n, a, m in zip(names, args, own_modes)]
 
 
 def plan_for(cases: Mapping[str, Case], cid: str) -> CasePlan | None:
@@ -226,4 +243,4 @@ def plan_for(cases: Mapping[str, Case], cid: str) -> CasePlan | None:
 _STORE: list[type] = []
 
 
-__all__ = ["CasePlan", "case_plan", "expected_rows", "pack", "plan_for", "unpack"]
+__all__ = ["CasePlan", "case_plan", "expected_rows", "join", "plan_for", "shape_key", "shape_of", "split"]

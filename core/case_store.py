@@ -3,24 +3,32 @@
 A built ``Case`` with a few expected calls takes about 2 KB of memory, and its fast-scoring
 plan (``case_plan``) about as much again; a quarter of a million cases (a million runs of
 four trials) would take more than the whole evaluation may. A ``CaseStore`` keeps each
-validated case as one ``bytes`` of about 140 (for a row of a few calls): its definition
-hash, the length of its packed plan, then its plan packed (``case_plan.pack``) and its
-dataset row, each written by ``marshal`` (exact for every JSON value: integers past 64
-bits, ``-0.0``, non-ASCII text), compressed together. A case in the plan's scope keeps its row without the expected calls: the
-plan's names, arguments and modes give them back (``case_plan.expected_rows``).
+validated case in three parts:
+
+- its plan's *shape* (tool names, modes, optional and forbidden tools: ``case_plan.split``),
+  kept once for all the cases that share it (a dataset of a quarter of a million generated
+  or templated cases has a few hundred shapes);
+- one ``bytes`` per case: its definition hash, where its row is, its shape's number, and
+  its plan's own part (the expected arguments, the canonical-key plan, the step bounds,
+  threshold and category), written by ``marshal`` (exact for every JSON value: integers
+  past 64 bits, ``-0.0``, non-ASCII text) and compressed alone, about 70 bytes;
+- its dataset row, written by ``marshal`` in frames of ``ROWS_PER_FRAME`` rows compressed
+  together. A case in the plan's scope keeps its row without the expected calls: the
+  plan's names, arguments and modes give them back (``case_plan.expected_rows``).
 
 - ``plan(cid)`` gives the case's plan without building the ``Case``: one decompression
-  and one ``marshal.loads`` of the plan alone; what a scorer reads per run.
+  of its own part and one ``marshal.loads``, joined to its shape; what a scorer reads per
+  run.
 - ``store[cid]`` builds the ``Case`` again from its row (``Case.from_dict`` of the same row
   gives an equal case, so every figure is the one the built cases give), with its hash and
   plan attached. The last ``cache_size`` cases built are kept (runs of one case often come
   close together).
 
-Compression: with ``zstandard`` installed (extra ``scale``), Zstandard with a dictionary
-trained on the first ``TRAIN_ROWS`` rows (rows of one dataset share most of their keys,
-tool names and words: a row compresses to about a fifth, and decompresses in under a
-microsecond); else zlib with the first rows as preset dictionary. Until ``TRAIN_ROWS`` rows
-are in, rows are kept uncompressed (small stores stay plain).
+Compression: with ``zstandard`` installed (extra ``scale``), Zstandard; the plans' parts
+with a dictionary trained on the first ``TRAIN_ROWS`` of them (parts of one dataset share
+most of their keys and tool names: a part compresses to about a third, and decompresses in
+about a microsecond); else zlib with the first parts as preset dictionary. Until
+``TRAIN_ROWS`` cases are in, the parts are kept uncompressed (small stores stay plain).
 
 Rows ``marshal`` cannot write (YAML dates, for instance) are kept as built cases.
 """
@@ -34,7 +42,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .case_plan import _NO_PLAN, _PLAN_ATTR, CasePlan, case_plan, expected_rows, pack, unpack
+from .case_plan import _NO_PLAN, _PLAN_ATTR, CasePlan, case_plan, expected_rows, join, split
 from .model import Case
 
 _zstd: Any
@@ -45,11 +53,14 @@ except ImportError:  # pragma: no cover - zstandard is optional (extra "scale")
 
 CACHE_SIZE = 64  # runs of a case are often far apart in big files: a small cache, small memory
 PLAN_CACHE_SIZE = 64  # plans given by id, kept until this many (then the cache starts over)
-TRAIN_ROWS = 1024  # rows kept plain until the compression dictionary is made from them
+TRAIN_ROWS = 1024  # plan parts kept plain until the compression dictionary is made from them
 DICT_BYTES = 4096  # Zstandard dictionary size; a zlib preset dictionary is at most this long
+ROWS_PER_FRAME = 32  # dataset rows compressed together (read back only to build a case)
+MAX_SHAPES = 8192  # plan shapes kept once; a case of a further shape keeps its shape inline
 _HASH_BYTES = 8  # fingerprint.case_hash: 16 hex characters
-_HEAD = _HASH_BYTES + 2  # the hash, then the packed plan's length (2 bytes, little-endian)
-_NONE = marshal.dumps(None)  # the packed plan of a case outside the fast path's scope
+_SLOT = _HASH_BYTES + 4  # after the hash, the row's frame (4 bytes), its place in it (1 byte)
+_HEAD = _SLOT + 3  # then the shape's number (2 bytes, little-endian; _INLINE: in the part)
+_INLINE = 0xFFFF
 _ZLIB_WBITS, _ZLIB_MEMLEVEL = 12, 4  # a 4 KB window holds the whole preset dictionary
 
 
@@ -69,16 +80,23 @@ class CaseStore(Mapping[str, Case]):
         codec = codec or _codec_default()
         if codec not in ("zstd", "zlib") or (codec == "zstd" and _zstd is None):
             raise ValueError(f"codec must be 'zstd' (needs zstandard) or 'zlib', got {codec!r}")
+        # id -> hash, row place and plan part (bytes; no part: outside the plan's scope),
+        # or (built case, hash) for a row marshal cannot write
         self._rows: dict[str, bytes | tuple[Case, str]] = {}
         self._cache: OrderedDict[str, Case] = OrderedDict()
         self._cache_size = cache_size
         self._plans: dict[str, CasePlan | None] = {}
         self._codec = codec
-        # None: rows kept plain (fewer than TRAIN_ROWS so far); given: another store's
-        # (``dictionary``), so this one's rows can join it (``extend``)
+        # None: parts kept plain (fewer than TRAIN_ROWS so far); given: another store's
+        # (``dictionary``), so this one's cases can join it (``extend``)
         self._dict: bytes | None = dictionary
         self._n_plain = 0
         self._tools: Any = None  # (compress, decompress) functions, made from _dict on use
+        self._ftools: Any = None  # the same for the row frames (no dictionary)
+        self._shapes: list[tuple[Any, ...]] = []
+        self._shape_ix: dict[tuple[Any, ...], int] = {}
+        self._frames: list[bytes] = []  # compressed frames of ROWS_PER_FRAME marshalled rows
+        self._open: list[bytes] = []  # the marshalled rows of the frame being filled
         self.semantic_cases: list[Case] = []
 
     # --- building
@@ -89,45 +107,92 @@ class CaseStore(Mapping[str, Case]):
         from .fingerprint import case_hash
 
         h = case_hash(case, plain=plain)
-        key = sys.intern(case.id)
         plan = case_plan(case)
-        first = body = b""
+        kept = False
         if len(h) == 2 * _HASH_BYTES:
-            try:  # a plan's expected calls stand for the row's: written once
-                if plan is None:
-                    first, body = _NONE, marshal.dumps(row)
-                else:
-                    first = marshal.dumps(pack(plan))
-                    body = marshal.dumps({k: v for k, v in row.items() if k != "expected_calls"})
-            except ValueError:  # a value marshal cannot write: kept as the built case
-                first = b""
-        if not first or len(first) > 0xFFFF:
-            self._rows[key] = (case, h)
-        else:
-            head = bytes.fromhex(h) + len(first).to_bytes(2, "little")
-            body = first + body
-            self._rows[key] = head + (body if self._dict is None else self._compress(body))
-            self._n_plain += 1
-            if self._dict is None and self._n_plain >= TRAIN_ROWS:
-                self._seal()
+            if plan is None:
+                kept = self._put(case.id, bytes.fromhex(h), None, None, None, row)
+            else:
+                key, shape, part = split(plan)
+                kept = self._put(case.id, bytes.fromhex(h), key, shape, part,
+                                 {k: v for k, v in row.items() if k != "expected_calls"})
+        if not kept:
+            self._rows[sys.intern(case.id)] = (case, h)
         if any(e.match for e in case.expected_calls):
             from .semantic import semantic_uses
 
             if semantic_uses([case]):
                 self.semantic_cases.append(case)
 
+    def _put(self, cid: str, h: bytes, key: Any, shape: Any, part: Any, row: Any) -> bool:
+        """Keep case ``cid``: its 8-byte hash ``h``, its plan's shape (``key``, ``shape``;
+        None: outside the plan's scope) and own ``part`` (``case_plan.split``), and ``row``
+        (without the expected calls when a plan gives them back). False when ``marshal``
+        cannot write them (nothing kept)."""
+        try:
+            rb = marshal.dumps(row)
+            ix = _INLINE
+            if key is None:
+                pb = b""
+            else:
+                got = self._shape_ix.get(key)
+                if got is not None:
+                    ix = got
+                elif len(self._shapes) < MAX_SHAPES:
+                    marshal.dumps(shape)  # a shape marshal cannot write: kept inline (fails below)
+                    ix = self._shape_ix[key] = len(self._shapes)
+                    self._shapes.append(shape)
+                pb = marshal.dumps(part if ix != _INLINE else (shape, *part))
+        except ValueError:  # a value marshal cannot write: kept as the built case
+            return False
+        head = (h + len(self._frames).to_bytes(4, "little") + bytes((len(self._open),))
+                + ix.to_bytes(2, "little"))
+        self._open.append(rb)
+        if len(self._open) >= ROWS_PER_FRAME:
+            self._close_frame()
+        if pb and self._dict is not None:
+            pb = self._compress(pb)
+        self._rows[sys.intern(cid)] = head + pb
+        if pb and self._dict is None:
+            self._n_plain += 1
+            if self._n_plain >= TRAIN_ROWS:
+                self._seal()
+        return True
+
+    def _frame_tools(self) -> Any:
+        if self._ftools is None:
+            if self._codec == "zstd":
+                self._ftools = (_zstd.ZstdCompressor(level=3).compress,
+                                _zstd.ZstdDecompressor().decompress)
+            else:
+                self._ftools = (lambda b: zlib.compress(b, 6), zlib.decompress)
+        return self._ftools
+
+    def _close_frame(self) -> None:
+        self._frames.append(self._frame_tools()[0](marshal.dumps(self._open)))
+        self._open = []
+
+    def _row(self, packed: bytes) -> Any:
+        """The marshalled row of the case stored as ``packed``."""
+        f = int.from_bytes(packed[_HASH_BYTES:_SLOT], "little")
+        if f == len(self._frames):
+            rows = self._open
+        else:
+            rows = marshal.loads(self._frame_tools()[1](self._frames[f]))
+        return marshal.loads(rows[packed[_SLOT]])
+
     def _seal(self) -> None:
-        """Make the compression dictionary from the rows so far and compress them."""
-        plain = [(k, v) for k, v in self._rows.items() if isinstance(v, bytes)]
+        """Make the compression dictionary from the plan parts so far and compress them."""
+        plain = [(k, v) for k, v in self._rows.items() if isinstance(v, bytes) and len(v) > _HEAD]
         bodies: list[Any] = [v[_HEAD:] for _, v in plain]
         d = b""
         if self._codec == "zstd" and len(bodies) >= 16:
             try:
                 d = _zstd.train_dictionary(DICT_BYTES, bodies).as_bytes()
-            except Exception:  # too little material to train on: the rows themselves serve
+            except Exception:  # too little material to train on: the parts themselves serve
                 d = b""
         if not d:
-            for b in bodies:  # the first rows, as a preset (raw content) dictionary
+            for b in bodies:  # the first parts, as a preset (raw content) dictionary
                 if len(d) + len(b) > DICT_BYTES:
                     break
                 d += b
@@ -160,15 +225,29 @@ class CaseStore(Mapping[str, Case]):
     def _compress(self, body: bytes) -> bytes:
         return (self._tools or self._codec_tools())[0](body)  # type: ignore[no-any-return]
 
-    def _body(self, packed: bytes) -> bytes:
+    def _part(self, packed: bytes) -> tuple[Any, ...] | None:
+        """The plan part (``_put``) of the case stored as ``packed``: ``case_plan.split``'s
+        part, after the shape itself when the shape is inline; None outside the plan's
+        scope."""
+        if len(packed) == _HEAD:
+            return None
         if self._dict is None:
-            return packed[_HEAD:]
-        return (self._tools or self._codec_tools())[1](packed[_HEAD:])  # type: ignore[no-any-return]
+            return marshal.loads(packed[_HEAD:])  # type: ignore[no-any-return]
+        return marshal.loads((self._tools or self._codec_tools())[1](packed[_HEAD:]))  # type: ignore[no-any-return]
+
+    def _join(self, packed: bytes, t: tuple[Any, ...], cid: str) -> CasePlan:
+        """The plan of case ``cid`` stored as ``packed``, of part ``t`` (``_part``)."""
+        ix = packed[_SLOT + 1] | packed[_SLOT + 2] << 8
+        h = packed[:_HASH_BYTES].hex()
+        if ix == _INLINE:
+            return join(t[0], t[1:], cid, h, (self, cid))
+        return join(self._shapes[ix], t, cid, h, (self, cid))
 
     @property
     def dictionary(self) -> bytes | None:
-        """The compression dictionary, once made (None while rows are kept plain): give it
-        to ``CaseStore(codec=, dictionary=)`` for stores whose rows ``extend`` joins here."""
+        """The compression dictionary of the plan parts, once made (None while they are
+        kept plain): give it to ``CaseStore(codec=, dictionary=)`` for stores whose cases
+        ``extend`` joins here."""
         return self._dict
 
     @property
@@ -180,16 +259,41 @@ class CaseStore(Mapping[str, Case]):
         """Add ``other``'s cases after this store's, in ``other``'s order (a dataset loaded
         in consecutive parts: ``dataset.load_case_store_range``). ``other`` must compress
         with this store's codec and dictionary (made with ``codec=self.codec,
-        dictionary=self.dictionary``), so its rows are taken as they are. Raises
-        ``ValueError`` when it does not, or when the stores share a case id (nothing is
-        added then)."""
+        dictionary=self.dictionary``), so its plan parts are taken as they are (only the
+        numbers of their shapes and row frames change). ``other`` is left unchanged.
+        Raises ``ValueError`` when it does not, or when the stores share a case id
+        (nothing is added then)."""
         if self._dict is None or other._dict != self._dict or other._codec != self._codec:
             raise ValueError("the stores do not share a compression dictionary and codec")
         if not self._rows.keys().isdisjoint(other._rows.keys()):
             raise ValueError("the stores share a case id")
+        if self._open:
+            self._close_frame()
+        base = len(self._frames)
+        self._frames.extend(other._frames)
+        if other._open:
+            self._frames.append(self._frame_tools()[0](marshal.dumps(other._open)))
+        ixs: list[int] = []  # other's shape number -> this store's (_INLINE: past the cap)
+        for key, shape in zip(other._shape_ix, other._shapes):
+            got = self._shape_ix.get(key)
+            if got is None and len(self._shapes) < MAX_SHAPES:
+                got = self._shape_ix[key] = len(self._shapes)
+                self._shapes.append(shape)
+            ixs.append(_INLINE if got is None else got)
         rows = self._rows
         intern = sys.intern
         for k, v in other._rows.items():
+            if isinstance(v, bytes):
+                ix = v[_SLOT + 1] | v[_SLOT + 2] << 8
+                body = v[_HEAD:]
+                if ix != _INLINE:
+                    ix = ixs[ix]
+                    if ix == _INLINE:  # a shape past this store's cap: kept in the part
+                        t = other._part(v)
+                        body = self._compress(marshal.dumps((other._shapes[v[_SLOT + 1] | v[_SLOT + 2] << 8], *t)))
+                f = int.from_bytes(v[_HASH_BYTES:_SLOT], "little") + base
+                v = (v[:_HASH_BYTES] + f.to_bytes(4, "little") + v[_SLOT:_SLOT + 1]
+                     + ix.to_bytes(2, "little") + body)
             rows[intern(k)] = v
         self._n_plain += other._n_plain
         self.semantic_cases.extend(other.semantic_cases)
@@ -207,8 +311,17 @@ class CaseStore(Mapping[str, Case]):
         packed = self._rows[cid]
         if isinstance(packed, tuple):
             return case_plan(packed[0])
-        t = marshal.loads(self._body(packed))  # the packed plan: marshal stops after it
-        got = None if t is None else unpack(t, (self, cid), packed[:_HASH_BYTES].hex())
+        if len(packed) == _HEAD:
+            got = None
+        else:
+            body = packed[_HEAD:]
+            t = marshal.loads(body if self._dict is None
+                              else (self._tools or self._codec_tools())[1](body))
+            ix = packed[_SLOT + 1] | packed[_SLOT + 2] << 8
+            if ix == _INLINE:
+                got = join(t[0], t[1:], cid, packed[:_HASH_BYTES].hex(), (self, cid))
+            else:
+                got = join(self._shapes[ix], t, cid, packed[:_HASH_BYTES].hex(), (self, cid))
         if len(plans) >= PLAN_CACHE_SIZE:
             plans.clear()
         plans[cid] = got
@@ -227,16 +340,17 @@ class CaseStore(Mapping[str, Case]):
         packed = self._rows[cid]
         if isinstance(packed, tuple):
             return packed[0]
-        body = self._body(packed)
-        t = marshal.loads(body)
-        row = marshal.loads(body[int.from_bytes(packed[_HASH_BYTES:_HEAD], "little"):])
-        if t is not None:  # the expected calls, from the plan (``add``)
-            row = dict(row, expected_calls=expected_rows(t))
-        c = Case.from_dict(row)
+        row = self._row(packed)
+        t = self._part(packed)
         h = packed[:_HASH_BYTES].hex()
+        plan = None
+        if t is not None:  # the expected calls, from the plan (``add``)
+            plan = self._join(packed, t, cid)
+            row = dict(row, expected_calls=expected_rows(plan.exp_names, plan.exp_args,
+                                                         plan.own_modes))
+        c = Case.from_dict(row)
         object.__setattr__(c, "_case_hash", h)  # read by fingerprint.case_hash
-        object.__setattr__(c, _PLAN_ATTR, _NO_PLAN if t is None
-                           else unpack(t, (self, cid), h))
+        object.__setattr__(c, _PLAN_ATTR, _NO_PLAN if plan is None else plan)
         self._cache[cid] = c
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
@@ -257,7 +371,8 @@ class CaseStore(Mapping[str, Case]):
 
     def __getstate__(self) -> dict[str, Any]:
         # codec objects are made again on use; built cases and plans are not shipped
-        return {**self.__dict__, "_tools": None, "_cache": OrderedDict(), "_plans": {}}
+        return {**self.__dict__, "_tools": None, "_ftools": None, "_cache": OrderedDict(),
+                "_plans": {}}
 
 
 __all__ = ["CACHE_SIZE", "TRAIN_ROWS", "CaseStore"]

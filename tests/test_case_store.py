@@ -171,12 +171,12 @@ def test_plain_case_hash_is_the_json_one():
     assert fingerprint._may_differ(b"[5E-324]") and not fingerprint._may_differ(b'{"e":"refund","n":10.5}')
 
 
-def test_packed_plan_holds_every_field():
+def test_split_plan_holds_every_field():
     from trajcheck import case_plan as cp
 
-    assert set(cp._PACKED) | {"forbidden_pattern", "case_hash", "source"} == {
+    assert set(cp._SHAPE) | set(cp._PART) | {"forbidden_pattern", "case_hash", "case_id", "source"} == {
         f.name for f in dataclasses.fields(CasePlan)}
-    assert len(set(cp._PACKED)) == len(cp._PACKED)
+    assert len(set(cp._SHAPE) | set(cp._PART)) == len(cp._SHAPE) + len(cp._PART)
 
 
 def test_pickled_store_case_carries_its_plan_not_the_store():
@@ -223,9 +223,9 @@ def test_expected_call_from_dict_is_the_constructor(row):
     assert got == want and got.__dict__ == want.__dict__
 
 
-def test_case_with_a_plan_too_big_to_pack_is_kept_built(monkeypatch):
-    """A packed plan longer than the 2-byte length field holds (arguments of 70,000
-    characters) keeps the case built, with the same plan and hash."""
+def test_case_with_a_big_plan_is_stored(monkeypatch):
+    """A plan part of 70,000 characters of arguments is stored like any other, with the
+    same plan and hash."""
     monkeypatch.setattr(case_store, "TRAIN_ROWS", 2)
     rows = [{"id": "big", "input": "x", "expected_calls": [{"name": "t", "args": {"q": "y" * 70_000}}]},
             {"id": "small", "input": "x", "expected_calls": [{"name": "t", "args": {"q": "y"}}]}]
@@ -233,15 +233,38 @@ def test_case_with_a_plan_too_big_to_pack_is_kept_built(monkeypatch):
     want = [Case.from_dict(r) for r in rows]
     for c, r in zip(want, rows):
         store.add(c, r, plain=True)
-    assert isinstance(store._rows["big"], tuple) and isinstance(store._rows["small"], bytes)
+    assert isinstance(store._rows["big"], bytes) and isinstance(store._rows["small"], bytes)
     _check(store, want)
 
 
-def test_unpack_gives_back_every_packed_field():
+def test_shapes_are_kept_once_and_inline_past_the_cap(monkeypatch):
+    """Cases of one shape (names, modes, optional and forbidden tools) share it; past
+    MAX_SHAPES a case keeps its shape in its own part, with the same plan."""
+    monkeypatch.setattr(case_store, "MAX_SHAPES", 3)
+    rows = _volume_rows(80)
+    rows += [dict(r, id=r["id"] + "b", input="other") for r in rows[:3]]
+    store = CaseStore()
+    want = [Case.from_dict(r) for r in rows]
+    for c, r in zip(want, rows):
+        store.add(c, r, plain=True)
+    assert len(store._shapes) == 3
+    inline = [cid for cid in store if type(store._part(store._rows[cid])[0]) is tuple]
+    assert inline and len(inline) < len(rows)
+    _check(store, want)
+    shared = [store.plan(c.id) for c in want if store._part(store._rows[c.id])[0] == 0]
+    assert len(shared) > 1 and all(p.by_name is shared[0].by_name for p in shared)
+
+
+def test_join_gives_back_every_split_field():
     from trajcheck import case_plan as cp
 
     plan = case_plan(Case.from_dict(ODD_ROWS[3]))
-    back = cp.unpack(cp.pack(plan), plan.case(), "h")
-    assert [getattr(back, k) for k in cp._PACKED] == list(cp.pack(plan))
-    assert (back.forbidden_pattern, back.case_hash, back.source) == ({}, "h", plan.case())
+    key, shape, part = cp.split(plan)
+    back = cp.join(shape, part, plan.case_id, "h", plan.case())
+    assert [getattr(back, k) for k in cp._SHAPE] == list(shape)
+    assert [getattr(back, k) for k in cp._PART] == list(part)
+    assert (back.forbidden_pattern, back.case_hash, back.source, back.case_id) == (
+        {}, "h", plan.case(), "modes")
     assert list(back.__dict__) == [f.name for f in dataclasses.fields(CasePlan)]
+    assert key == cp.shape_key(plan.exp_names, plan.own_modes, plan.args_mode, plan.optional,
+                               plan.forbidden)
