@@ -287,10 +287,11 @@ class CaseStore(Mapping[str, Case]):
                 ix = v[_SLOT + 1] | v[_SLOT + 2] << 8
                 body = v[_HEAD:]
                 if ix != _INLINE:
-                    ix = ixs[ix]
+                    shape, ix = other._shapes[ix], ixs[ix]
                     if ix == _INLINE:  # a shape past this store's cap: kept in the part
                         t = other._part(v)
-                        body = self._compress(marshal.dumps((other._shapes[v[_SLOT + 1] | v[_SLOT + 2] << 8], *t)))
+                        assert t is not None  # a shape number comes with a part
+                        body = self._compress(marshal.dumps((shape, *t)))
                 f = int.from_bytes(v[_HASH_BYTES:_SLOT], "little") + base
                 v = (v[:_HASH_BYTES] + f.to_bytes(4, "little") + v[_SLOT:_SLOT + 1]
                      + ix.to_bytes(2, "little") + body)

@@ -248,10 +248,13 @@ def test_shapes_are_kept_once_and_inline_past_the_cap(monkeypatch):
     for c, r in zip(want, rows):
         store.add(c, r, plain=True)
     assert len(store._shapes) == 3
-    inline = [cid for cid in store if type(store._part(store._rows[cid])[0]) is tuple]
+    def ix(cid):
+        return int.from_bytes(store._rows[cid][case_store._SLOT + 1:case_store._HEAD], "little")
+
+    inline = [cid for cid in store if ix(cid) == case_store._INLINE]
     assert inline and len(inline) < len(rows)
     _check(store, want)
-    shared = [store.plan(c.id) for c in want if store._part(store._rows[c.id])[0] == 0]
+    shared = [store.plan(c.id) for c in want if ix(c.id) == 0]
     assert len(shared) > 1 and all(p.by_name is shared[0].by_name for p in shared)
 
 

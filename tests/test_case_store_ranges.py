@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import marshal
 from pathlib import Path
 
 import pytest
@@ -72,15 +71,20 @@ def test_ranges_joined_give_the_whole_files_store(tmp_path, monkeypatch, codec, 
     whole = load_case_store(path)
     got = _by_ranges(path, 5)
     assert list(got) == list(whole) and len(got) == 404
-    # every row: hash and plan length as they are; plan and row as marshal reads them back
-    # (marshal's bytes depend on which strings the process interned before: not compared)
+    # every case: its hash as it is; its plan part, plan and row as marshal reads them back
+    # (marshal's bytes depend on which strings the process interned before: not compared;
+    # row frames and shape numbers depend on the ranges)
     for cid, packed in whole._rows.items():
         mine = got._rows[cid]
-        assert mine[:case_store._HEAD] == packed[:case_store._HEAD]
-        a, b = got._body(mine), whole._body(packed)
-        n = int.from_bytes(packed[case_store._HASH_BYTES:case_store._HEAD], "little")
-        assert marshal.loads(a[:n]) == marshal.loads(b[:n])
-        assert marshal.loads(a[n:]) == marshal.loads(b[n:])
+        assert mine[:case_store._HASH_BYTES] == packed[:case_store._HASH_BYTES]
+        assert got._part(mine) == whole._part(packed)
+        assert got._row(mine) == whole._row(packed)
+        p, q = got.plan(cid), whole.plan(cid)
+        assert (p is None) == (q is None)
+        if p is not None:
+            assert {k: v for k, v in p.__dict__.items() if k != "source"} == {
+                k: v for k, v in q.__dict__.items() if k != "source"}
+    assert len(got._shapes) == len(whole._shapes)
     assert [c.id for c in got.semantic_cases] == [c.id for c in whole.semantic_cases] == ["sem"]
     for cid in ("case0000000", "case0000399", "m", "modes", "p"):
         assert got[cid] == whole[cid] and got.plan(cid) is not None or whole.plan(cid) is None
@@ -126,3 +130,23 @@ def test_extend_refuses_a_shared_id_or_another_dictionary(tmp_path, monkeypatch)
     other = CaseStore(codec=store.codec)  # no dictionary yet: rows plain
     with pytest.raises(ValueError, match="dictionary"):
         store.extend(other)
+
+
+def test_ranges_joined_past_the_shape_cap(tmp_path, monkeypatch):
+    """Shapes past MAX_SHAPES in the joined store: the joining store keeps them in the
+    cases' own parts, with the same plans and cases as the whole file's store."""
+    monkeypatch.setattr(case_store, "TRAIN_ROWS", 32)
+    monkeypatch.setattr(case_store, "MAX_SHAPES", 4)
+    rows = _volume_rows(200)
+    path = _write(tmp_path / "cases.jsonl", rows)
+    whole = load_case_store(path)
+    got = _by_ranges(path, 4)
+    assert list(got) == list(whole) and len(got._shapes) == 4
+    inline = [cid for cid, v in got._rows.items()
+              if int.from_bytes(v[case_store._SLOT + 1:case_store._HEAD], "little") == case_store._INLINE]
+    assert len(inline) > 100
+    for cid in whole:
+        p, q = got.plan(cid), whole.plan(cid)
+        assert {k: v for k, v in p.__dict__.items() if k != "source"} == {
+            k: v for k, v in q.__dict__.items() if k != "source"}
+        assert got[cid] == whole[cid] and got.case_hash(cid) == whole.case_hash(cid)
