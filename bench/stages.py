@@ -3,11 +3,13 @@ each stage timed alone in CPU seconds (time.process_time) and given per run.
 
     python bench/stages.py /tmp/vol/n10000      # runs.jsonl and cases.jsonl in that folder
 
-Stages: case-file load and validation (dataset.load_case_store), reading (traces.stream),
-keying runs to cases (intake.RunKeyer.key_id, and the case's plan from the case store by id:
-case_plan.plan_for), per-run scoring (fast_scoring.fast_plan; scoring.score_run, compact, on
-the built case for a run outside its scope; at the end, in full, the runs the scorecard
-shows, as pipeline.score_into), aggregation (aggregate.SuitePartial.add), finalize (bootstrap
+Stages: case-file load and validation (dataset.load_case_store), reading
+(traces.stream(...).fused_runs(): the usual native line read to its scoring facts,
+traces.native_facts, any other line to its Trajectory), keying runs to cases
+(intake.RunKeyer.key_id, and the case's plan from the case store by id: case_plan.plan_for),
+per-run scoring (fused_scoring.line_compact from the facts, falling back to the built
+trajectory; scoring.score_compact_by_id for a run read as a Trajectory; at the end, in
+full, the runs the scorecard shows, their trajectories built then, as pipeline.score_into), aggregation (aggregate.SuitePartial.add), finalize (bootstrap
 included) and the scorecard JSON write. The eval runs them interleaved in one pass; the sum
 here is close to its CPU less interpreter start-up and imports.
 """
@@ -18,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def main() -> None:
@@ -25,10 +28,11 @@ def main() -> None:
     from trajcheck.aggregate import SuitePartial
     from trajcheck.case_plan import plan_for
     from trajcheck.dataset import load_case_store
-    from trajcheck.fast_scoring import fast_plan
+    from trajcheck.fused_scoring import line_compact
     from trajcheck.intake import RunKeyer
     from trajcheck.pipeline import DEFAULT_KEEP_RUNS, scoring_gc
-    from trajcheck.scoring import score_run
+    from trajcheck.scoring import score_compact_by_id, score_run
+    from trajcheck.traces.native_facts import LineRun
     from trajcheck.traces.stream import stream
 
     out: dict[str, float] = {}
@@ -45,24 +49,26 @@ def main() -> None:
     acc = dict.fromkeys(("reading", "keying (case store)", "scoring", "scoring in full (kept runs)",
                          "aggregate add"), 0.0)
     n_full = 0
-    held: dict[int, tuple[object, str]] = {}
+    held: dict[int, tuple[Any, str]] = {}
     part = SuitePartial(keep_runs=DEFAULT_KEEP_RUNS)
     keyer = RunKeyer(store)
     n = 0
     with scoring_gc():  # one pass, as the eval runs it; each stage's CPU summed apart
-        it = iter(stream(d / "runs.jsonl"))
+        it = stream(d / "runs.jsonl").fused_runs()
         t0 = clock()
         for tr in it:
             t1 = clock()
-            cid = keyer.key_id(n, tr)
-            plan = plan_for(store, cid) if cid is not None else None
+            cid = keyer.key_id(n, tr)  # type: ignore[arg-type]  # a LineRun has the metadata
+            if cid is not None:  # decoded here (keying); line_compact finds it in the cache
+                plan_for(store, cid)
             t2 = clock()
             acc["reading"] += t1 - t0
             acc["keying (case store)"] += t2 - t1
-            if cid is not None:  # as pipeline.score_into (scoring.score_compact_by_id)
-                r = fast_plan(tr, plan)
-                if r is None:
-                    r = score_run(tr, store[cid], compact=True)
+            if cid is not None:  # as pipeline.score_into
+                if type(tr) is LineRun:
+                    r = line_compact(tr, store, cid)  # the plan: from the store's cache
+                else:
+                    r = score_compact_by_id(tr, store, cid)
                 t3 = clock()
                 acc["scoring"] += t3 - t2
                 if part.wants(r):  # held; scored in full at the end if still kept
@@ -82,6 +88,8 @@ def main() -> None:
         for i, (seq, _r) in enumerate(part.kept):
             if seq in held:
                 tr, cid = held[seq]
+                if type(tr) is LineRun:
+                    tr = tr.trajectory()
                 part.kept[i] = (seq, score_run(tr, store[cid]))
                 n_full += 1
     acc["scoring in full (kept runs)"] += clock() - t

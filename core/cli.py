@@ -427,11 +427,19 @@ def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, s
     bar on a terminal; fills ``counts`` for --strict (runs without / with an unknown case
     id, cases without runs)."""
     from .pipeline import evaluate_stream
+    from .traces.native_facts import LineRun
+
+    # the usual native line comes as its scoring facts (no Trajectory built) unless every
+    # run's result goes out with its trajectory (evaluation events)
+    src = loaded.fused_runs() if on_result is None and keep_runs else loaded
 
     def runs() -> Any:
-        for t in loaded:
+        for t in src:
             if tally is not None:
-                tally.see(t)
+                if type(t) is not LineRun:
+                    tally.see(t)
+                elif t.unflagged:  # else nothing for the tally to see: every result flagged
+                    tally.see(t.trajectory())
             yield t
 
     it = iter(runs())

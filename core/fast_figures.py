@@ -88,10 +88,10 @@ def lcs_counts(kept: Sequence[int], call_step: list[int], ml: list[int], rows: l
     return _lcs_groups(groups, [set(r) for r in rows], n_exp, [nm not in opt for nm in knames])
 
 
-def argument_accuracy(plan: CasePlan, kc: list[Any], ml: list[int], parsed: dict[str, int],
-                      paired: dict[str, int]) -> float | None:
-    """The score of ``metrics.calls.argument_accuracy`` for exact expected calls (``kc``:
-    the kept calls, ``ml`` their matching, ``parsed``/``paired``: per tool, its kept calls
+def argument_accuracy(plan: CasePlan, knames: list[str], kargs: list[Any], ml: list[int],
+                      parsed: dict[str, int], paired: dict[str, int]) -> float | None:
+    """The score of ``metrics.calls.argument_accuracy`` for exact expected calls
+    (``knames``/``kargs``: the kept calls' tool names and arguments, ``ml`` their matching, ``parsed``/``paired``: per tool, its kept calls
     with object arguments and those the matching paired): per tool, the maximum-weight
     assignment of its expected calls to its parsed calls, the weight being the share of
     expected arguments equal (a call with no argument constraint: whether the whole call
@@ -119,7 +119,7 @@ def argument_accuracy(plan: CasePlan, kc: list[Any], ml: list[int], parsed: dict
             if n_ps:
                 acc.extend([1.0] * min(n_ps, len(exps)))
             continue
-        ps = [c.args for c in kc if c.name == nm and c.args is not None]
+        ps = [a for k, a in zip(knames, kargs) if k == nm and a is not None]
         weights = [[_weight(plan.exp_args[j], plan.exp_modes[j], pargs) for pargs in ps]
                    for j in exps]
         if len(exps) == 1 and len(ps) == 1:

@@ -12,7 +12,7 @@ flags instead of a second join of results to calls; the difference itself is
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .case_plan import CasePlan
 from .explain import explain_exact, value_diff
@@ -39,18 +39,18 @@ def max_matching(rows: list[list[int]], n_right: int) -> list[int]:
     return _hopcroft_karp(rows, n_right) if stuck else out
 
 
-def outcome(traj: Trajectory, cid: str, plan: CasePlan, calls: list[Any],
+def outcome(cid: str, plan: CasePlan, cnames: list[str], cargs: list[Any],
             failed: list[bool] | None, kept: Sequence[int], knames: list[str],
             rows: list[list[int]], kml: list[int], all_paired: bool,
             pairs: Callable[[], list[Any]] | None) -> tuple[bool, str]:
     """``metrics.outcome.outcome_from_calls`` (module doc) against the case of ``plan`` (id
-    ``cid``): ``calls`` every call of the run,
+    ``cid``): ``cnames``/``cargs`` every call's tool name and arguments, in run order,
     ``failed`` whether each failed (None: none did), ``kept`` the calls not set aside as
     retried failures, ``knames`` their tool names, ``rows``/``kml`` their compatibility rows
     and maximum matching against the expected calls, ``all_paired`` whether that matching
     pairs every kept call of a non-optional tool and every expected call; ``pairs`` gives
-    the run's calls joined to results when some result is a JSON object (only those can
-    show a write changed nothing), else None."""
+    the run's calls joined to results (``Trajectory.pairs``) when some result is a JSON
+    object (only those can show a write changed nothing), else None."""
     opt = plan.optional
     writes = plan.writes
     if failed is None and len(writes) == len(plan.exp_names):
@@ -68,7 +68,7 @@ def outcome(traj: Trajectory, cid: str, plan: CasePlan, calls: list[Any],
         pred_idx = []
         out_rows: list[list[int]] = []
         for k, i in enumerate(kept):  # retried calls failed, so every write candidate is kept
-            if calls[i].name in opt or (failed is not None and failed[i]):
+            if cnames[i] in opt or (failed is not None and failed[i]):
                 continue
             pred_idx.append(i)
             out_rows.append([pos[j] for j in rows[k]])  # a row holds calls of its own (write) tool
@@ -80,31 +80,34 @@ def outcome(traj: Trajectory, cid: str, plan: CasePlan, calls: list[Any],
     missing = [writes[b] for b in range(n_w) if b not in matched_w]
     extra = [pred_idx[a] for a, b in enumerate(ml) if b == -1]
     same: dict[int, int] = {}
+    joined: list[Any] = []
     if extra and pairs is not None:
-        same = unchanged_writes(traj, extra, pairs())
+        joined = pairs()
+        # the pairs are given, so unchanged_writes reads no trajectory
+        same = unchanged_writes(cast(Trajectory, None), extra, joined)
         extra = [i for i in extra if i not in same]
     n_problems = len(missing) + len(extra)
     if n_problems:
         if missing:
             j = missing[0]
-            why = closest_call_note(plan, j, set(extra), calls, failed)
+            why = closest_call_note(plan, j, set(extra), cnames, cargs, failed)
             first = f"case {cid!r}: expected call {j} ({plan.exp_names[j]}) not matched: {why}"
         else:
-            c = calls[extra[0]]
-            first = (f"case {cid!r}: unexpected state-changing call {extra[0]} of the run: "
-                     f"{c.name} {c.args!r}")
+            i = extra[0]
+            first = (f"case {cid!r}: unexpected state-changing call {i} of the run: "
+                     f"{cnames[i]} {cargs[i]!r}")
         return False, first + (f" (and {n_problems - 1} more)" if n_problems > 1 else "")
-    return True, writes_made(n_w) + unchanged_note(same, calls)
+    return True, writes_made(n_w) + unchanged_note(same, [c for c, _ in joined])
 
 
-def closest_call_note(plan: CasePlan, j: int, unmatched: set[int], calls: list[Any],
-                      failed: list[bool] | None) -> str:
+def closest_call_note(plan: CasePlan, j: int, unmatched: set[int], cnames: list[str],
+                      cargs: list[Any], failed: list[bool] | None) -> str:
     """``metrics.outcome._closest_call_note`` for expected call ``j`` of the plan: the tool
     was never called, every call of it failed, or the closest successful call (most
     expected arguments equal, calls left unpaired by the matching first, then the
     earliest) and ``explain_mismatch``'s phrase for it."""
     name = plan.exp_names[j]
-    same = [i for i, c in enumerate(calls) if c.name == name]
+    same = [i for i, nm in enumerate(cnames) if nm == name]
     if not same:
         return "the tool was never called"
     ok = same if failed is None else [i for i in same if not failed[i]]
@@ -115,7 +118,7 @@ def closest_call_note(plan: CasePlan, j: int, unmatched: set[int], calls: list[A
     eargs = plan.exp_args[j] or {}
 
     def closeness(i: int) -> tuple[int, int, int]:
-        a = calls[i].args
+        a = cargs[i]
         if a is None:
             return (1, 0 if i in unmatched else 1, i)
         n_eq = 0
@@ -130,7 +133,7 @@ def closest_call_note(plan: CasePlan, j: int, unmatched: set[int], calls: list[A
         return (-n_eq, 0 if i in unmatched else 1, i)
 
     best = ok[0] if len(ok) == 1 else min(ok, key=closeness)
-    args = calls[best].args
+    args = cargs[best]
     mode = plan.exp_modes[j]
     if args is None:
         why: str | None = "arguments did not parse as a JSON object"

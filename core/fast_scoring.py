@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .case_plan import CasePlan, case_plan
@@ -122,7 +122,6 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
             if (out[:1] == "{") if type(out) is str else isinstance(out, Mapping):
                 json_like = True
     n = len(calls)
-    failed: list[bool] | None = None
     pairs_held: list[Any] = []
 
     def pairs() -> list[Any]:  # the run's calls joined to results (Trajectory.pairs), once
@@ -131,23 +130,61 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
             pairs_held.append(traj.pairs() if joined is None else list(zip(calls, joined)))
         return pairs_held[0]  # type: ignore[no-any-return]
 
+    failed = ([r is not None and (r.is_error is True or bool(r.error)) for _, r in pairs()]
+              if any_fail else None)
+
+    # --- run figures (metrics.efficiency.run_stats), from the per-step figures read
+    tu = traj.total_usage
+    total_tokens: Any = (tu.total if tu is not None and tu.total is not None
+                         else (sum(tokens) if tokens else None))
+    cost = traj.total_cost_usd
+    if cost is None:
+        cost = math.fsum(costs) if costs else None
+    latency = traj.total_latency_ms
+    if latency is None:
+        steps = traj.steps
+        starts = [s.start_time for s in steps if s.start_time is not None] if timed else None
+        ends = [s.end_time for s in steps if s.end_time is not None] if timed else None
+        latency = ((max(ends) - min(starts)) * 1000.0 if starts and ends
+                   else (math.fsum(lats) if lats else None))
+    return score_facts(plan, meta, [c.name for c in calls], [c.args for c in calls], call_step,
+                       n_agent, failed, total_tokens, cost, latency, pairs if json_like else None)
+
+
+def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
+                call_step: list[int], n_agent: int, failed: list[bool] | None,
+                total_tokens: Any, cost: Any, latency: Any,
+                pairs: Callable[[], list[Any]] | None) -> Any:
+    """The compact ``RunResult`` of a run against the case of ``plan`` from the facts read
+    once from it, or None when a value calls for the general path (a call's arguments the
+    exact rows cannot key, NaN or foreign values among them).
+
+    ``meta``: the run's metadata (keys inside ``RUN_META``); ``cnames``/``cargs``: every
+    call's tool name and arguments (an object or None), in run order; ``call_step``: each
+    call's step position; ``n_agent``: agent turns (``efficiency.AGENT_STEP_KINDS``);
+    ``failed``: whether each call's result failed (None: no result failed); the run
+    figures ``total_tokens``, ``cost``, ``latency`` as ``efficiency.run_stats`` reads them
+    (None: unknown); ``pairs``: gives ``Trajectory.pairs()`` of the run when some result is
+    a JSON object (only those can show a write changed nothing), else None. Both readers
+    of a run (``_score`` over a ``Trajectory``, ``fused_scoring`` over a parsed line) give
+    their facts here, so both give the same result."""
+    n = len(cnames)
     kept: Any = range(n)
-    kc = calls
-    if any_fail:  # matching.retried_failures: a failed call of a tool called again later
-        failed = [r is not None and (r.is_error is True or bool(r.error)) for _, r in pairs()]
+    knames, kargs = cnames, cargs
+    if failed is not None:  # matching.retried_failures: a failed call of a tool called again later
         retried: set[int] = set()
         seen: set[str] = set()
         for i in range(n - 1, -1, -1):
-            if calls[i].name in seen and failed[i]:
+            if cnames[i] in seen and failed[i]:
                 retried.add(i)
-            seen.add(calls[i].name)
+            seen.add(cnames[i])
         if retried:
             kept = [i for i in range(n) if i not in retried]
-            kc = [calls[i] for i in kept]
-    knames = [c.name for c in kc]
+            knames = [cnames[i] for i in kept]
+            kargs = [cargs[i] for i in kept]
 
     # --- one set of compatibility rows (kept calls x expected calls), one matching
-    got = rows_of(plan.plan, zip(knames, [c.args for c in kc]))
+    got = rows_of(plan.plan, zip(knames, kargs))
     if got is None:
         return None
     rows = got[0]
@@ -162,10 +199,9 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
     parsed: dict[str, int] = {}
     paired: dict[str, int] = {}
     matched = []
-    for c, j in zip(kc, ml):
-        nm = c.name
+    for nm, a, j in zip(knames, kargs, ml):
         all_n[nm] = all_n.get(nm, 0) + 1
-        if c.args is not None:
+        if a is not None:
             parsed[nm] = parsed.get(nm, 0) + 1
         o = nm in opt
         if not o:
@@ -183,23 +219,23 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
     if len(all_n) < len(knames):
         classes: dict[Any, list[int]] = {}
         try:
-            for k, c in enumerate(kc):
-                if c.args is not None:
-                    classes.setdefault((c.name, _exact_key(c.args)), []).append(k)
+            for k, (nm, a) in enumerate(zip(knames, kargs)):
+                if a is not None:
+                    classes.setdefault((nm, _exact_key(a)), []).append(k)
         except (_NoKey, RecursionError):
             return None  # NaN or foreign values: step_eval's own keys decide
         duplicate = any(len(ks) > max(sum(ml[k] != -1 for k in ks), 1)
                         for ks in classes.values() if len(ks) > 1)
     forbidden_counted = critical = False
     if plan.forbidden:
-        bad = _forbidden_names(plan, calls)
+        bad = _forbidden_names(plan, cnames)
         if bad:
             critical = True
             forbidden_counted = any(nm in bad for nm in all_n)
 
     cid = plan.case_id
-    success, reason = outcome(traj, cid, plan, calls, failed, kept, knames, rows, ml,
-                              nonopt_tp == n_nonopt == n_exp, pairs if json_like else None)
+    success, reason = outcome(cid, plan, cnames, cargs, failed, kept, knames, rows, ml,
+                              nonopt_tp == n_nonopt == n_exp, pairs)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
     ntp = ncounted = 0
@@ -222,23 +258,9 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
         composite, comp_passed = 0.0, False
     else:
         composite = composite_score(success, name_f1,
-                                    argument_accuracy(plan, kc, ml, parsed, paired), n_agent, plan)
+                                    argument_accuracy(plan, knames, kargs, ml, parsed, paired),
+                                    n_agent, plan)
         comp_passed = None if composite is None else composite >= plan.threshold
-
-    # --- run figures (metrics.efficiency.run_stats), from the per-step figures read
-    tu = traj.total_usage
-    total_tokens: Any = (tu.total if tu is not None and tu.total is not None
-                         else (sum(tokens) if tokens else None))
-    cost = traj.total_cost_usd
-    if cost is None:
-        cost = math.fsum(costs) if costs else None
-    latency = traj.total_latency_ms
-    if latency is None:
-        steps = traj.steps
-        starts = [s.start_time for s in steps if s.start_time is not None] if timed else None
-        ends = [s.end_time for s in steps if s.end_time is not None] if timed else None
-        latency = ((max(ends) - min(starts)) * 1000.0 if starts and ends
-                   else (math.fsum(lats) if lats else None))
 
     trial = meta.get("trial")
     g = meta.get("recorded_task_id")
@@ -291,8 +313,8 @@ def _joined_by_id(traj: Trajectory, n: int) -> list[Any] | None:
     return joined
 
 
-def _forbidden_names(plan: CasePlan, calls: list[Any]) -> set[str]:
-    """The tool names among ``calls`` that match a ``forbidden_calls`` pattern
+def _forbidden_names(plan: CasePlan, cnames: list[str]) -> set[str]:
+    """The tool names among ``cnames`` that match a ``forbidden_calls`` pattern
     (``plan.is_forbidden``, remembered per pattern list across plans: plans are built per
     case object or decoded per run, so their own table starts empty on most runs)."""
     pats = plan.forbidden
@@ -302,8 +324,7 @@ def _forbidden_names(plan: CasePlan, calls: list[Any]) -> set[str]:
             _FORBIDDEN.clear()
         table = _FORBIDDEN[pats] = {}
     bad = set()
-    for c in calls:
-        nm = c.name
+    for nm in cnames:
         hit = table.get(nm)
         if hit is None:
             if len(table) >= 4096:
@@ -314,4 +335,4 @@ def _forbidden_names(plan: CasePlan, calls: list[Any]) -> set[str]:
     return bad
 
 
-__all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact", "fast_plan"]
+__all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact", "fast_plan", "score_facts"]

@@ -21,13 +21,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .aggregate import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
 from .intake import RunKeyer, case_map_of
 from .model import Case, Trajectory
 from .scorecard import RunResult, Scorecard
 from .scoring import score_compact_by_id, score_run
+from .traces.native_facts import LineRun
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
@@ -53,14 +54,17 @@ def scoring_gc() -> Iterator[None]:
         gc.unfreeze()
 
 
-def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Any]], *,
+def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory | LineRun, Any]], *,
                cases: Mapping[str, Case] | None = None, context: MatchContext | None = None,
                progress: Callable[[int], None] | None = None,
                on_result: Callable[[RunResult, Trajectory], None] | None = None) -> SuitePartial:
     """Score ``(position, trajectory, case)`` runs into ``part``: compact results, and in
     full (transcript and call table) the runs ``part`` keeps for reports. With ``cases``
     given, ``keyed`` holds ``(position, trajectory, case id)`` of ``cases``, and a case is
-    built only for the runs that need it (``scoring.score_compact_by_id``).
+    built only for the runs that need it (``scoring.score_compact_by_id``). A run may come
+    as a ``traces.native_facts.LineRun`` (``TraceStream.fused_runs``; only with ``cases``
+    and without ``on_result``): it is scored from its facts (``fused_scoring.line_compact``)
+    and its trajectory built only to score it in full or when the fast scorer falls back.
     ``progress`` (optional) is called with the number of runs scored so far, every 256 runs
     and at the end. ``on_result`` (optional) gets every run's result with its trajectory
     (e.g. ``otel_events.EvaluationEmitter.emit``), in full for the runs kept for reports.
@@ -71,10 +75,15 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Any]],
     place of their compact results (the first ``keep_runs`` runs are all wanted while the
     kept list fills, and most of them give way to failing runs later)."""
     defer = on_result is None and part.keep_runs is not None
-    held: dict[int, tuple[Trajectory, Any]] = {}  # position -> run kept compact for now
+    held: dict[int, tuple[Trajectory | LineRun, Any]] = {}  # position -> run kept compact for now
     n = 0
+    from .fused_scoring import line_compact  # imports the fast scorer (and the metrics)
+
+    t: Any
     for seq, t, c in keyed:
-        if cases is None:
+        if type(t) is LineRun:
+            r = line_compact(t, cases, c, context=context)  # type: ignore[arg-type]
+        elif cases is None:
             r = score_run(t, c, context=context, compact=True)
         else:
             r = score_compact_by_id(t, cases, c, context=context)
@@ -85,6 +94,7 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Any]],
                     keep = {q for q, _ in part.kept}
                     held = {q: v for q, v in held.items() if q in keep}
             else:
+                t = t.trajectory() if type(t) is LineRun else t
                 r = score_run(t, c if cases is None else cases[c], context=context)
         part.add(r, seq)
         if on_result is not None:
@@ -99,6 +109,8 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory, Any]],
             got = held.get(seq)
             if got is not None:
                 t, c = got
+                if type(t) is LineRun:
+                    t = t.trajectory()
                 kept[i] = (seq, score_run(t, c if cases is None else cases[c], context=context))
     if progress is not None:
         progress(n)
@@ -128,8 +140,12 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
     errors as ``TraceFormatError``).
     """
     part = SuitePartial(keep_runs=keep_runs)
-    it = iter(traces)
-    first: list[Trajectory] = []
+    # a trace stream gives its usual native lines as scoring facts (no Trajectory built)
+    # when every run's result is all that is needed until the end (no on_result, a cap)
+    fused = getattr(traces, "fused_runs", None)
+    it: Iterator[Trajectory | LineRun] = (
+        fused() if fused is not None and on_result is None and keep_runs is not None else iter(traces))
+    first: list[Trajectory | LineRun] = []
     for t in it:  # a tau-bench stream knows its cases once its first run is read
         first.append(t)
         break
@@ -139,11 +155,12 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
     # files of a folder are read, after the first run
     keyer = RunKeyer(cases if isinstance(cases, Mapping) else case_map_of(cases))
 
-    def runs() -> Iterator[tuple[int, Trajectory, str]]:
+    def runs() -> Iterator[tuple[int, Trajectory | LineRun, str]]:
         i = 0
         for src in (first, it):
             for t in src:
-                cid = keyer.key_id(i, t)  # the case is built only when a run needs it
+                # the case is built only when a run needs it; a LineRun has the metadata
+                cid = keyer.key_id(i, cast(Trajectory, t))
                 if cid is not None:
                     yield i, t, cid
                 i += 1

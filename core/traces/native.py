@@ -250,11 +250,8 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
         o = _onew(Usage)
         _set_usage(o, uv)
         tv["total_usage"] = o
-    if wrapper and ("case_id" in d or "trial" in d or "run_id" in d):
-        # the wrapper's keys first; the trajectory's own metadata wins a clash
-        add = {k: d[k] for k in _WRAPPER_KEYS if d.get(k) is not None and k not in meta}
-        if add:
-            meta = {**add, **meta}
+    if wrapper:
+        meta = line_metadata(d, meta)
     tv["metadata"] = meta
     if plain:
         c = tv["total_cost_usd"]
@@ -265,6 +262,18 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
     t = _onew(Trajectory)
     _set_traj(t, tv)
     return t, plain
+
+
+def line_metadata(d: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` (a line's own metadata, a dict) with the line's top-level ``case_id`` /
+    ``trial`` / ``run_id`` merged in as ``traces.with_wrapper_metadata`` does: the wrapper's
+    keys first, the trajectory's own metadata winning a clash; ``meta`` itself when there
+    is nothing to add."""
+    if "case_id" in d or "trial" in d or "run_id" in d:
+        add = {k: d[k] for k in _WRAPPER_KEYS if d.get(k) is not None and k not in meta}
+        if add:
+            return {**add, **meta}
+    return meta
 
 
 def _read_plain(d: Any) -> Trajectory | None:

@@ -14,6 +14,12 @@ file holds one kind of record.
 The ``TraceStream`` carries what ``load``'s ``LoadResult`` carries besides the trajectories:
 ``problems``, ``skipped``, ``cases`` (tau-bench), ``formats`` -- filled as the stream is
 consumed (a file's cases before its first trajectory).
+
+``TraceStream.fused_runs()`` is the same stream for a scorer that reads runs from their
+facts (``trajcheck eval``): each usual line of trajcheck's own JSONL that the stream would
+hand on with nothing to note comes as a ``native_facts.LineRun`` (its ``trajectory()`` is
+the trajectory the plain iteration gives) instead of being built; everything else, and
+every count and problem, is as in the plain iteration.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import codecs
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import TraceFormatError
 from ..limits import NOT_PLAIN, plain_loads
@@ -44,6 +50,7 @@ from . import (
 )
 from .case_keys import qualify
 from .native import read_line
+from .native_facts import LineRun, line_run
 
 # formats read one record at a time (the rest need every record of their file together)
 _NATIVE = native.FORMAT
@@ -77,6 +84,13 @@ class TraceStream:
         return [p for p in self.problems if p not in skipped]
 
     def __iter__(self) -> Iterator[Trajectory]:
+        return cast("Iterator[Trajectory]", self._walk(False))
+
+    def fused_runs(self) -> Iterator[Trajectory | LineRun]:
+        """The stream's runs with the usual native line as a ``LineRun`` (module docstring)."""
+        return self._walk(True)
+
+    def _walk(self, fused: bool) -> Iterator[Trajectory | LineRun]:
         p = self.path
         if p.is_dir():
             files = sorted(f for f in p.rglob("*") if f.is_file() and (
@@ -86,7 +100,7 @@ class TraceStream:
             errors: list[str] = []
             for f in files:
                 try:
-                    yield from self._file(f, strict=True)
+                    yield from self._file(f, strict=True, fused=fused)
                 except TraceFormatError as e:
                     errors.append(str(e))
             if errors and not self.n_read:
@@ -94,7 +108,7 @@ class TraceStream:
             for msg in errors:
                 self._acc.skip(msg)
         elif p.is_file():
-            yield from self._file(p, strict=True)
+            yield from self._file(p, strict=True, fused=fused)
         else:
             raise TraceFormatError(f"{p}: no such file or directory")
 
@@ -106,7 +120,7 @@ class TraceStream:
             out.clear()
             yield from batch
 
-    def _file(self, f: Path, *, strict: bool) -> Iterator[Trajectory]:
+    def _file(self, f: Path, *, strict: bool, fused: bool = False) -> Iterator[Trajectory | LineRun]:
         if f.suffix.lower() not in (".jsonl", ".ndjson"):
             res = load(f, self.fmt, error_pattern=self._acc.error_pattern)
             acc = self._acc
@@ -125,9 +139,9 @@ class TraceStream:
             self.n_read += len(f_runs)
             yield from (t for t, _ in f_runs)
             return
-        yield from self._lines(f, strict=strict)
+        yield from self._lines(f, strict=strict, fused=fused)
 
-    def _lines(self, f: Path, *, strict: bool) -> Iterator[Trajectory]:
+    def _lines(self, f: Path, *, strict: bool, fused: bool = False) -> Iterator[Trajectory | LineRun]:
         acc, label = self._acc, str(f)
         acc.source(label)
         deferred: list[tuple[Any, str]] = []
@@ -145,6 +159,8 @@ class TraceStream:
         usual = self.fmt in ("auto", _NATIVE)
         out = acc.trajectories
         quiet = acc.error_pattern is None
+        # the usual line with nothing to note, read straight to its scoring facts
+        fused = fused and usual and quiet
         formats, src_formats = acc.formats, acc.source(label).formats
         with fh:
             for n, raw in enumerate(fh, 1):
@@ -152,6 +168,16 @@ class TraceStream:
                     raw = raw[3:]
                 obj = plain_loads(raw)
                 if usual and obj is not NOT_PLAIN:
+                    if fused:
+                        lr = line_run(obj)
+                        if lr is not None:  # counted as the branch below counts such a line
+                            seen_any = True
+                            n_units += 1
+                            formats[_NATIVE] = formats.get(_NATIVE, 0) + 1
+                            src_formats[_NATIVE] = src_formats.get(_NATIVE, 0) + 1
+                            self.n_read += 1
+                            yield lr
+                            continue
                     got = read_line(obj)
                     if got is not None:
                         seen_any = True
