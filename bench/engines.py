@@ -98,8 +98,8 @@ def child(a: argparse.Namespace) -> None:
     in a thread while the engine starts); prints one JSON line of figures."""
     import resource
 
-    from trajcheck.dataset import load_case_store
     from trajcheck.engines import batch, eval_files
+    from trajcheck.engines.case_load import CaseFile
 
     def self_cpu() -> float:
         ru = resource.getrusage(resource.RUSAGE_SELF)
@@ -110,13 +110,7 @@ def child(a: argparse.Namespace) -> None:
     def tree() -> float:  # this process and every descendant, exited ones included
         return self_cpu() + sampler.total()
 
-    loaded: dict[str, float] = {}
-
-    def cases():  # the CLI's loader, timed in its thread
-        t, c = time.monotonic(), time.thread_time()
-        store = load_case_store(a.cases)
-        loaded.update(wall=time.monotonic() - t, cpu=time.thread_time() - c)
-        return store
+    cases = CaseFile(a.cases)  # as the CLI gives it: loaded while the engine starts
 
     c0, d0 = tree(), self_cpu()
     sc = eval_files(a.runs_file, cases, engine=a.engine, workers=a.workers)
@@ -124,8 +118,15 @@ def child(a: argparse.Namespace) -> None:
     sc.write_json(a.out)
     last = dict(batch.LAST_RUN)
     t0, ready = last["started_at"], last["ready_at"]
+    # the driver's case-load CPU (its thread's, before and after the engine's start) and
+    # the workers' part, when they loaded one (engines.case_load)
+    loaded = {"cpu": last.get("cases_driver_cpu_s", 0.0),
+              "workers_cpu": last.get("cases_worker_cpu_s", 0.0),
+              "front": last.get("cases_front_bytes", 0) / max(last.get("cases_bytes", 1), 1)}
     s0, s1, fin = last["scoring_from"], last["scoring_to"], last["finalized_at"]
-    print(json.dumps({"cases_s": round(loaded["wall"], 2), "cases_cpu_s": round(loaded["cpu"], 2),
+    print(json.dumps({"cases_cpu_s": round(loaded["cpu"] + loaded["workers_cpu"], 2),
+                      "cases_driver_cpu_s": round(loaded["cpu"], 2),
+                      "cases_front": round(loaded["front"], 3),  # share the driver loaded
                       "start_s": round(ready - t0, 2),  # cases and engine start, overlapped
                       "eval_s": round(fin - ready, 2),  # first task to scorecard
                       "first_score_s": round(s0 - ready, 2),  # cases shipped, workers started
@@ -270,13 +271,15 @@ def main() -> None:
             continue
         lines.append(
             f"| {r['engine']} | {r['workers']} ({r['rows']:,}) | {r['wall_s']} s / {r['cpu_s']} s / "
-            f"{r['peak_mib']} MiB | {r['cases_s']} s ({r['cases_cpu_s']} s) | {r['start_s']} s | "
+            f"{r['peak_mib']} MiB | {r['cases_cpu_s']} s ({r['cases_driver_cpu_s']} s, "
+            f"{r['cases_front']:.0%}) | {r['start_s']} s | "
             f"{r['eval_s']} s: {r['first_score_s']} / {r['scoring_s']} / {r['tail_s']} s | "
             f"{r['tree_cpu_s']} s | {r['driver_cpu_s']} s ({r['driver_share']:.1%}) | "
             f"{r['worker_score_cpu_s']} s | {r['engine_cpu_s']} s ({r['engine_us_per_run']} µs) | "
             f"{r['partials']} ({r['partial_mb']}) | {r['equal']} | {r['load_before']} / {r['load_after']} |")
     lines += ["", "Whole process = the child's wall from exec to exit (imports, cases, engine start, "
-              "eval, scorecard written); ready = cases loaded while the engine started; tail = from "
+              "eval, scorecard written); ready = cases loaded (the driver's share while the engine "
+              "started, the rest by the workers); tail = from "
               "the last batch scored to the scorecard (partials serialised, shipped, merged; "
               "finalize).", ""]
     for eng in a.engines:

@@ -360,14 +360,17 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 
                 cases = cases_for_results(bfcl_cases, traces)
             elif not judge_spec:
-                from functools import partial
 
                 from .dataset import load_case_store
 
-                # compact: memory flat in the number of cases' runs; engines ship it as it is,
-                # and load it while they start
-                cases = (load_case_store(cases_path) if engine == "local"
-                         else partial(load_case_store, cases_path))
+                # compact: memory flat in the number of cases' runs; engines load it while
+                # they start (a big JSON Lines file partly on their workers: engines.case_load)
+                if engine == "local":
+                    cases = load_case_store(cases_path)
+                else:
+                    from .engines.case_load import CaseFile
+
+                    cases = CaseFile(cases_path)
             else:
                 cases = load_cases(cases_path)
         emitter = None

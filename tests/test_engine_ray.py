@@ -139,3 +139,37 @@ def test_eval_file_of_one_run_on_two_actors(ray, runs, tmp_path):
     want = evaluate_stream(stream(one), cases, n_boot=200, source=str(one))
     sc = tray.eval_file(str(one), cases, workers=2, n_boot=200)
     assert sc.to_dict() == want.to_dict() and sc.suite.n_runs == 1
+
+
+def test_cli_engine_ray_cases_loaded_partly_on_actors(ray, runs, tmp_path, monkeypatch, capsys):
+    """The case file's first rows loaded on the driver (until its compression dictionary is
+    made), the rest by the actors, one byte range each (engines.case_load): the local
+    eval's scorecard; a bad row in the actors' part fails the eval with its line."""
+    from trajcheck import case_store
+    from trajcheck.engines import case_load
+    from trajcheck.engines.batch import LAST_RUN
+
+    p, cp, _, _ = runs
+    monkeypatch.setattr(case_load, "MIN_BYTES", 0)
+    monkeypatch.setattr(case_load, "BLOCK_BYTES", 512)
+    monkeypatch.setattr(case_load, "FRONT_MOST", 1)
+    monkeypatch.setattr(case_store, "TRAIN_ROWS", 8)
+    out, local = tmp_path / "sc.json", tmp_path / "local.json"
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(cp), "--engine", "ray", "-q", "--json", str(out)])
+    assert ei.value.code in (0, None)
+    assert 0 < LAST_RUN["cases_front_bytes"] < LAST_RUN["cases_bytes"] == cp.stat().st_size
+    assert LAST_RUN["cases_worker_cpu_s"] > 0
+    with pytest.raises(SystemExit):
+        main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    assert got["suite"] == lw["suite"] and got["cases"] == lw["cases"] and got["runs"] == lw["runs"]
+    lines = cp.read_text().splitlines()
+    lines[-1] = lines[-1].replace('"expected_calls"', '"expected_callz"', 1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(bad), "--engine", "ray", "-q"])
+    assert ei.value.code == 2
+    assert f"{bad}:{len(lines)}: case " in capsys.readouterr().err.replace("\n", "")
+    assert not tray._SPARE

@@ -121,3 +121,47 @@ def test_eval_file_one_partial_per_core_rows_in_order(spark, runs):
     assert LAST_RUN["partials"] == 2 and LAST_RUN["rows"] == 80
     assert [r["run_id"] for r in got] == [r.run_id for r in want.runs]
     assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
+
+
+def _split_case_load(monkeypatch):
+    """The case file's first rows loaded on the driver (until its compression dictionary is
+    made), the rest by the workers, one byte range each (engines.case_load)."""
+    from trajcheck import case_store
+    from trajcheck.engines import case_load
+
+    monkeypatch.setattr(case_load, "MIN_BYTES", 0)
+    monkeypatch.setattr(case_load, "BLOCK_BYTES", 512)
+    monkeypatch.setattr(case_load, "FRONT_MOST", 1)
+    monkeypatch.setattr(case_store, "TRAIN_ROWS", 8)  # the driver's (workers take its dictionary)
+
+
+def test_cli_engine_spark_cases_loaded_partly_on_workers(spark, runs, tmp_path, monkeypatch, capsys):
+    """Cases loaded partly on the workers: the local eval's scorecard; a bad row or an id
+    repeated in the workers' part fails the eval with the line, as the local load does."""
+    from trajcheck.engines.batch import LAST_RUN
+
+    p, cp, _, _ = runs
+    _split_case_load(monkeypatch)
+    out, local = tmp_path / "sc.json", tmp_path / "local.json"
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(cp), "--engine", "spark", "-q", "--json", str(out)])
+    assert ei.value.code in (0, None)
+    n_lines = len(cp.read_text().splitlines())
+    assert 0 < LAST_RUN["cases_front_bytes"] < LAST_RUN["cases_bytes"] == cp.stat().st_size
+    assert LAST_RUN["cases_worker_cpu_s"] > 0 and n_lines > 16
+    with pytest.raises(SystemExit):
+        main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    assert got["suite"] == lw["suite"] and got["cases"] == lw["cases"] and got["runs"] == lw["runs"]
+    lines = cp.read_text().splitlines()
+    for bad, where in ((lines[:-1] + [lines[-1].replace('"expected_calls"', '"expected_callz"', 1)],
+                        f":{n_lines}: case "),
+                       (lines + [lines[0]], f":{n_lines + 1}: case ")):
+        f = tmp_path / "bad.jsonl"
+        f.write_text("\n".join(bad) + "\n")
+        with pytest.raises(SystemExit) as ei:
+            main(["eval", str(p), "--cases", str(f), "--engine", "spark", "-q"])
+        assert ei.value.code == 2
+        err = capsys.readouterr().err.replace("\n", "")
+        assert f"{f}{where}" in err
+    assert "duplicate case id (first on line 1)" in err

@@ -45,3 +45,18 @@ def test_ranges_read_every_line_once_in_order(tmp_path, newline, final_newline):
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
         # positions as Spark's monotonically_increasing_id: range index in the high bits
         assert seqs[0] == 0 and (seqs[-1] >> files.ROW_BITS) == len(cuts) - 1
+
+
+def test_ranges_of_the_rest_of_a_file_start_where_asked(tmp_path):
+    """Cut from a line start on (the case file's part the driver did not load): contiguous
+    ranges from there to the end, each starting at a line start."""
+    p = tmp_path / "f.jsonl"
+    lines = [f'{{"n": {i}, "pad": "{"x" * (i % 37)}"}}\n' for i in range(500)]
+    p.write_text("".join(lines))
+    start = sum(len(x) for x in lines[:123])
+    got = files.ranges(p, 3, start)
+    assert len(got) == 3 and got[0][0] == start and got[-1][1] == p.stat().st_size
+    assert all(b == c for (_, b), (c, _) in zip(got, got[1:]))
+    raw = p.read_bytes()
+    assert all(raw[a - 1:a] == b"\n" for a, _ in got)
+    assert b"".join(raw[a:b] for a, b in got).decode().splitlines(keepends=True) == lines[123:]

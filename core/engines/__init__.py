@@ -21,6 +21,7 @@ from typing import Any
 
 from ..model import Case
 from ..scorecard import Scorecard
+from .case_load import CaseFile, start_while_loading
 
 ENGINES = ("spark", "ray")
 Cases = Mapping[str, Case] | Sequence[Case]
@@ -46,6 +47,7 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
     LAST_RUN["started_at"] = time.monotonic()
     if engine == "spark":
         from .spark import eval_file as spark_eval
+        from .spark import load_case_parts as spark_parts
         from .spark import session, warm
 
         given = kw.pop("spark", None)
@@ -56,19 +58,38 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
                 warm(s)
             return s
 
-        loaded, s = _while_starting(cases, start_spark)
+        if isinstance(cases, CaseFile) and cases.split():
+            cf = cases
+
+            def spark_rest(s: Any, todo: list[tuple[int, int]], codec: str, d: bytes) -> list[bytes]:
+                return spark_parts(s, cf.path, todo, codec, d)
+
+            n = int(given.sparkContext.defaultParallelism) if given is not None else workers
+            loaded: Cases
+            loaded, s = start_while_loading(cf, start_spark, spark_rest, n, LAST_RUN)
+        else:
+            loaded, s = _while_starting(cases, start_spark)
         LAST_RUN["ready_at"] = time.monotonic()
         return spark_eval(path, loaded, workers=workers, spark=s, **kw)
     if engine == "ray":
         from .ray import eval_file as ray_eval
         from .ray import init, prestart, release
+        from .ray import load_case_parts as ray_parts
 
         def start_ray() -> None:
             init(workers)
             prestart(workers)  # the actors start while the cases load
 
         try:
-            loaded, _ = _while_starting(cases, start_ray)
+            if isinstance(cases, CaseFile) and cases.split():
+                cf = cases
+
+                def ray_rest(_: Any, todo: list[tuple[int, int]], codec: str, d: bytes) -> list[bytes]:
+                    return ray_parts(todo, cf.path, codec, d)
+
+                loaded, _ = start_while_loading(cf, start_ray, ray_rest, workers, LAST_RUN)
+            else:
+                loaded, _ = _while_starting(cases, start_ray)
             LAST_RUN["ready_at"] = time.monotonic()
             return ray_eval(path, loaded, workers=workers, **kw)
         finally:
@@ -83,8 +104,18 @@ def _while_starting(cases: CasesArg, start: Callable[[], Any]) -> tuple[Cases, A
     mostly waits on the engine's own processes."""
     if not callable(cases):
         return cases, start()
+    from .batch import LAST_RUN
+
+    def load() -> Cases:
+        t0 = time.thread_time()
+        try:
+            return cases()
+        finally:  # all of it on the driver (bench/engines.py reads this)
+            LAST_RUN.update(cases_driver_cpu_s=time.thread_time() - t0, cases_front_bytes=1,
+                            cases_bytes=1)
+
     with ThreadPoolExecutor(1, thread_name_prefix="trajcheck-cases") as ex:
-        fut = ex.submit(cases)
+        fut = ex.submit(load)
         handle = start()
         return fut.result(), handle
 

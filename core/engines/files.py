@@ -30,14 +30,16 @@ def plan(size: int, workers: int) -> int:
     return math.ceil(n / workers) * workers
 
 
-def ranges(path: str | os.PathLike[str], n: int) -> list[tuple[int, int]]:
+def ranges(path: str | os.PathLike[str], n: int, start: int = 0,
+           end: int | None = None) -> list[tuple[int, int]]:
     """``[start, end)`` byte ranges of ``path`` cut near ``n`` even points, each starting at
-    a line start; empty ranges are dropped (a file of fewer lines than ``n``)."""
-    size = os.path.getsize(path)
-    cuts = [0]
+    a line start; empty ranges are dropped (a file of fewer lines than ``n``). ``start``
+    (a line start) and ``end`` (default: the file's size) bound the part of the file cut."""
+    size = os.path.getsize(path) if end is None else end
+    cuts = [start]
     with open(path, "rb") as f:
         for i in range(1, n):
-            pos = i * size // n
+            pos = start + i * (size - start) // n
             if pos <= cuts[-1]:
                 continue
             f.seek(pos - 1)

@@ -215,6 +215,12 @@ class _RangeWorker:
     def __init__(self) -> None:
         from ..traces import stream  # noqa: F401  (imported now, not on the first range)
 
+    def load_cases(self, path: str, start: int, end: int, codec: str, dictionary: bytes) -> bytes:
+        """The cases of byte range ``[start, end)`` of the case file (``case_load.load_part``)."""
+        from .case_load import load_part
+
+        return load_part(path, start, end, codec, dictionary)
+
     def begin(self, shipped: ShippedScorer, path: str) -> None:
         self.scorer = shipped.get()
         self.part = self.scorer.new_partial()
@@ -242,6 +248,17 @@ def prestart(workers: int = 2) -> None:
     actor = ray.remote(num_cpus=1)(_RangeWorker)
     while len(_SPARE) < workers:
         _SPARE.append(actor.remote())
+
+
+def load_case_parts(todo: list[tuple[int, int]], path: str, codec: str,
+                    dictionary: bytes) -> list[bytes]:
+    """The cases of each byte range of ``todo``, one range per actor of the next
+    ``eval_file`` (``prestart``; ``case_load.load_part``'s bytes, in ``todo``'s order)."""
+    import ray
+
+    prestart(len(todo))
+    return list(ray.get([a.load_cases.remote(path, s, e, codec, dictionary)
+                         for a, (s, e) in zip(_SPARE, todo)]))
 
 
 def release() -> None:
@@ -352,4 +369,4 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     return sc
 
 
-__all__ = ["eval_file", "init", "prestart", "release", "score_dataset", "score_span_dataset", "spans_to_runs"]
+__all__ = ["eval_file", "init", "load_case_parts", "prestart", "release", "score_dataset", "score_span_dataset", "spans_to_runs"]

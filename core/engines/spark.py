@@ -107,6 +107,24 @@ def warm(spark: Any) -> None:
     spark.sparkContext.parallelize(range(n), n).mapPartitions(_warm_task).collect()
 
 
+def _case_task(path: str, codec: str, dictionary: bytes) -> Any:
+    def run(todo: Iterator[tuple[int, int]]) -> Iterator[bytes]:
+        from .case_load import load_part
+
+        return iter([load_part(path, a, b, codec, dictionary) for a, b in todo])
+    return run
+
+
+def load_case_parts(spark: Any, path: str, todo: list[tuple[int, int]], codec: str,
+                    dictionary: bytes) -> list[bytes]:
+    """The cases of each byte range of ``todo`` loaded by one task (``case_load.load_part``'s
+    bytes, in ``todo``'s order): the workers' part of the case file
+    (``case_load.start_while_loading``)."""
+    sc = spark.sparkContext
+    rdd = sc.parallelize(todo, len(todo)).mapPartitions(_case_task(path, codec, dictionary))
+    return list(rdd.collect())
+
+
 def ship(spark: Any, scorer: BatchScorer) -> ShippedScorer:
     """``scorer`` with its cases in a Spark broadcast: sent to each executor once and
     unpacked once per Python worker process (workers are reused across tasks)."""
@@ -246,5 +264,5 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     return sc
 
 
-__all__ = ["eval_file", "score_dataframe", "score_span_dataframe", "session", "spans_to_runs",
+__all__ = ["eval_file", "load_case_parts", "score_dataframe", "score_span_dataframe", "session", "spans_to_runs",
            "warm"]
