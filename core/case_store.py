@@ -42,7 +42,16 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .case_plan import _NO_PLAN, _PLAN_ATTR, CasePlan, case_plan, expected_rows, join, split
+from .case_plan import (
+    _NO_PLAN,
+    _PLAN_ATTR,
+    CasePlan,
+    case_plan,
+    expected_rows,
+    join,
+    shape_of,
+    split,
+)
 from .model import Case
 
 _zstd: Any
@@ -123,6 +132,18 @@ class CaseStore(Mapping[str, Case]):
 
             if semantic_uses([case]):
                 self.semantic_cases.append(case)
+
+    def add_plan(self, cid: str, case_hash: str, key: tuple[Any, ...], part: tuple[Any, ...],
+                 row: dict[str, Any]) -> bool:
+        """Keep case ``cid`` given by its parts instead of built (``row_plan.direct``): its
+        hash (``fingerprint.case_hash``), its plan's shape key and own part
+        (``case_plan.split``), and its dataset row without the expected calls. What
+        ``add`` keeps for the case built from the row. False when ``marshal`` cannot write
+        them (nothing kept: add the built case)."""
+        if len(case_hash) != 2 * _HASH_BYTES:
+            return False
+        shape = None if key in self._shape_ix else shape_of(*key)
+        return self._put(cid, bytes.fromhex(case_hash), key, shape, part, row)
 
     def _put(self, cid: str, h: bytes, key: Any, shape: Any, part: Any, row: Any) -> bool:
         """Keep case ``cid``: its 8-byte hash ``h``, its plan's shape (``key``, ``shape``;

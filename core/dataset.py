@@ -478,6 +478,7 @@ class _ScoringCheck:
 
     def __init__(self, size: int = SCORING_MEMO_SIZE) -> None:
         self.ok: set[str] = set()
+        self.ok_direct: set[Any] = set()  # row_plan.direct's check keys of rows that passed
         self.size = size
         self.scored = 0  # rows actually scored (tests read it)
 
@@ -524,15 +525,24 @@ def _label(cid: Any) -> str:
 
 def _valid_cases(p: Path, errors: list[str],
                  rows: Iterable[tuple[Any, int, bool]] | None = None,
+                 store: CaseStore | None = None,
                  ) -> Iterator[tuple[Case, dict[str, Any], bool]]:
     """The valid rows of a dataset file, one at a time, as ``(Case, row dict it was built
     from, plain)`` (``plain``: read by ``limits.plain_loads``, see ``_jsonl_rows``); each bad
     row's errors go to ``errors`` (``load_cases_report``). ``rows``: the file's rows when
-    already read (``_jsonl_rows``' triples), else ``_read_rows(p)``."""
+    already read (``_jsonl_rows``' triples), else ``_read_rows(p)``.
+
+    ``store`` (a ``case_store.CaseStore``): a valid row in ``row_plan.direct``'s scope whose
+    scoring check is known to pass (a row of its scoring shape passed) goes into it, while
+    no error has been found, without building its ``Case``; it is not yielded. The caller
+    adds the yielded ones, so the store holds the valid rows in file order."""
     from jsonschema import Draft202012Validator
+
+    from .row_plan import direct
 
     validator = Draft202012Validator(case_schema())
     check = _ScoringCheck()
+    ok_direct = check.ok_direct
     seen: dict[str, int] = {}
     for row, line, plain in (_read_rows(p) if rows is None else rows):
         if isinstance(row, _BadJSON):
@@ -549,6 +559,11 @@ def _valid_cases(p: Path, errors: list[str],
             errors.append(f"{p}:{line}: {_label(cid)}: id: duplicate case id (first on line {seen[sid]})")
             continue
         seen[sid] = line
+        dr = direct(row) if store is not None and plain else None
+        if dr is not None and dr.check_key is not None and dr.check_key in ok_direct:
+            if errors or store.add_plan(dr.cid, dr.hash, dr.key, dr.part,  # type: ignore[union-attr]
+                                        dr.stored):
+                continue
         d = row if plain else dict(row)  # a plain row is this function's own: changed in place
         st = d.get("initial_state")
         if isinstance(st, str) and st and not Path(st).is_absolute():
@@ -562,6 +577,8 @@ def _valid_cases(p: Path, errors: list[str],
         if bad:
             errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in bad)
             continue
+        if dr is not None and dr.check_key is not None and len(ok_direct) < check.size:
+            ok_direct.add(dr.check_key)  # its scoring shape passed: so do rows of its key
         yield case, d, plain
 
 
@@ -586,7 +603,7 @@ def load_case_store(path: str | os.PathLike[str]) -> CaseStore:
 
     errors: list[str] = []
     store = CaseStore()
-    for case, row, plain in _valid_cases(Path(path), errors):
+    for case, row, plain in _valid_cases(Path(path), errors, store=store):
         if not errors:  # once a row is bad the load fails: only the errors are collected
             store.add(case, row, plain=plain)
     if errors:
@@ -622,7 +639,7 @@ def load_case_store_range(path: str | os.PathLike[str], start: int, end: int,
         return False
     del raw
     errors: list[str] = []
-    for case, row, plain in _valid_cases(p, errors, _rows_of_lines(text.splitlines())):
+    for case, row, plain in _valid_cases(p, errors, _rows_of_lines(text.splitlines()), store):
         if errors:
             return False
         store.add(case, row, plain=plain)

@@ -56,7 +56,11 @@ def case_hash(case: Case, *, plain: bool = False) -> str:
     known = case.__dict__.get("_case_hash")  # set by case_store.CaseStore on the cases it builds
     if known is not None:
         return known  # type: ignore[no-any-return]
-    d = case.to_dict()
+    return row_hash(case.to_dict(), plain=plain)
+
+
+def row_hash(d: dict[str, Any], *, plain: bool = False) -> str:
+    """``case_hash`` of the case whose ``to_dict()`` row is ``d`` (``plain``: as there)."""
     if plain and _orjson_dumps is not None:
         try:
             b = _orjson_dumps(d, option=_SORT)
@@ -69,4 +73,4 @@ def case_hash(case: Case, *, plain: bool = False) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
-__all__ = ["HASH_CHARS", "case_hash"]
+__all__ = ["HASH_CHARS", "case_hash", "row_hash"]
