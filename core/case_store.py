@@ -28,7 +28,10 @@ Compression: with ``zstandard`` installed (extra ``scale``), Zstandard; the plan
 with a dictionary trained on the first ``TRAIN_ROWS`` of them (parts of one dataset share
 most of their keys and tool names: a part compresses to about a third, and decompresses in
 about a microsecond); else zlib with the first parts as preset dictionary. Until
-``TRAIN_ROWS`` cases are in, the parts are kept uncompressed (small stores stay plain).
+``TRAIN_ROWS`` cases are in, the parts are kept uncompressed (small stores stay plain), and
+the first ``RAW_BYTES`` of parts stay so (a plan read per run then costs no decompression:
+all of them for some 60,000 cases of a few calls, a quarter of a million cases' taking
+~16 MB more than compressed).
 
 Rows ``marshal`` cannot write (YAML dates, for instance) are kept as built cases.
 """
@@ -65,9 +68,11 @@ PLAN_CACHE_SIZE = 64  # plans given by id, kept until this many (then the cache 
 TRAIN_ROWS = 1024  # plan parts kept plain until the compression dictionary is made from them
 DICT_BYTES = 4096  # Zstandard dictionary size; a zlib preset dictionary is at most this long
 ROWS_PER_FRAME = 32  # dataset rows compressed together (read back only to build a case)
+RAW_BYTES = 16 << 20  # plan parts kept uncompressed (read faster) until they take this much
 MAX_SHAPES = 8192  # plan shapes kept once; a case of a further shape keeps its shape inline
 _HASH_BYTES = 8  # fingerprint.case_hash: 16 hex characters
-_SLOT = _HASH_BYTES + 4  # after the hash, the row's frame (4 bytes), its place in it (1 byte)
+_SLOT = _HASH_BYTES + 4  # after the hash, the row's frame (4 bytes), its place in it (1 byte,
+_PACKED = 0x80  # with this bit set when the plan part is compressed)
 _HEAD = _SLOT + 3  # then the shape's number (2 bytes, little-endian; _INLINE: in the part)
 _INLINE = 0xFFFF
 _ZLIB_WBITS, _ZLIB_MEMLEVEL = 12, 4  # a 4 KB window holds the whole preset dictionary
@@ -100,6 +105,7 @@ class CaseStore(Mapping[str, Case]):
         # (``dictionary``), so this one's cases can join it (``extend``)
         self._dict: bytes | None = dictionary
         self._n_plain = 0
+        self._raw_bytes = 0  # of the plan parts kept uncompressed (RAW_BYTES)
         self._tools: Any = None  # (compress, decompress) functions, made from _dict on use
         self._ftools: Any = None  # the same for the row frames (no dictionary)
         self._shapes: list[tuple[Any, ...]] = []
@@ -166,13 +172,17 @@ class CaseStore(Mapping[str, Case]):
                 pb = marshal.dumps(part if ix != _INLINE else (shape, *part))
         except ValueError:  # a value marshal cannot write: kept as the built case
             return False
-        head = (h + len(self._frames).to_bytes(4, "little") + bytes((len(self._open),))
-                + ix.to_bytes(2, "little"))
+        slot = len(self._open)
+        if pb:
+            if self._dict is None or self._raw_bytes + len(pb) <= RAW_BYTES:
+                self._raw_bytes += len(pb)
+            else:
+                pb = self._compress(pb)
+                slot |= _PACKED
+        head = h + len(self._frames).to_bytes(4, "little") + bytes((slot,)) + ix.to_bytes(2, "little")
         self._open.append(rb)
         if len(self._open) >= ROWS_PER_FRAME:
             self._close_frame()
-        if pb and self._dict is not None:
-            pb = self._compress(pb)
         self._rows[sys.intern(cid)] = head + pb
         if pb and self._dict is None:
             self._n_plain += 1
@@ -200,10 +210,11 @@ class CaseStore(Mapping[str, Case]):
             rows = self._open
         else:
             rows = marshal.loads(self._frame_tools()[1](self._frames[f]))
-        return marshal.loads(rows[packed[_SLOT]])
+        return marshal.loads(rows[packed[_SLOT] & ~_PACKED])
 
     def _seal(self) -> None:
-        """Make the compression dictionary from the plan parts so far and compress them."""
+        """Make the compression dictionary from the plan parts so far, and compress those
+        past ``RAW_BYTES``."""
         plain = [(k, v) for k, v in self._rows.items() if isinstance(v, bytes) and len(v) > _HEAD]
         bodies: list[Any] = [v[_HEAD:] for _, v in plain]
         d = b""
@@ -219,8 +230,14 @@ class CaseStore(Mapping[str, Case]):
                 d += b
         self._dict = d
         self._tools = None
+        raw = 0
         for k, v in plain:
-            self._rows[k] = v[:_HEAD] + self._compress(v[_HEAD:])
+            raw += len(v) - _HEAD
+            if raw > RAW_BYTES:
+                raw -= len(v) - _HEAD
+                self._rows[k] = (v[:_SLOT] + bytes((v[_SLOT] | _PACKED,)) + v[_SLOT + 1:_HEAD]
+                                 + self._compress(v[_HEAD:]))
+        self._raw_bytes = raw
 
     def _codec_tools(self) -> Any:
         d = self._dict
@@ -252,7 +269,7 @@ class CaseStore(Mapping[str, Case]):
         scope."""
         if len(packed) == _HEAD:
             return None
-        if self._dict is None:
+        if not packed[_SLOT] & _PACKED:
             return marshal.loads(packed[_HEAD:])  # type: ignore[no-any-return]
         return marshal.loads((self._tools or self._codec_tools())[1](packed[_HEAD:]))  # type: ignore[no-any-return]
 
@@ -307,14 +324,22 @@ class CaseStore(Mapping[str, Case]):
             if isinstance(v, bytes):
                 ix = v[_SLOT + 1] | v[_SLOT + 2] << 8
                 body = v[_HEAD:]
+                slot = v[_SLOT]
                 if ix != _INLINE:
                     shape, ix = other._shapes[ix], ixs[ix]
                     if ix == _INLINE:  # a shape past this store's cap: kept in the part
                         t = other._part(v)
                         assert t is not None  # a shape number comes with a part
                         body = self._compress(marshal.dumps((shape, *t)))
+                        slot |= _PACKED
+                if body and not slot & _PACKED:  # raw in ``other``: raw here within RAW_BYTES
+                    if self._raw_bytes + len(body) <= RAW_BYTES:
+                        self._raw_bytes += len(body)
+                    else:
+                        body = self._compress(body)
+                        slot |= _PACKED
                 f = int.from_bytes(v[_HASH_BYTES:_SLOT], "little") + base
-                v = (v[:_HASH_BYTES] + f.to_bytes(4, "little") + v[_SLOT:_SLOT + 1]
+                v = (v[:_HASH_BYTES] + f.to_bytes(4, "little") + bytes((slot,))
                      + ix.to_bytes(2, "little") + body)
             rows[intern(k)] = v
         self._n_plain += other._n_plain
@@ -337,8 +362,8 @@ class CaseStore(Mapping[str, Case]):
             got = None
         else:
             body = packed[_HEAD:]
-            t = marshal.loads(body if self._dict is None
-                              else (self._tools or self._codec_tools())[1](body))
+            t = marshal.loads((self._tools or self._codec_tools())[1](body)
+                              if packed[_SLOT] & _PACKED else body)
             ix = packed[_SLOT + 1] | packed[_SLOT + 2] << 8
             if ix == _INLINE:
                 got = join(t[0], t[1:], cid, packed[:_HASH_BYTES].hex(), (self, cid))
@@ -397,4 +422,4 @@ class CaseStore(Mapping[str, Case]):
                 "_plans": {}}
 
 
-__all__ = ["CACHE_SIZE", "TRAIN_ROWS", "CaseStore"]
+__all__ = ["CACHE_SIZE", "RAW_BYTES", "TRAIN_ROWS", "CaseStore"]

@@ -22,6 +22,7 @@ from trajcheck.intake import RunKeyer
 from trajcheck.model import Case, Trajectory
 
 ROOT = Path(__file__).resolve().parent.parent
+RAW_BYTES = case_store.RAW_BYTES
 CODECS = ["zlib"] + (["zstd"] if case_store._zstd is not None else [])
 
 
@@ -81,8 +82,11 @@ def _check(store: CaseStore, want: list[Case]) -> None:
 
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("train_rows", [4, 1000])  # compressed after the 4th row / kept plain
-def test_plans_and_cases_from_the_store_equal_the_built_ones(tmp_path, monkeypatch, codec, train_rows):
+@pytest.mark.parametrize("raw_bytes", [0, 2000, RAW_BYTES])  # parts kept uncompressed
+def test_plans_and_cases_from_the_store_equal_the_built_ones(tmp_path, monkeypatch, codec, train_rows,
+                                                              raw_bytes):
     monkeypatch.setattr(case_store, "TRAIN_ROWS", train_rows)
+    monkeypatch.setattr(case_store, "RAW_BYTES", raw_bytes)
     rows = ODD_ROWS + _volume_rows(60)
     p = tmp_path / "cases.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -91,6 +95,10 @@ def test_plans_and_cases_from_the_store_equal_the_built_ones(tmp_path, monkeypat
     for c, r in zip(want, rows):
         store.add(c, r)
     assert (store._dict is None) == (train_rows > len(rows))
+    packed = [v[case_store._SLOT] & case_store._PACKED for v in store._rows.values()
+              if isinstance(v, bytes) and len(v) > case_store._HEAD]
+    assert any(packed) == (train_rows < len(rows) and raw_bytes < RAW_BYTES)
+    assert all(packed) == (train_rows < len(rows) and raw_bytes == 0)
     _check(store, want)
     assert [case_plan(c) is None for c in want[:6]] == [True, True, False, False, False, True]
     _check(pickle.loads(pickle.dumps(store)), want)
@@ -100,12 +108,13 @@ def test_store_compresses_volume_rows(monkeypatch):
     """A volume row (three calls) takes about a third of its JSON text once the dictionary
     is made; before, rows are kept as written."""
     monkeypatch.setattr(case_store, "TRAIN_ROWS", 200)
+    monkeypatch.setattr(case_store, "RAW_BYTES", 0)
     rows = _volume_rows(400)
     store = CaseStore()
     for r in rows:
         store.add(Case.from_dict(r), r)
     text = sum(len(json.dumps(r, ensure_ascii=False, separators=(",", ":"))) for r in rows)
-    held = sum(len(v) for v in store._rows.values())
+    held = sum(len(v) for v in store._rows.values()) + sum(map(len, store._frames))
     assert held < 0.45 * text
     _check(store, [Case.from_dict(r) for r in rows])
 

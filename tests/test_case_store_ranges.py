@@ -61,9 +61,10 @@ def _by_ranges(path: Path, n: int) -> CaseStore:
 
 
 @pytest.mark.parametrize("codec", CODECS)
-@pytest.mark.parametrize("newline,bom", [("\n", False), ("\r\n", True)])
-def test_ranges_joined_give_the_whole_files_store(tmp_path, monkeypatch, codec, newline, bom):
+@pytest.mark.parametrize("newline,bom,raw_bytes", [("\n", False, case_store.RAW_BYTES), ("\r\n", True, 9000)])
+def test_ranges_joined_give_the_whole_files_store(tmp_path, monkeypatch, codec, newline, bom, raw_bytes):
     monkeypatch.setattr(case_store, "TRAIN_ROWS", 32)
+    monkeypatch.setattr(case_store, "RAW_BYTES", raw_bytes)
     monkeypatch.setattr(case_store, "_codec_default", lambda: codec)
     rows = _volume_rows(400)
     rows[200:200] = ODD_ROWS + [""]  # a blank line too
