@@ -299,9 +299,11 @@ class CaseStore(Mapping[str, Case]):
         with this store's codec and dictionary (made with ``codec=self.codec,
         dictionary=self.dictionary``), so its plan parts are taken as they are (only the
         numbers of their shapes and row frames change). ``other`` is left unchanged.
+        Two stores without a dictionary yet (their parts plain) join too; this one then
+        makes its dictionary once it holds ``TRAIN_ROWS`` plan parts, as ``add`` does.
         Raises ``ValueError`` when it does not, or when the stores share a case id
         (nothing is added then)."""
-        if self._dict is None or other._dict != self._dict or other._codec != self._codec:
+        if other._dict != self._dict or other._codec != self._codec:
             raise ValueError("the stores do not share a compression dictionary and codec")
         if not self._rows.keys().isdisjoint(other._rows.keys()):
             raise ValueError("the stores share a case id")
@@ -330,10 +332,12 @@ class CaseStore(Mapping[str, Case]):
                     if ix == _INLINE:  # a shape past this store's cap: kept in the part
                         t = other._part(v)
                         assert t is not None  # a shape number comes with a part
-                        body = self._compress(marshal.dumps((shape, *t)))
-                        slot |= _PACKED
+                        body = marshal.dumps((shape, *t))
+                        if self._dict is not None:
+                            body = self._compress(body)
+                            slot |= _PACKED
                 if body and not slot & _PACKED:  # raw in ``other``: raw here within RAW_BYTES
-                    if self._raw_bytes + len(body) <= RAW_BYTES:
+                    if self._dict is None or self._raw_bytes + len(body) <= RAW_BYTES:
                         self._raw_bytes += len(body)
                     else:
                         body = self._compress(body)
@@ -344,6 +348,8 @@ class CaseStore(Mapping[str, Case]):
             rows[intern(k)] = v
         self._n_plain += other._n_plain
         self.semantic_cases.extend(other.semantic_cases)
+        if self._dict is None and self._n_plain >= TRAIN_ROWS:
+            self._seal()
 
     # --- reading
 

@@ -53,7 +53,7 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
         given = kw.pop("spark", None)
 
         def start_spark() -> Any:
-            s = given or session(workers)
+            s = given or session(workers, lean=True)
             if callable(cases):  # the Python workers start while the cases load
                 warm(s)
             return s
@@ -61,7 +61,7 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
         if isinstance(cases, CaseFile) and cases.split():
             cf = cases
 
-            def spark_rest(s: Any, todo: list[tuple[int, int]], codec: str, d: bytes) -> list[bytes]:
+            def spark_rest(s: Any, todo: list[tuple[int, int]], codec: str, d: bytes | None) -> list[bytes]:
                 return spark_parts(s, cf.path, todo, codec, d)
 
             n = int(given.sparkContext.defaultParallelism) if given is not None else workers
@@ -84,7 +84,7 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
             if isinstance(cases, CaseFile) and cases.split():
                 cf = cases
 
-                def ray_rest(_: Any, todo: list[tuple[int, int]], codec: str, d: bytes) -> list[bytes]:
+                def ray_rest(_: Any, todo: list[tuple[int, int]], codec: str, d: bytes | None) -> list[bytes]:
                     return ray_parts(todo, cf.path, codec, d)
 
                 loaded, _ = start_while_loading(cf, start_ray, ray_rest, workers, LAST_RUN)

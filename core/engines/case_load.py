@@ -6,7 +6,7 @@ driver alone it is a serial step before any run is scored. ``eval_files`` given 
 
 1. while the engine starts (the JVM, the workers), the driver loads the file from its
    start in blocks of ``BLOCK_BYTES`` (``FrontLoad``); the first block makes the store's
-   compression dictionary. When the engine is ready the driver stops after its current
+   compression dictionary (``DICT_WAIT_BYTES``). When the engine is ready the driver stops after its current
    block and hands the rest of the file to the workers;
 2. each worker loads one line-aligned byte range of the rest into a store compressing
    with the driver's dictionary (``load_part``), and the driver joins the parts in file
@@ -36,6 +36,10 @@ MIN_BYTES = 8 << 20  # smaller files: a worker job costs more than it saves
 #: bytes after which the driver stops even before the engine is ready (None: no bound; a
 #: test sets it to make the workers' part certain)
 FRONT_MOST: int | None = None
+#: the driver goes on past the engine's start until the store has made its compression
+#: dictionary (the workers' parts then compress with it as they load), up to this many
+#: bytes; past them the parts stay plain and the joined store makes it (``CaseStore.extend``)
+DICT_WAIT_BYTES = 4 << 20
 
 
 class CaseFile:
@@ -58,8 +62,8 @@ class CaseFile:
 
 class FrontLoad:
     """Loads ``path`` from its start, block by block, until ``halt`` (then finishes its
-    block), ``most`` bytes or the end, and at least until the store has its dictionary;
-    ``run`` in a thread. ``store`` holds the cases so far, ``pos`` where
+    block), ``most`` bytes or the end, and at least until the store has its dictionary
+    (or ``DICT_WAIT_BYTES`` are loaded); ``run`` in a thread. ``store`` holds the cases so far, ``pos`` where
     the next line starts, ``cpu_s`` the thread's CPU seconds."""
 
     def __init__(self, path: str, block: int | None = None, most: int | None = None) -> None:
@@ -78,7 +82,7 @@ class FrontLoad:
         try:
             with open(self.path, "rb") as f:
                 while self.pos < self.size and (
-                        self.store.dictionary is None
+                        (self.store.dictionary is None and self.pos < DICT_WAIT_BYTES)
                         or not (self._halt.is_set() or (self.most is not None
                                                         and self.pos >= self.most))):
                     end = min(self.pos + self.block, self.size)
@@ -98,7 +102,7 @@ class FrontLoad:
         self._halt.set()
 
 
-def load_part(path: str, start: int, end: int, codec: str, dictionary: bytes) -> bytes:
+def load_part(path: str, start: int, end: int, codec: str, dictionary: bytes | None) -> bytes:
     """On a worker: the cases of byte range ``[start, end)`` of ``path`` in a store made
     with the driver's ``codec`` and ``dictionary``, pickled with whether every row was good
     and the CPU seconds taken (what ``join`` reads)."""
@@ -135,7 +139,8 @@ def rest_ranges(front: FrontLoad, n: int) -> list[tuple[int, int]]:
 
 
 def start_while_loading(cf: CaseFile, start: Callable[[], Any],
-                        load_rest: Callable[[Any, list[tuple[int, int]], str, bytes], list[bytes]],
+                        load_rest: Callable[[Any, list[tuple[int, int]], str, bytes | None],
+                                            list[bytes]],
                         workers: int, stats: dict[str, Any]) -> tuple[CaseStore, Any]:
     """``(store, handle)``: ``handle = start()`` (the engine) run in this thread while a
     ``FrontLoad`` of ``cf`` runs in another; then the rest of the file, cut in ``workers``
@@ -157,7 +162,6 @@ def start_while_loading(cf: CaseFile, start: Callable[[], Any],
     todo = rest_ranges(front, workers)
     if todo:
         st = front.store
-        assert st.dictionary is not None  # FrontLoad runs until it has one
         store, wcpu = join(cf.path, st, load_rest(handle, todo, st.codec, st.dictionary))
     else:
         store, wcpu = front.store, 0.0

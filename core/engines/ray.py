@@ -215,7 +215,8 @@ class _RangeWorker:
     def __init__(self) -> None:
         from ..traces import stream  # noqa: F401  (imported now, not on the first range)
 
-    def load_cases(self, path: str, start: int, end: int, codec: str, dictionary: bytes) -> bytes:
+    def load_cases(self, path: str, start: int, end: int, codec: str,
+                   dictionary: bytes | None) -> bytes:
         """The cases of byte range ``[start, end)`` of the case file (``case_load.load_part``)."""
         from .case_load import load_part
 
@@ -251,7 +252,7 @@ def prestart(workers: int = 2) -> None:
 
 
 def load_case_parts(todo: list[tuple[int, int]], path: str, codec: str,
-                    dictionary: bytes) -> list[bytes]:
+                    dictionary: bytes | None) -> list[bytes]:
     """The cases of each byte range of ``todo``, one range per actor of the next
     ``eval_file`` (``prestart``; ``case_load.load_part``'s bytes, in ``todo``'s order)."""
     import ray

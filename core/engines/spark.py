@@ -48,9 +48,17 @@ def _spark_schema(results: bool = True) -> Any:
     return T.StructType(fields + [T.StructField(PARTIAL, T.BinaryType())])
 
 
-def session(workers: int = 2, app: str = "trajcheck") -> Any:
+#: the driver JVM's options for a session that only schedules trajcheck's own tasks
+#: (``eval_file``: the Python workers read the file, score and send back one partial each):
+#: the client compiler alone and one GC thread -- started in about half the CPU (C2's
+#: compiler threads compete with the case load and the workers on a small machine)
+LEAN_JVM = "-XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+UseSerialGC"
+
+
+def session(workers: int = 2, app: str = "trajcheck", *, lean: bool = False) -> Any:
     """A local Spark session with ``workers`` cores (``local[workers]``), Python workers
-    running this interpreter. Raises ``EngineError`` without pyspark or Java."""
+    running this interpreter; ``lean``: its JVM started with ``LEAN_JVM`` (when this call
+    starts it). Raises ``EngineError`` without pyspark or Java."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
@@ -60,7 +68,10 @@ def session(workers: int = 2, app: str = "trajcheck") -> Any:
                           "on Debian: apt-get install openjdk-17-jre-headless")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    return (SparkSession.builder.master(f"local[{workers}]").appName(app)
+    b = SparkSession.builder
+    if lean:
+        b = b.config("spark.driver.extraJavaOptions", LEAN_JVM)
+    return (b.master(f"local[{workers}]").appName(app)
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -107,7 +118,7 @@ def warm(spark: Any) -> None:
     spark.sparkContext.parallelize(range(n), n).mapPartitions(_warm_task).collect()
 
 
-def _case_task(path: str, codec: str, dictionary: bytes) -> Any:
+def _case_task(path: str, codec: str, dictionary: bytes | None) -> Any:
     def run(todo: Iterator[tuple[int, int]]) -> Iterator[bytes]:
         from .case_load import load_part
 
@@ -116,7 +127,7 @@ def _case_task(path: str, codec: str, dictionary: bytes) -> Any:
 
 
 def load_case_parts(spark: Any, path: str, todo: list[tuple[int, int]], codec: str,
-                    dictionary: bytes) -> list[bytes]:
+                    dictionary: bytes | None) -> list[bytes]:
     """The cases of each byte range of ``todo`` loaded by one task (``case_load.load_part``'s
     bytes, in ``todo``'s order): the workers' part of the case file
     (``case_load.start_while_loading``)."""
