@@ -67,6 +67,19 @@ _RUN_FIELD = {"steps": "steps", "tool_calls": "n_calls", "tokens": "tokens",
               "cost_usd": "cost_usd", "latency_ms": "latency_ms"}
 _NO_RUN = (1 << 63) - 1  # a new row's first-run position before its runs are merged in
 _I64 = 1 << 63  # trial numbers in [-2**63, 2**63) fit the run columns
+_FLUSH_MASK = (1 << 13) - 1  # queued per-case values are added every 8,192 runs
+_EMPTY: dict[str, Any] = {}
+
+
+def _count_py(tally: dict[Any, int], items: Iterable[Any]) -> None:
+    for x in items:
+        tally[x] = tally.get(x, 0) + 1
+
+
+try:  # the C helper behind Counter.update: tally[x] = tally.get(x, 0) + 1 for each x
+    from collections import _count_elements as _count  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - another Python implementation
+    _count = _count_py
 
 
 # --------------------------------------------------------------------------- partials
@@ -222,8 +235,7 @@ class SuitePartial:
         self.first.append(first)
         self.n_runs.append(0)
         self.n_succ.append(0)
-        for s in (self.f1, self.comp, self.ords, self.lf, self.nf):
-            s.grow()
+        # the per-case sums get their rows when the queued values are added (_sync)
         self.rec_first.append(-1)
         self.rec_n.append(0)
         self.rec_succ.append(0)
@@ -325,11 +337,16 @@ class SuitePartial:
         if seq is None:
             seq = self.n
         steps, n_calls, tokens, cost, latency = r.steps, r.n_calls, r.tokens, r.cost_usd, r.latency_ms
-        for v in (steps, n_calls, tokens, cost, latency):
-            t = type(v)
-            # the usual figure: None, or an int / float in [0, max float] (NaN fails the test)
-            if v is not None and not ((t is int or t is float) and 0 <= v <= _MAX_FLOAT):
-                self._figure_error(r, seq)
+        # the usual figures: None, or an int / float in [0, max float] (NaN fails the test)
+        if not ((steps is None or ((type(steps) is int or type(steps) is float) and 0 <= steps <= _MAX_FLOAT))
+                and (n_calls is None or ((type(n_calls) is int or type(n_calls) is float)
+                                         and 0 <= n_calls <= _MAX_FLOAT))
+                and (tokens is None or ((type(tokens) is int or type(tokens) is float)
+                                        and 0 <= tokens <= _MAX_FLOAT))
+                and (cost is None or ((type(cost) is float or type(cost) is int) and 0 <= cost <= _MAX_FLOAT))
+                and (latency is None or ((type(latency) is float or type(latency) is int)
+                                         and 0 <= latency <= _MAX_FLOAT))):
+            self._figure_error(r, seq)
         success = r.success
         self.n += 1
         self.succ += success
@@ -354,33 +371,51 @@ class SuitePartial:
             self.run_odd[j] = rid
         if not self.hashes[i]:
             self._set_hash(i, r.case_hash)
+        # per-case sums: queued, added in whole columns every _FLUSH runs (case_sums.flush)
         x = r.f1
         if x is not None:
-            self.f1.add(i, x if type(x) is float else float(x))
+            s = self.f1
+            s.pend_rows.append(i)
+            s.pend_x.append(x if type(x) is float else float(x))
         x = r.composite
         if x is not None:
-            self.comp.add(i, x if type(x) is float else float(x))
+            s = self.comp
+            s.pend_rows.append(i)
+            s.pend_x.append(x if type(x) is float else float(x))
         x = r.lcs_f1
         if x is not None:
-            self.lf.add(i, x if type(x) is float else float(x))
+            s = self.lf
+            s.pend_rows.append(i)
+            s.pend_x.append(x if type(x) is float else float(x))
         x = r.name_f1
         if x is not None:
-            self.nf.add(i, x if type(x) is float else float(x))
+            s = self.nf
+            s.pend_rows.append(i)
+            s.pend_x.append(x if type(x) is float else float(x))
+        if not self.n & _FLUSH_MASK:
+            self._sync()
         # flags from the metric dicts (a compact RunResult keeps just these keys)
         m = r.metrics
-        x = (m.get("ordering") or {}).get("score")
-        if isinstance(x, (int, float)):
-            self.ords.add(i, float(x))
-        parts = (m.get("call_rates") or {}).get("parts") or {}
-        if parts.get("forbidden") or (m.get("forbidden_sequences") or {}).get("passed") is False:
+        o = m.get("ordering")
+        if o:
+            x = o.get("score")
+            if isinstance(x, (int, float)):
+                s = self.ords
+                s.pend_rows.append(i)
+                s.pend_x.append(float(x))
+        o = m.get("call_rates")
+        parts = o.get("parts") if o else None
+        if ((parts and parts.get("forbidden"))
+                or (m.get("forbidden_sequences") or _EMPTY).get("passed") is False):
             self.forbidden += 1
-        if parts.get("duplicate"):
+        if parts and parts.get("duplicate"):
             self.dup += 1
         if r.forbidden_checked is not False:
             self.forbidden_applies = True
-        if r.composite_passed is not None:
+        x = r.composite_passed
+        if x is not None:
             self.gated += 1
-            self.gated_pass += bool(r.composite_passed)
+            self.gated_pass += bool(x)
         if r.fault_run:
             self.fault += 1
             self.false_success += bool(r.false_success)
@@ -398,19 +433,17 @@ class SuitePartial:
                 ev["cost_usd"].append(cost)
             if latency is not None:
                 ev["latency_ms"].append(latency)
-        if self.cost is not None:
+        c = self.cost
+        if c is not None:
             if cost is None:
                 self.cost = None
-            else:
-                self.cost.add(cost)
-        cells = self.confusion
-        cget = cells.get
-        for p in r.matched:
-            cells[p] = cget(p, 0) + 1
-        for names, tally in ((r.expected_tools, self.n_expected), (r.called_tools, self.n_called)):
-            tget = tally.get
-            for name in names:
-                tally[name] = tget(name, 0) + 1
+            else:  # c.add(cost), inlined
+                c.buf.append(cost)
+                if len(c.buf) >= c.BUFFER:
+                    c._fold()
+        _count(self.confusion, r.matched)
+        _count(self.n_expected, r.expected_tools)
+        _count(self.n_called, r.called_tools)
         if r.expected_route is not None:
             self.routes.append((seq, cid, rid, r.expected_route, r.route))
         if r.recorded_reward is not None:
@@ -420,7 +453,23 @@ class SuitePartial:
         if r.category is not None:
             g = self.categories.setdefault(r.category, [seq, 0, 0])
             g[0], g[1], g[2] = min(g[0], seq), g[1] + 1, g[2] + success
+        # self._keep(r, seq), the test for a run never shown inlined
+        bar = self._bar
+        if bar is not None and self.keep_runs is not None and (
+                (not (not success or r.composite_passed is False), seq) > bar):
+            return
         self._keep(r, seq)
+
+    def _sync(self) -> None:
+        """Bring the per-case sums ``add`` defers up to date: their rows for new cases and
+        their queued values (``CaseSums.flush``). Called every 8,192 runs and before
+        anything reads or merges them."""
+        n_cases = len(self.ids)
+        for s in (self.f1, self.comp, self.ords, self.lf, self.nf):
+            k = n_cases - len(s.count)
+            if k:
+                s.grow(k)
+            s.flush()
 
     def _figure_error(self, r: RunResult, seq: int) -> None:
         for f, attr in _RUN_FIELD.items():
@@ -514,6 +563,8 @@ class SuitePartial:
     def merge(self, other: SuitePartial) -> SuitePartial:
         """Fold ``other`` into this partial (in place) and return it. Associative and
         commutative up to the scorecard it finalizes to."""
+        self._sync()
+        other._sync()
         self.n += other.n
         self.succ += other.succ
         self.forbidden += other.forbidden
@@ -608,6 +659,7 @@ class SuitePartial:
         return self
 
     def __getstate__(self) -> dict[str, Any]:
+        self._sync()
         st = dict(self.__dict__)
         del st["cases"]  # rebuilt from ``ids``
         return st
@@ -632,6 +684,7 @@ class SuitePartial:
         some case's runs, and ``MetricInputError`` for an unusable route."""
         if not self.n:
             raise MetricInputError("empty suite: no runs to score")
+        self._sync()
         order = self.case_order()
         ns = array("i", [self.n_runs[i] for i in order])
         cs = array("i", [self.n_succ[i] for i in order])

@@ -61,13 +61,17 @@ class CaseSums:
     (module docstring). Rows are added with ``grow``; values with ``add``; another
     ``CaseSums`` is folded in with ``merge`` (its rows mapped to this one's)."""
 
-    __slots__ = ("hi", "lo", "count", "over")
+    __slots__ = ("hi", "lo", "count", "over", "pend_rows", "pend_x")
 
     def __init__(self) -> None:
         self.hi = array("d")
         self.lo = array("d")
         self.count = array("i")
         self.over: dict[int, list[float]] = {}  # row -> partials, for sums two floats cannot hold
+        # values queued by a caller (``queue``; an aggregate appends to both arrays itself):
+        # added by ``flush``, which every reader calls first
+        self.pend_rows = array("i")
+        self.pend_x = array("d")
 
     def grow(self, k: int = 1) -> None:
         """``k`` more cases (rows from ``len`` on), with no values yet."""
@@ -80,8 +84,85 @@ class CaseSums:
         self.lo.extend(array("d", [0.0]) * k)
         self.count.extend(array("i", [0]) * k)
 
+    def queue(self, i: int, x: float) -> None:
+        """Add the float ``x`` to row ``i``'s sum at the next ``flush`` (or read)."""
+        self.pend_rows.append(i)
+        self.pend_x.append(x)
+
+    def flush(self) -> None:
+        """Add the queued values, each row's in queue order: the same sums (and the same
+        two floats or partials per row) as ``add`` called for each value in turn. With
+        numpy, the values are added in rounds -- the first queued value of every row, then
+        the second... -- each round a TwoSum over whole columns; a value whose row's sum
+        does not stay two floats (or is not finite) is added by ``add`` in its turn."""
+        xs = self.pend_x
+        if not xs:
+            return
+        rows = self.pend_rows
+        self.pend_rows, self.pend_x = array("i"), array("d")
+        np = _numpy()
+        if np is None or len(xs) < 64:
+            for i, x in zip(rows, xs):
+                self._add(i, x)
+            return
+        for i, x in self._flush_numpy(np, rows, xs):
+            self._add(i, x)
+
+    _ROUNDS = 16  # rounds in whole columns; a row's later values go one by one
+
+    def _flush_numpy(self, np: Any, rows: array[int], xs: array[float]) -> Iterable[tuple[int, float]]:
+        """``flush`` in rounds (see there); returns the values left for ``add``, in order."""
+        r_all = np.frombuffer(rows, dtype=np.int32)
+        order = np.argsort(r_all, kind="stable")  # by row, each row's values in queue order
+        rs = r_all[order]
+        xv = np.frombuffer(xs, dtype=np.float64)[order]
+        n = rs.size
+        first = np.empty(n, dtype=bool)
+        first[0] = True
+        np.not_equal(rs[1:], rs[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        occ = np.arange(n) - starts[np.cumsum(first) - 1]  # which value of its row
+        by_round = np.argsort(occ, kind="stable")
+        bounds = np.searchsorted(occ[by_round], np.arange(self._ROUNDS + 1))
+        hi = np.frombuffer(self.hi, dtype=np.float64)
+        lo = np.frombuffer(self.lo, dtype=np.float64)
+        cnt = np.frombuffer(self.count, dtype=np.int32)
+        add = self._add
+        for k in range(self._ROUNDS):
+            sel = by_round[bounds[k]:bounds[k + 1]]
+            if not sel.size:
+                break
+            r, x = rs[sel], xv[sel]  # distinct rows
+            h, low = hi[r], lo[r]
+            with np.errstate(all="ignore"):  # infinities give NaN: those values go to ``add``
+                s = h + x
+                bv = s - h
+                e = (h - (s - bv)) + (x - bv)  # h + x == s + e
+                t = low + e
+                bv = t - low
+                e2 = (low - (t - bv)) + (e - bv)  # low + e == t + e2
+            l0 = low == 0
+            z = e == 0
+            set_lo = (l0 & ~z & (e == e)) | (~l0 & (low == low) & ~z & (e2 == 0))
+            ok = (z & (low == low)) | set_lo
+            rk = r[ok]
+            hi[rk] = s[ok]
+            cnt[rk] += 1
+            lo[r[set_lo]] = np.where(l0, e, t)[set_lo]
+            bad = ~ok
+            if bad.any():
+                for i, v in zip(r[bad].tolist(), x[bad].tolist()):
+                    add(i, v)
+        rest = by_round[bounds[self._ROUNDS]:]
+        return zip(rs[rest].tolist(), xv[rest].tolist())
+
     def add(self, i: int, x: float) -> None:
         """Add the float ``x`` to row ``i``'s sum, exactly."""
+        if self.pend_x:
+            self.flush()
+        self._add(i, x)
+
+    def _add(self, i: int, x: float) -> None:
         self.count[i] += 1
         h = self.hi[i]
         s = h + x
@@ -117,6 +198,8 @@ class CaseSums:
 
     def parts(self, i: int) -> list[float]:
         """Row ``i``'s sum as floats whose exact sum it is."""
+        if self.pend_x:
+            self.flush()
         lo = self.lo[i]
         if lo != lo:
             return self.over[i]
@@ -125,6 +208,8 @@ class CaseSums:
     def total(self, i: int) -> float:
         """Row ``i``'s sum correctly rounded (``math.fsum`` of its values; NaN when that
         fails on infinities)."""
+        if self.pend_x:
+            self.flush()
         lo = self.lo[i]
         if lo == 0.0:
             return self.hi[i]
@@ -135,6 +220,8 @@ class CaseSums:
     def merge(self, other: CaseSums, rows: Sequence[int]) -> None:
         """Add ``other``'s row ``j`` into this one's row ``rows[j]``, for every ``j``
         (``rows``: distinct rows of this table)."""
+        self.flush()
+        other.flush()
         todo: Iterable[int] = range(len(rows))
         np = _numpy()
         if np is not None and len(rows) >= 8:
@@ -147,7 +234,7 @@ class CaseSums:
             i = rows[j]
             c = count[i]
             for x in other.parts(j):
-                self.add(i, x)
+                self._add(i, x)
             count[i] = c + n  # ``add`` counted the partials, not the values
 
     def _merge_numpy(self, np: Any, other: CaseSums, rows: Sequence[int]) -> list[int]:
@@ -184,15 +271,18 @@ class CaseSums:
     def means(self, rows: Iterable[int]) -> array[float]:
         """The mean of each of ``rows`` that has values, in that order (rows without values
         are left out): the per-task column a bootstrap over cases resamples."""
+        self.flush()
         count = self.count
         total = self.total
         return array("d", [total(i) / count[i] for i in rows if count[i]])
 
     def __getstate__(self) -> tuple[Any, ...]:
+        self.flush()
         return self.hi, self.lo, self.count, self.over
 
     def __setstate__(self, st: tuple[Any, ...]) -> None:
         self.hi, self.lo, self.count, self.over = st
+        self.pend_rows, self.pend_x = array("i"), array("d")
 
 
 class RunningSum:

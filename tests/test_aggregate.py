@@ -314,3 +314,64 @@ def test_merge_without_numpy_gives_the_same_scorecard(tau_runs, monkeypatch):
     assert {k: v for k, v in without["meta"].items() if k != "source"} == {
         k: v for k, v in whole["meta"].items() if k != "source"}
     assert without["suite"] == whole["suite"] and without["cases"] == whole["cases"]
+
+
+def test_case_sums_queued_values_flush_to_the_same_state_as_add():
+    """Values queued for a later flush (what an aggregate does run by run) end in the very
+    same state as ``add`` called for each in turn: the same hi, lo, counts and partials for
+    every row, whichever way the flush goes (whole columns with numpy in rounds, one by one
+    for a short queue or a row past the rounds), with infinities, NaN, sums that need
+    partials and one row given more values than there are rounds."""
+    import math
+    import random
+
+    from trajcheck.case_sums import CaseSums
+
+    def state(s: CaseSums) -> tuple:
+        key = [(h, lo) if lo == lo else (h, "nan") for h, lo in zip(s.hi, s.lo)]
+        over = {i: [repr(x) for x in p] for i, p in s.over.items()}
+        return key, list(s.count), over
+
+    rnd = random.Random(3)
+    pool = [0.1, 0.2, 1 / 3, 2 / 3, 0.8, 1.0, 0.0, -0.0, 1e-17, 1e16, 0.7, 5 / 7, -0.3, 1e-300]
+    for trial in range(40):
+        n = rnd.randint(1, 50)
+        size = rnd.choice([5, 63, 64, 300, 2000])
+        hot = rnd.randrange(n)
+        seq = []
+        for _ in range(size):
+            i = hot if rnd.random() < 0.3 else rnd.randrange(n)
+            r = rnd.random()
+            x = (float("inf") if r < 0.005 else float("-inf") if r < 0.01 else math.nan if r < 0.012
+                 else rnd.choice(pool))
+            seq.append((i, x))
+        one, queued = CaseSums(), CaseSums()
+        one.grow(n)
+        queued.grow(n)
+        for i, x in seq[: size // 3]:  # some already added, then queued on top
+            one.add(i, x)
+            queued.add(i, x)
+        for i, x in seq[size // 3:]:
+            one.add(i, x)
+            queued.queue(i, x)
+        assert len(queued.pend_x) == size - size // 3
+        if trial % 2:  # else flushed by the first read
+            queued.flush()
+        totals = [queued.total(i) for i in range(n)]
+        assert not queued.pend_x
+        assert state(queued) == state(one), trial
+        for i in range(n):
+            a, b = totals[i], one.total(i)
+            assert a == b or (a != a and b != b)
+    # a row past the rounds: its later values one by one, in order
+    s, t = CaseSums(), CaseSums()
+    s.grow(2)
+    t.grow(2)
+    vals = [0.1 * k for k in range(3 * CaseSums._ROUNDS)] + [1e-300, 1e16]
+    for x in vals:
+        s.add(0, x)
+        t.queue(0, x)
+        t.queue(1, 0.5)
+    t.flush()
+    assert state(t)[0][0] == state(s)[0][0] and t.count[0] == len(vals)
+    assert t.total(0) == math.fsum(vals) and t.total(1) == 0.5 * len(vals)
