@@ -118,6 +118,33 @@ class CaseRows(Sequence[CaseResult]):
             out.append(f"{cid}-{trial[j]}" if s is None else s)
         return tuple(out)
 
+    def json_rows(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """``[row.to_dict() for row in self[start:stop]]``, the same dicts, built straight
+        from the partial's columns (no ``CaseResult`` in between): the scorecard JSON is
+        written from these."""
+        p = self._part
+        ids, n_runs, n_succ, rec_n, rec_succ = p.ids, p.n_runs, p.n_succ, p.rec_n, p.rec_succ
+        count, total = p.f1.count, p.f1.total
+        hashes, hash_odd = p.hashes, p.hash_odd
+        runs, first = self._runs, self._start
+        trial, odd = p.run_trial, p.run_odd
+        out = []
+        for i in self._order[start:stop]:
+            cid = ids[i]
+            n = count[i]
+            if odd:
+                run_ids = [f"{cid}-{trial[j]}" if (x := odd.get(j)) is None else x
+                           for j in runs[first[i]:first[i + 1]]]
+            else:
+                run_ids = [f"{cid}-{trial[j]}" for j in runs[first[i]:first[i + 1]]]
+            h = hashes[i]
+            out.append({"case_id": cid, "trials": n_runs[i], "successes": n_succ[i],
+                        "mean_f1": _r(total(i) / n) if n else None,
+                        "recorded_successes": rec_succ[i] if rec_n[i] else None,
+                        "run_ids": run_ids,
+                        "case_hash": f"{h:016x}" if h else hash_odd.get(i)})
+        return out
+
     def __len__(self) -> int:
         return len(self._order)
 

@@ -552,9 +552,11 @@ class Scorecard:
                 out.write("[")
                 # rows a batch at a time: one encoder call per batch, not per row
                 size = 32 if k == "runs" else 512
+                json_rows = getattr(rows, "json_rows", None)  # aggregate.CaseRows: from columns
                 for j in range(0, len(rows), size):
-                    batch = [row.json_view() if isinstance(row, RunResult) else row.to_dict()
-                             for row in rows[j:j + size]]
+                    batch = json_rows(j, j + size) if json_rows is not None else [
+                        row.json_view() if isinstance(row, RunResult) else row.to_dict()
+                        for row in rows[j:j + size]]
                     text = _indented_rows(batch, indent)
                     if text is None:
                         text = "".join(("," if q else "") + "\n" + pad * 2 + dumps(d, 2)

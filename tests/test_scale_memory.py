@@ -96,6 +96,8 @@ def test_run_ids_kept_short_come_back_in_input_order():
     want = ("c-True", "odd id", "c-2", "c-1")
     assert a.finalize(n_boot=5).cases[0].run_ids == want
     assert pickle.loads(pickle.dumps(a)).finalize(n_boot=5).cases[0].run_ids == want
+    rows = a.finalize(n_boot=5).cases  # the JSON rows built straight from the columns
+    assert rows.json_rows(0, 1) == [rows[0].to_dict()] and rows.json_rows(0, 1)[0]["run_ids"] == list(want)
 
 
 def test_write_json_writes_to_json_text(tmp_path):
