@@ -148,21 +148,24 @@ class CaseStore(Mapping[str, Case]):
         them (nothing kept: add the built case)."""
         if len(case_hash) != 2 * _HASH_BYTES:
             return False
-        shape = None if key in self._shape_ix else shape_of(*key)
-        return self._put(cid, bytes.fromhex(case_hash), key, shape, part, row)
+        ix = self._shape_ix.get(key)
+        return self._put(cid, bytes.fromhex(case_hash), key, shape_of(*key) if ix is None else None,
+                         part, row, ix)
 
-    def _put(self, cid: str, h: bytes, key: Any, shape: Any, part: Any, row: Any) -> bool:
+    def _put(self, cid: str, h: bytes, key: Any, shape: Any, part: Any, row: Any,
+             known: int | None = None) -> bool:
         """Keep case ``cid``: its 8-byte hash ``h``, its plan's shape (``key``, ``shape``;
-        None: outside the plan's scope) and own ``part`` (``case_plan.split``), and ``row``
-        (without the expected calls when a plan gives them back). False when ``marshal``
-        cannot write them (nothing kept)."""
+        None: outside the plan's scope; ``known``: its number when the caller looked it
+        up) and own ``part`` (``case_plan.split``), and ``row`` (without the expected calls
+        when a plan gives them back). False when ``marshal`` cannot write them (nothing
+        kept)."""
         try:
             rb = marshal.dumps(row)
             ix = _INLINE
             if key is None:
                 pb = b""
             else:
-                got = self._shape_ix.get(key)
+                got = known if known is not None else self._shape_ix.get(key)
                 if got is not None:
                     ix = got
                 elif len(self._shapes) < MAX_SHAPES:

@@ -548,7 +548,7 @@ def _valid_cases(p: Path, errors: list[str],
         if isinstance(row, _BadJSON):
             errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
             continue
-        cid = row.get("id") if isinstance(row, Mapping) else None
+        cid = row.get("id") if type(row) is dict or isinstance(row, Mapping) else None
         errs = ((not plain and _value_faults(row)) or _schema_errors(validator, row)
                 or _match_errors(row))
         if errs:

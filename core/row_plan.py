@@ -36,6 +36,7 @@ DIRECT_KEYS = frozenset({"id", "input", "user", "expected_calls", "optional_call
 _CALL_KEYS = frozenset({"name", "args", "args_mode"})
 _MAX_EXACT_INT = 2**53
 _TOKENS = {str: "\x00str", bool: "\x00bool", type(None): "\x00NoneType", float: "\x00float"}
+_SCALARS = frozenset({str, bool, type(None), float, int})
 
 try:
     from orjson import OPT_SORT_KEYS as _SORT
@@ -67,10 +68,11 @@ def direct(row: dict[str, Any]) -> Direct | None:
     or None when the row is outside the direct way's scope. Never raises."""
     if not row.keys() <= DIRECT_KEYS:
         return None
-    meta = row.get("metadata")
+    get = row.get
+    meta = get("metadata")
     if meta and (type(meta) is not dict or not meta.keys() <= _CASE_META):
         return None
-    opt_steps, max_steps, thr = row.get("optimal_steps"), row.get("max_steps"), row.get("threshold")
+    opt_steps, max_steps, thr = get("optimal_steps"), get("max_steps"), get("threshold")
     if not (_is_int(opt_steps) and _is_int(max_steps)):
         return None
     if thr is None:
@@ -79,78 +81,90 @@ def direct(row: dict[str, Any]) -> Direct | None:
         threshold = float(thr)
     else:
         return None
-    case_mode = row.get("args_mode")
+    case_mode = get("args_mode")
     names: list[str] = []
     args: list[Any] = []
     owns: list[str | None] = []
-    items = []
-    calls_out: list[Any] = []  # the expected calls as ExpectedCall.to_dict writes them
-    signature: list[Any] = []  # scoring_key's part for the calls
-    for c in row.get("expected_calls") or ():
+    calls = get("expected_calls") or ()
+    as_given = True  # every expected call as ExpectedCall.to_dict writes it
+    for c in calls:
         if type(c) is str:
             name, a, own = c, None, None
-            calls_out.append({"name": c})
+            as_given = False
         elif type(c) is dict and c.keys() <= _CALL_KEYS:
             name, a, own = c["name"], c.get("args"), c.get("args_mode")
             if type(name) is not str or (a is not None and type(a) is not dict):
                 return None
             if a is None and "args" in c or own is None and "args_mode" in c:
-                out: dict[str, Any] = {"name": name}
-                if a is not None:
-                    out["args"] = a
-                if own is not None:
-                    out["args_mode"] = own
-                calls_out.append(out)
-            else:
-                calls_out.append(c)
+                as_given = False
         else:
             return None
         if case_mode is not None and own is not None and own != case_mode:
             return None  # as case_plan._build: the general way
-        items.append((name, a, own))
         names.append(name)
         args.append(a)
         owns.append(own)
-        signature.append(False if a is None else _args_signature(a))
-    plan = plan_of(items, None, case_mode)
+    plan = plan_of(list(zip(names, args, owns)), None, case_mode)
     if plan is None:
         return None
     cid = row["id"]
-    sid = cid if type(cid) is str else str(cid)
-    d: dict[str, Any] = {"id": sid, "input": row["input"]}  # Case.to_dict's row (fingerprint)
-    user = row.get("user")
-    if user is not None:
-        d["user"] = user
-    if calls_out:
-        d["expected_calls"] = calls_out
-    optional, forbidden = row.get("optional_calls"), row.get("forbidden_calls")
-    if optional:
-        d["optional_calls"] = optional
-    if forbidden:
-        d["forbidden_calls"] = forbidden
-    if max_steps is not None:
-        d["max_steps"] = max_steps
-    if opt_steps is not None:
-        d["optimal_steps"] = opt_steps
-    if case_mode is not None:
-        d["args_mode"] = case_mode
-    if thr is not None:
-        d["threshold"] = thr
-    if meta:
-        d["metadata"] = meta
+    vals = row.values()
+    if as_given and type(cid) is str and None not in vals and [] not in vals and {} not in vals:
+        d = row  # already Case.to_dict's row (fingerprint)
+    else:
+        d = _to_dict_row(row, calls)
+    optional, forbidden = get("optional_calls") or (), get("forbidden_calls") or ()
+    key = shape_key(tuple(names), tuple(owns), case_mode, frozenset(optional), tuple(forbidden))
     cat = meta.get("category") if meta else None
-    key = shape_key(tuple(names), tuple(owns), case_mode, frozenset(optional or ()),
-                    tuple(forbidden or ()))
     part = (tuple(args), plan, opt_steps, max_steps, threshold, cat if type(cat) is str else None)
-    check_key = None if None in signature else _check_key(row, key, signature, d)
-    stored = {k: v for k, v in row.items() if k != "expected_calls"}
-    return Direct(sid, row_hash(d, plain=True), key, part, stored, check_key)
+    stored = dict(row)
+    stored.pop("expected_calls", None)
+    sid = cid if type(cid) is str else str(cid)
+    return Direct(sid, row_hash(d, plain=True), key, part, stored,
+                  _check_key(row, key, args, optional, d))
+
+
+def _to_dict_row(row: dict[str, Any], calls: Any) -> dict[str, Any]:
+    """``Case.to_dict()`` of the case built from ``row`` (in ``direct``'s scope)."""
+    cid = row["id"]
+    d: dict[str, Any] = {"id": cid if type(cid) is str else str(cid), "input": row["input"]}
+    for k in ("user", "max_steps", "optimal_steps", "args_mode", "threshold"):
+        v = row.get(k)
+        if v is not None:
+            d[k] = v
+    out = []
+    for c in calls:
+        if type(c) is str:
+            out.append({"name": c})
+        else:
+            e = {"name": c["name"]}
+            for k in ("args", "args_mode"):
+                v = c.get(k)
+                if v is not None:
+                    e[k] = v
+            out.append(e)
+    for k, v in (("expected_calls", out), ("optional_calls", row.get("optional_calls")),
+                 ("forbidden_calls", row.get("forbidden_calls")), ("metadata", row.get("metadata"))):
+        if v:
+            d[k] = v
+    return d
 
 
 def _args_signature(a: dict[str, Any]) -> Any:
     """An expected call's arguments as ``dataset._scoring_shape`` sees them: each plain
     scalar reduced to its type (an int to its type within 2**53), anything else as its
     sorted JSON text (bytes); None when orjson cannot write it."""
+    vals = a.values()
+    types = tuple(map(type, vals))
+    if _SCALARS.issuperset(types):
+        if int in types:
+            for v in vals:
+                if type(v) is int and not -_MAX_EXACT_INT <= v <= _MAX_EXACT_INT:
+                    break
+            else:
+                return (tuple(a), types)
+        else:
+            return (tuple(a), types)
     out = []
     tokens = _TOKENS
     for k, v in a.items():
@@ -169,11 +183,14 @@ def _args_signature(a: dict[str, Any]) -> Any:
     return tuple(out)
 
 
-def _check_key(row: dict[str, Any], key: tuple[Any, ...], signature: list[Any],
+def _check_key(row: dict[str, Any], key: tuple[Any, ...], args: list[Any], optional: Any,
                d: dict[str, Any]) -> Any:
-    """``scoring_key`` (see ``dataset._ScoringCheck``): everything of the case but its id,
-    its input (only its type) and its expected calls' scalar argument values (only their
-    types); None when some part cannot be written."""
+    """The scoring-check key (``dataset._ScoringCheck``): everything of the case but its
+    id, its input (only its type) and its expected calls' scalar argument values (only
+    their types); None when some part cannot be written."""
+    sig = tuple([False if a is None else _args_signature(a) for a in args])
+    if None in sig:
+        return None
     user, meta = d.get("user"), d.get("metadata")
     if (user is not None or meta) and _dumps is None:
         return None
@@ -183,8 +200,7 @@ def _check_key(row: dict[str, Any], key: tuple[Any, ...], signature: list[Any],
     except TypeError:
         return None
     thr = d.get("threshold")
-    return (type(row["input"]).__name__, key, tuple(d.get("optional_calls") or ()),
-            tuple(signature), d.get("max_steps"),
+    return (type(row["input"]), key, tuple(optional), sig, d.get("max_steps"),
             d.get("optimal_steps"), thr, type(thr), u, m)
 
 

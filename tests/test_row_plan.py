@@ -211,8 +211,12 @@ def test_scoring_check_runs_once_per_check_key(tmp_path, monkeypatch):
     rows.append({"id": "nested", "input": "x", "expected_calls": [_call("t", args={"q": [1], "n": 1})]})
     rows.append({"id": "nested2", "input": "x", "expected_calls": [_call("t", args={"q": [2], "n": 1})]})
     rows.append({"id": "float", "input": "x", "expected_calls": [_call("t", args={"q": "v", "n": 1.5})]})
+    rows.append({"id": "big", "input": "x", "expected_calls": [_call("t", args={"q": "v", "n": 2**60})]})
+    rows.append({"id": "big2", "input": "x", "expected_calls": [_call("t", args={"q": "v", "n": 2**60 + 1})]})
+    rows.append({"id": "big3", "input": "y", "expected_calls": [_call("t", args={"q": "w", "n": 2**60 + 1})]})
+    rows.append({"id": "order", "input": "x", "expected_calls": [_call("t", args={"n": 5, "q": "v"})]})
     path = tmp_path / "cases.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     store = load_case_store(path)
     assert len(store) == len(rows)
-    assert scored == ["c0", "nested", "nested2", "float"]
+    assert scored == ["c0", "nested", "nested2", "float", "big", "big2"]  # "order": the general memo
