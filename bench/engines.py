@@ -141,12 +141,8 @@ def child(a: argparse.Namespace) -> None:
                       "pending_cpu_s": round(last.get("pending_cpu_s", 0.0), 2),
                       "finalize_cpu_s": round(last.get("finalize_cpu_s", 0.0), 2),
                       "rows": last.get("rows")}), flush=True)
-    if a.engine == "spark":
-        from pyspark.sql import SparkSession
-
-        s = SparkSession.getActiveSession()
-        if s is not None:
-            s.stop()
+    # no session.stop(): `trajcheck eval --engine spark` exits with its session running
+    # (pyspark's exit handler ends the JVM), and so does this child
 
 
 def measure(cmd: list[str], log: Path) -> dict:

@@ -625,26 +625,46 @@ def load_case_store_range(path: str | os.PathLike[str], start: int, end: int,
     decoded: then ``store`` is incomplete and the caller loads the whole file with
     ``load_case_store`` for its ``DatasetError`` (lines numbered in the whole file). An id
     repeated across ranges is the caller's to find (``CaseStore.extend`` refuses it)."""
+    return load_case_store_ranges(path, [(start, end)], store)
+
+
+def load_case_store_ranges(path: str | os.PathLike[str], spans: Iterable[tuple[int, int]],
+                           store: CaseStore) -> bool:
+    """``load_case_store_range`` of consecutive byte ranges ``spans`` (each ``(start,
+    end)`` starting where the one before ended), read one range at a time as ``spans``
+    gives them -- a generator may stop early -- and checked as one stream (one validator,
+    one scoring-check memo: a range does not start the direct route over). Same result."""
     p = Path(path)
     if p.suffix.lower() not in (".jsonl", ".ndjson"):
         raise DatasetError(f"{p}: only JSON Lines datasets load by byte range")
-    try:
+    unreadable: list[bool] = []
+
+    def lines() -> Iterator[str]:
         with p.open("rb") as f:
-            f.seek(start)
-            raw = f.read(max(end - start, 0))
-        # a cut just after b"\n" is a line break for splitlines and a UTF-8 boundary, so the
-        # range's lines are the whole file's; the BOM is stripped only at the file's start
-        text = raw.decode("utf-8-sig" if start == 0 else "utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    del raw
+            for start, end in spans:
+                f.seek(start)
+                raw = f.read(max(end - start, 0))
+                # a cut just after b"\n" is a line break for splitlines and a UTF-8
+                # boundary, so a range's lines are the whole file's; the BOM is stripped
+                # only at the file's start
+                try:
+                    text = raw.decode("utf-8-sig" if start == 0 else "utf-8")
+                except UnicodeDecodeError:
+                    unreadable.append(True)
+                    return
+                del raw
+                yield from text.splitlines()
+
     errors: list[str] = []
-    for case, row, plain in _valid_cases(p, errors, _rows_of_lines(text.splitlines()), store):
-        if errors:
-            return False
-        store.add(case, row, plain=plain)
-    return not errors
+    try:
+        for case, row, plain in _valid_cases(p, errors, _rows_of_lines(lines()), store):
+            if errors:
+                return False
+            store.add(case, row, plain=plain)
+    except OSError:
+        return False
+    return not errors and not unreadable
 
 
-__all__ = ["case_schema", "load_case_store", "load_case_store_range", "load_cases",
-           "load_cases_report"]
+__all__ = ["case_schema", "load_case_store", "load_case_store_range", "load_case_store_ranges",
+           "load_cases", "load_cases_report"]

@@ -24,12 +24,12 @@ import os
 import pickle
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..case_store import CaseStore
-from ..dataset import load_case_store, load_case_store_range
+from ..dataset import load_case_store, load_case_store_range, load_case_store_ranges
 
 BLOCK_BYTES = 1 << 20  # ~2,000 volume cases, ~0.1 s: how long the engine may wait on the driver
 MIN_BYTES = 8 << 20  # smaller files: a worker job costs more than it saves
@@ -63,8 +63,10 @@ class CaseFile:
 class FrontLoad:
     """Loads ``path`` from its start, block by block, until ``halt`` (then finishes its
     block), ``most`` bytes or the end, and at least until the store has its dictionary
-    (or ``DICT_WAIT_BYTES`` are loaded); ``run`` in a thread. ``store`` holds the cases so far, ``pos`` where
-    the next line starts, ``cpu_s`` the thread's CPU seconds."""
+    (or ``DICT_WAIT_BYTES`` are loaded); ``run`` in a thread. The blocks are checked as
+    one stream (``dataset.load_case_store_ranges``: what a block learns, the next uses).
+    ``store`` holds the cases so far, ``pos`` where the next line starts, ``cpu_s`` the
+    thread's CPU seconds."""
 
     def __init__(self, path: str, block: int | None = None, most: int | None = None) -> None:
         self.path, self.block = path, block or BLOCK_BYTES
@@ -80,22 +82,26 @@ class FrontLoad:
         a bad row: the whole file loaded (``load_case_store`` raises its error)."""
         t0 = time.thread_time()
         try:
-            with open(self.path, "rb") as f:
-                while self.pos < self.size and (
-                        (self.store.dictionary is None and self.pos < DICT_WAIT_BYTES)
-                        or not (self._halt.is_set() or (self.most is not None
-                                                        and self.pos >= self.most))):
-                    end = min(self.pos + self.block, self.size)
-                    if end < self.size:
-                        f.seek(end - 1)
-                        f.readline()  # to the end of the line holding byte end - 1
-                        end = min(f.tell(), self.size)
-                    if not load_case_store_range(self.path, self.pos, end, self.store):
-                        self.store, self.pos = load_case_store(self.path), self.size
-                        return
-                    self.pos = end
+            if not load_case_store_ranges(self.path, self._blocks(), self.store):
+                self.store, self.pos = load_case_store(self.path), self.size
         finally:
             self.cpu_s = time.thread_time() - t0
+
+    def _blocks(self) -> Iterator[tuple[int, int]]:
+        """The next block's range while the load should go on; ``pos`` moves past a block
+        when the next one is asked for (its rows are all in then)."""
+        with open(self.path, "rb") as f:
+            while self.pos < self.size and (
+                    (self.store.dictionary is None and self.pos < DICT_WAIT_BYTES)
+                    or not (self._halt.is_set() or (self.most is not None
+                                                    and self.pos >= self.most))):
+                end = min(self.pos + self.block, self.size)
+                if end < self.size:
+                    f.seek(end - 1)
+                    f.readline()  # to the end of the line holding byte end - 1
+                    end = min(f.tell(), self.size)
+                yield self.pos, end
+                self.pos = end
 
     def halt(self) -> None:
         """Stop after the current block (``run`` returns then)."""
