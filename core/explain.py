@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .matchers import exact_equal
-from .model import ExpectedCall, ToolCall
+from .matchers import DEFAULT_CONTEXT, MISSING, exact_equal
+from .matching import compile_expected
+from .model import DEFAULT_ARGS_MODE, ExpectedCall, ToolCall
 
 __all__ = ["explain_exact", "explain_mismatch", "value_diff"]
 
@@ -122,10 +123,6 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
     entry without an expected value. Only for failure reasons: it runs the matchers again.
     Raises what the matchers raise (MatcherError for an unknown matcher spec).
     """
-    from .matchers import DEFAULT_CONTEXT, MISSING
-    from .matching import compile_expected
-    from .model import DEFAULT_ARGS_MODE
-
     if pred.name != exp.name:
         return f"name differs: expected {exp.name!r}, got {pred.name!r}"
     pargs = pred.args
@@ -194,10 +191,6 @@ def explain_all(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = No
     differs or is missing and, under ``exact_keys``, every extra one, e.g. ``"priority:
     expected 'high', got 'medium', title: missing (expected 'x')"``.
     """
-    from .matchers import DEFAULT_CONTEXT, MISSING
-    from .matching import compile_expected
-    from .model import DEFAULT_ARGS_MODE
-
     if pred.name != exp.name or not isinstance(pred.args, Mapping):
         return explain_mismatch(pred, exp, args_mode=args_mode, context=context)
     pargs = pred.args

@@ -27,6 +27,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .explain import explain_mismatch
+from .matching import is_failed
+from .metrics.sequences import claims_success
+from .metrics.steps import effective_expected, step_eval
 from .model import Case, Trajectory
 
 ARG_CHARS = 600
@@ -73,11 +77,6 @@ def call_detail(traj: Trajectory, case: Case, *, context: Any = None) -> dict[st
     ``context``: a ``matchers.MatchContext`` (semantic/judge matchers), as for the metrics.
     Raises what ``step_eval`` raises on a malformed case (``TrajcheckError`` subclasses).
     """
-    from .explain import explain_mismatch
-    from .matching import is_failed
-    from .metrics.sequences import claims_success
-    from .metrics.steps import effective_expected, step_eval
-
     ev = step_eval(traj, case, context=context)
     pairs = traj.pairs()
     calls = [c for c, _ in pairs]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import MetricInputError
 from .json_copy import json_copy
+from .matching import match_calls, retried_failures
 from .model import Case, Trajectory
 from .runmemo import per_run
 from .scorecard import RunResult, _r, _usd
@@ -100,9 +101,7 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
     Returns a ``MetricResult`` named ``outcome`` (score 1.0/0.0, ``passed`` = success) whose
     reason is one line. Errors from the outcome metrics propagate (``TrajcheckError``).
     """
-    from .metrics.outcome import outcome_from_calls
-    from .metrics.outcome_checks import with_case_outcome_checks
-
+    outcome_from_calls, with_case_outcome_checks = _outcome_fns()
     snaps = _snapshots(traj)
     res: MetricResult
     if snaps is not None and case.expected_final_state is not None:
@@ -121,6 +120,20 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
         return _MR("outcome", 0.0, f"run did not finish ({why}); calls alone would pass: {res.reason}",
                    dict(res.parts, unfinished=True), False)
     return res
+
+
+_OUTCOME_FNS: list[Any] = []
+
+
+def _outcome_fns() -> Any:
+    """(metrics.outcome.outcome_from_calls, metrics.outcome_checks.with_case_outcome_checks),
+    imported on first use and kept (as ``_metric_fns``)."""
+    if not _OUTCOME_FNS:
+        from .metrics.outcome import outcome_from_calls
+        from .metrics.outcome_checks import with_case_outcome_checks
+
+        _OUTCOME_FNS.extend((outcome_from_calls, with_case_outcome_checks))
+    return _OUTCOME_FNS
 
 
 ROUTE_SOURCE = ('metadata["route"], else (cases with an expected_route only) the first tool '
@@ -179,8 +192,6 @@ def run_route(traj: Trajectory, case: Case) -> Any:
 
 def _matched_tools(traj: Trajectory, case: Case, context: MatchContext | None
                    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
-    from .matching import match_calls, retried_failures
-
     calls = traj.tool_calls()
     skip = retried_failures(traj)
     pred = [c for i, c in enumerate(calls) if i not in skip]
@@ -245,18 +256,38 @@ def _fast() -> Any:
     return _FAST_FNS
 
 
+_METRIC_FNS: list[Any] = []
+
+
+def _metric_fns() -> Any:
+    """The metrics ``_score_run`` calls, imported on first use (the metrics import this
+    module's neighbours) and kept: an import statement per call costs a lookup through the
+    import machinery each run."""
+    if not _METRIC_FNS:
+        from .fingerprint import case_hash
+        from .metrics.calls import tool_call_prf
+        from .metrics.composite import score_trajectory
+        from .metrics.efficiency import run_stats
+        from .metrics.sequences import (
+            call_rates,
+            check_forbidden_sequences,
+            error_recovery,
+            ordering_accuracy,
+        )
+        from .metrics.trajectory_scores import lcs_prf, multiset_prf
+        from .run_detail import call_detail
+
+        _METRIC_FNS.extend((tool_call_prf, score_trajectory, run_stats, call_rates,
+                            check_forbidden_sequences, error_recovery, ordering_accuracy,
+                            lcs_prf, multiset_prf, case_hash, call_detail))
+    return _METRIC_FNS
+
+
 def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
                keep_transcript: bool | None, keep_calls: bool, compact: bool) -> RunResult:
-    from .metrics.calls import tool_call_prf
-    from .metrics.composite import score_trajectory
-    from .metrics.efficiency import run_stats
-    from .metrics.sequences import (
-        call_rates,
-        check_forbidden_sequences,
-        error_recovery,
-        ordering_accuracy,
-    )
-
+    (tool_call_prf, score_trajectory, run_stats, call_rates, check_forbidden_sequences,
+     error_recovery, ordering_accuracy, lcs_prf, multiset_prf, case_hash,
+     call_detail) = _metric_fns()
     if context is not None:  # give every metric the case's input/user (semantic relevance checks)
         from .metrics.calls import context_for
 
@@ -267,8 +298,6 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
     outcome = run_outcome(traj, case, context=context)
     success = bool(outcome.passed)
     prf = tool_call_prf(traj, case, context=context)
-    from .metrics.trajectory_scores import lcs_prf, multiset_prf
-
     lcs = lcs_prf(traj, case, context=context)
     names = multiset_prf(traj, case, context=context)
     rates = call_rates(traj, case, context=context)
@@ -308,8 +337,6 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
         failure = forb.reason
     if keep_transcript is None:
         keep_transcript = True
-    from .fingerprint import case_hash
-    from .run_detail import call_detail
     return RunResult(
         run_id=run_id, case_id=case.id, trial=trial if isinstance(trial, int) else None,
         success=success, outcome_reason=outcome.reason, failure_reason=failure,

@@ -16,15 +16,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import MetricInputError, SchemaError
+from ..explain import explain_all, explain_mismatch
 from ..matchers import MatchContext
 from ..matching import (
     CompiledCall,
     _hopcroft_karp,
+    argument_checks,
+    call_matches,
     compatibility,
     compile_all,
+    compile_expected,
+    max_weight_assignment,
     retried_failures,
 )
-from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory
+from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, Step, ToolCall, Trajectory
 from .result import MetricResult
 
 TrajLike = Trajectory | Sequence[ToolCall]
@@ -266,8 +271,6 @@ def _wrong_args_note(calls: Sequence[ToolCall], extra: Sequence[int],
         i = by_name.get(e.name, -1)
         if i == -1:
             continue
-        from ..explain import explain_all
-
         mode = args_mode or e.args_mode or default_mode
         why = explain_all(calls[i], e, args_mode=mode, context=ctx)
         return f"; {e.name}: {why}" if why else ""
@@ -529,9 +532,6 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     whole call matched; :func:`call_exact_correct` gives the maximum-matching share).
     Raises MetricInputError / MatcherError as ``tool_call_prf``.
     """
-    from ..matching import argument_checks, compile_expected, max_weight_assignment
-    from ..model import DEFAULT_ARGS_MODE
-
     case = _check_case(case)
     calls, retried = calls_and_retries(traj)
     ctx = context_for(case, context)
@@ -588,8 +588,6 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
               f"{n_exact}/{len(per_call)} calls exactly right)")
     worst = min(per_call, key=lambda d: (d["accuracy"], d["expected"]))
     if worst["accuracy"] < 1.0:
-        from ..explain import explain_mismatch
-
         j, i = worst["expected"], worst["predicted"]
         e = case.expected_calls[j]
         why = explain_mismatch(calls[i], e, args_mode=args_mode or e.args_mode or case.args_mode,
@@ -603,8 +601,6 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
 
 
 def _whole_call_ok(call: ToolCall, exp: ExpectedCall, mode: str, ctx: MatchContext) -> bool:
-    from ..matching import call_matches
-
     return call_matches(call, exp, args_mode=mode, context=ctx)
 
 

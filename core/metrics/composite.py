@@ -10,6 +10,7 @@ unless the case or the caller sets another threshold.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from fractions import Fraction
@@ -18,7 +19,7 @@ from typing import Any
 from ..errors import DatasetError, MetricInputError
 from ..model import Case, Trajectory
 from .calls import argument_accuracy, require_trajectory, tool_call_prf
-from .efficiency import step_efficiency
+from .efficiency import agent_steps, step_efficiency
 from .result import MetricResult
 from .sequences import check_forbidden_sequences, ordering_accuracy
 
@@ -26,6 +27,7 @@ COMPONENTS: tuple[str, ...] = ("outcome", "tool_selection", "argument_correctnes
 DEFAULT_WEIGHTS: dict[str, float] = {"outcome": 0.50, "tool_selection": 0.25,
                                      "argument_correctness": 0.15, "efficiency": 0.10}
 DEFAULT_THRESHOLD = 0.80
+@functools.lru_cache(maxsize=4096)  # a suite's scores take few values; Fraction work is slow
 def _nearest_simple(x: float) -> float:
     """The float nearest to the fraction of denominator <= 10**6 closest to ``x``, when that
     fraction lies within float noise (1e-12) of ``x``; else ``x`` itself. Binary noise in
@@ -70,8 +72,6 @@ def check_weights(weights: Mapping[str, Any] | None) -> dict[str, float]:
 
 def count_steps(traj: Trajectory) -> int:
     """Agent steps for efficiency: ``metrics.efficiency.agent_steps`` (agent turns)."""
-    from .efficiency import agent_steps
-
     return agent_steps(traj)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import MetricInputError
 from ..model import Trajectory
+from .calls import require_trajectory
 from .result import MetricResult
 
 __all__ = [
@@ -87,8 +88,6 @@ def agent_steps(traj: Trajectory) -> int:
     no turns).
     Source: seed 000 §5.1 (steps per task: LLM turns).
     """
-    from .calls import require_trajectory
-
     require_trajectory(traj, what="agent_steps", needs="the agent's steps")
     return sum(1 for s in traj.steps if s.kind in AGENT_STEP_KINDS)
 
@@ -113,8 +112,6 @@ def run_stats(traj: Trajectory, success: bool) -> RunStats:
     ToolCall has no steps, usage, cost or timing).
     Source: seed 000 §5.1 (steps, tool calls, tokens, cost and latency per task).
     """
-    from .calls import require_trajectory
-
     if not isinstance(success, bool):
         raise MetricInputError(f"run_stats: success must be a bool, got {success!r}")
     require_trajectory(traj, what="run_stats", needs="the agent's steps, usage, cost and timing")

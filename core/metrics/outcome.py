@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MetricInputError
+from ..explain import explain_mismatch, value_diff
+from ..matchers import MatchContext, exact_equal
+from ..matching import call_matches, is_failed, match_calls
 from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory
+from .calls import require_trajectory
 from .result import MetricResult
 
 DEFAULT_IGNORE: tuple[str, ...] = ("id", "created_at", "updated_at")
@@ -578,9 +582,6 @@ def _closest_call_note(traj: Trajectory, exp: ExpectedCall, unmatched: set[int],
     call of it failed, or the closest successful call of it and where its arguments differ
     (``explain.explain_mismatch``). Closest = most expected top-level arguments equal, calls
     left unpaired by the matching first, then the earliest. Call numbers count from 0."""
-    from ..explain import explain_mismatch, value_diff
-    from ..matching import is_failed
-
     pairs = traj.pairs()
     same = [i for i, (c, _r) in enumerate(pairs) if c.name == exp.name]
     if not same:
@@ -652,8 +653,6 @@ def unchanged_writes(traj: Trajectory, indices: Sequence[int],
     result about the same object, proves nothing and is not listed. ``pairs``: the run's
     ``traj.pairs()`` when the caller holds them already.
     """
-    from ..matching import is_failed
-
     if pairs is None:
         pairs = traj.pairs()
     seen: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
@@ -683,8 +682,6 @@ def _precondition_fails(traj: Trajectory, case: Case, j: int, mode: str | None,
     argument) made before any successful write naming that record, and no expected write
     before ``j`` naming it (so the record is, at ``j`` in the expected sequence, as first
     read). The reason names the record, the value seen and the rule."""
-    from ..matching import is_failed
-
     exp = case.expected_calls[j]
     pre = (case.metadata.get(PRECONDITIONS_KEY) or {}).get(exp.name)
     if not isinstance(pre, Mapping) or not isinstance(exp.args, Mapping):
@@ -731,9 +728,6 @@ def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
     3. The reader lists it under ``metadata[NO_EFFECT_KEY]`` (the source's own checks prove
        the expected database was reached without it).
     """
-    from ..matchers import exact_equal
-    from ..matching import call_matches, is_failed
-
     exp = case.expected_calls[j]
     read_only = set(case.optional_calls)
     earlier = [e for e in case.expected_calls[:j] if e.name not in read_only]
@@ -823,15 +817,10 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     list and into ``traj.tool_calls()``) and ``response``. Raises MetricInputError for
     non-Trajectory/Case input, MatcherError for a bad matcher spec.
     """
-    from .calls import require_trajectory
-
     require_trajectory(traj, what="outcome_from_calls",
                        needs="the tool results (failed writes changed nothing) and the final response")
     if not isinstance(case, Case):
         raise MetricInputError(f"outcome_from_calls needs a Case, got {type(case).__name__}")
-    from ..matchers import MatchContext
-    from ..matching import is_failed, match_calls
-
     if context is None:
         context = MatchContext(case_input=case.input if isinstance(case.input, str) else None,
                                user=case.user)

@@ -24,6 +24,7 @@ from ..matching import is_failed, retried_failures
 from ..model import Case, ToolCall, Trajectory
 from .calls import TrajLike, as_trajectory, require_trajectory
 from .result import MetricResult
+from .steps import step_eval
 
 # ---------------------------------------------------------------------------------------
 # precedence
@@ -490,8 +491,6 @@ def call_rates(traj: TrajLike, case: Case, *, args_mode: str | None = None,
           (``fnmatchcase``). Forbidden attempts among retried failures are not in this rate
           but are still violations in ``check_forbidden_sequences`` and the composite.
     """
-    from .steps import step_eval
-
     ev = step_eval(as_trajectory(traj, what="call_rates"), case, args_mode=args_mode, context=context)
     counted = [r for r in ev.predicted if "retried" not in r.flags]
     n = len(ev.predicted)
