@@ -212,6 +212,10 @@ class SuitePartial:
         # exact sums of F1, composite, ordering accuracy, lcs_f1 and name_f1
         # (metrics.trajectory_scores), with their counts
         self.f1, self.comp, self.ords, self.lf, self.nf = (CaseSums() for _ in range(5))
+        # runs whose F1, composite, lcs_f1 and name_f1 are all floats: the case row and the
+        # four values, queued together and spread into the sums' queues by _sync
+        self._q4_rows = array("i")
+        self._q4_x = array("d")
         self.rec_first = array("q")
         self.rec_n = array("i")
         self.rec_succ = array("i")
@@ -398,27 +402,14 @@ class SuitePartial:
             self.run_odd[j] = rid
         if not self.hashes[i]:
             self._set_hash(i, r.case_hash)
-        # per-case sums: queued, added in whole columns every _FLUSH runs (case_sums.flush)
-        x = r.f1
-        if x is not None:
-            s = self.f1
-            s.pend_rows.append(i)
-            s.pend_x.append(x if type(x) is float else float(x))
-        x = r.composite
-        if x is not None:
-            s = self.comp
-            s.pend_rows.append(i)
-            s.pend_x.append(x if type(x) is float else float(x))
-        x = r.lcs_f1
-        if x is not None:
-            s = self.lf
-            s.pend_rows.append(i)
-            s.pend_x.append(x if type(x) is float else float(x))
-        x = r.name_f1
-        if x is not None:
-            s = self.nf
-            s.pend_rows.append(i)
-            s.pend_x.append(x if type(x) is float else float(x))
+        # per-case sums: queued, added in whole columns every _FLUSH runs (case_sums.flush);
+        # the usual run's four floats queued together, the rest figure by figure (in order)
+        f1, x, lf, nf = r.f1, r.composite, r.lcs_f1, r.name_f1
+        if type(f1) is float and type(x) is float and type(lf) is float and type(nf) is float:
+            self._q4_rows.append(i)
+            self._q4_x.extend((f1, x, lf, nf))
+        else:
+            self._add_sums(i, r)
         if not self.n & _FLUSH_MASK:
             self._sync()
         # flags from the metric dicts (a compact RunResult keeps just these keys)
@@ -487,10 +478,30 @@ class SuitePartial:
             return
         self._keep(r, seq)
 
+    def _add_sums(self, i: int, r: RunResult) -> None:
+        """Queue run ``r``'s figures for the per-case sums of row ``i`` figure by figure
+        (a figure may be None or not a float), after the runs queued together before it."""
+        self._spread_q4()
+        for s, x in ((self.f1, r.f1), (self.comp, r.composite), (self.lf, r.lcs_f1),
+                     (self.nf, r.name_f1)):
+            if x is not None:
+                s.pend_rows.append(i)
+                s.pend_x.append(x if type(x) is float else float(x))
+
+    def _spread_q4(self) -> None:
+        """Move the runs queued with all four figures into each figure's queue, in order."""
+        rows, xs = self._q4_rows, self._q4_x
+        if rows:
+            for k, s in enumerate((self.f1, self.comp, self.lf, self.nf)):
+                s.pend_rows.extend(rows)
+                s.pend_x.extend(xs[k::4])
+            self._q4_rows, self._q4_x = array("i"), array("d")
+
     def _sync(self) -> None:
         """Bring the per-case sums ``add`` defers up to date: their rows for new cases and
         their queued values (``CaseSums.flush``). Called every 8,192 runs and before
         anything reads or merges them."""
+        self._spread_q4()
         n_cases = len(self.ids)
         for s in (self.f1, self.comp, self.ords, self.lf, self.nf):
             k = n_cases - len(s.count)

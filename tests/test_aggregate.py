@@ -375,3 +375,43 @@ def test_case_sums_queued_values_flush_to_the_same_state_as_add():
     t.flush()
     assert state(t)[0][0] == state(s)[0][0] and t.count[0] == len(vals)
     assert t.total(0) == math.fsum(vals) and t.total(1) == 0.5 * len(vals)
+
+
+def test_partial_sums_with_missing_and_int_figures_across_flushes():
+    """Runs with all four summed figures as floats are queued together, the others figure by
+    figure; over more runs than one flush holds, every case's mean F1 is math.fsum of its
+    runs' F1 values (None left out, an int taken as its float) over their number, and a
+    merge of two halves gives the same rows."""
+    import math
+    import random
+
+    from trajcheck.aggregate import SuitePartial
+    from trajcheck.scorecard import RunResult
+
+    rnd = random.Random(7)
+
+    def run(case: str, k: int, f1: object) -> RunResult:
+        return RunResult(run_id=f"{case}-{k}", case_id=case, trial=k, success=bool(k % 2),
+                         outcome_reason="", failure_reason=None, precision=None, recall=None,
+                         f1=f1, composite=rnd.choice([None, 0.5, 0.8125]), composite_passed=None,
+                         steps=1, n_calls=0, tokens=None, cost_usd=None, latency_ms=None, route=None,
+                         expected_route=None, recorded_reward=None, fault_run=False,
+                         false_success=None, expected_tools=(), called_tools=(), matched=(),
+                         metrics={}, lcs_f1=0.25, name_f1=rnd.choice([0.5, 1]))
+
+    runs, want = [], {}
+    for k in range(9000):
+        case = f"c{rnd.randrange(40)}"
+        f1 = rnd.choice([0.1, 0.2, 1 / 3, None, 1, 0.7, 1e-300])
+        runs.append(run(case, k, f1))
+        if f1 is not None:
+            want.setdefault(case, []).append(float(f1))
+    whole, a, b = SuitePartial(), SuitePartial(), SuitePartial()
+    for k, r in enumerate(runs):
+        whole.add(r, k)
+        (a if k % 3 else b).add(r, k)
+    rows = {c.case_id: c for c in whole.finalize(n_boot=5).cases}
+    for case, vals in want.items():
+        assert rows[case].mean_f1 == math.fsum(vals) / len(vals)
+    merged = a.merge(b).finalize(n_boot=5)
+    assert [c.to_dict() for c in merged.cases] == [rows[c.case_id].to_dict() for c in merged.cases]
