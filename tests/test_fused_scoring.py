@@ -239,6 +239,8 @@ SCORING_LINES = [
     _run([{"kind": "assistant", "usage": {"input_tokens": 1}}], total_usage={"total_tokens": 9, "x": "y"}),
     _run([{"kind": "assistant", "usage": {"input_tokens": 1, "x": "y"}}]),
     _run([{"kind": "assistant", "cost_usd": 1}]),
+    _run([{"kind": "assistant", "cost_usd": 1.5e308}, {"kind": "assistant", "cost_usd": 1.5e308}],
+         total_cost_usd=2.0),
     # metadata: wrapper keys, run metadata the scorer reads, and keys it has no say on
     _run([{"kind": "tool_call", "tool_calls": [_call()]}], case_id="s2", trial=3, run_id="r"),
     _run([{"kind": "tool_call", "tool_calls": [_call()]}],

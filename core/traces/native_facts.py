@@ -92,7 +92,7 @@ def line_run(d: Any) -> LineRun | None:
     cnames: list[str] = []
     cargs: list[Any] = []
     call_step: list[int] = []
-    fails: list[bool] = []  # per call: its result (joined by id) failed
+    bad_calls: list[int] = []  # calls whose result (joined by id) failed
     open_ids: dict[str, int] = {}
     by_id = True  # every call has an id no open call shares, every result names an open call
     n_agent = 0
@@ -134,7 +134,6 @@ def line_run(d: Any) -> LineRun | None:
                 cnames.append(name)
                 cargs.append(a)
                 call_step.append(si)
-                fails.append(False)
         elif not (tcs is None or type(tcs) is list):
             return None
         tr = s.get("tool_result")
@@ -154,7 +153,7 @@ def line_run(d: Any) -> LineRun | None:
                     if j is None:
                         by_id = False
                     elif bad:
-                        fails[j] = True
+                        bad_calls.append(j)
                 if bad:
                     any_fail = True
                 out = tr.get("output")
@@ -226,20 +225,28 @@ def line_run(d: Any) -> LineRun | None:
     r.call_step = call_step
     r.n_agent = n_agent
     r.any_fail = any_fail
-    r.failed = fails if any_fail and by_id else None
+    failed: list[bool] | None = None
+    if any_fail and by_id:
+        failed = [False] * len(cnames)
+        for j in bad_calls:
+            failed[j] = True
+    r.failed = failed
     r.json_like = json_like
     r.unflagged = unflagged
     r.tokens = total if total is not None else (sum(tokens) if tokens else None)
-    if cost is None and costs:
-        cost = math.fsum(costs)
-    if latency is None:
-        if timed:
-            starts = [x for s in raw_steps if (x := s.get("start_time")) is not None]
-            ends = [x for s in raw_steps if (x := s.get("end_time")) is not None]
-            if starts and ends:
-                latency = (max(ends) - min(starts)) * 1000.0
-        if latency is None and lats:
-            latency = math.fsum(lats)
+    try:  # fsum's intermediate overflow: the existing route meets it (and raises) as today
+        if cost is None and costs:
+            cost = math.fsum(costs)
+        if latency is None:
+            if timed:
+                starts = [x for s in raw_steps if (x := s.get("start_time")) is not None]
+                ends = [x for s in raw_steps if (x := s.get("end_time")) is not None]
+                if starts and ends:
+                    latency = (max(ends) - min(starts)) * 1000.0
+            if latency is None and lats:
+                latency = math.fsum(lats)
+    except OverflowError:
+        return None
     r.cost = cost
     r.latency = latency
     r._traj = None
