@@ -257,7 +257,7 @@ def main() -> None:
                      f"{local['peak_mib']} MiB peak (load {local['load_before']} / "
                      f"{local['load_after']})")
         lines.append("")
-    lines += ["| engine | workers (runs) | process wall / CPU / peak | cases wall (CPU) | ready "
+    lines += ["| engine | workers (runs) | process wall / CPU / peak | cases CPU (driver's, share of the file) | ready "
               "| eval wall: to first batch / scoring / tail | tree CPU | driver CPU (share) "
               "| workers' scoring CPU | engine CPU (per run) | partials (MB) | equal to local | load |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
