@@ -47,6 +47,14 @@ def _numpy() -> Any:
     return numpy
 
 
+def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """Knuth's TwoSum, elementwise on numpy arrays: ``(s, e)`` with ``s = a + b`` rounded and
+    ``a + b == s + e`` exactly (for finite values; the caller sets ``np.errstate``)."""
+    s = a + b
+    bv = s - a
+    return s, (a - (s - bv)) + (b - bv)
+
+
 def _fsum(parts: Iterable[float]) -> float:
     """``math.fsum``, NaN where it fails (an infinity minus an infinity, an overflow): the
     case's mean is then not finite, reported as such."""
@@ -135,12 +143,8 @@ class CaseSums:
             r, x = rs[sel], xv[sel]  # distinct rows
             h, low = hi[r], lo[r]
             with np.errstate(all="ignore"):  # infinities give NaN: those values go to ``add``
-                s = h + x
-                bv = s - h
-                e = (h - (s - bv)) + (x - bv)  # h + x == s + e
-                t = low + e
-                bv = t - low
-                e2 = (low - (t - bv)) + (e - bv)  # low + e == t + e2
+                s, e = _two_sum(h, x)
+                t, e2 = _two_sum(low, e)
             l0 = low == 0
             z = e == 0
             set_lo = (l0 & ~z & (e == e)) | (~l0 & (low == low) & ~z & (e2 == 0))
@@ -252,15 +256,9 @@ class CaseSums:
         oh = np.frombuffer(other.hi, dtype=np.float64)[jj]
         ol = np.frombuffer(other.lo, dtype=np.float64)[jj]
         with np.errstate(all="ignore"):  # infinities give NaN errors: those rows go one by one
-            s = h + oh
-            bv = s - h
-            e = (h - (s - bv)) + (oh - bv)  # h + oh == s + e
-            t = low + e
-            bv = t - low
-            e2 = (low - (t - bv)) + (e - bv)  # low + e == t + e2
-            u = t + ol
-            bv = u - t
-            e3 = (t - (u - bv)) + (ol - bv)  # t + ol == u + e3
+            s, e = _two_sum(h, oh)
+            t, e2 = _two_sum(low, e)
+            u, e3 = _two_sum(t, ol)
         ok = (low == low) & (ol == ol) & (e == e) & (e2 == 0) & (e3 == 0)
         hi[ii[ok]] = s[ok]
         lo[ii[ok]] = u[ok]
