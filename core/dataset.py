@@ -71,7 +71,21 @@ def _fast_validator() -> Any:
     return _FAST[0]
 
 
-def _schema_errors(validator: Any, row: Any) -> list[str]:
+_SLOW: list[Any] = []
+
+
+def _slow_validator() -> Any:
+    """``jsonschema``'s validator of the case schema, which explains invalid rows; built (and
+    ``jsonschema`` imported, ~0.05 s) only when a row needs explaining or jsonschema-rs is
+    not installed."""
+    if not _SLOW:
+        from jsonschema import Draft202012Validator
+
+        _SLOW.append(Draft202012Validator(case_schema()))
+    return _SLOW[0]
+
+
+def _schema_errors(row: Any) -> list[str]:
     """One message per schema fault of ``row``, each at the deepest relevant place.
 
     A ``oneOf``/``anyOf`` failure (an expected call is a name *or* an object) is reported by
@@ -86,7 +100,7 @@ def _schema_errors(validator: Any, row: Any) -> list[str]:
     from jsonschema.exceptions import best_match
 
     out: list[tuple[list[str], str]] = []
-    for e in validator.iter_errors(row):
+    for e in _slow_validator().iter_errors(row):
         if e.context:
             e = best_match([e]) or e
         if e.validator == "additionalProperties" and isinstance(e.instance, Mapping):
@@ -536,11 +550,8 @@ def _valid_cases(p: Path, errors: list[str],
     scoring check is known to pass (a row of its scoring shape passed) goes into it, while
     no error has been found, without building its ``Case``; it is not yielded. The caller
     adds the yielded ones, so the store holds the valid rows in file order."""
-    from jsonschema import Draft202012Validator
-
     from .row_plan import direct
 
-    validator = Draft202012Validator(case_schema())
     check = _ScoringCheck()
     ok_direct = check.ok_direct
     seen: dict[str, int] = {}
@@ -549,7 +560,7 @@ def _valid_cases(p: Path, errors: list[str],
             errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
             continue
         cid = row.get("id") if type(row) is dict or isinstance(row, Mapping) else None
-        errs = ((not plain and _value_faults(row)) or _schema_errors(validator, row)
+        errs = ((not plain and _value_faults(row)) or _schema_errors(row)
                 or _match_errors(row))
         if errs:
             errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in errs)
