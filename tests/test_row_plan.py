@@ -133,12 +133,14 @@ def test_direct_rows_of_the_datasets(path):
 
 
 def _store_equal(got: CaseStore, want: list[Case]) -> None:
-    assert list(got) == [c.id for c in want]
+    assert list(got) == [c.id for c in want] and len(got) == len(want)
+    assert "no such case" not in got and got.get("no such case") is None
     general = CaseStore()
     for c in want:
         general.add(c, c.to_dict())
     for c in want:
-        assert got[c.id] == c and got.case_hash(c.id) == case_hash(c) == general.case_hash(c.id)
+        assert got[c.id] == c and got[c.id].to_dict() == c.to_dict()
+        assert got.case_hash(c.id) == case_hash(got[c.id]) == case_hash(c) == general.case_hash(c.id)
         p, q = got.plan(c.id), case_plan(c)
         assert (p is None) == (q is None)
         if p is not None:
@@ -157,6 +159,10 @@ def test_store_loaded_directly_equals_the_built_cases(tmp_path, monkeypatch, tra
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (tmp_path / "db.sql").write_text("", encoding="utf-8")
     _store_equal(load_case_store(path), load_cases(path))
+
+
+def test_some_datasets_found():
+    assert len(DATASETS) >= 4
 
 
 @pytest.mark.parametrize("path", DATASETS, ids=lambda p: str(p.relative_to(ROOT)))

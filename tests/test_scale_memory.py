@@ -18,31 +18,7 @@ from trajcheck.pipeline import evaluate_stream
 from trajcheck.traces.stream import stream
 
 ROOT = Path(__file__).resolve().parent.parent
-DATASETS = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".jsonl", ".json", ".yaml")
-                  and "cases" in p.name)
-
-
-def test_some_example_datasets_found():
-    assert len(DATASETS) >= 3
-
-
-@pytest.mark.parametrize("path", DATASETS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_case_store_gives_the_loaded_cases(path):
-    try:
-        want = load_cases(path)
-    except DatasetError as e:
-        with pytest.raises(DatasetError) as got:
-            load_case_store(path)
-        assert str(got.value) == str(e)
-        return
-    store = load_case_store(path)
-    assert list(store) == [c.id for c in want]
-    assert len(store) == len(want)
-    for c in want:
-        got = store[c.id]
-        assert got == c and got.to_dict() == c.to_dict()
-        assert case_hash(got) == case_hash(c) == store.case_hash(c.id)
-    assert "no such case" not in store and store.get("no such case") is None
+# the store against load_cases on every example and test case file: tests/test_row_plan.py
 
 
 def test_case_store_reports_bad_rows_as_load_cases_does(tmp_path):
