@@ -35,6 +35,8 @@ from .model import Case, Trajectory
 
 ARG_CHARS = 600
 _INT_SHORT = 10**18  # JSON text of at most 20 characters
+# json.dumps(v, ensure_ascii=False, default=str) without building an encoder per call
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def _cut_value(v: Any) -> Any:
@@ -42,7 +44,7 @@ def _cut_value(v: Any) -> Any:
     if ((t is str and 6 * len(v) + 2 <= ARG_CHARS) or t is bool or v is None
             or (t is int and -_INT_SHORT < v < _INT_SHORT) or (t is float and v - v == 0.0)):
         return v  # JSON text within ARG_CHARS (a character is at most 6): read back as v
-    text = json.dumps(v, ensure_ascii=False, default=str)
+    text = _dumps(v)
     if len(text) <= ARG_CHARS:
         return json.loads(text)
     return text[:ARG_CHARS] + f" ...[{len(text) - ARG_CHARS} more characters]"

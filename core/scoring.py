@@ -32,12 +32,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from .metrics.result import MetricResult
 
 TRANSCRIPT_CHARS = 2000
+# json.dumps(x, ensure_ascii=False, default=str) without building an encoder per call
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def _cut(x: Any, n: int = TRANSCRIPT_CHARS) -> Any:
     if x is None:
         return None
-    s = x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, default=str)
+    s = x if isinstance(x, str) else _dumps(x)
     return s if len(s) <= n else s[:n] + f" ...[{len(s) - n} more characters]"
 
 

@@ -20,9 +20,10 @@ from ..explain import explain_all, explain_mismatch
 from ..matchers import MatchContext
 from ..matching import (
     CompiledCall,
+    _check_mode,
     _hopcroft_karp,
+    _matches_compiled,
     argument_checks,
-    call_matches,
     compatibility,
     compile_all,
     compile_expected,
@@ -551,9 +552,12 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
         for j in exps:
             cc = compiled[j]
             mode = args_mode or cc.args_mode or case.args_mode or DEFAULT_ARGS_MODE
+            checked = _check_mode(mode)  # as call_matches checks it, once per expected call
             row: list[float] = []
             for i in preds:
-                exact = _whole_call_ok(calls[i], case.expected_calls[j], mode, ctx)
+                # call_matches(calls[i], case.expected_calls[j], args_mode=mode, context=ctx)
+                # on the call compiled above (the same compilation, not repeated per pair)
+                exact = _matches_compiled(calls[i], cc, checked, ctx)
                 if mode == "ignore":
                     ok, tot = 1, 1
                 else:
@@ -563,7 +567,9 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
                 cells[(j, i)] = (ok, tot, exact)
                 row.append(ok / tot)
             weights.append(row)
-        for r, col in enumerate(max_weight_assignment(weights)):
+        # one expected and one parsed call: the assignment pairs them (max_weight_assignment)
+        assign = [0] if len(weights) == 1 and len(weights[0]) == 1 else max_weight_assignment(weights)
+        for r, col in enumerate(assign):
             if col == -1:
                 continue
             j, i = exps[r], preds[col]
@@ -598,10 +604,6 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
                         parts={"per_call": per_call, "pooled": pooled, "call_exact_correct": n_exact,
                                "selected": len(per_call), "n_expected": n_exp},
                         passed=score == 1.0)
-
-
-def _whole_call_ok(call: ToolCall, exp: ExpectedCall, mode: str, ctx: MatchContext) -> bool:
-    return call_matches(call, exp, args_mode=mode, context=ctx)
 
 
 def call_correctness(traj: TrajLike, case: Case, *, args_mode: str | None = None,

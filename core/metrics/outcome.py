@@ -529,12 +529,13 @@ def response_includes(traj_or_text: Trajectory | str | None, required: Sequence[
     for i, r in enumerate(req):
         if not isinstance(r, str):
             raise MetricInputError(f"response_must_include[{i}] must be a string, got {type(r).__name__}")
-    pieces = [_norm_resp(p) for p in response_text(traj_or_text)]
-    found = [r for r in req if any(_norm_resp(r) in p for p in pieces)]
-    missing = [r for r in req if r not in found]
+    texts = response_text(traj_or_text)  # read even when nothing is required: its errors
     if not req:
         return MetricResult("response_includes", 1.0, "nothing required in the response",
                             {"found": [], "missing": []}, True)
+    pieces = [_norm_resp(p) for p in texts]
+    found = [r for r in req if any(_norm_resp(r) in p for p in pieces)]
+    missing = [r for r in req if r not in found]
     ok = not missing
     reason = ((f"response contains all {len(req)} required items" if len(req) > 1
                else "response contains the required item") if ok

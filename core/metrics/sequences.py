@@ -11,6 +11,7 @@ are positions in ``traj.steps`` (calls of one parallel step share a step index).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -569,6 +570,24 @@ def claims_success(text: str | None, action: str | None = None, *,
     """
     if not text:
         return False
+    if (type(text) is str and len(text) <= 8192 and (action is None or type(action) is str)
+            and (pattern is None or type(pattern) is str)
+            and (negation is None or type(negation) is str)):
+        # a full score asks the same of one final response several times (a bounded
+        # number of texts of bounded length is kept)
+        return _claims_cached(text, action, pattern, negation)
+    return _claims(text, action, pattern, negation)
+
+
+@functools.lru_cache(maxsize=256)
+def _claims_cached(text: str, action: str | None, pattern: str | None,
+                   negation: str | None) -> bool:
+    """``_claims`` of strings, remembered (a pure function of them)."""
+    return _claims(text, action, pattern, negation)
+
+
+def _claims(text: Any, action: str | None, pattern: str | None, negation: str | None) -> bool:
+    """``claims_success`` of a non-empty ``text`` (its docstring)."""
     try:
         claim = re.compile(pattern or CLAIM_PATTERN, re.IGNORECASE)
         neg = re.compile(negation or NEGATION_PATTERN, re.IGNORECASE)

@@ -103,6 +103,13 @@ def _canon(v: Any) -> Any:
 
     Raises ``_Unkeyable`` for NaN (equal to nothing) and unhashable foreign objects.
     """
+    t = type(v)  # the plain types first, each as its isinstance branch below keys it
+    if t is str:
+        return ("s", v)
+    if t is int:
+        return ("n", v)
+    if t is dict:
+        return ("d", frozenset((k, _canon(x)) for k, x in v.items()))
     if isinstance(v, bool):
         return ("b", v)
     if isinstance(v, (int, float)):
@@ -243,7 +250,7 @@ def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) 
     for i, c in enumerate(calls):
         flags: list[str] = []
         reasons: dict[str, str] = {}
-        pat = next((p for p in forb if fnmatchcase(c.name, p)), None)
+        pat = next((p for p in forb if fnmatchcase(c.name, p)), None) if forb else None
         if pat is not None:
             flags.append("forbidden")
             reasons["forbidden"] = f"matches forbidden pattern {pat!r}"
@@ -273,10 +280,9 @@ def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) 
             else:
                 flags.append("unnecessary")
                 reasons["unnecessary"] = "matches no expected call"
-        verdict = next(v for v in VERDICTS if v in flags)
-        rows.append(PredictedRow(i, step_of[i], c.name, verdict,
-                                 tuple(v for v in VERDICTS if v in flags), exp_index,
-                                 reasons[verdict]))
+        # flags were added in VERDICTS order, so the first is the verdict
+        rows.append(PredictedRow(i, step_of[i], c.name, flags[0], tuple(flags), exp_index,
+                                 reasons[flags[0]]))
 
     by_exp_full = {j: i for i, j in pair_of.items()}
     by_exp_name = {j: i for i, j in name_pair.items()}
@@ -293,9 +299,12 @@ def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) 
 
     n_exp = len(exp)
     n_matched = len(pair_of)
-    counts = {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
-    n_forbidden = sum("forbidden" in r.flags for r in rows)
-    n_unnecessary = sum("unnecessary" in r.flags for r in rows)
+    counts = dict.fromkeys(VERDICTS, 0)
+    n_forbidden = n_unnecessary = 0
+    for r in rows:
+        counts[r.verdict] += 1
+        n_forbidden += "forbidden" in r.flags
+        n_unnecessary += "unnecessary" in r.flags
     parts: dict[str, Any] = {"n_expected": n_exp, "matched": n_matched,
                              "name_matched": n_matched + len(name_pair),
                              "n_calls": len(calls), "n_counted": len(counted),
