@@ -549,13 +549,18 @@ def _match_calls(pred: Sequence[ToolCall], exp: Sequence[ExpectedCall], args_mod
     ctx = context or DEFAULT_CONTEXT
     cexp = compile_all(exp)
     adj = compatibility(pred, cexp, args_mode, ctx)
-    ml = _hopcroft_karp(adj, len(cexp))
+    return call_matching(_hopcroft_karp(adj, len(cexp)), len(cexp))
+
+
+def call_matching(ml: Sequence[int], n_exp: int) -> CallMatching:
+    """The ``CallMatching`` of a matching given per predicted call (its expected index, or
+    -1) against ``n_exp`` expected calls (internal helper)."""
     pairs = tuple((i, j) for i, j in enumerate(ml) if j != -1)
     matched_exp = {j for _, j in pairs}
     return CallMatching(
         pairs=pairs,
         unmatched_pred=tuple(i for i, j in enumerate(ml) if j == -1),
-        unmatched_exp=tuple(j for j in range(len(cexp)) if j not in matched_exp),
+        unmatched_exp=tuple(j for j in range(n_exp) if j not in matched_exp),
     )
 
 

@@ -36,6 +36,11 @@ def per_run() -> Iterator[None]:
         _MEMO.reset(token)
 
 
+def memo_open() -> bool:
+    """Whether a ``per_run`` block is open (so ``memoized`` keeps answers)."""
+    return _MEMO.get() is not None
+
+
 def memoized(tag: str, objs: tuple[Any, ...], extra: Any, compute: Callable[[], T]) -> T:
     """``compute()``, or its earlier answer for the same ``tag``, the same objects
     (``objs``, by identity) and an equal ``extra`` within the current ``per_run`` block."""
@@ -51,4 +56,4 @@ def memoized(tag: str, objs: tuple[Any, ...], extra: Any, compute: Callable[[], 
     return val
 
 
-__all__ = ["memoized", "per_run"]
+__all__ = ["memo_open", "memoized", "per_run"]

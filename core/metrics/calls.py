@@ -31,6 +31,7 @@ from ..matching import (
     retried_failures,
 )
 from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, Step, ToolCall, Trajectory
+from ..run_matching import shared
 from .result import MetricResult
 
 TrajLike = Trajectory | Sequence[ToolCall]
@@ -196,9 +197,12 @@ def prf_counts(tp: int, n_counted: int, n_expected: int) -> tuple[float, float, 
 def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
                    expected: Sequence[ExpectedCall], optional: Sequence[str], *,
                    args_mode: str | None, default_mode: str | None, ctx: MatchContext,
-                   name: str = "tool_call_prf") -> PRFResult:
-    """Shared core of :func:`tool_call_prf` (also used by ``trajectory_match``)."""
-    m = match_kept(calls, retried, expected, args_mode=args_mode, default_mode=default_mode, ctx=ctx)
+                   name: str = "tool_call_prf", matched: Matched | None = None) -> PRFResult:
+    """Shared core of :func:`tool_call_prf` (also used by ``trajectory_match``).
+    ``matched``: the matching ``match_kept`` gives for these arguments, when the caller
+    holds it already (``run_matching``)."""
+    m = matched if matched is not None else match_kept(
+        calls, retried, expected, args_mode=args_mode, default_mode=default_mode, ctx=ctx)
 
     def note(extra: list[int], near: list[int]) -> str:
         return _wrong_args_note(calls, extra, expected, near, args_mode, default_mode, ctx)
@@ -305,9 +309,14 @@ def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
     """
     case = _check_case(case)
     calls, retried = calls_and_retries(traj)
+    sm = shared(traj, case) if args_mode is None or args_mode == "ignore" else None
+    matched = None
+    if sm is not None:  # the run's one matching (run_matching): the rows match_kept builds
+        ml = sm.ml if args_mode is None else sm.name_ml()
+        matched = Matched(sm.kept, ml, sm.n_expected)
     return prf_from_calls(calls, retried, case.expected_calls, case.optional_calls,
                           args_mode=args_mode, default_mode=case.args_mode,
-                          ctx=context_for(case, context))
+                          ctx=context_for(case, context), matched=matched)
 
 
 # ---------------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Any
 from ..errors import MetricInputError
 from ..explain import explain_mismatch, value_diff
 from ..matchers import MatchContext, exact_equal
-from ..matching import call_matches, is_failed, match_calls
+from ..matching import _hopcroft_karp, call_matches, call_matching, is_failed, match_calls
 from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory
+from ..run_matching import same_modes, shared
 from .calls import require_trajectory
 from .result import MetricResult
 
@@ -836,7 +837,18 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
         pred_idx.append(i)
         pred.append(c)
     mode = args_mode or case.args_mode
-    m = match_calls(pred, expected, args_mode=mode, context=context)
+    sm = shared(traj, case) if same_modes(case, mode) else None
+    if sm is not None:
+        # the run's one set of rows (run_matching): a write's row holds only expected calls
+        # of its own (state-changing) tool, so its row among the expected writes is that
+        # row renumbered; the writes succeeded, so none was set aside as retried
+        at_w = {j: b for b, j in enumerate(exp_idx)}
+        at_k = {i: k for k, i in enumerate(sm.kept)}
+        rows = sm.rows
+        sub = [[at_w[j] for j in rows[at_k[i]]] for i in pred_idx]
+        m = call_matching(_hopcroft_karp(sub, len(expected)), len(expected))
+    else:
+        m = match_calls(pred, expected, args_mode=mode, context=context)
     missing = [exp_idx[j] for j in m.unmatched_exp]
     extra = [pred_idx[i] for i in m.unmatched_pred]
     not_required: dict[int, str] = {}

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..matching import match_calls, retried_failures
+from ..matching import call_matching, match_calls, retried_failures
 from ..model import Case, ExpectedCall, ToolCall
+from ..run_matching import shared
 from ..runmemo import memoized
 from .calls import TrajLike, as_trajectory, context_for
 from .result import MetricResult
@@ -216,7 +217,11 @@ def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) 
     exp = effective_expected(case)
     context = context_for(case, context)
 
-    m = match_calls([calls[i] for i in counted], exp, args_mode=args_mode, context=context)
+    sm = shared(traj, case) if args_mode is None else None
+    if sm is not None:  # the run's one matching (run_matching): its kept calls are ``counted``
+        m = call_matching(sm.ml, len(exp))
+    else:
+        m = match_calls([calls[i] for i in counted], exp, args_mode=args_mode, context=context)
     pair_of: dict[int, int] = {counted[i]: j for i, j in m.pairs}
 
     # identity classes of counted calls; give each class's pairs to its earliest members

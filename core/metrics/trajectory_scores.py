@@ -48,6 +48,7 @@ from ..errors import MetricInputError
 from ..matchers import MatchContext
 from ..matching import compatibility, compile_all
 from ..model import ARGS_MODES, Trajectory
+from ..run_matching import shared
 from .calls import PRFResult, TrajLike, calls_and_retries, context_for, prf_counts, prf_from_calls
 
 #: The graded neutral modes (``trajectory_match`` accepts them; ``f1`` etc. are the multiset forms).
@@ -159,7 +160,11 @@ def lcs_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = None,
             groups.append([k])
         last = all_steps[i]
     cexp = compile_all(exp_calls)
-    adj = [set(a) for a in compatibility(kept_calls, cexp, args_mode, ctx, default_mode=default_mode)]
+    sm = shared(pred, expected) if args_mode is None else None
+    # the run's one set of rows (run_matching), or the rows built here
+    rows = sm.rows if sm is not None else compatibility(kept_calls, cexp, args_mode, ctx,
+                                                         default_mode=default_mode)
+    adj = [set(a) for a in rows]
     nonopt = [c.name not in opt for c in kept_calls]
     n_lcs, n_nonopt_aligned = _lcs_groups(groups, adj, len(cexp), nonopt)
     counted = n_lcs + (sum(nonopt) - n_nonopt_aligned)
