@@ -197,10 +197,10 @@ def _matched_tools(traj: Trajectory, case: Case, context: MatchContext | None
                    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
     sm = shared(traj, case)
     if sm is not None and same_modes(case, case.args_mode):  # the run's one matching
-        exp = case.expected_calls
+        ecs = case.expected_calls
         called = sm.kept_calls
-        matched = tuple((exp[j].name, called[k].name) for k, j in enumerate(sm.ml) if j != -1)
-        return tuple(e.name for e in exp), tuple(c.name for c in called), matched
+        matched = tuple((ecs[j].name, called[k].name) for k, j in enumerate(sm.ml) if j != -1)
+        return tuple(e.name for e in ecs), tuple(c.name for c in called), matched
     calls = traj.tool_calls()
     skip = retried_failures(traj)
     pred = [c for i, c in enumerate(calls) if i not in skip]
