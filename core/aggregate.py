@@ -37,6 +37,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from itertools import chain, repeat
 from typing import Any
 
 from .case_sums import CaseSums, RunningSum, _numpy, exact_add
@@ -121,7 +122,54 @@ class CaseRows(Sequence[CaseResult]):
     def json_rows(self, start: int, stop: int) -> list[dict[str, Any]]:
         """``[row.to_dict() for row in self[start:stop]]``, the same dicts, built straight
         from the partial's columns (no ``CaseResult`` in between): the scorecard JSON is
-        written from these."""
+        written from these. With numpy, the batch's columns are gathered in whole arrays
+        and its run ids made in one pass; ``_json_rows_py`` is the plain route."""
+        np = _numpy()
+        order = self._order[start:stop]
+        if np is None or not order:
+            return self._json_rows_py(start, stop)
+        p = self._part
+        o = np.asarray(order, dtype=np.intp)
+        first = np.frombuffer(self._start, dtype=np.int64)
+        a = first[o]
+        lens = first[o + 1] - a
+        ends = np.cumsum(lens)
+        # the batch's run rows, case by case: each case's range of ``runs`` in turn
+        rr = np.frombuffer(self._runs, dtype=np.int64)[np.repeat(a - (ends - lens), lens)
+                                                       + np.arange(int(ends[-1]))]
+        ids = p.ids
+        cids = [ids[i] for i in order]
+        trials = np.frombuffer(p.run_trial, dtype=np.int64)[rr].tolist()
+        run_ids = [f"{c}-{t}" for c, t in zip(chain.from_iterable(map(repeat, cids, lens.tolist())),
+                                              trials)]
+        odd = p.run_odd
+        if odd:
+            for k in np.flatnonzero(np.isin(rr, np.fromiter(odd, dtype=np.int64))).tolist():
+                run_ids[k] = odd[int(rr[k])]
+        n = np.frombuffer(p.f1.count, dtype=np.int32)[o]
+        with np.errstate(all="ignore"):
+            mean = p.f1.totals(np, o) / np.where(n != 0, n, 1)
+            mean = np.where((n != 0) & np.isfinite(mean), mean + 0.0, np.nan).tolist()  # as _r
+        rec = np.frombuffer(p.rec_n, dtype=np.int32)[o].tolist()
+        col = np.frombuffer
+        hash_odd = p.hash_odd
+        out = []
+        s = 0
+        for i, cid, nr, ns, mf, rn, rs, h, e in zip(
+                order, cids, col(p.n_runs, dtype=np.int32)[o].tolist(),
+                col(p.n_succ, dtype=np.int32)[o].tolist(), mean, rec,
+                col(p.rec_succ, dtype=np.int32)[o].tolist(),
+                col(p.hashes, dtype=np.uint64)[o].tolist(), ends.tolist()):
+            out.append({"case_id": cid, "trials": nr, "successes": ns,
+                        "mean_f1": mf if mf == mf else None,
+                        "recorded_successes": rs if rn else None,
+                        "run_ids": run_ids[s:e],
+                        "case_hash": f"{h:016x}" if h else hash_odd.get(i)})
+            s = e
+        return out
+
+    def _json_rows_py(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """``json_rows`` row by row (without numpy)."""
         p = self._part
         ids, n_runs, n_succ, rec_n, rec_succ = p.ids, p.n_runs, p.n_succ, p.rec_n, p.rec_succ
         count, total = p.f1.count, p.f1.total
@@ -144,6 +192,18 @@ class CaseRows(Sequence[CaseResult]):
                         "run_ids": run_ids,
                         "case_hash": f"{h:016x}" if h else hash_odd.get(i)})
         return out
+
+    def json_float_keys(self) -> tuple[str, ...] | None:
+        """The keys under which ``json_rows``' dicts may hold a float (``("mean_f1",)``) when
+        every other value they hold is an exact ``str`` or ``int``, None or a list of exact
+        ``str`` -- their keys are exact ``str`` -- so that a JSON writer need only check how
+        those floats are spelled (``scorecard._indented_rows``); None when some case id, odd
+        run id or odd case hash is not an exact ``str`` (counts are ints from the columns,
+        run ids and hashes of the usual forms are formatted strings)."""
+        p = self._part
+        plain = all(set(map(type, vals)) <= {str}
+                    for vals in (p.ids, p.run_odd.values(), p.hash_odd.values()))
+        return ("mean_f1",) if plain else None
 
     def __len__(self) -> int:
         return len(self._order)

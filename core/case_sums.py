@@ -266,11 +266,32 @@ class CaseSums:
         cnt[ii[ok]] += oc[jj[ok]]
         return jj[~ok].tolist()  # type: ignore[no-any-return]
 
+    def totals(self, np: Any, rows: Any) -> Any:
+        """``[total(i) for i in rows]`` as a float64 array (``rows``: an integer array), the
+        same floats: hi where lo is 0, hi + lo (one rounding, as ``total``) where it is a
+        float, ``math.fsum`` of the parts where the sum is held in ``over``."""
+        self.flush()
+        hi = np.frombuffer(self.hi, dtype=np.float64)[rows]
+        lo = np.frombuffer(self.lo, dtype=np.float64)[rows]
+        with np.errstate(all="ignore"):
+            out = np.where(lo == 0.0, hi, hi + lo)  # hi kept as is (a -0.0 stays -0.0)
+        for k in np.flatnonzero(lo != lo).tolist():
+            out[k] = _fsum(self.over[int(rows[k])])
+        return out
+
     def means(self, rows: Iterable[int]) -> array[float]:
         """The mean of each of ``rows`` that has values, in that order (rows without values
         are left out): the per-task column a bootstrap over cases resamples."""
         self.flush()
         count = self.count
+        np = _numpy()
+        if np is not None:
+            idx = np.fromiter(rows, dtype=np.intp)
+            n = np.frombuffer(count, dtype=np.int32)[idx]
+            idx = idx[n != 0]
+            with np.errstate(all="ignore"):
+                m = self.totals(np, idx) / n[n != 0]  # float / int as Python divides them
+            return array("d", m.tobytes())
         total = self.total
         return array("d", [total(i) / count[i] for i in rows if count[i]])
 

@@ -24,6 +24,7 @@ Standard library only at import time (jsonschema is imported inside
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import math
 from collections.abc import Mapping
@@ -532,7 +533,20 @@ class Scorecard:
     def write_json(self, path: str | Path, *, indent: int = 2) -> None:
         """Write ``to_json(indent=indent)``'s text and a newline to ``path``, the same bytes,
         one case and one run at a time: the JSON of a scorecard over hundreds of thousands of
-        cases is never held in memory whole."""
+        cases is never held in memory whole.
+
+        The cyclic garbage collector is paused while writing (when it was on): every object
+        made here is a row's dicts, lists and strings, freed by reference counting, and in
+        an eval's full heap its passes cost about as much as the writing itself."""
+        was_on = gc.isenabled()
+        gc.disable()
+        try:
+            self._write_json(path, indent)
+        finally:
+            if was_on:
+                gc.enable()
+
+    def _write_json(self, path: str | Path, indent: int) -> None:
         def dumps(v: Any, level: int) -> str:
             text = _indented(v, indent)
             # JSON text escapes every newline inside strings: each one here starts a line
@@ -553,11 +567,15 @@ class Scorecard:
                 # rows a batch at a time: one encoder call per batch, not per row
                 size = 32 if k == "runs" else 512
                 json_rows = getattr(rows, "json_rows", None)  # aggregate.CaseRows: from columns
+                # the keys where its rows may hold floats, when it vouches every other value
+                # is a plain JSON value (aggregate.CaseRows.json_float_keys)
+                fkeys = rows.json_float_keys() if json_rows is not None else None  # type: ignore[attr-defined]
                 for j in range(0, len(rows), size):
                     batch = json_rows(j, j + size) if json_rows is not None else [
                         row.json_view() if isinstance(row, RunResult) else row.to_dict()
                         for row in rows[j:j + size]]
-                    text = _indented_rows(batch, indent)
+                    text = _indented_rows(batch, indent, None if fkeys is None else
+                                          [d[fk] for d in batch for fk in fkeys])
                     if text is None:
                         text = "".join(("," if q else "") + "\n" + pad * 2 + dumps(d, 2)
                                        for q, d in enumerate(batch))
@@ -625,15 +643,28 @@ def _indented(v: Any, indent: int) -> str:
     return json.dumps(v, indent=indent, ensure_ascii=False, default=str)
 
 
-def _indented_rows(rows: list[Any], indent: int) -> str | None:
+def _indented_rows(rows: list[Any], indent: int, floats: list[Any] | None = None) -> str | None:
     """The rows of a list two levels down in ``json.dumps(..., indent=indent)``'s text,
     each after a newline and joined by commas -- what writing each row alone at that level
     gives -- from one orjson call when orjson spells every value of the batch as ``json``
-    does (``_indented``); None otherwise (the caller writes the rows one by one)."""
+    does (``_indented``); None otherwise (the caller writes the rows one by one).
+
+    ``floats``: given when the caller vouches that the rows hold nothing but dicts with
+    exact ``str`` keys, lists, and exact ``str``, ``int``, ``bool`` and None values, besides
+    the floats (or None) listed, which are every float of the rows. On such values orjson and
+    ``json`` can differ only in a float's spelling (an exponent, NaN or infinity), an integer
+    past 64 bits or a lone surrogate; orjson refuses the last two (TypeError), so comparing
+    the listed floats' compact texts proves the batch's text is ``json``'s, without the
+    ``json`` encoder's pass over every row. Every other character is spelled alike: the
+    escapes of each code point are the same in both (tests/test_scorecard_json.py checks
+    them all)."""
     if _orjson is None or indent != 2:
         return None
     try:
-        if _orjson.dumps(rows, default=str, option=_ORJSON_OPTS).decode() != _COMPACT.encode(rows):
+        if floats is not None:
+            if _orjson.dumps(floats).decode() != _COMPACT.encode(floats):
+                return None
+        elif _orjson.dumps(rows, default=str, option=_ORJSON_OPTS).decode() != _COMPACT.encode(rows):
             return None
         text = _orjson.dumps(rows, default=str, option=_ORJSON_OPTS | _orjson.OPT_INDENT_2).decode()
     except (TypeError, ValueError):

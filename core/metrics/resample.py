@@ -17,7 +17,10 @@ Two paths, the same results:
   enough that no sum reaches 2**53, so none is ever rounded); the mean is that exact sum
   correctly rounded, divided by ``m`` -- what ``math.fsum(xs) / len(xs)`` gives. Columns
   with few distinct values (pass^k's per-task values) are counted per distinct row of
-  them instead of per task. Replicates go in batches of a few megabytes whatever ``m``;
+  them instead of per task. Replicates go in batches of a few megabytes whatever ``m``.
+  With many draws and more than one processor, a second thread draws the indices (numpy's
+  generator and its arithmetic release the GIL) while the first counts and sums them: the
+  same stream, taken in the same order, so the same floats;
 - otherwise (or for values whose binary exponents span too far for the limbs): plain
   Python, one ``random()`` per index, ``math.fsum`` per column.
 
@@ -28,9 +31,13 @@ Definitions: Efron & Tibshirani (1993), ch. 13 (percentile interval); DESIGN.md
 from __future__ import annotations
 
 import math
+import os
+import queue
 import random
+import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import MetricInputError
@@ -39,24 +46,39 @@ from .reliability import percentile
 MAX_BITS = 312  # values spanning more than ~2**-250..1 take the plain path
 _BATCH = 1 << 21  # task counts per batch of replicates (16 MB as float64), whatever m
 _FEW = 64  # a column with at most this many distinct values is counted per distinct row
+_CHUNK = 1 << 18  # draws per block handed from the drawing thread (2 MB as float64)
+_THREAD_MIN = 1 << 22  # draws (tasks x replicates) from which a second thread draws them
 
 
 def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, seed: int = 0,
-                    confidence: float = 0.95,
-                    use_numpy: bool | None = None) -> list[tuple[float, float, float]]:
+                    confidence: float = 0.95, use_numpy: bool | None = None,
+                    threads: int | None = None) -> list[tuple[float, float, float]]:
     """For each column of per-task values, ``(estimate, lo, hi)``: the mean and its seeded
     percentile bootstrap interval, equal to ``reliability.bootstrap_ci(column, n_boot=n_boot,
     seed=seed, confidence=confidence)``'s ``estimate``, ``lo``, ``hi``.
 
     ``columns``: sequences of finite floats (one value per task); columns of equal length
     share one draw of indices per replicate. ``use_numpy``: None uses numpy when importable,
-    False forces the plain path (True requires numpy). Raises ``MetricInputError`` for an
-    empty column, a non-finite value, n_boot < 1 or confidence outside (0, 1).
+    False forces the plain path (True requires numpy). ``threads`` (numpy path): 1 draws
+    and sums in this thread, 2 draws the indices in a second thread, None uses the second
+    thread from 4M draws (tasks x replicates) when more than one processor is available;
+    the results are the same floats either way. Raises ``MetricInputError`` for an empty
+    column, a non-finite value, n_boot < 1, confidence outside (0, 1) or threads not 1, 2
+    or None.
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise MetricInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
     if not 0.0 < confidence < 1.0:
         raise MetricInputError(f"confidence must be in (0, 1), got {confidence!r}")
+    if threads not in (None, 1, 2) or isinstance(threads, bool):
+        raise MetricInputError(f"threads must be 1, 2 or None, got {threads!r}")
+    np: Any = None
+    if use_numpy is not False:
+        try:
+            import numpy as np
+        except ImportError:
+            if use_numpy:
+                raise
     # the columns are read, not kept: a list of floats or an array of doubles is used as it
     # is (no copy: at 250k tasks a copy of a dozen columns as lists is ~100 MB)
     cols: list[Sequence[float]] = [c if ((type(c) is array and c.typecode == "d")
@@ -65,15 +87,10 @@ def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, s
     for j, c in enumerate(cols):
         if not len(c):
             raise MetricInputError(f"column {j}: empty suite: no tasks to bootstrap")
-        if not all(map(math.isfinite, c)):
+        finite = (bool(np.isfinite(np.frombuffer(c, dtype=np.float64)).all()) if np is not None
+                  and type(c) is array else all(map(math.isfinite, c)))
+        if not finite:
             raise MetricInputError(f"column {j}: a per-task value is not finite")
-    np: Any = None
-    if use_numpy is not False:
-        try:
-            import numpy as np
-        except ImportError:
-            if use_numpy:
-                raise
     by_len: dict[int, list[int]] = {}
     for j, c in enumerate(cols):
         by_len.setdefault(len(c), []).append(j)
@@ -81,16 +98,31 @@ def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, s
     alpha = 1.0 - confidence
     for m, js in by_len.items():
         group = [cols[j] for j in js]
-        reps = None
+        reps: Any = None
         if np is not None:
-            reps = _reps_numpy(np, group, m, n_boot, seed)
+            reps = _reps_numpy(np, group, m, n_boot, seed, _threads(threads, m * n_boot))
         if reps is None:
             reps = _reps_plain(group, m, n_boot, seed)
         for j, col, rs in zip(js, group, reps):
-            rs.sort()
+            # replicate means are >= 0 and never NaN or -0.0: numpy's order is list.sort's
+            rs = rs.sort() or rs if type(rs) is list else np.sort(rs).tolist()
             out[j] = (math.fsum(col) / m, percentile(rs, alpha / 2.0),
                       percentile(rs, 1.0 - alpha / 2.0))
     return [x for x in out if x is not None]
+
+
+def _threads(threads: int | None, draws: int) -> int:
+    """Threads for ``draws`` draws: as asked, else 2 from ``_THREAD_MIN`` draws when this
+    process may run on more than one processor."""
+    if threads is not None:
+        return threads
+    if draws < _THREAD_MIN:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    return 2 if cpus > 1 else 1
 
 
 def _one_thread() -> Any:
@@ -150,29 +182,151 @@ def _limbs(np: Any, v: Any, lb: int) -> tuple[Any, int] | None:
     return out, -e_min
 
 
-def _key_rows(np: Any, vals: list[Any]) -> tuple[Any, Any] | None:
-    """For columns of few distinct values: each task's key (its row of values, numbered)
-    and one task of each key; None when the rows take more than ``_FEW`` distinct values."""
-    key = np.zeros(vals[0].size, dtype=np.int64)
-    for v in vals:
-        _, inv = np.unique(v, return_inverse=True)
-        _, key = np.unique(key * (int(inv.max()) + 1) + inv.reshape(-1), return_inverse=True)
-        key = key.reshape(-1)
-        if int(key.max()) >= _FEW:
+def _few_values(np: Any, v: Any) -> Any:
+    """The sorted distinct values of ``v`` when there are at most ``_FEW``, else None (a
+    prefix with more settles it without sorting the whole column)."""
+    if _distinct(np, v[:4096]).size > _FEW:
+        return None
+    u = _distinct(np, v)
+    return u if u.size <= _FEW else None
+
+
+def _distinct(np: Any, v: Any) -> Any:
+    """``np.unique(v)`` of a float64 array (sorted; -0.0 and 0.0 are one value), without
+    the import of ``numpy.ma`` that ``np.unique`` makes (~15 ms)."""
+    s = np.sort(v)
+    keep = np.empty(s.size, dtype=bool)
+    keep[:1] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+def _key_rows(np: Any, vals: list[Any], uniq: list[Any], m: int) -> tuple[Any, Any] | None:
+    """For columns of few distinct values (``uniq[i]``: ``vals[i]``'s): each task's key (its
+    row of values, numbered in the rows' sorted order) and one task of each key; None when
+    the rows take more than ``_FEW`` distinct values."""
+    key = np.zeros(m, dtype=np.intp)
+    nk = 1
+    for v, u in zip(vals, uniq):
+        comb = key * u.size + np.searchsorted(u, v)  # v's values are all in u
+        seen = np.zeros(nk * u.size, dtype=bool)
+        seen[comb] = True
+        rank = np.cumsum(seen) - 1
+        nk = int(rank[-1]) + 1
+        if nk > _FEW:
             return None
-    _, first = np.unique(key, return_index=True)
+        key = rank[comb]
+    first = np.empty(nk, dtype=np.intp)
+    first[key] = np.arange(m)  # some task of each key: all of them share its values
     return key, first
 
 
+def _generator(np: Any, seed: int) -> Any:
+    """numpy's MT19937 generator in ``random.Random(seed)``'s state: its doubles are
+    ``random()``'s ((a >> 5) * 2**26 + (b >> 6), over 2**53)."""
+    bg = np.random.MT19937()
+    st = random.Random(seed).getstate()[1]
+    state = bg.state
+    state["state"]["key"] = np.array(st[:624], dtype=np.uint32)
+    state["state"]["pos"] = st[624]
+    bg.state = state
+    return np.random.Generator(bg)
+
+
+@contextmanager
+def _draws(np: Any, gen: Any, m: int, n_boot: int, threads: int) -> Iterator[Iterator[Any]]:
+    """An iterator over the ``n_boot`` replicates' task indices in order (each an intp array
+    of ``m``, valid until the next is taken): ``floor(random() * m)`` per draw, as
+    ``random.Random`` draws an index. With ``threads`` 2 a second thread draws blocks of
+    them ahead (three blocks in flight) while the caller counts them."""
+    k = max(1, min(n_boot, _CHUNK // m))  # replicates per block
+    fm = float(m)
+
+    def fill(u: Any, idx: Any, b: int) -> None:
+        gen.random(out=u[:b])  # one stream, row after row
+        u[:b] *= fm
+        np.copyto(idx[:b], u[:b], casting="unsafe")  # truncation = floor: u >= 0
+
+    if threads == 1:
+        def serial() -> Iterator[Any]:
+            u = np.empty((k, m))
+            idx = np.empty((k, m), dtype=np.intp)
+            done = 0
+            while done < n_boot:
+                b = min(k, n_boot - done)
+                fill(u, idx, b)
+                yield from idx[:b]
+                done += b
+        yield serial()
+        return
+    free: queue.Queue[Any] = queue.Queue()
+    ready: queue.Queue[Any] = queue.Queue()
+    for _ in range(3):
+        free.put(np.empty((k, m), dtype=np.intp))
+
+    def produce() -> None:
+        try:
+            u = np.empty((k, m))
+            done = 0
+            while done < n_boot:
+                b = min(k, n_boot - done)
+                idx = free.get()
+                if idx is None:  # the caller stopped early
+                    return
+                fill(u, idx, b)
+                ready.put((idx, b))
+                done += b
+        except BaseException as e:  # handed to the caller  # pragma: no cover
+            ready.put((e, 0))
+
+    def taken() -> Iterator[Any]:
+        got = 0
+        while got < n_boot:
+            idx, b = ready.get()
+            if isinstance(idx, BaseException):  # pragma: no cover - numpy failing
+                raise idx
+            yield from idx[:b]
+            free.put(idx)
+            got += b
+
+    th = threading.Thread(target=produce, name="trajcheck-bootstrap-draws", daemon=True)
+    th.start()
+    try:
+        yield taken()
+    finally:
+        free.put(None)
+        th.join()
+
+
+def _means(np: Any, limbs: Any, lb: int, e: int, m: int) -> Any:
+    """Each replicate's mean from its exact sum in ``lb``-bit limbs (``limbs``: replicates x
+    limbs, each an integer below 2**53), the sum being N / 2**e: N correctly rounded, times
+    2**-e, over m -- ``math.ldexp(float(N), -e) / m``. One or two limbs in whole columns
+    (ldexp(hi, lb) + lo is one correctly rounded addition of two exact doubles, as float(N)
+    rounds); more limbs as Python integers."""
+    nl = limbs.shape[1]
+    if nl <= 2:
+        tot = limbs[:, 0] if nl == 1 else np.ldexp(limbs[:, 1], lb) + limbs[:, 0]
+        with np.errstate(over="ignore"):
+            out = np.ldexp(tot, -e) / m
+        if np.isfinite(out).all():
+            return out
+    # more limbs, or a sum past the largest float: Python's integers (math.ldexp raises
+    # OverflowError as math.fsum does in bootstrap_ci)
+    return np.array([math.ldexp(float(sum(int(x) << (lb * q) for q, x in enumerate(row))), -e) / m
+                     for row in limbs.tolist()])
+
+
 def _reps_numpy(np: Any, group: Sequence[Sequence[float]], m: int, n_boot: int,
-                seed: int) -> list[list[float]] | None:
+                seed: int, threads: int = 1) -> list[Any] | None:
     vals = [np.frombuffer(c, dtype=np.float64) if type(c) is array else np.asarray(c, dtype=np.float64)
             for c in group]
     if any(bool((v < 0).any()) for v in vals):
         return None
     lb = _limb_bits(m)
-    few = [j for j, v in enumerate(vals) if np.unique(v).size <= _FEW]
-    keyed = _key_rows(np, [vals[j] for j in few]) if few else None
+    uniq = [_few_values(np, v) for v in vals]
+    few = [j for j, u in enumerate(uniq) if u is not None]
+    keyed = _key_rows(np, [vals[j] for j in few], [uniq[j] for j in few], m) if few else None
     if keyed is None:
         few = []
     many = [j for j in range(len(vals)) if j not in few]
@@ -210,40 +364,24 @@ def _reps_numpy(np: Any, group: Sequence[Sequence[float]], m: int, n_boot: int,
         blocks.append(onehot)
     mat = np.concatenate(blocks, axis=1) if len(blocks) > 1 else blocks[0]
     del blocks
-    bg = np.random.MT19937()
-    st = random.Random(seed).getstate()[1]
-    state = bg.state
-    state["state"]["key"] = np.array(st[:624], dtype=np.uint32)
-    state["state"]["pos"] = st[624]
-    bg.state = state
-    # numpy's MT19937 double is CPython's random(): (a >> 5) * 2**26 + (b >> 6), over 2**53
-    gen = np.random.Generator(bg)
-    fm = float(m)
-    u = np.empty(m)
-    reps: list[list[float]] = [[] for _ in group]
+    gen = _generator(np, seed)
+    reps: list[list[Any]] = [[] for _ in group]
     per_call = max(1, min(n_boot, _BATCH // m))
     cnt = np.empty((per_call, m))
     done = 0
     # BLAS limited to one thread once, not per batch (threadpoolctl reads the loaded
     # libraries each time it is entered)
-    with _one_thread():
+    with _one_thread(), _draws(np, gen, m, n_boot, threads) as draws:
         while done < n_boot:
             b = min(per_call, n_boot - done)
             for r in range(b):
-                gen.random(out=u)
-                u *= fm  # floor(random() * m), as random.Random draws an index
-                cnt[r] = np.bincount(u.astype(np.intp), minlength=m)  # truncation: u >= 0
+                cnt[r] = np.bincount(next(draws), minlength=m)
             sums = cnt[:b] @ mat  # exact: every partial sum is an integer below 2**53
-            ksums = sums[:, width:width + n_keys] @ key_limbs if n_keys else None
-            for r in range(b):
-                rows = (sums[r].tolist(), ksums[r].tolist() if ksums is not None else None)
-                for j, ((blk, s0, nl), e) in enumerate(zip(spans, scales)):
-                    row = rows[blk]
-                    total = 0
-                    for q in range(nl):
-                        total += int(row[s0 + q]) << (lb * q)  # type: ignore[index]
-                    reps[j].append(math.ldexp(float(total), -e) / m if total else 0.0)
+            ksums: Any = sums[:, width:width + n_keys] @ key_limbs if n_keys else None
+            for j, ((blk, s0, nl), e) in enumerate(zip(spans, scales)):
+                reps[j].append(_means(np, (ksums if blk else sums)[:, s0:s0 + nl], lb, e, m))
             done += b
-    return reps
+    return [np.concatenate(r) for r in reps]
+
 
 __all__ = ["bootstrap_means"]
