@@ -906,8 +906,9 @@ class SuitePartial:
         from .metrics.efficiency import summary_from_values
 
         res = summary_from_values(
-            # the arrays as they are: one field's sorted copy at a time, not five lists
-            self.n, self.n_eff_success, self.eff_values,
+            # the arrays as they are (one field's sorted copy at a time, not five lists), or
+            # sorted by numpy when all finite: describe's sort then finds one run
+            self.n, self.n_eff_success, _sorted_values(self.eff_values),
             None if self.cost is None else self.cost.total())
         dists = res.distributions or {}
         out: dict[str, Any] = {"n_runs": res.n_runs, "n_success": res.n_success,
@@ -1064,6 +1065,7 @@ def _kcurves(ns: Sequence[int], cs: Sequence[int], ks: Sequence[int], iv: _Inter
     cols: dict[int, tuple[int | None, int | None]] = {}
     groups = Counter(zip(cs, ns))  # tasks with the same (c, n): same values
     n_tasks = len(ns)
+    column = _group_columns(cs, ns, list(groups))
     for k in ks:
         ph[k] = _r(_task_mean(groups, n_tasks, k, hat=True)) or 0.0
         pa[k] = _r(_task_mean(groups, n_tasks, k, hat=False)) or 0.0
@@ -1072,8 +1074,7 @@ def _kcurves(ns: Sequence[int], cs: Sequence[int], ks: Sequence[int], iv: _Inter
         # tasks with the same (c, n) share their value
         hat = {cn: pass_hat_k({0: cn}, k) for cn in groups}
         at = {cn: pass_at_k({0: cn}, k) for cn in groups}
-        cols[k] = (iv.add(array("d", map(hat.__getitem__, zip(cs, ns)))),
-                   iv.add(array("d", map(at.__getitem__, zip(cs, ns)))))
+        cols[k] = (iv.add(column(hat)), iv.add(column(at)))
 
     def done() -> tuple[dict[int, float], dict[int, Any], dict[int, float], dict[int, Any]]:
         phc: dict[int, Any] = {}
@@ -1084,6 +1085,28 @@ def _kcurves(ns: Sequence[int], cs: Sequence[int], ks: Sequence[int], iv: _Inter
             pac[k] = (e2.lo, e2.hi) if e2 else None
         return ph, phc, pa, pac
     return done
+
+
+def _group_columns(cs: Sequence[int], ns: Sequence[int], groups: list[tuple[int, int]]
+                   ) -> Callable[[Mapping[tuple[int, int], float]], array[float]]:
+    """A maker of per-task columns from per-group values: ``column(value)`` is
+    ``array("d", [value[(cs[t], ns[t])] for t in tasks])`` (``groups``: every distinct
+    ``(c, n)``), with numpy by each task's group number (found once, by a search in the
+    groups' sorted ``c * (max n + 1) + n`` keys)."""
+    np = _numpy()
+    if np is None or not groups:
+        return lambda value: array("d", map(value.__getitem__, zip(cs, ns)))
+    width = max(n for _, n in groups) + 1
+    order = sorted(range(len(groups)), key=lambda g: groups[g][0] * width + groups[g][1])
+    keys = np.array([groups[g][0] * width + groups[g][1] for g in order], dtype=np.int64)
+    task_keys = np.asarray(cs, dtype=np.int64) * width + np.asarray(ns, dtype=np.int64)
+    gid = np.searchsorted(keys, task_keys)  # every task's key is one of the groups'
+    ordered = [groups[g] for g in order]
+
+    def column(value: Mapping[tuple[int, int], float]) -> array[float]:
+        per = np.array([value[cn] for cn in ordered], dtype=np.float64)
+        return array("d", per[gid].tobytes())
+    return column
 
 
 def _task_mean(groups: Mapping[tuple[int, int], int], n_tasks: int, k: int, *, hat: bool) -> float:
@@ -1127,6 +1150,22 @@ def _ks(ns: Sequence[int], name: Callable[[int], str], ks: Sequence[int] | None)
         short = min(range(len(ns)), key=ns.__getitem__)
         raise KTooLargeError(max(ks), name(short), ns[short])
     return sorted(set(ks))
+
+
+def _sorted_values(values: Mapping[str, array[float]]) -> Mapping[str, array[float]]:
+    """Each field's values in ascending order (numpy's sort, ~10x Python's on a quarter
+    million floats) when they are all finite; a field with a NaN or an infinity is left as
+    it is, so that ``describe`` names the same value. The figures do not depend on the
+    order: percentiles read the sorted values, the mean is an exact sum, min and max are
+    order-free (a -0.0 beside 0.0 is written 0.0 either way, ``_r``)."""
+    np = _numpy()
+    if np is None:
+        return values
+    out = {}
+    for f, v in values.items():
+        a = np.frombuffer(v, dtype=np.float64)
+        out[f] = array("d", np.sort(a).tobytes()) if len(v) > 1 and np.isfinite(a).all() else v
+    return out
 
 
 def _dist_json(d: Any, money: bool) -> dict[str, Any] | None:

@@ -179,3 +179,30 @@ def test_scorecard_with_odd_ids_round_trips(tmp_path):
     out = tmp_path / "sc.json"
     sc.write_json(out)
     assert out.read_text(encoding="utf-8") == sc.to_json() + "\n"
+
+
+def test_group_columns_and_sorted_values_give_the_plain_results():
+    """finalize's per-task pass^k columns made by group number (numpy) equal the per-task
+    lookup, and the efficiency figures from numpy-sorted values equal describe's on the
+    values in their own order (a field with a NaN left as it is: the same error)."""
+    from array import array
+
+    from trajcheck.aggregate import _group_columns, _sorted_values
+    from trajcheck.errors import MetricInputError
+    from trajcheck.metrics.efficiency import describe
+
+    rnd = random.Random(4)
+    for _ in range(50):
+        ns = array("i", [rnd.choice([1, 2, 4, 9, 300]) for _ in range(rnd.randint(1, 60))])
+        cs = array("i", [rnd.randint(0, n) for n in ns])
+        groups = list(dict.fromkeys(zip(cs, ns)))
+        value = {g: rnd.random() for g in groups}
+        assert _group_columns(cs, ns, groups)(value) == array("d", [value[g] for g in zip(cs, ns)])
+    vals = {"a": array("d", [rnd.choice([0.0, -0.0, 1.5, 3.0, 1e-9, 7.25]) for _ in range(999)]),
+            "b": array("d", [2.0, float("nan"), 1.0]), "c": array("d", [5.0])}
+    got = _sorted_values(vals)
+    assert list(got["a"]) == sorted(vals["a"]) and got["b"] is vals["b"] and got["c"] is vals["c"]
+    d1, d2 = describe(got["a"]), describe(vals["a"])
+    assert [float(x) + 0.0 for x in dataclasses.astuple(d1)] == [float(x) + 0.0 for x in dataclasses.astuple(d2)]
+    with pytest.raises(MetricInputError, match="value 1 is not finite"):
+        describe(got["b"])
