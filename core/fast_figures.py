@@ -14,7 +14,7 @@ from .matchers import exact_equal
 from .matching import _exact_args_ok, max_weight_assignment
 from .metrics.composite import COMPONENTS, DEFAULT_WEIGHTS, _nearest_simple
 from .metrics.efficiency import step_efficiency
-from .metrics.trajectory_scores import _lcs_groups
+from .metrics.trajectory_scores import _lcs_groups, matching_in_order
 
 _WEIGHTS = tuple(DEFAULT_WEIGHTS[k] for k in COMPONENTS)
 _MEMO_MAX = 65536
@@ -59,22 +59,8 @@ def lcs_counts(kept: Sequence[int], call_step: list[int], ml: list[int], rows: l
     ``tp``/``nonopt_tp`` the matching's counts). When the maximum matching already runs in
     order across steps, it is a longest common subsequence: its pairs align, no alignment
     has more (each is a matching), and every maximum matching pairs as many calls of each
-    tool, so as many non-optional ones."""
-    prev_hi = hi = -1
-    last = None
-    for k, i in enumerate(kept):
-        st = call_step[i]
-        if st != last:  # a new step: its pairs must all come after the previous steps'
-            if hi > prev_hi:
-                prev_hi = hi
-            hi, last = -1, st
-        j = ml[k]
-        if j != -1:
-            if j <= prev_hi:
-                break
-            if j > hi:
-                hi = j
-    else:
+    tool, so as many non-optional ones (``trajectory_scores.matching_in_order``)."""
+    if matching_in_order(kept, call_step, ml):
         return tp, nonopt_tp
     groups: list[list[int]] = []
     last = None

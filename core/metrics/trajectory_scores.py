@@ -115,6 +115,31 @@ def _lcs_groups(groups: Sequence[Sequence[int]], adj: Sequence[set[int]], n_exp:
     return best[n_exp]
 
 
+def matching_in_order(kept: Sequence[int], call_step: Sequence[int], ml: Sequence[int]) -> bool:
+    """Whether the matching ``ml`` of the kept calls (``kept``: their indices into
+    ``call_step``, each call's step position; ``ml``: per kept call its expected index or
+    -1) runs in order across steps: each step's pairs come after every pair of the steps
+    before it. A maximum matching of compatibility rows that runs in order is a longest
+    common subsequence: its pairs align, no alignment has more (each is a matching), and
+    rows join only calls of one tool, so every maximum matching pairs as many calls of
+    each tool (as many non-optional ones as any LCS)."""
+    prev_hi = hi = -1
+    last = None
+    for k, i in enumerate(kept):
+        st = call_step[i]
+        if st != last:  # a new step: its pairs must all come after the previous steps'
+            if hi > prev_hi:
+                prev_hi = hi
+            hi, last = -1, st
+        j = ml[k]
+        if j != -1:
+            if j <= prev_hi:
+                return False
+            if j > hi:
+                hi = j
+    return True
+
+
 def _inputs(pred: TrajLike, expected: Any, args_mode: str | None, context: MatchContext | None,
             optional: Sequence[str]) -> tuple[Any, ...]:
     from .trajectory import _expected_list  # one reading of "expected" for every mode
@@ -160,13 +185,21 @@ def lcs_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = None,
             groups.append([k])
         last = all_steps[i]
     cexp = compile_all(exp_calls)
-    sm = shared(pred, expected) if args_mode is None else None
-    # the run's one set of rows (run_matching), or the rows built here
-    rows = sm.rows if sm is not None else compatibility(kept_calls, cexp, args_mode, ctx,
-                                                         default_mode=default_mode)
-    adj = [set(a) for a in rows]
     nonopt = [c.name not in opt for c in kept_calls]
-    n_lcs, n_nonopt_aligned = _lcs_groups(groups, adj, len(cexp), nonopt)
+    sm = shared(pred, expected) if args_mode is None else None
+    if sm is not None and matching_in_order(kept, all_steps, sm.ml):
+        # the run's one maximum matching (run_matching) runs in order: it is an LCS
+        n_lcs = n_nonopt_aligned = 0
+        for j, no in zip(sm.ml, nonopt):
+            if j != -1:
+                n_lcs += 1
+                n_nonopt_aligned += no
+    else:
+        # the run's one set of rows, or the rows built here
+        rows = sm.rows if sm is not None else compatibility(kept_calls, cexp, args_mode, ctx,
+                                                             default_mode=default_mode)
+        adj = [set(a) for a in rows]
+        n_lcs, n_nonopt_aligned = _lcs_groups(groups, adj, len(cexp), nonopt)
     counted = n_lcs + (sum(nonopt) - n_nonopt_aligned)
     p, r, f = prf_counts(n_lcs, counted, len(cexp))
     reason = (f"LCS {n_lcs}: precision {p:.3f} ({n_lcs}/{counted} counted calls in order), "
@@ -235,4 +268,4 @@ def _name_counts_prf(calls: Sequence[Any], retried: frozenset[int], exp_calls: S
     return PRFResult("multiset_prf", f, reason, parts, None, p, r, f, tp, counted, len(exp_calls))
 
 
-__all__ = ["LCS_MODES", "lcs_prf", "multiset_prf"]
+__all__ = ["LCS_MODES", "lcs_prf", "matching_in_order", "multiset_prf"]
