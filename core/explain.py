@@ -126,7 +126,7 @@ def explain_mismatch(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None
     if pred.name != exp.name:
         return f"name differs: expected {exp.name!r}, got {pred.name!r}"
     pargs = pred.args
-    if not isinstance(pargs, Mapping):
+    if type(pargs) is not dict and not isinstance(pargs, Mapping):
         return "arguments did not parse as a JSON object"
     cc = compile_expected(exp)
     mode = args_mode or cc.args_mode or DEFAULT_ARGS_MODE

@@ -51,7 +51,7 @@ def _cut_value(v: Any) -> Any:
 
 
 def _args(a: Any, raw: Any = None) -> Any:
-    if isinstance(a, Mapping):
+    if type(a) is dict or isinstance(a, Mapping):  # a dict without the ABC check
         return {str(k): _cut_value(v) for k, v in a.items()}
     if a is None:
         return None if raw is None else _cut_value(raw)
@@ -65,7 +65,7 @@ def diff_arg(diff: str | None, args: Any) -> str | None:
     """The top-level argument name a ``explain_mismatch`` phrase starts with
     (``"flights[0]: unexpected keys ..."`` -> ``"flights"``) when it is one of ``args``' keys
     (a dict), else None."""
-    if not diff or not isinstance(args, Mapping):
+    if not diff or not (type(args) is dict or isinstance(args, Mapping)):
         return None
     m = _ARG_RE.match(diff)
     if m and m.group(1) in args:

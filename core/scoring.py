@@ -26,7 +26,7 @@ from .matching import match_calls, retried_failures
 from .model import Case, Trajectory
 from .run_matching import same_modes, shared
 from .runmemo import per_run
-from .scorecard import RunResult, _r, _usd
+from .scorecard import RunResult, _r, _usd, run_result_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .matchers import MatchContext
@@ -346,26 +346,27 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
         failure = forb.reason
     if keep_transcript is None:
         keep_transcript = True
-    return RunResult(
-        run_id=run_id, case_id=case.id, trial=trial if isinstance(trial, int) else None,
-        success=success, outcome_reason=outcome.reason, failure_reason=failure,
-        precision=_r(getattr(prf, "precision", None)), recall=_r(getattr(prf, "recall", None)),
-        f1=_r(getattr(prf, "f1", prf.score)), composite=_r(comp.score),
-        composite_passed=comp.passed, steps=stats.steps or 0, n_calls=stats.tool_calls or 0,
-        tokens=stats.tokens, cost_usd=_usd(stats.cost_usd), latency_ms=_r(stats.latency_ms),
-        route=run_route(traj, case), expected_route=case.expected_route,
-        recorded_reward=_r(meta["reward"]) if isinstance(meta.get("reward"), (int, float)) else None,
-        fault_run=fault_run, false_success=false_success, expected_tools=exp_tools,
-        called_tools=called, matched=matched, metrics=metrics,
-        transcript=transcript(traj) if keep_transcript else None,
-        forbidden_checked=bool(case.forbidden_calls or case.forbidden_sequences),
-        case_hash=case_hash(case),
-        calls=call_detail(traj, case, context=context) if keep_calls else None,
-        recorded_checks=recorded_checks(traj, outcome),
-        recorded_group=_recorded_group(meta, case),
-        category=case.metadata.get("category") if isinstance(case.metadata.get("category"), str) else None,
-        lcs_f1=_r(lcs.f1), name_f1=_r(names.f1),
-    )
+    # RunResult's fields in field order, built without the frozen __init__ (same object)
+    return run_result_of({
+        "run_id": run_id, "case_id": case.id, "trial": trial if isinstance(trial, int) else None,
+        "success": success, "outcome_reason": outcome.reason, "failure_reason": failure,
+        "precision": _r(getattr(prf, "precision", None)), "recall": _r(getattr(prf, "recall", None)),
+        "f1": _r(getattr(prf, "f1", prf.score)), "composite": _r(comp.score),
+        "composite_passed": comp.passed, "steps": stats.steps or 0, "n_calls": stats.tool_calls or 0,
+        "tokens": stats.tokens, "cost_usd": _usd(stats.cost_usd), "latency_ms": _r(stats.latency_ms),
+        "route": run_route(traj, case), "expected_route": case.expected_route,
+        "recorded_reward": _r(meta["reward"]) if isinstance(meta.get("reward"), (int, float)) else None,
+        "fault_run": fault_run, "false_success": false_success, "expected_tools": exp_tools,
+        "called_tools": called, "matched": matched, "metrics": metrics,
+        "transcript": transcript(traj) if keep_transcript else None,
+        "forbidden_checked": bool(case.forbidden_calls or case.forbidden_sequences),
+        "case_hash": case_hash(case),
+        "calls": call_detail(traj, case, context=context) if keep_calls else None,
+        "recorded_checks": recorded_checks(traj, outcome),
+        "recorded_group": _recorded_group(meta, case),
+        "category": case.metadata.get("category") if isinstance(case.metadata.get("category"), str) else None,
+        "lcs_f1": _r(lcs.f1), "name_f1": _r(names.f1),
+    })
 
 
 def _recorded_group(meta: Any, case: Case) -> str | None:

@@ -32,6 +32,7 @@ from ..matching import (
 )
 from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, Step, ToolCall, Trajectory
 from ..run_matching import shared
+from ..runmemo import memoized
 from .result import MetricResult
 
 TrajLike = Trajectory | Sequence[ToolCall]
@@ -102,9 +103,10 @@ def _text(v: Any) -> str:
 def context_for(case: Case | None, context: MatchContext | None) -> MatchContext:
     """``context`` with ``case_input``/``user`` filled from ``case`` where unset."""
     if context is None and case is not None:
-        # same as replace(MatchContext(), ...) below, without the copy
-        return MatchContext(case_input=None if case.input is None else _text(case.input),
-                            user=case.user)
+        # same as replace(MatchContext(), ...) below, without the copy; one (frozen) object
+        # per case within runmemo.per_run, shared by the metrics of a run
+        return memoized("context_for", (case,), None, lambda: MatchContext(
+            case_input=None if case.input is None else _text(case.input), user=case.user))
     ctx = context or MatchContext()
     if case is None:
         return ctx
@@ -550,7 +552,8 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     for j, cc in enumerate(compiled):
         groups.setdefault(cc.name, ([], []))[1].append(j)
     for i, c in enumerate(calls):
-        if i not in retried and c.name in groups and isinstance(c.args, Mapping):
+        if (i not in retried and c.name in groups
+                and (type(c.args) is dict or isinstance(c.args, Mapping))):
             groups[c.name][0].append(i)
     per_call: list[dict[str, Any]] = []
     for preds, exps in groups.values():

@@ -213,7 +213,7 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
                        needs="the agent's steps, tool results and final response")
     if not isinstance(case, Case):
         raise MetricInputError(f"score_trajectory: case must be a Case, got {type(case).__name__}")
-    if weights is None and isinstance(case.metadata, Mapping):
+    if weights is None and (type(case.metadata) is dict or isinstance(case.metadata, Mapping)):
         weights = case.metadata.get("scoring_weights")  # seed 001's per-case weights
     w = check_weights(weights)
     thr = threshold if threshold is not None else case.threshold

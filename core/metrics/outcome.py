@@ -625,7 +625,7 @@ PRECONDITIONS_KEY = "preconditions"
 
 
 def _json_object(v: Any) -> dict[str, Any] | None:
-    if isinstance(v, Mapping):
+    if type(v) is not str and isinstance(v, Mapping):  # a str is never one: no ABC check
         return dict(v)
     if isinstance(v, str) and v[:1] == "{":
         import json

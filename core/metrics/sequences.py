@@ -237,13 +237,14 @@ def validate_forbidden_rules(rules: Any) -> tuple[ForbiddenRule, ...]:
             an unknown key, a missing or non-string ``tool``, an empty ``requires_prior``,
             an unknown severity, or a malformed ``link`` (or a link without ``requires_prior``).
     """
-    if rules is None or isinstance(rules, (str, bytes, Mapping)) or not isinstance(rules, Sequence):
+    if type(rules) is not list and type(rules) is not tuple and (  # the usual two: no ABC check
+            rules is None or isinstance(rules, (str, bytes, Mapping)) or not isinstance(rules, Sequence)):
         raise DatasetError(
             f"forbidden_sequences must be a list of rule objects, got {type(rules).__name__}")
     out: list[ForbiddenRule] = []
     for i, r in enumerate(rules):
         where = f"forbidden_sequences[{i}]"
-        if not isinstance(r, Mapping):
+        if type(r) is not dict and not isinstance(r, Mapping):
             raise DatasetError(f"{where}: a rule must be an object, got {type(r).__name__}")
         _reject_unknown_keys(r, RULE_KEYS, where)
         both = [f"{k}/{v}" for k, v in SEED001_RULE_KEYS.items() if k in r and v in r]

@@ -252,7 +252,7 @@ def _name_counts_prf(calls: Sequence[Any], retried: frozenset[int], exp_calls: S
     bad: Counter[str] = Counter()
     for i, c in enumerate(calls):
         if i not in retried:
-            (ok if isinstance(c.args, Mapping) else bad)[c.name] += 1
+            (ok if type(c.args) is dict or isinstance(c.args, Mapping) else bad)[c.name] += 1
     want = Counter(e.name for e in exp_calls)
     tp = counted = 0
     for n in ok.keys() | bad.keys():
