@@ -673,16 +673,17 @@ class SuitePartial:
         self.fault += other.fault
         self.false_success += other.false_success
         # other's case rows -> this partial's rows (new cases appended, empty)
-        rows = array("i")
-        get = self.cases.get
+        got: list[Any] = list(map(self.cases.get, other.ids))  # one C loop; new cases below
         new: list[str] = []
-        n0 = len(self.ids)
-        for cid in other.ids:
-            i = get(cid)
-            if i is None:
-                i = self.cases[cid] = n0 + len(new)
-                new.append(cid)
-            rows.append(i)
+        if None in got:
+            n0 = len(self.ids)
+            for j, i in enumerate(got):
+                if i is None:
+                    cid = other.ids[j]
+                    got[j] = self.cases[cid] = n0 + len(new)
+                    new.append(cid)
+        rows = array("i", got)
+        del got
         if new:
             self._grow(new)
         np = _numpy()
@@ -709,7 +710,11 @@ class SuitePartial:
                              (self.lf, other.lf), (self.nf, other.nf)):
             mine.merge(theirs, rows)
         base = len(self.run_case)
-        self.run_case.extend(array("i", [rows[k] for k in other.run_case]))
+        if np is not None:
+            self.run_case.frombytes(np.frombuffer(rows, dtype=np.int32)[
+                np.frombuffer(other.run_case, dtype=np.int32)].tobytes())
+        else:
+            self.run_case.extend(array("i", [rows[k] for k in other.run_case]))
         self.run_seq.extend(other.run_seq)
         self.run_trial.extend(other.run_trial)
         for j, rid in other.run_odd.items():
@@ -759,13 +764,22 @@ class SuitePartial:
     def __getstate__(self) -> dict[str, Any]:
         self._sync()
         st = dict(self.__dict__)
-        del st["cases"]  # rebuilt from ``ids``
+        st.pop("cases", None)  # rebuilt from ``ids``
         return st
 
     def __setstate__(self, st: dict[str, Any]) -> None:
         self.__dict__.update(st)
-        self.ids = [sys.intern(c) if type(c) is str else c for c in self.ids]
-        self.cases = {c: i for i, c in enumerate(self.ids)}
+        ids = self.ids
+        self.ids = (list(map(sys.intern, ids)) if set(map(type, ids)) <= {str}
+                    else [sys.intern(c) if type(c) is str else c for c in ids])
+        # ``cases`` is built when first read (__getattr__): a partial unpickled to be
+        # merged into another never reads its own
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "cases" or "ids" not in self.__dict__:
+            raise AttributeError(name)
+        self.cases = dict(zip(self.ids, range(len(self.ids))))
+        return self.cases
 
     # ----------------------------------------------------------------- finalizing
 

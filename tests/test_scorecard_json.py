@@ -206,3 +206,23 @@ def test_group_columns_and_sorted_values_give_the_plain_results():
     assert [float(x) + 0.0 for x in dataclasses.astuple(d1)] == [float(x) + 0.0 for x in dataclasses.astuple(d2)]
     with pytest.raises(MetricInputError, match="value 1 is not finite"):
         describe(got["b"])
+
+
+def test_unpickled_partial_builds_its_case_map_when_read():
+    """A partial unpickled to be merged into another does not build its id -> row map
+    (``cases``) until something reads it; merged either way, the same scorecard."""
+    import pickle
+
+    rnd = random.Random(1)
+    a = _partial(rnd, [f"c{i}" for i in range(30)], odd=True)
+    b = _partial(rnd, [f"c{i}" for i in range(20, 60)], odd=False)
+    want = pickle.loads(pickle.dumps(a)).merge(pickle.loads(pickle.dumps(b))).finalize(n_boot=10)
+    bb = pickle.loads(pickle.dumps(b))
+    assert "cases" not in bb.__dict__
+    with pytest.raises(AttributeError):
+        bb.no_such_thing  # noqa: B018
+    got = pickle.loads(pickle.dumps(a)).merge(bb).finalize(n_boot=10)
+    assert "cases" not in bb.__dict__  # merged from without it
+    assert got.to_dict() == want.to_dict()
+    assert bb.cases == {c: i for i, c in enumerate(bb.ids)}
+    assert pickle.loads(pickle.dumps(bb)).finalize(n_boot=10).to_dict() == b.finalize(n_boot=10).to_dict()
