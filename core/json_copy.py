@@ -55,7 +55,15 @@ def _copy(x: Any) -> Any:
                 out[k] = _copy(v)
         return out
     if t is list or t is tuple:
-        return [v if type(v) is str else _copy(v) for v in x]
+        out_l = []
+        for v in x:
+            tv = type(v)  # the common leaves inline, as in a dict
+            if (tv is str or tv is bool or v is None or (tv is int and -_BIG < v < _BIG)
+                    or (tv is float and v - v == 0.0)):
+                out_l.append(v)
+            else:
+                out_l.append(_copy(v))
+        return out_l
     raise _NotPlain
 
 
