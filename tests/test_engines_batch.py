@@ -159,3 +159,32 @@ def load_lines(lines):
 
     for i, x in enumerate(lines):
         yield from read_row(x, f"row {i}")[0]
+
+
+def test_kept_runs_scored_in_another_thread_raise_first(tau_jsonl, monkeypatch):
+    """finalize scores the kept runs in full in a thread of its own while the figures are
+    computed: its error is raised (before one finalize itself meets), and the runs it scored
+    are the ones the scorecard lists."""
+    import trajcheck.engines.batch as eb
+    from trajcheck.aggregate import KTooLargeError
+
+    lines, cases, _ = tau_jsonl
+    scorer = BatchScorer(cases, keep_runs=4, defer_full=True)
+    part = scorer.new_partial()
+    scorer.score_texts(list(range(len(lines))), lines, part, rows=False)
+    blob = part.to_bytes()
+    with pytest.raises(KTooLargeError):  # finalize's own error, the kept runs scored fine
+        finalize([BatchPartial.from_bytes(blob)], cases, n_boot=20, ks=[99])
+    real = eb._score_pending
+
+    def failing(p, cm):
+        real(p, cm)
+        raise MetricInputError("row 7: planted")
+
+    monkeypatch.setattr(eb, "_score_pending", failing)
+    for ks in (None, [99]):
+        with pytest.raises(MetricInputError, match="planted"):
+            finalize([BatchPartial.from_bytes(blob)], cases, n_boot=20, ks=ks)
+    monkeypatch.setattr(eb, "_score_pending", real)
+    got = finalize([BatchPartial.from_bytes(blob)], cases, n_boot=20)
+    assert len(got.runs) == 4 and all(r.metrics for r in got.runs)
