@@ -238,44 +238,46 @@ def _generator(np: Any, seed: int) -> Any:
 def _draws(np: Any, gen: Any, m: int, n_boot: int, threads: int) -> Iterator[Iterator[Any]]:
     """An iterator over the ``n_boot`` replicates' task indices in order (each an intp array
     of ``m``, valid until the next is taken): ``floor(random() * m)`` per draw, as
-    ``random.Random`` draws an index. With ``threads`` 2 a second thread draws blocks of
-    them ahead (three blocks in flight) while the caller counts them."""
+    ``random.Random`` draws an index. With ``threads`` 2 a second thread draws the doubles
+    in blocks ahead (three blocks in flight) while the caller's thread turns them into
+    indices and counts them: the drawing thread needs the interpreter once a block only (a
+    thread waiting for it waits while the other holds it, e.g. in ``np.bincount``)."""
     k = max(1, min(n_boot, _CHUNK // m))  # replicates per block
     fm = float(m)
 
-    def fill(u: Any, idx: Any, b: int) -> None:
-        gen.random(out=u[:b])  # one stream, row after row
-        u[:b] *= fm
-        np.copyto(idx[:b], u[:b], casting="unsafe")  # truncation = floor: u >= 0
+    def indices(rows: Iterator[Any]) -> Iterator[Any]:
+        idx = np.empty(m, dtype=np.intp)
+        for u in rows:
+            # random() * m rounded as Python rounds it, then truncated (= floor: u >= 0)
+            np.multiply(u, fm, out=idx, casting="unsafe")
+            yield idx
 
     if threads == 1:
         def serial() -> Iterator[Any]:
             u = np.empty((k, m))
-            idx = np.empty((k, m), dtype=np.intp)
             done = 0
             while done < n_boot:
                 b = min(k, n_boot - done)
-                fill(u, idx, b)
-                yield from idx[:b]
+                gen.random(out=u[:b])  # one stream, row after row
+                yield from u[:b]
                 done += b
-        yield serial()
+        yield indices(serial())
         return
     free: queue.Queue[Any] = queue.Queue()
     ready: queue.Queue[Any] = queue.Queue()
     for _ in range(3):
-        free.put(np.empty((k, m), dtype=np.intp))
+        free.put(np.empty((k, m)))
 
     def produce() -> None:
         try:
-            u = np.empty((k, m))
             done = 0
             while done < n_boot:
                 b = min(k, n_boot - done)
-                idx = free.get()
-                if idx is None:  # the caller stopped early
+                u = free.get()
+                if u is None:  # the caller stopped early
                     return
-                fill(u, idx, b)
-                ready.put((idx, b))
+                gen.random(out=u[:b])
+                ready.put((u, b))
                 done += b
         except BaseException as e:  # handed to the caller  # pragma: no cover
             ready.put((e, 0))
@@ -283,17 +285,17 @@ def _draws(np: Any, gen: Any, m: int, n_boot: int, threads: int) -> Iterator[Ite
     def taken() -> Iterator[Any]:
         got = 0
         while got < n_boot:
-            idx, b = ready.get()
-            if isinstance(idx, BaseException):  # pragma: no cover - numpy failing
-                raise idx
-            yield from idx[:b]
-            free.put(idx)
+            u, b = ready.get()
+            if isinstance(u, BaseException):  # pragma: no cover - numpy failing
+                raise u
+            yield from u[:b]
+            free.put(u)
             got += b
 
     th = threading.Thread(target=produce, name="trajcheck-bootstrap-draws", daemon=True)
     th.start()
     try:
-        yield taken()
+        yield indices(taken())
     finally:
         free.put(None)
         th.join()
