@@ -378,7 +378,11 @@ def _reps_numpy(np: Any, group: Sequence[Sequence[float]], m: int, n_boot: int,
         while done < n_boot:
             b = min(per_call, n_boot - done)
             for r in range(b):
-                cnt[r] = np.bincount(next(draws), minlength=m)
+                # counted straight into the float row (exact: counts stay below 2**53);
+                # ufunc.at's indexed loop is ~2x bincount plus its int-to-float copy
+                row = cnt[r]
+                row.fill(0.0)
+                np.add.at(row, next(draws), 1.0)
             sums = cnt[:b] @ mat  # exact: every partial sum is an integer below 2**53
             ksums: Any = sums[:, width:width + n_keys] @ key_limbs if n_keys else None
             for j, ((blk, s0, nl), e) in enumerate(zip(spans, scales)):
