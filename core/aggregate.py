@@ -790,11 +790,8 @@ class SuitePartial:
     def finalize(self, *, ks: Sequence[int] | None = None, seed: int = DEFAULT_SEED,
                  n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
                  problems: Iterable[str] = (), meta: Mapping[str, Any] | None = None,
-                 route_floors: Mapping[Any, float] | None = None,
-                 runs_ready: Callable[[], None] | None = None) -> Scorecard:
+                 route_floors: Mapping[Any, float] | None = None) -> Scorecard:
         """The ``Scorecard`` of every run folded in (definitions: ``suite.score_runs``).
-        ``runs_ready`` (optional) is called before the kept runs are first read: an engine's
-        driver scores them in full in another thread meanwhile and waits for it there.
         Raises ``MetricInputError`` for an empty partial, ``KTooLargeError`` for a k above
         some case's runs, and ``MetricInputError`` for an unusable route."""
         if not self.n:
@@ -841,8 +838,6 @@ class SuitePartial:
 
             cats = sorted(self.categories.items(), key=lambda kv: kv[1][0])
             m["by_category"] = category_table({k: (g[1], g[2]) for k, g in cats})
-        if runs_ready is not None:
-            runs_ready()
         self._trim()
         runs = tuple(r for _, r in sorted(self.kept, key=lambda sr: sr[0]))
         return Scorecard(suite=suite, cases=cases, runs=runs,  # type: ignore[arg-type]

@@ -161,10 +161,9 @@ def load_lines(lines):
         yield from read_row(x, f"row {i}")[0]
 
 
-def test_kept_runs_scored_in_another_thread_raise_first(tau_jsonl, monkeypatch):
-    """finalize scores the kept runs in full in a thread of its own while the figures are
-    computed: its error is raised (before one finalize itself meets), and the runs it scored
-    are the ones the scorecard lists."""
+def test_kept_runs_scored_in_full_raise_first(tau_jsonl, monkeypatch):
+    """finalize scores the kept runs in full before the figures: their error is raised
+    (before one the figures meet), and the runs scored are the ones the scorecard lists."""
     import trajcheck.engines.batch as eb
     from trajcheck.aggregate import KTooLargeError
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import pickle
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -298,33 +297,6 @@ def _score_pending(part: BatchPartial, case_map: Mapping[str, Case]) -> None:
     part.pending = {}
 
 
-class _Pending:
-    """``_score_pending(part, case_map)`` in a thread of its own; ``join`` waits for it and
-    raises what it raised. ``cpu``: its CPU seconds."""
-
-    def __init__(self, part: BatchPartial, case_map: Mapping[str, Case]) -> None:
-        self.error: BaseException | None = None
-        self.cpu = 0.0
-
-        def run() -> None:
-            t0 = time.thread_time()
-            try:
-                _score_pending(part, case_map)
-            except BaseException as e:  # raised by join, in the caller's thread
-                self.error = e
-            finally:
-                self.cpu = time.thread_time() - t0
-
-        self.thread = threading.Thread(target=run, name="trajcheck-pending", daemon=True)
-        self.thread.start()
-
-    def join(self) -> None:
-        self.thread.join()
-        if self.error is not None:
-            err, self.error = self.error, None
-            raise err
-
-
 def case_lookup(cases: Mapping[str, Case] | Sequence[Case]) -> Mapping[str, Case]:
     """Cases by id without building them again: a mapping (a ``case_store.CaseStore``
     holds a quarter of a million cases compressed) is used as it is, a sequence is indexed."""
@@ -418,27 +390,21 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
     if merged is None:
         raise MetricInputError("no partial aggregates to finalize")
     merge_cpu = time.process_time() - t0
-    # the kept runs are scored in full while the figures are computed (another thread: the
-    # bootstrap's numpy work releases the interpreter); finalize waits for them before it
-    # reads them, and their errors come first, as when they were scored before
-    pending = _Pending(merged, case_map) if merged.pending else None
-    try:
-        problems = [m for _, m in sorted(merged.read, key=lambda x: x[0])]
-        problems += [m for _, m in sorted(merged.keyed, key=lambda x: x[0])]
-        problems += [f"case {cid!r}: no traces; not scored" for cid in case_map
-                     if cid not in merged.suite.cases]
-        if not merged.suite.n:
-            raise MetricInputError(_unmatched_message(merged.n_rows, sorted(merged.no_case_id),
-                                                      merged.unknown, case_map, problems))
-        sc = merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
-                                   problems=problems, meta={"source": source} if source else None,
-                                   route_floors=route_floors,
-                                   runs_ready=None if pending is None else pending.join)
-    except BaseException:
-        if pending is not None:
-            pending.join()  # its error first
-        raise
-    pending_cpu = 0.0 if pending is None else pending.cpu
+    if merged.pending:
+        # not in a thread beside finalize: this pure-Python scoring would hold the
+        # interpreter against the bootstrap's threads and slow them more than it saves
+        _score_pending(merged, case_map)
+    pending_cpu = time.process_time() - t0 - merge_cpu
+    problems = [m for _, m in sorted(merged.read, key=lambda x: x[0])]
+    problems += [m for _, m in sorted(merged.keyed, key=lambda x: x[0])]
+    problems += [f"case {cid!r}: no traces; not scored" for cid in case_map
+                 if cid not in merged.suite.cases]
+    if not merged.suite.n:
+        raise MetricInputError(_unmatched_message(merged.n_rows, sorted(merged.no_case_id),
+                                                  merged.unknown, case_map, problems))
+    sc = merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
+                               problems=problems, meta={"source": source} if source else None,
+                               route_floors=route_floors)
     LAST_RUN.update(partials=n_parts, rows=merged.n_rows, batches=merged.batches,
                     worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0,
                     merge_cpu_s=merge_cpu, pending_cpu_s=pending_cpu,
