@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..matching import call_matching, match_calls, retried_failures
+from ..matching import _hopcroft_karp, call_matching, match_calls, retried_failures
 from ..model import Case, ExpectedCall, ToolCall
 from ..run_matching import shared
 from ..runmemo import memoized
@@ -245,8 +245,17 @@ def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) 
     left_exp = [j for j in range(len(exp)) if j not in made]
     name_pair: dict[int, int] = {}
     if unpaired and left_exp:
-        m2 = match_calls([calls[i] for i in unpaired], [exp[j] for j in left_exp],
-                         args_mode="ignore", context=context)
+        if sm is not None:
+            # by name alone, from the run's name rows: each unpaired call's expected calls
+            # of its tool among those left, renumbered (what match_calls builds in "ignore")
+            at_b = {j: b for b, j in enumerate(left_exp)}
+            at_k = {i: k for k, i in enumerate(sm.kept)}
+            name_rows = sm.name_rows()
+            sub = [[at_b[j] for j in name_rows[at_k[i]] if j in at_b] for i in unpaired]
+            m2 = call_matching(_hopcroft_karp(sub, len(left_exp)), len(left_exp))
+        else:
+            m2 = match_calls([calls[i] for i in unpaired], [exp[j] for j in left_exp],
+                             args_mode="ignore", context=context)
         name_pair = {unpaired[a]: left_exp[b] for a, b in m2.pairs}
 
     optional = set(case.optional_calls)
