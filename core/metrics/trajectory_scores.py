@@ -40,7 +40,6 @@ failed-and-retried attempts set aside (as every trajcheck metric):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -248,17 +247,21 @@ def _name_counts_prf(calls: Sequence[Any], retried: frozenset[int], exp_calls: S
     arguments parsed, expected calls) are matched (any such pair is compatible); a call
     whose arguments did not parse never matches; unmatched calls of optional tools do not
     count (tests/test_trajectory_scores.py checks it equals ``tool_call_prf``)."""
-    ok: Counter[str] = Counter()
-    bad: Counter[str] = Counter()
+    ok: dict[str, int] = {}  # per tool: kept calls whose arguments parsed, and the others
+    bad: dict[str, int] = {}
     for i, c in enumerate(calls):
         if i not in retried:
-            (ok if type(c.args) is dict or isinstance(c.args, Mapping) else bad)[c.name] += 1
-    want = Counter(e.name for e in exp_calls)
+            d = ok if type(c.args) is dict or isinstance(c.args, Mapping) else bad
+            d[c.name] = d.get(c.name, 0) + 1
+    want: dict[str, int] = {}
+    for e in exp_calls:
+        want[e.name] = want.get(e.name, 0) + 1
     tp = counted = 0
-    for n in ok.keys() | bad.keys():
-        m = min(ok[n], want[n])
+    for n in ok.keys() | bad.keys():  # sums: the order does not matter
+        n_ok = ok.get(n, 0)
+        m = min(n_ok, want.get(n, 0))
         tp += m
-        counted += m if n in opt else ok[n] + bad[n]
+        counted += m if n in opt else n_ok + bad.get(n, 0)
     p, r, f = prf_counts(tp, counted, len(exp_calls))
     reason = (f"precision {p:.3f} ({tp}/{counted} counted calls matched by name), recall {r:.3f} "
               f"({tp}/{len(exp_calls)} expected calls found), F1 {f:.3f}")
