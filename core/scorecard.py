@@ -574,8 +574,8 @@ class Scorecard:
                     batch = json_rows(j, j + size) if json_rows is not None else [
                         row.json_view() if isinstance(row, RunResult) else row.to_dict()
                         for row in rows[j:j + size]]
-                    text = _indented_rows(batch, indent, None if fkeys is None else
-                                          [d[fk] for d in batch for fk in fkeys])
+                    text = _indented_rows(batch, indent, _plain_floats(batch) if fkeys is None
+                                          else [d[fk] for d in batch for fk in fkeys])
                     if text is None:
                         text = "".join(("," if q else "") + "\n" + pad * 2 + dumps(d, 2)
                                        for q, d in enumerate(batch))
@@ -643,6 +643,49 @@ def _indented(v: Any, indent: int) -> str:
     return json.dumps(v, indent=indent, ensure_ascii=False, default=str)
 
 
+def _plain_floats(v: Any) -> list[float] | None:
+    """Every float in ``v`` (depth first), when ``v`` holds nothing but dicts with exact
+    ``str`` keys, lists, tuples and exact ``str``, ``int``, ``bool``, ``float`` and None
+    values -- what ``_indented_rows`` needs vouched; None otherwise (or nested past the
+    recursion limit). A Python walk takes about a third of the ``json`` encoder's pass
+    over a run's transcript, which escapes every character."""
+    out: list[float] = []
+    try:
+        return out if _walk(v, out) else None
+    except RecursionError:
+        return None
+
+
+def _walk(v: Any, out: list[float]) -> bool:
+    t = type(v)
+    if t is dict:
+        for k, x in v.items():
+            if type(k) is not str:
+                return False
+            tx = type(x)
+            if tx is str or tx is int or x is None or tx is bool:
+                continue
+            if tx is float:
+                out.append(x)
+            elif not _walk(x, out):
+                return False
+        return True
+    if t is list or t is tuple:
+        for x in v:
+            tx = type(x)
+            if tx is str or tx is int or x is None or tx is bool:
+                continue
+            if tx is float:
+                out.append(x)
+            elif not _walk(x, out):
+                return False
+        return True
+    if t is float:
+        out.append(v)
+        return True
+    return t is str or t is int or v is None or t is bool
+
+
 def _indented_rows(rows: list[Any], indent: int, floats: list[Any] | None = None) -> str | None:
     """The rows of a list two levels down in ``json.dumps(..., indent=indent)``'s text,
     each after a newline and joined by commas -- what writing each row alone at that level
@@ -650,8 +693,9 @@ def _indented_rows(rows: list[Any], indent: int, floats: list[Any] | None = None
     does (``_indented``); None otherwise (the caller writes the rows one by one).
 
     ``floats``: given when the caller vouches that the rows hold nothing but dicts with
-    exact ``str`` keys, lists, and exact ``str``, ``int``, ``bool`` and None values, besides
-    the floats (or None) listed, which are every float of the rows. On such values orjson and
+    exact ``str`` keys, lists, tuples, and exact ``str``, ``int``, ``bool`` and None values,
+    besides the floats (or None) listed, which are every float of the rows (``_plain_floats``
+    finds them in any rows, ``aggregate.CaseRows`` knows where its are). On such values orjson and
     ``json`` can differ only in a float's spelling (an exponent, NaN or infinity), an integer
     past 64 bits or a lone surrogate; orjson refuses the last two (TypeError), so comparing
     the listed floats' compact texts proves the batch's text is ``json``'s, without the

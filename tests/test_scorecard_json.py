@@ -226,3 +226,46 @@ def test_unpickled_partial_builds_its_case_map_when_read():
     assert got.to_dict() == want.to_dict()
     assert bb.cases == {c: i for i, c in enumerate(bb.ids)}
     assert pickle.loads(pickle.dumps(bb)).finalize(n_boot=10).to_dict() == b.finalize(n_boot=10).to_dict()
+
+
+def test_plain_floats_vouches_only_plain_values():
+    """The run rows' walk: every float found (any depth, in order); None for anything
+    orjson may spell otherwise than json -- str or int subclasses (an IntEnum, a bool is
+    fine), enums, non-str keys, sets, bytes, dataclasses -- or nesting past the recursion
+    limit; the rows it vouches are written as json writes them."""
+    import enum
+
+    from trajcheck.scorecard import _plain_floats
+
+    class Color(enum.Enum):
+        RED = 1
+
+    class Num(enum.IntEnum):
+        ONE = 1
+
+    rows = [{"a": [1, 0.5, {"b": (2.5, None, True)}], "c": "x", "d": 1e-05}, {"e": -0.0}]
+    assert _plain_floats(rows) == [0.5, 2.5, 1e-05, -0.0]
+    for odd in (Sub("s"), Num.ONE, Color.RED, {1: "k"}, {"s"}, b"b", [Sub("t")],
+                {"k": frozenset()}, dataclasses.make_dataclass("P", [])()):
+        assert _plain_floats([{"v": odd}]) is None
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    assert _plain_floats(deep) is None
+    ok = [{"a": [1, 0.5, {"b": (2.5, None, True)}], "c": "x\n\u2028", "n": 2**63}]
+    assert _indented_rows(ok, 2, _plain_floats(ok)) == _json_rows_text(ok)
+    assert _indented_rows(rows, 2, _plain_floats(rows)) is None  # 1e-05: json's spelling
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.dictionaries(st.text(max_size=3), st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=4), floats),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                            st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=10), max_size=4), min_size=1, max_size=4))
+def test_walked_rows_are_json_text_or_refused(rows):
+    from trajcheck.scorecard import _plain_floats
+
+    got = _indented_rows(rows, 2, _plain_floats(rows))
+    if got is not None:
+        assert got == _json_rows_text(rows)
