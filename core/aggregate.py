@@ -405,9 +405,13 @@ class SuitePartial:
         except ImportError:  # pragma: no cover - the 'scale' extra installs numpy
             pass
         if np is not None and len(self.run_case):
-            by_seq = np.argsort(np.frombuffer(self.run_seq, dtype=np.int64), kind="stable")
+            seq = np.frombuffer(self.run_seq, dtype=np.int64)
             case = np.frombuffer(self.run_case, dtype=np.int32)
-            runs = by_seq[np.argsort(case[by_seq], kind="stable")]
+            if bool((seq[1:] >= seq[:-1]).all()):  # added in input order (one pass): as is
+                runs = np.argsort(case, kind="stable")
+            else:
+                by_seq = np.argsort(seq, kind="stable")
+                runs = by_seq[np.argsort(case[by_seq], kind="stable")]
             start = np.zeros(n_cases + 1, dtype=np.int64)
             np.cumsum(np.bincount(case, minlength=n_cases), out=start[1:])
             return array("q", runs.tobytes()), array("q", start.tobytes())
