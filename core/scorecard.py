@@ -659,31 +659,26 @@ def _plain_floats(v: Any) -> list[float] | None:
 def _walk(v: Any, out: list[float]) -> bool:
     t = type(v)
     if t is dict:
-        for k, x in v.items():
+        for k in v:
             if type(k) is not str:
                 return False
-            tx = type(x)
-            if tx is str or tx is int or x is None or tx is bool:
-                continue
-            if tx is float:
-                out.append(x)
-            elif not _walk(x, out):
-                return False
-        return True
-    if t is list or t is tuple:
-        for x in v:
-            tx = type(x)
-            if tx is str or tx is int or x is None or tx is bool:
-                continue
-            if tx is float:
-                out.append(x)
-            elif not _walk(x, out):
-                return False
-        return True
-    if t is float:
+        items: Any = v.values()
+    elif t is list or t is tuple:
+        items = v
+    elif t is float:
         out.append(v)
         return True
-    return t is str or t is int or v is None or t is bool
+    else:
+        return t is str or t is int or v is None or t is bool
+    for x in items:
+        tx = type(x)
+        if tx is str or tx is int or x is None or tx is bool:
+            continue
+        if tx is float:
+            out.append(x)
+        elif not _walk(x, out):
+            return False
+    return True
 
 
 def _indented_rows(rows: list[Any], indent: int, floats: list[Any] | None = None) -> str | None:
