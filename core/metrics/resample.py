@@ -18,8 +18,8 @@ Two paths, the same results:
   correctly rounded, divided by ``m`` -- what ``math.fsum(xs) / len(xs)`` gives. Columns
   with few distinct values (pass^k's per-task values) are counted per distinct row of
   them instead of per task. Replicates go in batches of a few megabytes whatever ``m``.
-  With many draws and more than one processor, a second thread draws the indices (numpy's
-  generator and its arithmetic release the GIL) while the first counts and sums them: the
+  With many draws and more than one processor, a second thread draws the doubles (numpy's
+  generator releases the GIL) while the first turns them into indices and counts and sums them: the
   same stream, taken in the same order, so the same floats;
 - otherwise (or for values whose binary exponents span too far for the limbs): plain
   Python, one ``random()`` per index, ``math.fsum`` per column.
@@ -61,7 +61,7 @@ def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, s
     ``columns``: sequences of finite floats (one value per task); columns of equal length
     share one draw of indices per replicate. ``use_numpy``: None uses numpy when importable,
     False forces the plain path (True requires numpy). ``threads`` (numpy path): 1 draws
-    and sums in this thread, 2 draws the indices in a second thread, None uses the second
+    and sums in this thread, 2 draws the doubles in a second thread, None uses the second
     thread from 64M draws (tasks x replicates) when more than one processor is available;
     the results are the same floats either way. Raises ``MetricInputError`` for an empty
     column, a non-finite value, n_boot < 1, confidence outside (0, 1) or threads not 1, 2
@@ -241,7 +241,7 @@ def _draws(np: Any, gen: Any, m: int, n_boot: int, threads: int) -> Iterator[Ite
     ``random.Random`` draws an index. With ``threads`` 2 a second thread draws the doubles
     in blocks ahead (three blocks in flight) while the caller's thread turns them into
     indices and counts them: the drawing thread needs the interpreter once a block only (a
-    thread waiting for it waits while the other holds it, e.g. in ``np.bincount``)."""
+    thread waiting for it waits while the other holds it)."""
     k = max(1, min(n_boot, _CHUNK // m))  # replicates per block
     fm = float(m)
 
