@@ -123,6 +123,31 @@ def test_eval_file_one_partial_per_core_rows_in_order(spark, runs):
     assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
 
 
+def test_eval_file_tasks_pull_ranges_and_send_partials_to_the_driver(spark, runs, monkeypatch):
+    """eval_file without result rows: the two tasks pull small ranges from the driver's
+    range server as they free up and send their partials back to it: the local scorecard."""
+    from trajcheck.engines import range_server
+    from trajcheck.engines.batch import LAST_RUN
+
+    p, _, cases, want = runs
+    monkeypatch.setattr(range_server, "MIN_BYTES", 4096)
+    monkeypatch.setattr(range_server, "MAX_BYTES", 16384)
+    cut: list = []
+    take = range_server.RangeServer.take
+
+    def spy(self):
+        r = take(self)
+        cut.append(r)
+        return r
+    monkeypatch.setattr(range_server.RangeServer, "take", spy)
+    sc = tspark.eval_file(str(p), cases, spark=spark, n_boot=200)
+    assert sc.to_dict() == want.to_dict()
+    assert LAST_RUN["partials"] == 2 and LAST_RUN["rows"] == 80 and LAST_RUN["partial_bytes"] > 0
+    ranges = [r for r in cut if r is not None]
+    assert len(ranges) >= 8 and ranges[-1][1] == p.stat().st_size
+    assert LAST_RUN["batches"] == len(ranges)  # one batch a range: each scored once
+
+
 def _split_case_load(monkeypatch):
     """The case file's first rows loaded on the driver (until its compression dictionary is
     made), the rest by the workers, one byte range each (engines.case_load)."""

@@ -7,7 +7,8 @@ on it scores again -- cache it when it is used more than once) and the suite sco
 time on the driver). The
 partial of a partition travels as one extra row whose ``partial`` column holds its bytes.
 ``eval_file`` (``trajcheck eval --engine spark``) scores a JSONL file of runs: one task per
-core reads its own line-aligned byte range of the file and keeps one partial (``tasks``).
+core reads line-aligned byte ranges of the file itself, as the driver hands them out
+(``range_server``), and keeps one partial (``tasks``).
 In ``score_dataframe``, input positions come from ``seq_column`` or, when None,
 ``monotonically_increasing_id()`` -- increasing in input order, so the cases keep the order
 a local eval gives them and every figure equals the local eval's.
@@ -224,6 +225,49 @@ def _range_task(shipped: ShippedScorer, path: str, rows: bool) -> Any:
     return run
 
 
+def _pull_task(shipped: ShippedScorer, path: str, address: tuple[str, int], token: str) -> Any:
+    """The mapPartitions function of ``eval_file`` without result rows: score the ranges
+    the driver's ``RangeServer`` hands out, then send it the partial (``tasks.score_pulled``)."""
+    def run(_: Iterator[int]) -> Iterator[int]:
+        from .range_server import RangeClient
+
+        with RangeClient(address, token) as client:
+            return iter([tasks.score_pulled(shipped.get(), path, client)])
+    return run
+
+
+def _eval_pulled(s: Any, shipped: ShippedScorer, full: str, n: int, sizes: list[int], *,
+                 path: str, case_map: Any, **kw: Any) -> Scorecard:
+    """``eval_file`` without result rows: ``n`` tasks pull ranges from a ``RangeServer`` on
+    the driver and send their partials back to it; the driver merges each as it comes,
+    while the job runs in a thread (cancelled when the driver fails first)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .range_server import RangeServer
+
+    sc_ = s.sparkContext
+    host = sc_.getConf().get("spark.driver.host", "127.0.0.1")
+    group = f"trajcheck-{os.getpid()}-{id(shipped)}"
+    with RangeServer(full, n, host) as srv:
+        job = sc_.parallelize(range(n), n).mapPartitions(
+            _pull_task(shipped, full, srv.address, srv.token))
+
+        def run_job() -> list[int]:
+            sc_.setJobGroup(group, "trajcheck eval", interruptOnCancel=True)
+            return list(job.collect())
+
+        with ThreadPoolExecutor(1, thread_name_prefix="trajcheck-job") as ex:
+            fut = ex.submit(run_job)
+            try:
+                return finalize(tasks.partials_of(srv.partials(fut), sizes), case_map,
+                                source=str(path), **kw)
+            except BaseException:
+                sc_.cancelJobGroup(group)
+                raise
+            finally:
+                LAST_RUN["partial_bytes"] = sum(sizes)
+
+
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
               spark: Any = None, on_rows: Callable[[Iterator[Any]], None] | None = None,
               keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
@@ -234,30 +278,35 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     gets the per-run result rows (mappings of ``batch.RESULT_FIELDS``) in input order,
     e.g. ``EvaluationEmitter.emit_rows``.
 
-    The file is cut into one line-aligned byte range per core of the session
-    (``files.ranges``) and each task reads its range itself and scores it into one partial
-    (``tasks.score_ranges``): no JVM read of the text and no Arrow transfer per run, and
-    the driver merges one partial per core. The executors must see ``path`` (local mode,
+    One task per core of the session scores the file and keeps one partial: no JVM read
+    of the text and no Arrow transfer per run, and the driver merges one partial per core.
+    Without ``on_rows`` the tasks pull line-aligned byte ranges from a server on the
+    driver as they free up (``range_server``: guided sizes, so they finish together) and
+    send their partials straight back to it, the first unpacked while the others score;
+    with ``on_rows`` each task scores one fixed range (``files.ranges``), read back in
+    input order. The executors must see ``path`` (local mode,
     or a file system shared with the cluster); for tables, use ``score_dataframe``."""
     s = spark or session(workers)
     sc_ = s.sparkContext
     scorer = BatchScorer(cases, keep_runs=keep_runs, format=format, error_pattern=error_pattern,
                          defer_full=True)
     full = os.path.abspath(path)
-    cuts = files.ranges(full, int(sc_.defaultParallelism))
-    todo = [(a, b, i) for i, (a, b) in enumerate(cuts)]
-    rdd = sc_.parallelize(todo, max(len(todo), 1)).mapPartitions(
-        _range_task(ship(s, scorer), full, on_rows is not None))
+    n = max(int(sc_.defaultParallelism), 1)
+    shipped = ship(s, scorer)
     sizes: list[int] = []
+    if on_rows is None:
+        return _eval_pulled(s, shipped, full, n, sizes, path=path, case_map=scorer.case_map,
+                            ks=ks, seed=seed, n_boot=n_boot, confidence=confidence)
+    # the result rows go to on_rows in input order: one fixed range per core, the
+    # partitions read in order (each next one computed while this one is read)
+    cuts = files.ranges(full, n)
+    todo = [(a, b, i) for i, (a, b) in enumerate(cuts)]
+    rdd = sc_.parallelize(todo, max(len(todo), 1)).mapPartitions(_range_task(shipped, full, True))
 
     def blobs() -> Iterator[bytes]:
-        if on_rows is None:
-            yield from (b for _, b in rdd.collect())
-            return
         got: list[bytes] = []
 
         def rows() -> Iterator[Any]:
-            # partitions in input order, the next one computed while this one is read
             for kind, b in rdd.toLocalIterator(prefetchPartitions=True):
                 if kind == "partial":
                     got.append(b)

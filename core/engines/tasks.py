@@ -1,5 +1,6 @@
 """What an engine's worker does with a file of runs: score line-aligned byte ranges
-(``files.ranges``) into one partial aggregate that it keeps across ranges.
+(``files.ranges``, or as a ``range_server`` hands them out) into one partial aggregate that
+it keeps across ranges.
 
 A partial costs about the same to serialise, ship and merge whatever number of runs it
 holds (its size follows the cases it has seen, and runs of a case lie anywhere in the
@@ -45,6 +46,19 @@ def score_ranges(scorer: BatchScorer, path: str, todo: Iterable[tuple[int, int, 
     yield "partial", part.to_bytes()
 
 
+def score_pulled(scorer: BatchScorer, path: str, client: Any) -> int:
+    """Score the ranges of ``path`` that ``client`` (a ``range_server.RangeClient``) is
+    given, as it asks for them, into one partial, and send that back over it; the number
+    of ranges scored."""
+    part = scorer.new_partial()
+    n = 0
+    for start, end, index in client.ranges():
+        score_range(scorer, part, path, start, end, index, False)
+        n += 1
+    client.send_partial(part.to_bytes())
+    return n
+
+
 def table_bytes(t: Any) -> bytes:
     """A pyarrow Table as Arrow IPC stream bytes (what ``table_of`` reads back)."""
     import pyarrow as pa
@@ -72,4 +86,4 @@ def partials_of(blobs: Iterable[bytes], sizes: list[int]) -> Iterator[BatchParti
         yield p
 
 
-__all__ = ["partials_of", "score_range", "score_ranges", "table_bytes", "table_of"]
+__all__ = ["partials_of", "score_pulled", "score_range", "score_ranges", "table_bytes", "table_of"]
