@@ -9,7 +9,8 @@ runs the local ``trajcheck eval`` once (the reference scorecard and the local CP
 with --reuse-local when ``DIR/nN/sc_local.json`` exists); then for each engine and worker
 count, one child process that loads the cases as ``trajcheck eval`` does, starts the engine
 (``local[W]`` / a local Ray of W CPUs), scores the file with ``engines.eval_files`` and writes
-the scorecard. Per child it reports:
+the scorecard. Before the Spark children, the driver JVM's class-data archive is written if
+missing (``engines.jvm_archive``), as the first ``--engine spark`` eval on a machine does. Per child it reports:
 
 - wall seconds of engine start-up and of the eval itself;
 - CPU seconds of the driver's Python process during the eval (reading the partials,
@@ -222,6 +223,13 @@ def main() -> None:
             for w in (a.workers if i % 2 == 0 else a.workers[::-1])]
     if a.head:
         plan += [(eng, max(a.workers), head) for eng in a.engines]
+    if "spark" in a.engines:
+        # the Spark driver JVM's class-data archive, written now if missing, so that no
+        # measured run writes it at its exit (engines.jvm_archive; TRAJCHECK_SPARK_CDS=0
+        # measures without it)
+        arch = subprocess.run([sys.executable, "-m", "trajcheck.engines.jvm_archive"],
+                              capture_output=True, text=True, check=True)
+        print(f"spark class-data archive: {arch.stdout.strip()}", flush=True)
     rows = []
     for eng, w, src in plan:
         tag = f"{eng}_{w}" + ("_head" if src == head else "") + (f"_r{len(rows)}" if a.rounds > 1 else "")

@@ -56,10 +56,12 @@ def _spark_schema(results: bool = True) -> Any:
 LEAN_JVM = "-XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+UseSerialGC"
 
 
-def session(workers: int = 2, app: str = "trajcheck", *, lean: bool = False) -> Any:
-    """A local Spark session with ``workers`` cores (``local[workers]``), Python workers
-    running this interpreter; ``lean``: its JVM started with ``LEAN_JVM`` (when this call
-    starts it). Raises ``EngineError`` without pyspark or Java."""
+def builder(workers: int = 2, app: str = "trajcheck", *, lean: bool = False) -> tuple[Any, Any]:
+    """``(SparkSession builder, jvm_archive.Plan)`` of ``session``: with ``lean``, the JVM
+    options ``LEAN_JVM`` and the driver's class-data archive (``jvm_archive.plan``; an
+    empty plan without ``lean``). Raises ``EngineError`` without pyspark or Java."""
+    from .jvm_archive import Plan, plan
+
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
@@ -70,15 +72,41 @@ def session(workers: int = 2, app: str = "trajcheck", *, lean: bool = False) -> 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     b = SparkSession.builder
+    p = Plan()
     if lean:
-        b = b.config("spark.driver.extraJavaOptions", LEAN_JVM)
+        p = plan(LEAN_JVM)
+        b = b.config("spark.driver.extraJavaOptions", f"{LEAN_JVM} {p.extra}".strip())
     return (b.master(f"local[{workers}]").appName(app)
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate())
+            .config("spark.driver.bindAddress", "127.0.0.1")), p
+
+
+def session(workers: int = 2, app: str = "trajcheck", *, lean: bool = False) -> Any:
+    """A local Spark session with ``workers`` cores (``local[workers]``), Python workers
+    running this interpreter; ``lean``: its JVM started with ``LEAN_JVM`` and the driver's
+    class-data archive (``jvm_archive``: written when this process exits if the machine
+    has none yet; set aside if the JVM fails to start with it), when this call starts it.
+    Raises ``EngineError`` without pyspark or Java."""
+    from pyspark import SparkContext
+
+    from . import jvm_archive
+
+    b, p = builder(workers, app, lean=lean)
+    fresh = SparkContext._gateway is None  # this call starts the JVM: its options apply
+    try:
+        s = b.getOrCreate()
+    except Exception:
+        if not (fresh and p.maps is not None and SparkContext._gateway is None):
+            raise
+        jvm_archive.discard(p.maps)  # a damaged archive: the JVM exited; start without it
+        b, p = builder(workers, app, lean=lean)
+        s = b.getOrCreate()
+    if fresh and p.writes is not None:
+        jvm_archive.finish_at_exit(s, p.writes)
+    return s
 
 
 def _mapper(shipped: ShippedScorer, results: bool) -> Any:
@@ -324,5 +352,5 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     return sc
 
 
-__all__ = ["eval_file", "load_case_parts", "score_dataframe", "score_span_dataframe", "session", "spans_to_runs",
+__all__ = ["builder", "eval_file", "load_case_parts", "score_dataframe", "score_span_dataframe", "session", "spans_to_runs",
            "warm"]
