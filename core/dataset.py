@@ -493,6 +493,7 @@ class _ScoringCheck:
     def __init__(self, size: int = SCORING_MEMO_SIZE) -> None:
         self.ok: set[str] = set()
         self.ok_direct: set[Any] = set()  # row_plan.direct's check keys of rows that passed
+        self.ok_skeletons: set[Any] = set()  # row_plan.Reader's skeletons of those check keys
         self.size = size
         self.scored = 0  # rows actually scored (tests read it)
 
@@ -550,18 +551,26 @@ def _valid_cases(p: Path, errors: list[str],
     scoring check is known to pass (a row of its scoring shape passed) goes into it, while
     no error has been found, without building its ``Case``; it is not yielded. The caller
     adds the yielded ones, so the store holds the valid rows in file order."""
-    from .row_plan import direct
+    from .row_plan import Reader, direct
 
     check = _ScoringCheck()
-    ok_direct = check.ok_direct
+    ok_direct, ok_skeletons = check.ok_direct, check.ok_skeletons
     seen: dict[str, int] = {}
+    fast = _fast_validator()
+    reader = Reader(store) if store is not None else None
     for row, line, plain in (_read_rows(p) if rows is None else rows):
         if isinstance(row, _BadJSON):
             errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
             continue
         cid = row.get("id") if type(row) is dict or isinstance(row, Mapping) else None
-        errs = ((not plain and _value_faults(row)) or _schema_errors(row)
-                or _match_errors(row))
+        dr = None
+        if plain and fast is not None and fast.is_valid(row):  # _schema_errors' first step
+            if reader is not None:
+                dr = reader(row)  # a row it reads has no matcher spec: no _match_errors
+            errs = _match_errors(row) if dr is None else []
+        else:
+            errs = ((not plain and _value_faults(row)) or _schema_errors(row)
+                    or _match_errors(row))
         if errs:
             errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in errs)
             continue
@@ -570,10 +579,20 @@ def _valid_cases(p: Path, errors: list[str],
             errors.append(f"{p}:{line}: {_label(cid)}: id: duplicate case id (first on line {seen[sid]})")
             continue
         seen[sid] = line
-        dr = direct(row) if store is not None and plain else None
-        if dr is not None and dr.check_key is not None and dr.check_key in ok_direct:
-            if errors or store.add_plan(dr.cid, dr.hash, dr.key, dr.part,  # type: ignore[union-attr]
-                                        dr.stored):
+        if dr is not None:
+            t = dr.skeleton
+            if t is not None and t in ok_skeletons:
+                known = True
+            else:
+                if dr.check_key is None:  # read by skeleton: its check key, once per skeleton
+                    dr = direct(row)
+                    assert dr is not None  # the skeleton's first row took the direct way
+                    dr.skeleton = t
+                known = dr.check_key is not None and dr.check_key in ok_direct
+                if known and t is not None:
+                    ok_skeletons.add(t)
+            if known and (errors or store.add_plan(  # type: ignore[union-attr]
+                    dr.cid, dr.hash, dr.key, dr.part, dr.stored, dr.shape)):
                 continue
         d = row if plain else dict(row)  # a plain row is this function's own: changed in place
         st = d.get("initial_state")
@@ -590,6 +609,8 @@ def _valid_cases(p: Path, errors: list[str],
             continue
         if dr is not None and dr.check_key is not None and len(ok_direct) < check.size:
             ok_direct.add(dr.check_key)  # its scoring shape passed: so do rows of its key
+            if dr.skeleton is not None:
+                ok_skeletons.add(dr.skeleton)
         yield case, d, plain
 
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import exact_match
 from .case_plan import _CASE_META, shape_key
-from .exact_match import plan_of
+from .exact_match import _block, plan_of
 from .fingerprint import row_hash
 from .metrics.composite import DEFAULT_THRESHOLD
+from .model import DEFAULT_ARGS_MODE
 
 #: the row keys the direct way reads (any other key: the general way)
 DIRECT_KEYS = frozenset({"id", "input", "user", "expected_calls", "optional_calls",
@@ -49,14 +51,23 @@ class Direct:
     """What ``direct`` reads off a row: ``cid`` (the case id, as ``Case.id``), ``hash``
     (``fingerprint.case_hash`` of its case), ``key`` (``case_plan.shape_key``), ``part``
     (``case_plan.split``'s part), ``stored`` (the row without its expected calls, as
-    ``CaseStore.add`` keeps it) and ``check_key`` (``scoring_key``; None: none)."""
+    ``CaseStore.add`` keeps it), ``check_key`` (``_check_key``; None: none, or not worked
+    out by a ``Reader``), ``shape`` (the number of ``key`` in the store a ``Reader`` reads
+    for, when known) and ``skeleton`` (a ``Reader``'s, standing for the check key of its
+    rows; None: none)."""
 
-    __slots__ = ("cid", "hash", "key", "part", "stored", "check_key")
+    __slots__ = ("cid", "hash", "key", "part", "stored", "check_key", "shape", "held", "skeleton")
 
     def __init__(self, cid: str, h: str, key: tuple[Any, ...], part: tuple[Any, ...],
-                 stored: dict[str, Any], check_key: Any) -> None:
+                 stored: dict[str, Any], check_key: Any, shape: int | None = None) -> None:
         self.cid, self.hash, self.key, self.part = cid, h, key, part
-        self.stored, self.check_key = stored, check_key
+        self.stored, self.check_key, self.shape = stored, check_key, shape
+        # what refers to the row's values besides the row while it is stored: ``marshal``
+        # writes an object referred to more than once with a back-reference flag, so the
+        # stored bytes depend on it (``direct``: its key and check key; a ``Reader``: the
+        # row's skeleton, which refers to the same values)
+        self.held: Any = None
+        self.skeleton: Any = None
 
 
 def _is_int(v: Any) -> bool:
@@ -204,4 +215,160 @@ def _check_key(row: dict[str, Any], key: tuple[Any, ...], args: list[Any], optio
             d.get("optimal_steps"), thr, type(thr), u, m)
 
 
-__all__ = ["DIRECT_KEYS", "Direct", "direct"]
+#: the row keys a ``Reader`` reads by skeleton (a row with ``user`` or ``metadata``: ``direct``)
+_SKELETON_KEYS = DIRECT_KEYS - {"user", "metadata"}
+_PER_ROW = frozenset({"id", "input", "expected_calls"})  # the keys whose values are not in a skeleton
+_EXACT_SCALARS = frozenset({str, float, bool, type(None)})
+MAX_SKELETONS = 4096  # skeletons remembered per load (past them: ``direct`` for new ones)
+_NEW: Any = object()
+
+
+class _Skeleton:
+    """What the rows of one skeleton (``Reader``) share: the plan's shape ``key`` (the
+    first row's), whether their expected calls are as ``Case.to_dict`` writes them, the
+    ``(call, argument)`` places holding integers (each checked to lie within 2**53), whether
+    some tool has enough calls to be keyed (``exact_match.KEYED_FROM``), and the key's
+    number in the reader's store once it is there. Compared by identity; its rows share
+    one ``_check_key``."""
+
+    __slots__ = ("key", "as_given", "ints", "keyed", "shape")
+
+    def __init__(self, key: tuple[Any, ...], as_given: bool, ints: tuple[tuple[int, str], ...],
+                 keyed: bool) -> None:
+        self.key, self.as_given, self.ints, self.keyed = key, as_given, ints, keyed
+        self.shape: int | None = None
+
+
+class Reader:
+    """``direct`` for the rows of one load into ``store`` (a ``case_store.CaseStore``),
+    with the work that depends only on a row's *skeleton* done once per skeleton.
+
+    A row's skeleton: its keys in order, its input's type, per expected call its name,
+    keys, own mode and its arguments' names and value types, and the values of its other
+    keys (calls, bounds, threshold, mode). Rows of one skeleton have one plan shape key, one
+    scope verdict, and -- when every argument value is a string, a float, a bool, null or an
+    integer within 2**53 -- one scoring-check verdict (``_check_key`` reduces exactly those
+    values to their types), so the skeleton stands for their check key (the caller works
+    the check key out with ``direct`` once per skeleton, when it needs it). A row's own
+    values (id, input, arguments, the objects of its modes and names) are read from the row
+    as ``direct`` reads them, so the plan, part, hash and stored row are ``direct``'s to the
+    byte. Rows with ``user`` or ``metadata``, container argument values, an integer past
+    2**53, a shape past the store's shape cap, or a skeleton ``direct`` refuses take
+    ``direct`` itself (``tests/test_row_plan.py`` checks both ways give the same store)."""
+
+    def __init__(self, store: Any) -> None:
+        self._shape_ix: dict[tuple[Any, ...], int] = store._shape_ix
+        self._memo: dict[Any, _Skeleton | None] = {}
+
+    def __call__(self, row: dict[str, Any]) -> Direct | None:
+        """``direct(row)`` (same value) for a plain, schema-valid row. Never raises."""
+        if not row.keys() <= _SKELETON_KEYS:
+            return direct(row)
+        calls = row.get("expected_calls") or ()
+        names: list[Any] = []
+        args: list[Any] = []
+        owns: list[Any] = []
+        sk: list[Any] = [tuple(row), type(row["input"])]
+        try:
+            for c in calls:
+                if type(c) is str:
+                    names.append(c)
+                    args.append(None)
+                    owns.append(None)
+                    sk.append(c)
+                elif type(c) is dict:
+                    name, a, own = c.get("name"), c.get("args"), c.get("args_mode")
+                    names.append(name)
+                    args.append(a)
+                    owns.append(own)
+                    sk.append((tuple(c), name, own, tuple(a), tuple(map(type, a.values())))
+                              if type(a) is dict else (tuple(c), name, own, type(a)))
+                else:
+                    return direct(row)
+            for k, v in row.items():
+                if k not in _PER_ROW:
+                    sk.append(tuple(v) if type(v) is list else (v, type(v)))
+            skey = tuple(sk)
+            t = self._memo.get(skey, _NEW)
+        except TypeError:  # an unhashable value where the schema wants a scalar
+            return direct(row)
+        if t is _NEW:
+            return self._learn(skey, row)
+        if t is None:
+            return direct(row)
+        for j, k in t.ints:
+            if not -_MAX_EXACT_INT <= args[j][k] <= _MAX_EXACT_INT:
+                return direct(row)  # its check key holds the value
+        ix = t.shape
+        if ix is None:
+            ix = t.shape = self._shape_ix.get(t.key)
+            if ix is None:  # not in the store (yet, or past its shape cap)
+                return direct(row)
+        # plan_of's loop, its checks passed by the skeleton's first row
+        case_mode = row.get("args_mode")
+        by_name: dict[Any, Any] = {}
+        for j, name in enumerate(names):
+            m = owns[j] or case_mode or DEFAULT_ARGS_MODE
+            got = by_name.get(name)
+            if got is None:
+                by_name[name] = [(j, None if m == "ignore" else args[j], m)]
+            else:
+                got.append((j, None if m == "ignore" else args[j], m))
+        if t.keyed:
+            for name, loose in by_name.items():
+                if len(loose) >= exact_match.KEYED_FROM:
+                    by_name[name] = _block(loose) or loose
+        thr = row.get("threshold")
+        cid = row["id"]
+        vals = row.values()
+        if t.as_given and type(cid) is str and None not in vals and [] not in vals and {} not in vals:
+            d = row
+        else:
+            d = _to_dict_row(row, calls)
+        stored = dict(row)
+        stored.pop("expected_calls", None)
+        dr = Direct(cid if type(cid) is str else str(cid), row_hash(d, plain=True), t.key,
+                    (tuple(args), by_name, row.get("optimal_steps"), row.get("max_steps"),
+                     DEFAULT_THRESHOLD if thr is None else float(thr), None),
+                    stored, None, ix)
+        dr.held, dr.skeleton = skey, t
+        return dr
+
+    def _learn(self, skey: Any, row: dict[str, Any]) -> Direct | None:
+        """``direct(row)`` for the first row of skeleton ``skey``, remembering what the
+        skeleton's rows share (or None: they take ``direct``)."""
+        dr = direct(row)
+        if len(self._memo) >= MAX_SKELETONS:
+            return dr
+        if dr is None or dr.check_key is None:
+            self._memo[skey] = None
+            return dr
+        ints: list[tuple[int, str]] = []
+        as_given, big = True, False
+        count: dict[Any, int] = {}
+        for j, c in enumerate(row.get("expected_calls") or ()):
+            if type(c) is str:
+                as_given = False
+                count[c] = count.get(c, 0) + 1
+                continue
+            a, own = c.get("args"), c.get("args_mode")
+            count[c["name"]] = count.get(c["name"], 0) + 1
+            if a is None and "args" in c or own is None and "args_mode" in c:
+                as_given = False
+            for k, v in (a or {}).items():
+                if type(v) is int:
+                    ints.append((j, k))
+                    if not -_MAX_EXACT_INT <= v <= _MAX_EXACT_INT:
+                        big = True
+                elif type(v) not in _EXACT_SCALARS:
+                    self._memo[skey] = None  # its check key holds the value
+                    return dr
+        t = _Skeleton(dr.key, as_given, tuple(ints),
+                      max(count.values(), default=0) >= exact_match.KEYED_FROM)
+        self._memo[skey] = t
+        if not big:  # else its check key holds the value
+            dr.skeleton = t
+        return dr
+
+
+__all__ = ["DIRECT_KEYS", "Direct", "Reader", "direct"]
