@@ -22,12 +22,13 @@ volume rows and hostile rows, that the plan, hash and stored row are the general
 
 from __future__ import annotations
 
+from hashlib import sha256
 from typing import Any
 
 from . import exact_match
 from .case_plan import _CASE_META, shape_key
 from .exact_match import _block, plan_of
-from .fingerprint import row_hash
+from .fingerprint import HASH_CHARS, row_hash
 from .metrics.composite import DEFAULT_THRESHOLD
 from .model import DEFAULT_ARGS_MODE
 
@@ -219,6 +220,7 @@ def _check_key(row: dict[str, Any], key: tuple[Any, ...], args: list[Any], optio
 _SKELETON_KEYS = DIRECT_KEYS - {"user", "metadata"}
 _PER_ROW = frozenset({"id", "input", "expected_calls"})  # the keys whose values are not in a skeleton
 _EXACT_SCALARS = frozenset({str, float, bool, type(None)})
+_HASH_SCALARS = frozenset({str, int, bool, type(None)})  # an input of these: no float, no container
 MAX_SKELETONS = 4096  # skeletons remembered per load (past them: ``direct`` for new ones)
 _NEW: Any = object()
 
@@ -228,15 +230,18 @@ class _Skeleton:
     first row's), whether their expected calls are as ``Case.to_dict`` writes them, the
     ``(call, argument)`` places holding integers (each checked to lie within 2**53), whether
     some tool has enough calls to be keyed (``exact_match.KEYED_FROM``), and the key's
-    number in the reader's store once it is there. Compared by identity; its rows share
-    one ``_check_key``."""
+    number in the reader's store once it is there; ``floats``: the ``(call, argument)``
+    places holding floats, when every other value of the rows' hashed form is text, an
+    integer, a bool or null (None: some is a container). Compared by identity; its rows
+    share one ``_check_key``."""
 
-    __slots__ = ("key", "as_given", "ints", "keyed", "shape")
+    __slots__ = ("key", "as_given", "ints", "keyed", "shape", "floats")
 
     def __init__(self, key: tuple[Any, ...], as_given: bool, ints: tuple[tuple[int, str], ...],
-                 keyed: bool) -> None:
+                 keyed: bool, floats: tuple[tuple[int, str], ...] | None) -> None:
         self.key, self.as_given, self.ints, self.keyed = key, as_given, ints, keyed
         self.shape: int | None = None
+        self.floats = floats
 
 
 class Reader:
@@ -327,7 +332,21 @@ class Reader:
             d = _to_dict_row(row, calls)
         stored = dict(row)
         stored.pop("expected_calls", None)
-        dr = Direct(cid if type(cid) is str else str(cid), row_hash(d, plain=True), t.key,
+        h = None
+        floats = t.floats
+        if floats is not None and _dumps is not None:
+            # ``row_hash`` hashes json's text of ``d``; orjson writes text, integers, bools,
+            # null and the layout as json does, floats too unless it picks another notation
+            # (``fingerprint._may_differ``): compared float by float here, the row's text is
+            # json's when they agree, whatever its strings hold
+            for j, k in floats:
+                v = args[j][k]
+                if _dumps(v) != repr(v).encode():
+                    break
+            else:
+                if type(thr) is not float or _dumps(thr) == repr(thr).encode():
+                    h = sha256(_dumps(d, option=_SORT)).hexdigest()[:HASH_CHARS]
+        dr = Direct(cid if type(cid) is str else str(cid), h or row_hash(d, plain=True), t.key,
                     (tuple(args), by_name, row.get("optimal_steps"), row.get("max_steps"),
                      DEFAULT_THRESHOLD if thr is None else float(thr), None),
                     stored, None, ix)
@@ -344,6 +363,7 @@ class Reader:
             self._memo[skey] = None
             return dr
         ints: list[tuple[int, str]] = []
+        floats: list[tuple[int, str]] = []
         as_given, big = True, False
         count: dict[Any, int] = {}
         for j, c in enumerate(row.get("expected_calls") or ()):
@@ -360,11 +380,14 @@ class Reader:
                     ints.append((j, k))
                     if not -_MAX_EXACT_INT <= v <= _MAX_EXACT_INT:
                         big = True
+                elif type(v) is float:
+                    floats.append((j, k))
                 elif type(v) not in _EXACT_SCALARS:
                     self._memo[skey] = None  # its check key holds the value
                     return dr
         t = _Skeleton(dr.key, as_given, tuple(ints),
-                      max(count.values(), default=0) >= exact_match.KEYED_FROM)
+                      max(count.values(), default=0) >= exact_match.KEYED_FROM,
+                      tuple(floats) if type(row["input"]) in _HASH_SCALARS else None)
         self._memo[skey] = t
         if not big:  # else its check key holds the value
             dr.skeleton = t
