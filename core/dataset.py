@@ -277,32 +277,120 @@ def _loads(text: str) -> Any:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int, bool]]:
-    """``(row, line, plain)`` triples of a JSON Lines dataset, one line at a time (memory
-    does not grow with the file); lines split as ``str.splitlines`` splits the whole text.
-    ``plain``: the line was read by ``limits.plain_loads`` -- the value ``json.loads``
-    gives, made of JSON values only, with finite numbers and nesting within
-    ``limits.MAX_DEPTH`` -- so ``_value_faults`` has nothing to find in it."""
+    """``(row, line, plain)`` triples of a JSON Lines dataset, a block at a time (memory
+    does not grow with the file); lines split as ``str.splitlines`` splits the whole text
+    (the file read as UTF-8, a leading BOM dropped). ``plain``: the line was read by
+    ``limits.plain_loads`` -- the value ``json.loads`` gives, made of JSON values only, with
+    finite numbers and nesting within ``limits.MAX_DEPTH`` -- so ``_value_faults`` has
+    nothing to find in it. A file that is not UTF-8 raises the ``DatasetError`` a text
+    reader of it raises (its message names the place as the decoder found it)."""
     try:
+        with path.open("rb") as f:
+            yield from _rows_of_blocks(_file_blocks(f))
+        return
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+    except UnicodeDecodeError:
+        pass
+    try:  # the text reader's own error
         with path.open(encoding="utf-8-sig", newline="") as f:
-            yield from _rows_of_lines(line for chunk in f for line in chunk.splitlines())
+            for _ in f:
+                pass
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+    raise DatasetError(f"{path}: cannot read dataset file (not UTF-8)")  # pragma: no cover
 
 
-def _rows_of_lines(lines: Iterable[str]) -> Iterator[tuple[Any, int, bool]]:
-    """``_jsonl_rows``' triples of ``lines`` (numbered from 1, blank lines skipped)."""
-    plain_loads, not_plain = limits.plain_loads, limits.NOT_PLAIN
+BLOCK_BYTES = 1 << 20  # a JSON Lines file is read in blocks of about this size, cut after a b"\n"
+_BOM = b"\xef\xbb\xbf"
+# where str.splitlines breaks a line and bytes.splitlines does not (both break at \n, \r, \r\n)
+_ASCII_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+_UTF8_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")  # U+0085, U+2028, U+2029
+
+
+def _file_blocks(f: Any) -> Iterator[bytes]:
+    """The bytes of binary file ``f`` in blocks each ending just after a ``b"\\n"`` (the
+    last one: at the end), the file's leading BOM dropped. Splitting each block's lines
+    gives the lines of the whole: no line break and no UTF-8 character straddles two."""
+    rest = f.read(len(_BOM))
+    if rest == _BOM:
+        rest = b""
+    while True:
+        chunk = f.read(BLOCK_BYTES)
+        if not chunk:
+            if rest:
+                yield rest
+            return
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            rest += chunk
+            continue
+        yield rest + chunk[:cut] if rest else chunk[:cut]
+        rest = chunk[cut:]
+
+
+def _rows_of_blocks(blocks: Iterable[bytes]) -> Iterator[tuple[Any, int, bool]]:
+    """``_jsonl_rows``' triples of the UTF-8 text made of ``blocks`` (each ending with a
+    line break, the last at the end), its lines split as ``str.splitlines`` splits it: a
+    block's lines split as bytes where ``bytes.splitlines`` splits them the same way (the
+    block holds no other line break), else as text. Raises ``UnicodeDecodeError`` for a
+    block that is not UTF-8."""
+    max_open = limits.MAX_DEPTH
     n = 0
+    for block in blocks:
+        text = None if block.isascii() else block.decode("utf-8")  # not UTF-8: raises here
+        if any(b in block for b in _ASCII_BREAKS) or (
+                text is not None and any(b in block for b in _UTF8_BREAKS)):
+            lines: list[Any] = (text if text is not None else block.decode("ascii")).splitlines()
+            yield from _rows_of_lines(lines, n)
+            n += len(lines)
+            continue
+        del text
+        fast = limits.plain_block(block)
+        lines = block.splitlines()
+        if fast is None:
+            yield from _rows_of_lines(lines, n)
+            n += len(lines)
+            continue
+        for line in lines:
+            n += 1
+            if line.count(b"{") + line.count(b"[") <= max_open:
+                try:
+                    val = fast(line)
+                except ValueError:
+                    pass
+                else:
+                    yield val, n, True
+                    continue
+            yield from _rows_of_lines((line,), n - 1)
+
+
+def _rows_of_lines(lines: Iterable[bytes | str], n: int = 0) -> Iterator[tuple[Any, int, bool]]:
+    """``_jsonl_rows``' triples of ``lines`` (numbered from ``n + 1``, blank lines skipped;
+    a line as ``bytes``: UTF-8 text)."""
+    plain_loads, not_plain = limits.plain_loads, limits.NOT_PLAIN
     for line in lines:
         n += 1
-        if not line.strip():
-            continue
-        val = plain_loads(line.encode("utf-8"))
-        if val is not not_plain:
-            yield val, n, True
-            continue
+        if isinstance(line, bytes):
+            if not line.strip():  # blank in ASCII: blank (``str.strip`` drops more)
+                continue
+            val = plain_loads(line)
+            if val is not not_plain:
+                yield val, n, True  # a JSON value: not blank as text either
+                continue
+            text = line.decode("utf-8")
+            if not text.strip():
+                continue
+        else:
+            text = line
+            if not text.strip():
+                continue
+            val = plain_loads(text.encode("utf-8"))
+            if val is not not_plain:
+                yield val, n, True
+                continue
         try:
-            yield _loads(line), n, False
+            yield _loads(text), n, False
         except ValueError as e:
             yield _BadJSON(str(e)), n, False
 
@@ -669,9 +757,8 @@ def load_case_store_ranges(path: str | os.PathLike[str], spans: Iterable[tuple[i
     p = Path(path)
     if p.suffix.lower() not in (".jsonl", ".ndjson"):
         raise DatasetError(f"{p}: only JSON Lines datasets load by byte range")
-    unreadable: list[bool] = []
 
-    def lines() -> Iterator[str]:
+    def blocks() -> Iterator[bytes]:
         with p.open("rb") as f:
             for start, end in spans:
                 f.seek(start)
@@ -679,23 +766,18 @@ def load_case_store_ranges(path: str | os.PathLike[str], spans: Iterable[tuple[i
                 # a cut just after b"\n" is a line break for splitlines and a UTF-8
                 # boundary, so a range's lines are the whole file's; the BOM is stripped
                 # only at the file's start
-                try:
-                    text = raw.decode("utf-8-sig" if start == 0 else "utf-8")
-                except UnicodeDecodeError:
-                    unreadable.append(True)
-                    return
-                del raw
-                yield from text.splitlines()
+                yield raw[len(_BOM):] if start == 0 and raw.startswith(_BOM) else raw
 
     errors: list[str] = []
     try:
-        for case, row, plain in _valid_cases(p, errors, _rows_of_lines(lines()), store):
+        for case, row, plain in _valid_cases(p, errors, _rows_of_blocks(blocks()),
+                                             store):
             if errors:
                 return False
             store.add(case, row, plain=plain)
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # unreadable, or a range that is not UTF-8
         return False
-    return not errors and not unreadable
+    return not errors
 
 
 __all__ = ["case_schema", "load_case_store", "load_case_store_range", "load_case_store_ranges",
