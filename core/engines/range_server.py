@@ -46,6 +46,7 @@ MIN_BYTES = 1 << 20  # ~400 volume runs, ~30 ms to score: the tasks end this clo
 MAX_BYTES = 64 << 20  # early ranges: few round trips, each task's batches stay long
 
 Range = tuple[int, int, int]  # (start byte, end byte, index in file order)
+_LINE = 256  # the longest protocol line read (a client that sends more is dropped)
 
 
 class RangeServer:
@@ -119,10 +120,10 @@ class RangeServer:
         delivered = False
         try:
             with conn, conn.makefile("rb") as f:
-                if f.readline().rstrip(b"\n") != self.token.encode():
+                if f.readline(_LINE).rstrip(b"\n") != self.token.encode():
                     return
                 while True:
-                    line = f.readline()
+                    line = f.readline(_LINE)
                     if line == b"next\n":
                         r = self.take()
                         if r is not None:
