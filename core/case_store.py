@@ -39,6 +39,7 @@ Rows ``marshal`` cannot write (YAML dates, for instance) are kept as built cases
 from __future__ import annotations
 
 import marshal
+import struct
 import sys
 import zlib
 from collections import OrderedDict
@@ -75,6 +76,7 @@ _SLOT = _HASH_BYTES + 4  # after the hash, the row's frame (4 bytes), its place 
 _PACKED = 0x80  # with this bit set when the plan part is compressed)
 _HEAD = _SLOT + 3  # then the shape's number (2 bytes, little-endian; _INLINE: in the part)
 _INLINE = 0xFFFF
+_pack_head = struct.Struct("<8sIBH").pack  # the hash, frame, slot and shape number: _HEAD bytes
 _ZLIB_WBITS, _ZLIB_MEMLEVEL = 12, 4  # a 4 KB window holds the whole preset dictionary
 
 
@@ -183,7 +185,7 @@ class CaseStore(Mapping[str, Case]):
             else:
                 pb = self._compress(pb)
                 slot |= _PACKED
-        head = h + len(self._frames).to_bytes(4, "little") + bytes((slot,)) + ix.to_bytes(2, "little")
+        head = _pack_head(h, len(self._frames), slot, ix)
         self._open.append(rb)
         if len(self._open) >= ROWS_PER_FRAME:
             self._close_frame()

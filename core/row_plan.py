@@ -219,6 +219,7 @@ def _check_key(row: dict[str, Any], key: tuple[Any, ...], args: list[Any], optio
 #: the row keys a ``Reader`` reads by skeleton (a row with ``user`` or ``metadata``: ``direct``)
 _SKELETON_KEYS = DIRECT_KEYS - {"user", "metadata"}
 _PER_ROW = frozenset({"id", "input", "expected_calls"})  # the keys whose values are not in a skeleton
+_NAME_ARGS = ("name", "args")
 _EXACT_SCALARS = frozenset({str, float, bool, type(None)})
 _HASH_SCALARS = frozenset({str, int, bool, type(None)})  # an input of these: no float, no container
 MAX_SKELETONS = 4096  # skeletons remembered per load (past them: ``direct`` for new ones)
@@ -235,13 +236,14 @@ class _Skeleton:
     integer, a bool or null (None: some is a container). Compared by identity; its rows
     share one ``_check_key``."""
 
-    __slots__ = ("key", "as_given", "ints", "keyed", "shape", "floats")
+    __slots__ = ("key", "as_given", "ints", "keyed", "shape", "floats", "simple")
 
     def __init__(self, key: tuple[Any, ...], as_given: bool, ints: tuple[tuple[int, str], ...],
                  keyed: bool, floats: tuple[tuple[int, str], ...] | None) -> None:
         self.key, self.as_given, self.ints, self.keyed = key, as_given, ints, keyed
         self.shape: int | None = None
         self.floats = floats
+        self.simple = False  # distinct tool names, no args_mode in the row or its calls
 
 
 class Reader:
@@ -276,18 +278,23 @@ class Reader:
         sk: list[Any] = [tuple(row), type(row["input"])]
         try:
             for c in calls:
-                if type(c) is str:
+                if type(c) is dict:
+                    ck = tuple(c)
+                    if ck == _NAME_ARGS:
+                        name, a = c.values()
+                        own = None
+                    else:
+                        name, a, own = c.get("name"), c.get("args"), c.get("args_mode")
+                    names.append(name)
+                    args.append(a)
+                    owns.append(own)
+                    sk.append((ck, name, own, tuple(a), tuple(map(type, a.values())))
+                              if type(a) is dict else (ck, name, own, type(a)))
+                elif type(c) is str:
                     names.append(c)
                     args.append(None)
                     owns.append(None)
                     sk.append(c)
-                elif type(c) is dict:
-                    name, a, own = c.get("name"), c.get("args"), c.get("args_mode")
-                    names.append(name)
-                    args.append(a)
-                    owns.append(own)
-                    sk.append((tuple(c), name, own, tuple(a), tuple(map(type, a.values())))
-                              if type(a) is dict else (tuple(c), name, own, type(a)))
                 else:
                     return direct(row)
             for k, v in row.items():
@@ -310,19 +317,23 @@ class Reader:
             if ix is None:  # not in the store (yet, or past its shape cap)
                 return direct(row)
         # plan_of's loop, its checks passed by the skeleton's first row
-        case_mode = row.get("args_mode")
-        by_name: dict[Any, Any] = {}
-        for j, name in enumerate(names):
-            m = owns[j] or case_mode or DEFAULT_ARGS_MODE
-            got = by_name.get(name)
-            if got is None:
-                by_name[name] = [(j, None if m == "ignore" else args[j], m)]
-            else:
-                got.append((j, None if m == "ignore" else args[j], m))
-        if t.keyed:
-            for name, loose in by_name.items():
-                if len(loose) >= exact_match.KEYED_FROM:
-                    by_name[name] = _block(loose) or loose
+        by_name: dict[Any, Any]
+        if t.simple:  # distinct names, no mode anywhere: each call the default mode's
+            by_name = {name: [(j, a, DEFAULT_ARGS_MODE)] for j, (name, a) in enumerate(zip(names, args))}
+        else:
+            case_mode = row.get("args_mode")
+            by_name = {}
+            for j, name in enumerate(names):
+                m = owns[j] or case_mode or DEFAULT_ARGS_MODE
+                got = by_name.get(name)
+                if got is None:
+                    by_name[name] = [(j, None if m == "ignore" else args[j], m)]
+                else:
+                    got.append((j, None if m == "ignore" else args[j], m))
+            if t.keyed:
+                for name, loose in by_name.items():
+                    if len(loose) >= exact_match.KEYED_FROM:
+                        by_name[name] = _block(loose) or loose
         thr = row.get("threshold")
         cid = row["id"]
         vals = row.values()
@@ -388,6 +399,8 @@ class Reader:
         t = _Skeleton(dr.key, as_given, tuple(ints),
                       max(count.values(), default=0) >= exact_match.KEYED_FROM,
                       tuple(floats) if type(row["input"]) in _HASH_SCALARS else None)
+        t.simple = ("args_mode" not in row and len(count) == sum(count.values())
+                    and all(type(c) is dict and "args_mode" not in c for c in row.get("expected_calls") or ()))
         self._memo[skey] = t
         if not big:  # else its check key holds the value
             dr.skeleton = t
