@@ -141,19 +141,25 @@ class CaseStore(Mapping[str, Case]):
             if semantic_uses([case]):
                 self.semantic_cases.append(case)
 
-    def add_plan(self, cid: str, case_hash: str, key: tuple[Any, ...], part: tuple[Any, ...],
+    def add_plan(self, cid: str, case_hash: str | bytes, key: tuple[Any, ...], part: tuple[Any, ...],
                  row: dict[str, Any], shape: int | None = None) -> bool:
         """Keep case ``cid`` given by its parts instead of built (``row_plan.direct``): its
-        hash (``fingerprint.case_hash``), its plan's shape key and own part
+        hash (``fingerprint.case_hash``, or the bytes its hex digits stand for), its plan's
+        shape key and own part
         (``case_plan.split``), and its dataset row without the expected calls. What
         ``add`` keeps for the case built from the row. ``shape``: ``key``'s number in this
         store when the caller knows it. False when ``marshal`` cannot write them (nothing
         kept: add the built case)."""
-        if len(case_hash) != 2 * _HASH_BYTES:
+        if isinstance(case_hash, bytes):
+            h = case_hash
+        elif len(case_hash) == 2 * _HASH_BYTES:
+            h = bytes.fromhex(case_hash)
+        else:
+            return False
+        if len(h) != _HASH_BYTES:
             return False
         ix = self._shape_ix.get(key) if shape is None else shape
-        return self._put(cid, bytes.fromhex(case_hash), key, shape_of(*key) if ix is None else None,
-                         part, row, ix)
+        return self._put(cid, h, key, shape_of(*key) if ix is None else None, part, row, ix)
 
     def _put(self, cid: str, h: bytes, key: Any, shape: Any, part: Any, row: Any,
              known: int | None = None) -> bool:

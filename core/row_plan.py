@@ -50,7 +50,8 @@ except ImportError:  # pragma: no cover - orjson is optional (extra "scale")
 
 class Direct:
     """What ``direct`` reads off a row: ``cid`` (the case id, as ``Case.id``), ``hash``
-    (``fingerprint.case_hash`` of its case), ``key`` (``case_plan.shape_key``), ``part``
+    (``fingerprint.case_hash`` of its case; from a ``Reader``, maybe as the bytes its hex
+    digits stand for), ``key`` (``case_plan.shape_key``), ``part``
     (``case_plan.split``'s part), ``stored`` (the row without its expected calls, as
     ``CaseStore.add`` keeps it), ``check_key`` (``_check_key``; None: none, or not worked
     out by a ``Reader``), ``shape`` (the number of ``key`` in the store a ``Reader`` reads
@@ -59,7 +60,7 @@ class Direct:
 
     __slots__ = ("cid", "hash", "key", "part", "stored", "check_key", "shape", "held", "skeleton")
 
-    def __init__(self, cid: str, h: str, key: tuple[Any, ...], part: tuple[Any, ...],
+    def __init__(self, cid: str, h: str | bytes, key: tuple[Any, ...], part: tuple[Any, ...],
                  stored: dict[str, Any], check_key: Any, shape: int | None = None) -> None:
         self.cid, self.hash, self.key, self.part = cid, h, key, part
         self.stored, self.check_key, self.shape = stored, check_key, shape
@@ -221,6 +222,7 @@ _SKELETON_KEYS = DIRECT_KEYS - {"user", "metadata"}
 _PER_ROW = frozenset({"id", "input", "expected_calls"})  # the keys whose values are not in a skeleton
 _NAME_ARGS = ("name", "args")
 _EXACT_SCALARS = frozenset({str, float, bool, type(None)})
+_SCALAR_INPUT = frozenset({str, int, bool, float})  # an input that is never null or empty
 _HASH_SCALARS = frozenset({str, int, bool, type(None)})  # an input of these: no float, no container
 MAX_SKELETONS = 4096  # skeletons remembered per load (past them: ``direct`` for new ones)
 _NEW: Any = object()
@@ -236,7 +238,7 @@ class _Skeleton:
     integer, a bool or null (None: some is a container). Compared by identity; its rows
     share one ``_check_key``."""
 
-    __slots__ = ("key", "as_given", "ints", "keyed", "shape", "floats", "simple")
+    __slots__ = ("key", "as_given", "ints", "keyed", "shape", "floats", "simple", "bare")
 
     def __init__(self, key: tuple[Any, ...], as_given: bool, ints: tuple[tuple[int, str], ...],
                  keyed: bool, floats: tuple[tuple[int, str], ...] | None) -> None:
@@ -244,6 +246,9 @@ class _Skeleton:
         self.shape: int | None = None
         self.floats = floats
         self.simple = False  # distinct tool names, no args_mode in the row or its calls
+        # as_given, and no value of the row is null or empty whatever its id (its input is
+        # a scalar, it has expected calls, and its other values are the skeleton's)
+        self.bare = False
 
 
 class Reader:
@@ -336,8 +341,8 @@ class Reader:
                         by_name[name] = _block(loose) or loose
         thr = row.get("threshold")
         cid = row["id"]
-        vals = row.values()
-        if t.as_given and type(cid) is str and None not in vals and [] not in vals and {} not in vals:
+        if type(cid) is str and (t.bare or t.as_given and None not in (vals := row.values())
+                                 and [] not in vals and {} not in vals):
             d = row
         else:
             d = _to_dict_row(row, calls)
@@ -356,7 +361,7 @@ class Reader:
                     break
             else:
                 if type(thr) is not float or _dumps(thr) == repr(thr).encode():
-                    h = sha256(_dumps(d, option=_SORT)).hexdigest()[:HASH_CHARS]
+                    h = sha256(_dumps(d, option=_SORT)).digest()[:HASH_CHARS // 2]
         dr = Direct(cid if type(cid) is str else str(cid), h or row_hash(d, plain=True), t.key,
                     (tuple(args), by_name, row.get("optimal_steps"), row.get("max_steps"),
                      DEFAULT_THRESHOLD if thr is None else float(thr), None),
@@ -401,6 +406,9 @@ class Reader:
                       tuple(floats) if type(row["input"]) in _HASH_SCALARS else None)
         t.simple = ("args_mode" not in row and len(count) == sum(count.values())
                     and all(type(c) is dict and "args_mode" not in c for c in row.get("expected_calls") or ()))
+        vals = row.values()
+        t.bare = (as_given and type(row["input"]) in _SCALAR_INPUT and bool(row.get("expected_calls"))
+                  and None not in vals and [] not in vals and {} not in vals)
         self._memo[skey] = t
         if not big:  # else its check key holds the value
             dr.skeleton = t
