@@ -189,13 +189,13 @@ class CaseStore(Mapping[str, Case]):
             if self._dict is None or self._raw_bytes + len(pb) <= RAW_BYTES:
                 self._raw_bytes += len(pb)
             else:
-                pb = self._compress(pb)
+                pb = (self._tools or self._codec_tools())[0](pb)
                 slot |= _PACKED
-        head = _pack_head(h, len(self._frames), slot, ix)
-        self._open.append(rb)
-        if len(self._open) >= ROWS_PER_FRAME:
+        opened = self._open
+        self._rows[sys.intern(cid)] = _pack_head(h, len(self._frames), slot, ix) + pb
+        opened.append(rb)
+        if len(opened) >= ROWS_PER_FRAME:
             self._close_frame()
-        self._rows[sys.intern(cid)] = head + pb
         if pb and self._dict is None:
             self._n_plain += 1
             if self._n_plain >= TRAIN_ROWS:

@@ -647,7 +647,7 @@ def _valid_cases(p: Path, errors: list[str],
     fast = _fast_validator()
     reader = Reader(store) if store is not None else None
     for row, line, plain in (_read_rows(p) if rows is None else rows):
-        if isinstance(row, _BadJSON):
+        if not plain and isinstance(row, _BadJSON):
             errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
             continue
         cid = row.get("id") if type(row) is dict or isinstance(row, Mapping) else None
@@ -655,7 +655,7 @@ def _valid_cases(p: Path, errors: list[str],
         if plain and fast is not None and fast.is_valid(row):  # _schema_errors' first step
             if reader is not None:
                 dr = reader(row)  # a row it reads has no matcher spec: no _match_errors
-            errs = _match_errors(row) if dr is None else []
+            errs = _match_errors(row) if dr is None else ()
         else:
             errs = ((not plain and _value_faults(row)) or _schema_errors(row)
                     or _match_errors(row))
