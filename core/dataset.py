@@ -301,7 +301,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int, bool]]:
     raise DatasetError(f"{path}: cannot read dataset file (not UTF-8)")  # pragma: no cover
 
 
-BLOCK_BYTES = 1 << 20  # a JSON Lines file is read in blocks of about this size, cut after a b"\n"
+BLOCK_BYTES = 1 << 18  # a JSON Lines file is read in blocks of about this size, cut after a b"\n" (bigger: more peak memory)
 _BOM = b"\xef\xbb\xbf"
 # where str.splitlines breaks a line and bytes.splitlines does not (both break at \n, \r, \r\n)
 _ASCII_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
