@@ -149,12 +149,18 @@ def _store_equal(got: CaseStore, want: list[Case]) -> None:
         assert got._part(got._rows[c.id]) == general._part(general._rows[c.id])
 
 
+def mixed_rows(n: int) -> list:
+    """``n`` volume rows with the odd rows among them and again, under new ids, at the end."""
+    rows = _volume_rows(n)
+    rows[40:40] = ODD_ROWS
+    rows += [dict(r, id=f"again{i}", input="other") for i, r in enumerate(ODD_ROWS)]
+    return rows
+
+
 @pytest.mark.parametrize("train_rows", [8, 10_000])
 def test_store_loaded_directly_equals_the_built_cases(tmp_path, monkeypatch, train_rows):
     monkeypatch.setattr(case_store, "TRAIN_ROWS", train_rows)
-    rows = _volume_rows(120)
-    rows[40:40] = ODD_ROWS
-    rows += [dict(r, id=f"again{i}", input="other") for i, r in enumerate(ODD_ROWS)]
+    rows = mixed_rows(120)
     path = tmp_path / "cases.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (tmp_path / "db.sql").write_text("", encoding="utf-8")

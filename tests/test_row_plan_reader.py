@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_row_plan import ODD_ROWS, _store_equal, _volume_rows
+from test_row_plan import _store_equal, _volume_rows, mixed_rows
 
 from trajcheck import case_store, row_plan
 from trajcheck.case_store import CaseStore
@@ -52,9 +52,7 @@ def _write(path: Path, rows: list) -> Path:
 @pytest.mark.parametrize("train_rows", [8, 10_000])
 def test_reader_fills_the_store_as_direct_does(tmp_path, monkeypatch, train_rows):
     monkeypatch.setattr(case_store, "TRAIN_ROWS", train_rows)
-    rows = _volume_rows(300)
-    rows[40:40] = ODD_ROWS
-    rows += [dict(r, id=f"again{i}", input="other") for i, r in enumerate(ODD_ROWS)]
+    rows = mixed_rows(300)
     big = {"id": "big", "input": "x", "expected_calls": [{"name": "t", "args": {"n": 2**60, "s": "a"}}]}
     rows += [big, dict(big, id="big2"), dict(big, id="small", expected_calls=[
         {"name": "t", "args": {"n": 3, "s": "b"}}]), dict(big, id="big3")]
