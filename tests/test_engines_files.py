@@ -10,16 +10,6 @@ import pytest
 from trajcheck.engines import files
 
 
-def test_plan_is_a_multiple_of_the_workers_with_large_ranges():
-    c = files.CHUNK_BYTES
-    assert files.plan(0, 1) == 4 and files.plan(0, 2) == 4 and files.plan(0, 3) == 6
-    assert files.plan(19 * c - 5, 2) == 20  # the 1M file: 19 ranges of 128 MiB -> 20
-    assert files.plan(19 * c - 5, 1) == 19
-    assert files.plan(c, 8) == 16
-    with pytest.raises(ValueError, match="workers must be >= 1"):
-        files.plan(10, 0)
-
-
 @pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
 @pytest.mark.parametrize("final_newline", [True, False])
 def test_ranges_read_every_line_once_in_order(tmp_path, newline, final_newline):

@@ -20,6 +20,7 @@ if not shutil.which("java"):
 
 from trajcheck.engines import jvm_archive  # noqa: E402
 from trajcheck.engines.spark import LEAN_JVM  # noqa: E402
+from trajcheck.errors import EngineError  # noqa: E402
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -156,6 +157,9 @@ def test_plan_and_prepare_without_starting_spark(written, tmp_path, monkeypatch)
     assert jvm_archive.archive_path(LEAN_JVM + " -Xmx1g") != jvm_archive.archive_path(LEAN_JVM)
     monkeypatch.setenv("TRAJCHECK_SPARK_CDS", "off")
     assert jvm_archive.plan(LEAN_JVM) == jvm_archive.Plan() and jvm_archive.prepare() is None
+    monkeypatch.setenv("TRAJCHECK_SPARK_CDS", "of")  # misspelt: an error, not a guess
+    with pytest.raises(EngineError, match="TRAJCHECK_SPARK_CDS='of'"):
+        jvm_archive.plan(LEAN_JVM)
     monkeypatch.delenv("TRAJCHECK_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert jvm_archive.cache_dir() == tmp_path / "xdg" / "trajcheck"

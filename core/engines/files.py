@@ -1,33 +1,19 @@
-"""A JSONL file of runs cut into line-aligned byte ranges, one per engine task.
+"""A JSONL file of runs cut into line-aligned byte ranges for engine tasks.
 
-Engines score a file in tasks; each task's partial aggregate keeps up to ``keep_runs`` runs
-in full (a report's runs; scored twice, compact then in full), so a task should hold many
-runs, and the tasks should divide evenly among the workers so that none waits on the
-last one. ``plan`` picks the number of ranges: at least ``CHUNK_BYTES`` per range unless
-that leaves fewer than ``2 * workers`` (and at least 4) ranges, rounded up to a multiple of
-``workers``. ``ranges`` finds the line starts nearest the even cuts (a few small reads, no
-pass over the file); ``read_range`` gives a range's lines in batches, each line numbered as
-Spark's ``monotonically_increasing_id`` numbers rows (range index in the high bits, line
-within the range in the low 33), so positions increase in input order on both engines.
+``ranges`` finds the line starts nearest ``n`` even cuts (a few small reads, no pass over
+the file: Ray's ranges, Spark's fixed ranges when the result rows stream back, the case
+file's parts; ``range_server`` cuts its own as the tasks ask); ``read_range`` gives a
+range's lines in batches, each line numbered as Spark's ``monotonically_increasing_id``
+numbers rows (range index in the high bits, line within the range in the low 33), so
+positions increase in input order on both engines.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 
-CHUNK_BYTES = 128 * 1024 * 1024  # Spark's default spark.sql.files.maxPartitionBytes
 ROW_BITS = 33  # as monotonically_increasing_id: the record number's bits
-
-
-def plan(size: int, workers: int) -> int:
-    """The number of ranges for a file of ``size`` bytes on ``workers`` workers (module
-    docstring). Raises ``ValueError`` for ``workers < 1``."""
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    n = max(math.ceil(size / CHUNK_BYTES), 2 * workers, 4)
-    return math.ceil(n / workers) * workers
 
 
 def ranges(path: str | os.PathLike[str], n: int, start: int = 0,
@@ -78,4 +64,4 @@ def read_range(path: str | os.PathLike[str], start: int, end: int, index: int,
         yield seqs, texts
 
 
-__all__ = ["CHUNK_BYTES", "ROW_BITS", "plan", "ranges", "read_range"]
+__all__ = ["ROW_BITS", "ranges", "read_range"]

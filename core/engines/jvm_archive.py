@@ -18,7 +18,8 @@ pyspark's version, so an upgrade writes a new archive. A JVM that could not writ
 leaves a ``.failed`` marker, and later sessions start without an archive.
 
 Where: ``$TRAJCHECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/trajcheck``, else
-``~/.cache/trajcheck``. ``TRAJCHECK_SPARK_CDS=0`` turns the archive off.
+``~/.cache/trajcheck``. ``TRAJCHECK_SPARK_CDS=0`` (or false, no, off) turns the archive off;
+any value but these and 1, true, yes, on is an ``EngineError``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,22 @@ def cache_dir() -> Path:
     return Path(base) / "trajcheck"
 
 
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
+
+
+def _switch() -> bool:
+    """``TRAJCHECK_SPARK_CDS`` (unset: on). Raises ``EngineError`` for a value that is
+    neither on nor off, rather than guess."""
+    v = os.environ.get("TRAJCHECK_SPARK_CDS", "1").strip().lower()
+    if v not in _ON + _OFF:
+        from ..errors import EngineError
+
+        raise EngineError(f"TRAJCHECK_SPARK_CDS={v!r}: expected one of "
+                          f"{', '.join(_ON + _OFF)}")
+    return v in _ON
+
+
 def _java() -> str | None:
     """The java binary Spark's launcher runs (``$JAVA_HOME/bin/java``, else PATH's)."""
     home = os.environ.get("JAVA_HOME")
@@ -57,7 +74,7 @@ def _java() -> str | None:
 def archive_path(jvm_options: str) -> Path | None:
     """Where the archive for this java, pyspark and the JVM options ``jvm_options`` lives;
     None when the archive is turned off or there is no java."""
-    if os.environ.get("TRAJCHECK_SPARK_CDS", "1").strip().lower() in ("0", "false", "no", "off"):
+    if not _switch():
         return None
     java = _java()
     if java is None:

@@ -245,11 +245,11 @@ def score_span_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                            case_column="case_id" if case_column is not None else None, **kw)
 
 
-def _range_task(shipped: ShippedScorer, path: str, rows: bool) -> Any:
-    """The mapPartitions function of ``eval_file``: a partition of byte ranges -> its
-    result rows (with ``rows``) and one partial (``tasks.score_ranges``)."""
+def _range_task(shipped: ShippedScorer, path: str) -> Any:
+    """The mapPartitions function of ``eval_file`` with result rows: a partition of byte
+    ranges -> their result rows and one partial (``tasks.score_ranges``)."""
     def run(todo: Iterator[tuple[int, int, int]]) -> Iterator[tuple[str, bytes]]:
-        return tasks.score_ranges(shipped.get(), path, todo, rows)
+        return tasks.score_ranges(shipped.get(), path, todo, True)
     return run
 
 
@@ -329,7 +329,7 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     # partitions read in order (each next one computed while this one is read)
     cuts = files.ranges(full, n)
     todo = [(a, b, i) for i, (a, b) in enumerate(cuts)]
-    rdd = sc_.parallelize(todo, max(len(todo), 1)).mapPartitions(_range_task(shipped, full, True))
+    rdd = sc_.parallelize(todo, max(len(todo), 1)).mapPartitions(_range_task(shipped, full))
 
     def blobs() -> Iterator[bytes]:
         got: list[bytes] = []
