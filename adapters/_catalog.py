@@ -306,7 +306,7 @@ def _ctx(case: Case, opts: Options) -> Any:
     is called directly) unless a semantic scorer or judge backend is given."""
     if opts.semantic_scorer is None and opts.judge is None:
         return None
-    from trajcheck.matchers import MatchContext
+    from trajcheck.match.matchers import MatchContext
 
     inp = case.input if isinstance(case.input, str) else None
     return MatchContext(case_input=inp, user=case.user, semantic_scorer=opts.semantic_scorer,
@@ -340,7 +340,7 @@ def _outcome(traj: Trajectory, case: Case, opts: Options) -> MetricResult:
         fs = check_final_state(before, after, case.expected_final_state, **_ignore(opts))
         resp = response_includes(traj, case.response_must_include) if case.response_must_include else None
         return task_success(fs, resp)
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     return run_outcome(traj, case, context=_ctx(case, opts))
 

@@ -562,7 +562,7 @@ def any_trajectory(obj: Any, *, where: str = "outputs") -> Trajectory:
     """A trajectory from a LangSmith-style output: a ``Trajectory``; a message list; a dict
     with ``messages`` (or ``trajectory``) holding one; a trajcheck trajectory dict (``steps``);
     or ``{"tool_calls": [{"name", "args"}...], "final_response"?}``. Anything else is handed
-    to ``trajcheck.traces.load`` (format auto-detection). ``None`` raises ``TraceFormatError``
+    to ``trajcheck.read.traces.load`` (format auto-detection). ``None`` raises ``TraceFormatError``
     rather than scoring as an empty run (openevals PR #237). A string is JSON text, never a
     file path (an agent's output is untrusted); anything that cannot be read raises
     ``TraceFormatError`` naming ``where``."""
@@ -576,7 +576,7 @@ def any_trajectory(obj: Any, *, where: str = "outputs") -> Trajectory:
 
 def _any_trajectory(obj: Any, where: str) -> Trajectory:
     if isinstance(obj, (str, bytes)):
-        from trajcheck.limits import loads
+        from trajcheck.read.limits import loads
 
         try:
             parsed = loads(obj)
@@ -608,7 +608,7 @@ def _any_trajectory(obj: Any, where: str) -> Trajectory:
     if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
         return messages_trajectory(list(obj))
     try:
-        from trajcheck.traces import load  # type: ignore[attr-defined]
+        from trajcheck.read.traces import load  # type: ignore[attr-defined]
     except ImportError as e:  # pragma: no cover - traces package always ships
         raise TraceFormatError(f"{where}: not a message list or trajectory dict") from e
     res = load(obj)

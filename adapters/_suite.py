@@ -111,7 +111,7 @@ def records_from(rows: Sequence[tuple[str, Any, Any, MetricResult | None]]) -> l
     """``RunRecord`` per ``(task, trajectory, case, row result)``: success = the row
     result's ``passed`` (None result or None passed: not a success); routes by
     ``suite.run_route``."""
-    from trajcheck.suite import run_route
+    from trajcheck.score.suite import run_route
 
     out = []
     for task, traj, case, res in rows:

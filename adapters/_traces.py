@@ -1,6 +1,6 @@
 """Recorded traces -> what each host's test-case builder needs (no host imported here).
 
-``trajcheck.traces.load`` reads the trace (any supported format, ``error_pattern`` marking
+``trajcheck.read.traces.load`` reads the trace (any supported format, ``error_pattern`` marking
 failed results where the source has no error channel); these helpers then list the calls
 with their results, which of them failed, and which were issued together in one step, so
 that a host whose test case is a flat call list (DeepEval) can carry both facts in its
@@ -17,11 +17,11 @@ from trajcheck.model import ToolCall, ToolResult, Trajectory
 
 def trajectories(source: Any, *, format: str = "auto", error_pattern: str | None = None) -> list[Trajectory]:
     """Every run in ``source``: a ``Trajectory``, a list of them, or anything
-    ``trajcheck.traces.load`` reads (a path, a folder, a parsed object). ``error_pattern``
+    ``trajcheck.read.traces.load`` reads (a path, a folder, a parsed object). ``error_pattern``
     (a regex) marks results whose text matches as failed (``traces.apply_error_pattern``;
     never overriding a source's own flag). Raises ``TraceFormatError`` when nothing is a
     trace."""
-    from trajcheck.traces import apply_error_pattern, load
+    from trajcheck.read.traces import apply_error_pattern, load
 
     if isinstance(source, Trajectory):
         out = [source]
@@ -49,7 +49,7 @@ def calls_with_results(traj: Trajectory) -> list[tuple[ToolCall, ToolResult | No
 
 def failed_indices(traj: Trajectory) -> list[int]:
     """Indices of the calls whose result failed (``matching.is_failed``)."""
-    from trajcheck.matching import is_failed
+    from trajcheck.match.matching import is_failed
 
     return [i for i, (_c, r) in enumerate(traj.pairs()) if is_failed(r)]
 

@@ -16,7 +16,7 @@ Reading the test case:
   arguments); ``output`` -> the call's result; ``metadata["failed_calls"]`` (indices) marks
   calls whose result was an error; ``input``/``actual_output`` -> user input and final
   response. :func:`test_case_from_trace` builds such a test case from any trace
-  ``trajcheck.traces.load`` reads, failed calls marked.
+  ``trajcheck.read.traces.load`` reads, failed calls marked.
 * ``expected_tools`` -> ``Case.expected_calls``; an expected ``input_parameters=None``
   means "no argument constraint"; ``expected_tools=[]`` means "no tool should be called".
 * Case settings (``optional_calls``, ``forbidden_calls``, ``precedence``,
@@ -440,7 +440,7 @@ class ConversationalTrajcheckMetric(_Common, BaseConversationalMetric):  # type:
 def test_case_from_trace(trace: Any, *, expected_tools: Sequence[Any] | None = None,
                          name: str | None = None, format: str = "auto",
                          error_pattern: str | None = None, **settings: Any) -> Any:
-    """A DeepEval ``LLMTestCase`` from one recorded run in any format ``trajcheck.traces.load``
+    """A DeepEval ``LLMTestCase`` from one recorded run in any format ``trajcheck.read.traces.load``
     reads (or a ``Trajectory``).
 
     ``input`` is the run's first user message, ``actual_output`` its final response,

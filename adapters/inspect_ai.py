@@ -3,7 +3,7 @@
 ``trajcheck_scorer(metric=<key>)`` is an Inspect ``@scorer``: it reads the sample's
 ``TaskState.messages`` (assistant ``tool_calls`` are the calls, a ``tool`` message with an
 ``error`` a failed result, calls of one assistant message one parallel step -- read by
-trajcheck's Inspect AI reader, ``trajcheck.traces.inspect_ai.read_sample``) and returns a
+trajcheck's Inspect AI reader, ``trajcheck.read.traces.inspect_ai.read_sample``) and returns a
 ``Score`` whose ``value`` is the core's score and ``explanation`` the core's reason, with
 ``metadata`` ``{"passed": True/False/None, "metric", "route", "expected_route", "parts"}``.
 Its metrics are Inspect's ``mean()`` and ``stderr()`` unless ``metrics=`` says otherwise.
@@ -66,7 +66,7 @@ __all__ = ["trajcheck_scorer", "pass_hat_k", "pass_at_k", "success_rate", "routi
 
 def trajectory_of(state: TaskState) -> Trajectory:
     """The run in a sample's state: its messages read by trajcheck's Inspect AI reader."""
-    from trajcheck.traces.inspect_ai import read_sample
+    from trajcheck.read.traces.inspect_ai import read_sample
 
     return read_sample({"id": state.sample_id, "epoch": state.epoch,
                         "messages": [m.model_dump() for m in state.messages]})
@@ -84,7 +84,7 @@ def sample_metadata(traj: Trajectory | Any, expected_calls: Sequence[Any] | None
 
 
 def _route(traj: Trajectory, case: Any) -> Any:
-    from trajcheck.suite import run_route
+    from trajcheck.score.suite import run_route
 
     return run_route(traj, case)
 

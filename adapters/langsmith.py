@@ -367,7 +367,7 @@ def pass_k_summary(evaluator: TrajcheckEvaluator, k: int | None = None, *,
 
 
 def outputs_from_trace(trace: Any, *, format: str = "auto", error_pattern: str | None = None) -> dict[str, Any]:
-    """A LangSmith run output for one recorded run in any format ``trajcheck.traces.load``
+    """A LangSmith run output for one recorded run in any format ``trajcheck.read.traces.load``
     reads (or a ``Trajectory``): ``{"trajectory": Trajectory.to_dict(), "final_response"}``,
     which the evaluators read back losslessly (failed calls -- from the source's error flag or
     ``error_pattern`` -- and parallel steps kept). Use it as your target's return value when

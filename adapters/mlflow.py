@@ -13,7 +13,7 @@ Where the run comes from (``source=``):
 
 * ``"auto"`` (default): ``outputs`` when it holds a trajectory (a message list, a dict with
   ``messages``/``trajectory``/``steps``/``tool_calls``, or a ``Trajectory``), else the
-  row's MLflow ``trace`` read by trajcheck's MLflow trace reader (``trajcheck.traces.mlflow``:
+  row's MLflow ``trace`` read by trajcheck's MLflow trace reader (``trajcheck.read.traces.mlflow``:
   TOOL spans are the calls, an ERROR status a failed call, tools after one model span one
   step). This is what ``evaluate(data=mlflow.search_traces(...))`` and ``evaluate(...,
   predict_fn=agent)`` hand the scorer.
@@ -78,7 +78,7 @@ def trajectory_of(outputs: Any = None, trace: Any = None, source: str = "auto") 
         raise TraceFormatError("MLflow row: no run to score (outputs holds no trajectory and the row has no "
                                "trace); return the messages or {'trajectory': ...} from the agent, or "
                                "evaluate traces")
-    from trajcheck.traces import mlflow as reader
+    from trajcheck.read.traces import mlflow as reader
 
     return reader.read(trace)
 
@@ -233,7 +233,7 @@ def suite_figures(rows: Sequence[Mapping[str, Any]], scorer: TrajcheckScorer | N
 def row_from_trace(trace: Any, *, expected_calls: Sequence[Any] | None = None, format: str = "auto",
                    error_pattern: str | None = None, **settings: Any) -> dict[str, Any]:
     """An ``mlflow.genai.evaluate`` row for one recorded run in any format
-    ``trajcheck.traces.load`` reads (or a ``Trajectory``): ``inputs = {"input": <first user
+    ``trajcheck.read.traces.load`` reads (or a ``Trajectory``): ``inputs = {"input": <first user
     message>, "case_id"?}``, ``outputs = {"trajectory": ...}`` (failed calls and parallel
     steps kept), ``expectations = {"trajcheck": {"expected_calls", ...settings, before/after
     state}}`` (checked now: an unknown key raises ``DatasetError``)."""
@@ -257,7 +257,7 @@ def log_trace(trace: Any, *, format: str = "auto", error_pattern: str | None = N
     import mlflow
     from mlflow.entities import SpanStatus, SpanStatusCode, SpanType
 
-    from trajcheck.matching import is_failed
+    from trajcheck.match.matching import is_failed
 
     from . import _traces
 

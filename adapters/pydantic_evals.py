@@ -90,7 +90,7 @@ def trajectory_of(ctx: Any, source: str = "auto") -> Trajectory:
         isinstance(output, Mapping) and any(k in output for k in _TRAJ_KEYS))
     if source == "output" or (source == "auto" and looks):
         if msgs is not None:
-            from trajcheck.traces import pydantic_ai
+            from trajcheck.read.traces import pydantic_ai
 
             return pydantic_ai.read(msgs)
         return _convert.any_trajectory(output, where="case output")
@@ -100,7 +100,7 @@ def trajectory_of(ctx: Any, source: str = "auto") -> Trajectory:
         raise TraceFormatError(f"case {ctx.name!r}: the output holds no run and no span tree was recorded "
                                f"({e}); configure an OpenTelemetry TracerProvider and instrument the agent, "
                                "or return the run from the task") from e
-    from trajcheck.traces import load
+    from trajcheck.read.traces import load
 
     res = load(spans_of(tree), "otel")
     if len(res.trajectories) != 1:

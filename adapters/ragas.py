@@ -540,7 +540,7 @@ def sample_from_trace(trace: Any, *, reference_tool_calls: Sequence[Any] | None 
                       format: str = "auto", error_pattern: str | None = None,
                       **settings: Any) -> Any:
     """A RAGAS ``MultiTurnSample`` from one recorded run in any format
-    ``trajcheck.traces.load`` reads (or a ``Trajectory``).
+    ``trajcheck.read.traces.load`` reads (or a ``Trajectory``).
 
     ``user_input``: the first user message as a ``HumanMessage`` carrying
     ``metadata={"trajcheck": settings}`` (plus the run's recorded database snapshots as
@@ -555,7 +555,7 @@ def sample_from_trace(trace: Any, *, reference_tool_calls: Sequence[Any] | None 
     from ragas.dataset_schema import MultiTurnSample
     from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
-    from trajcheck.matching import is_failed
+    from trajcheck.match.matching import is_failed
 
     from . import _traces
 

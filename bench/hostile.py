@@ -12,10 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from trajcheck.dataset import load_cases_report
 from trajcheck.errors import DatasetError
-from trajcheck.matchers import get_matcher
-from trajcheck.traces import read
+from trajcheck.match.matchers import get_matcher
+from trajcheck.read.dataset import load_cases_report
+from trajcheck.read.traces import read
 
 
 def _chat(n: int) -> list[dict]:

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from trajcheck.dataset import load_cases
+from trajcheck.read.dataset import load_cases
 from trajcheck.run import worker_pool
 from trajcheck.run.runner import load_agent, run_suite
 

@@ -25,15 +25,15 @@ from typing import Any
 
 def main() -> None:
     d = Path(sys.argv[1])
-    from trajcheck.aggregate import SuitePartial
-    from trajcheck.case_plan import plan_for
-    from trajcheck.dataset import load_case_store
-    from trajcheck.fused_scoring import line_compact
-    from trajcheck.intake import RunKeyer
-    from trajcheck.pipeline import DEFAULT_KEEP_RUNS, scoring_gc
-    from trajcheck.scoring import score_compact_by_id, score_run
-    from trajcheck.traces.native_facts import LineRun
-    from trajcheck.traces.stream import stream
+    from trajcheck.aggregate.partials import SuitePartial
+    from trajcheck.read.dataset import load_case_store
+    from trajcheck.read.intake import RunKeyer
+    from trajcheck.read.traces.native_facts import LineRun
+    from trajcheck.read.traces.stream import stream
+    from trajcheck.score.case_plan import plan_for
+    from trajcheck.score.fused_scoring import line_compact
+    from trajcheck.score.pipeline import DEFAULT_KEEP_RUNS, scoring_gc
+    from trajcheck.score.scoring import score_compact_by_id, score_run
 
     out: dict[str, float] = {}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import _compat
 from .errors import (
     DatasetError,
     MatcherError,
@@ -19,12 +20,14 @@ from .errors import (
 )
 from .model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory, Usage
 
+_compat.install()  # import paths from before the stage packages (trajcheck.scoring, ...)
+
 __version__ = "0.1.0"
 
 # name -> module that defines it; resolved lazily so `import trajcheck` stays fast.
 _LAZY = {
-    "load_cases": "trajcheck.dataset",
-    "load_traces": "trajcheck.traces",
+    "load_cases": "trajcheck.read.dataset",
+    "load_traces": "trajcheck.read.traces",
 }
 
 

@@ -49,7 +49,7 @@ class AgentError(TrajcheckError, RuntimeError):
 
 
 class InputLimitError(TrajcheckError, ValueError):
-    """Input exceeds a safety limit: nesting depth, YAML aliases, size (``trajcheck.limits``)."""
+    """Input exceeds a safety limit: nesting depth, YAML aliases, size (``trajcheck.read.limits``)."""
 
 
 class SecurityError(TrajcheckError, PermissionError):

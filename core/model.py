@@ -14,7 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
 from .errors import DatasetError
-from .runmemo import memoized
+from .score.runmemo import memoized
 
 StepKind = Literal[
     "user", "system", "assistant", "reasoning", "tool_call", "tool_result", "final_response"
@@ -394,7 +394,7 @@ class Trajectory:
         return _frozen(cls, values) if cls is Trajectory else cls(**values)
 
 
-# Argument-comparison modes for a whole call (see trajcheck.matching):
+# Argument-comparison modes for a whole call (see trajcheck.match.matching):
 #   "exact_keys"    every predicted argument must be expected (or matched/ignored), and vice versa
 #   "expected_keys" only the expected arguments are checked; extra predicted arguments are allowed
 #   "ignore"        arguments are not compared; the tool name alone decides
@@ -689,7 +689,7 @@ class Case:
         ``'expected_calls'``?), so a typo is never silently dropped.
 
         Structural validation of whole files (with JSON paths and line numbers) is done by
-        ``trajcheck.dataset.load_cases`` against the shipped JSON Schema.
+        ``trajcheck.read.dataset.load_cases`` against the shipped JSON Schema.
         """
         if not isinstance(d, Mapping):
             raise DatasetError(f"a case must be an object, got {type(d).__name__}")

@@ -75,7 +75,7 @@ def _reader(fmt: str) -> Any:
     mod = READER_MODULES.get(fmt)
     if mod is None:
         raise InputProblem(f"unknown format {fmt!r}; known: {', '.join(sorted(READER_MODULES))}")
-    return importlib.import_module(f"trajcheck.traces.{mod}")
+    return importlib.import_module(f"trajcheck.read.traces.{mod}")
 
 
 def read_output(obj: Any, fmt: str | None = None) -> tuple[Any, str]:
@@ -89,7 +89,7 @@ def read_output(obj: Any, fmt: str | None = None) -> tuple[Any, str]:
         messages or of bare content blocks;
       * a plain list of ``{name, args}`` calls, ``{"tool_calls": [{name, args}]}``, or one such call;
       * OpenAI Responses items (``type: function_call`` ...).
-    Otherwise ``trajcheck.traces.load(obj)`` (auto-detection) is tried when that is available.
+    Otherwise ``trajcheck.read.traces.load(obj)`` (auto-detection) is tried when that is available.
     A JSON string is parsed first; any other string is a final response with no tool calls.
 
     Raises ``InputProblem`` (a clear sentence) when the output has none of these shapes or the
@@ -144,7 +144,7 @@ def read_output(obj: Any, fmt: str | None = None) -> tuple[Any, str]:
             if all(isinstance(c, Mapping) and isinstance(c.get("name"), str) for c in obj):
                 return _reader("plain").read(obj), "plain"
         try:
-            from trajcheck.traces import load
+            from trajcheck.read.traces import load
         except ImportError:
             load = None
         if load is not None and isinstance(obj, (Mapping, list)):

@@ -178,7 +178,7 @@ def _trajectory(output: Any, context: Mapping[str, Any], spec: Mapping[str, Any]
             and isinstance(pr, Mapping)):
         # another provider's response carrying promptfoo-style metadata.toolCalls
         from trajcheck.errors import TrajcheckError
-        from trajcheck.traces import promptfoo as pf_reader
+        from trajcheck.read.traces import promptfoo as pf_reader
 
         try:
             return pf_reader.read({**pr, "output": output}), "providerResponse (promptfoo reader)"
@@ -461,7 +461,7 @@ def _with_error_pattern(traj: Any, pattern: Any) -> Any:
     if not isinstance(pattern, str):
         raise InputProblem(f"error_pattern: expected a regular expression string, got {pattern!r}")
     from trajcheck.errors import TrajcheckError
-    from trajcheck.traces import apply_error_pattern
+    from trajcheck.read.traces import apply_error_pattern
 
     try:
         return apply_error_pattern(traj, pattern)

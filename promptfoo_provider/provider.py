@@ -342,7 +342,7 @@ def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]
             except InputProblem as e:
                 raise InputProblem(f"the return value of agent {config.get('agent')!r}: {e}") from e
         if config.get("error_pattern"):
-            from trajcheck.traces import apply_error_pattern
+            from trajcheck.read.traces import apply_error_pattern
 
             traj = apply_error_pattern(traj, config["error_pattern"])
     except InputProblem as e:

@@ -37,7 +37,7 @@ def records(results: list[Any], metric: str) -> tuple[list[Any], list[str]]:
     """``(RunRecord list, problems)`` from promptfoo's result rows."""
     from trajcheck.adapters._suite import RunRecord
     from trajcheck.model import Case, Trajectory
-    from trajcheck.suite import run_route
+    from trajcheck.score.suite import run_route
 
     out, problems = [], []
     for i, r in enumerate(results):

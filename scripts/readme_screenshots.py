@@ -20,9 +20,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from cdp import Browser  # noqa: E402
 
+from trajcheck.read.traces import load  # noqa: E402
 from trajcheck.report.html import to_html  # noqa: E402
-from trajcheck.suite import evaluate  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
+from trajcheck.score.suite import evaluate  # noqa: E402
 
 
 def _small(src: Path, dst: Path) -> None:
@@ -47,7 +47,7 @@ def _at(b: Browser, tmp: Path, dst: Path, element: str, height: int) -> None:
 def main() -> None:
     from click.testing import CliRunner
 
-    from trajcheck.cli import main as cli
+    from trajcheck.cli.app import main as cli
 
     docs = ROOT / "docs"
     with tempfile.TemporaryDirectory() as t:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from trajcheck.engines.batch import with_case_id
 from trajcheck.model import Case, ExpectedCall
-from trajcheck.pipeline import evaluate_stream
-from trajcheck.traces import load
+from trajcheck.read.traces import load
+from trajcheck.score.pipeline import evaluate_stream
 
 
 def _attr(k: str, v: object) -> dict:

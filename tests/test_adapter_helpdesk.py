@@ -32,8 +32,7 @@ os.environ["LANGCHAIN_TRACING_V2"] = "false"
 os.environ.pop("OPENAI_API_KEY", None)
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-from trajcheck.dataset import load_cases  # noqa: E402
-from trajcheck.matchers import MatchContext  # noqa: E402
+from trajcheck.match.matchers import MatchContext  # noqa: E402
 from trajcheck.metrics.calls import argument_accuracy, schema_errors, tool_call_prf  # noqa: E402
 from trajcheck.metrics.composite import score_trajectory  # noqa: E402
 from trajcheck.metrics.outcome import check_final_state, response_includes, task_success  # noqa: E402
@@ -42,6 +41,7 @@ from trajcheck.metrics.result import MetricResult  # noqa: E402
 from trajcheck.metrics.sequences import check_forbidden_sequences  # noqa: E402
 from trajcheck.metrics.trajectory import trajectory_match  # noqa: E402
 from trajcheck.model import Case, Trajectory  # noqa: E402
+from trajcheck.read.dataset import load_cases  # noqa: E402
 from trajcheck.run.runner import load_agent, read_runs, run_suite  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -42,7 +42,7 @@ def log(tmp_path_factory):
 
 
 def test_every_cell_equals_core_on_every_epoch(log):
-    from trajcheck.traces import load
+    from trajcheck.read.traces import load
 
     read = {(t.metadata["case_id"], t.metadata["trial"]): t for t in load(log.location).trajectories}
     assert len(log.samples) == len(read) == 32
@@ -73,7 +73,7 @@ def _name(k, mode, dialect):
 
 
 def _trials():
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     return {cid: [bool(run_outcome(RUNS[refund_task.replayed(cid, e)], CASES[cid]).passed) for e in range(1, 5)]
             for cid in CASES}

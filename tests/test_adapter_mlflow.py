@@ -96,7 +96,7 @@ def test_every_cell_on_mlflow_traces(store):
     assert sorted(order) == sorted(CASES)
     assert _check(df, order, cells, scs) > 300
     # the reader saw the failed call and the parallel pair in the trace
-    from trajcheck.traces import mlflow as reader
+    from trajcheck.read.traces import mlflow as reader
 
     retry = reader.read(mlflow.get_trace(ids["retry"]))
     assert [r.is_error for _c, r in retry.pairs()] == [r.is_error for _c, r in RUNS["retry"].pairs()]
@@ -164,7 +164,7 @@ def test_strict_settings():
 
 def test_suite_figures_equal_core():
     from trajcheck.metrics.reliability import pass_at_k, pass_hat_k, success_rate
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     rows = [am.row_from_trace(RUNS[cid], expected_calls=expected(c), **settings(c))
             for cid, c in CASES.items() for _trial in range(2)]

@@ -65,7 +65,7 @@ def test_every_cell_in_dataset_evaluate_from_the_span_tree(printed):
 
 def test_report_evaluator_suite_figures_equal_core(printed):
     from trajcheck.metrics.reliability import pass_at_k, pass_hat_k, success_rate
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     block = printed["suite"]
     trials = {cid: [bool(run_outcome(RUNS[cid], c).passed)] * 2 for cid, c in CASES.items()}

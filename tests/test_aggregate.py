@@ -1,4 +1,4 @@
-"""Mergeable aggregation (trajcheck.aggregate): partial aggregates of any split of the runs,
+"""Mergeable aggregation (trajcheck.aggregate.partials): partial aggregates of any split of the runs,
 merged in any grouping and order, finalize to the scorecard of one pass over all of them."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajcheck.aggregate import SuitePartial, exact_add, merge_partials
+from trajcheck.aggregate.partials import SuitePartial, exact_add, merge_partials
 from trajcheck.errors import MetricInputError
-from trajcheck.scorecard import RunResult
-from trajcheck.suite import evaluate, score_runs
-from trajcheck.traces import load
+from trajcheck.read.traces import load
+from trajcheck.report.scorecard import RunResult
+from trajcheck.score.suite import evaluate, score_runs
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -167,7 +167,7 @@ def test_pass_k_from_distinct_counts_is_the_per_task_figure():
     import random
     from collections import Counter
 
-    from trajcheck.aggregate import _task_mean
+    from trajcheck.aggregate.partials import _task_mean
     from trajcheck.metrics.reliability import pass_at_k, pass_hat_k
 
     rnd = random.Random(7)
@@ -194,7 +194,7 @@ def test_case_sums_are_exact_in_any_grouping():
     import math
     import random
 
-    from trajcheck.case_sums import CaseSums
+    from trajcheck.aggregate.case_sums import CaseSums
 
     rnd = random.Random(11)
     pool = [0.1, 0.2, 1 / 3, 2 / 3, 0.8, 1.0, 0.0, 1e-17, 1e16, 0.7, 5 / 7, -0.3, 1e-300]
@@ -242,9 +242,9 @@ def test_case_rows_built_on_demand_behave_as_the_tuple():
     import pickle
     from pathlib import Path
 
-    from trajcheck.aggregate import CaseRows
-    from trajcheck.pipeline import evaluate_stream
-    from trajcheck.traces.stream import stream
+    from trajcheck.aggregate.partials import CaseRows
+    from trajcheck.read.traces.stream import stream
+    from trajcheck.score.pipeline import evaluate_stream
 
     tau = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
     sc = evaluate_stream(stream(tau), n_boot=20, keep_runs=3)
@@ -269,7 +269,7 @@ def test_case_sums_merge_whole_columns_exactly():
     import math
     import random
 
-    from trajcheck.case_sums import CaseSums
+    from trajcheck.aggregate.case_sums import CaseSums
 
     rnd = random.Random(5)
     pool = [0.1, 0.2, 1 / 3, 2 / 3, 0.8, 1.0, 0.0, 1e-17, 1e16, 0.7, 5 / 7, -0.3, 1e-300]
@@ -302,8 +302,8 @@ def test_case_sums_merge_whole_columns_exactly():
 
 def test_merge_without_numpy_gives_the_same_scorecard(tau_runs, monkeypatch):
     """Merging case columns and sums row by row (no numpy) gives what whole columns give."""
-    import trajcheck.aggregate as agg
-    import trajcheck.case_sums as cs
+    import trajcheck.aggregate.case_sums as cs
+    import trajcheck.aggregate.partials as agg
 
     results, whole = tau_runs
     with_np = _grouped(results, random.Random(3)).finalize(n_boot=200).to_dict()
@@ -325,7 +325,7 @@ def test_case_sums_queued_values_flush_to_the_same_state_as_add():
     import math
     import random
 
-    from trajcheck.case_sums import CaseSums
+    from trajcheck.aggregate.case_sums import CaseSums
 
     def state(s: CaseSums) -> tuple:
         key = [(h, lo) if lo == lo else (h, "nan") for h, lo in zip(s.hi, s.lo)]
@@ -385,8 +385,8 @@ def test_partial_sums_with_missing_and_int_figures_across_flushes():
     import math
     import random
 
-    from trajcheck.aggregate import SuitePartial
-    from trajcheck.scorecard import RunResult
+    from trajcheck.aggregate.partials import SuitePartial
+    from trajcheck.report.scorecard import RunResult
 
     rnd = random.Random(7)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from test_tau2 import tau2_pass_hat_k
 
-from trajcheck.suite import evaluate
-from trajcheck.traces import load
+from trajcheck.read.traces import load
+from trajcheck.score.suite import evaluate
 
 SHARED = Path(os.environ.get("TRAJCHECK_SHARED_DATA")
               or Path(__file__).resolve().parents[1].parent / "shared" / "data")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck.bfcl import bfcl_expected_calls, bfcl_valid
 from trajcheck.errors import MatcherError
-from trajcheck.matchers import get_matcher
+from trajcheck.match.bfcl import bfcl_expected_calls, bfcl_valid
+from trajcheck.match.matchers import get_matcher
 
 DATA = Path(__file__).parent / "data" / "bfcl"
 
@@ -93,14 +93,14 @@ def test_bfcl_required_wins_over_empty_string_and_unknown_type():
 
 
 def test_bfcl_loads_on_first_use_and_old_names_still_import():
-    # trajcheck.bfcl is not loaded by importing the matchers; get_matcher("bfcl") loads it,
+    # trajcheck.match.bfcl is not loaded by importing the matchers; get_matcher("bfcl") loads it,
     # and the names that used to live in matchers / metrics.calls resolve to the same objects.
     code = (
-        "import sys, trajcheck, trajcheck.matchers as m, trajcheck.metrics.calls as c\n"
-        "print('trajcheck.bfcl' in sys.modules, 'bfcl' in m.known_matchers())\n"
+        "import sys, trajcheck, trajcheck.match.matchers as m, trajcheck.metrics.calls as c\n"
+        "print('trajcheck.match.bfcl' in sys.modules, 'bfcl' in m.known_matchers())\n"
         "x = m.get_matcher({'type': 'bfcl', 'param_type': 'integer'})\n"
-        "import trajcheck.bfcl as b\n"
-        "print('trajcheck.bfcl' in sys.modules, type(x) is b.BfclMatcher, x([1, 2], 2))\n"
+        "import trajcheck.match.bfcl as b\n"
+        "print('trajcheck.match.bfcl' in sys.modules, type(x) is b.BfclMatcher, x([1, 2], 2))\n"
         "print(m.BfclMatcher is b.BfclMatcher, m.bfcl_standardize is b.bfcl_standardize,\n"
         "      c.bfcl_valid is b.bfcl_valid, c.bfcl_expected_calls is b.bfcl_expected_calls,\n"
         "      c.bfcl_predicted_calls is b.bfcl_predicted_calls)\n"

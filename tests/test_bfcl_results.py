@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.bfcl import bfcl_valid, cases_from_ground_truth, load_ground_truth
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.errors import DatasetError
-from trajcheck.traces import detect, load
-from trajcheck.traces.bfcl_result import category_of
+from trajcheck.match.bfcl import bfcl_valid, cases_from_ground_truth, load_ground_truth
+from trajcheck.read.traces import detect, load
+from trajcheck.read.traces.bfcl_result import category_of
 
 DATA = Path(__file__).parent / "data" / "bfcl"
 RESULTS = DATA / "results" / "roshangrewal_gemma4-e4b-toolcall-v02"
@@ -91,7 +91,7 @@ def test_eval_on_the_result_folder_gives_bfcls_published_ast_accuracy(tmp_path: 
 def test_each_verdict_is_bfcl_valid_on_the_decoded_output() -> None:
     """The eval verdict of every run equals ``bfcl_valid`` (checked against BFCL's own AST
     checker in test_bfcl.py) on the calls the reader decoded."""
-    from trajcheck.suite import evaluate
+    from trajcheck.score.suite import evaluate
 
     lr = load(RESULTS)
     gt = {json.loads(x)["id"]: json.loads(x) for x in GT.read_text().splitlines() if x.strip()}

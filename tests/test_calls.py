@@ -8,7 +8,7 @@ import math
 import pytest
 
 from trajcheck.errors import MatcherError, MetricInputError, SchemaError
-from trajcheck.matchers import MatchContext
+from trajcheck.match.matchers import MatchContext
 from trajcheck.metrics.calls import (
     argument_accuracy,
     argument_provenance,

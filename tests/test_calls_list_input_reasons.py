@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from trajcheck.errors import MetricInputError
-from trajcheck.matchers import MatchContext
+from trajcheck.match.matchers import MatchContext
 from trajcheck.metrics.calls import (
     argument_provenance,
     as_trajectory,

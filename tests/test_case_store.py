@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck import case_store
-from trajcheck.case_plan import CasePlan, case_plan, plan_for
-from trajcheck.case_store import CaseStore
-from trajcheck.dataset import load_case_store, load_cases
-from trajcheck.fingerprint import case_hash
-from trajcheck.intake import RunKeyer
 from trajcheck.model import Case, Trajectory
+from trajcheck.read import case_store
+from trajcheck.read.case_store import CaseStore
+from trajcheck.read.dataset import load_case_store, load_cases
+from trajcheck.read.intake import RunKeyer
+from trajcheck.score.case_plan import CasePlan, case_plan, plan_for
+from trajcheck.score.fingerprint import case_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW_BYTES = case_store.RAW_BYTES
@@ -166,7 +166,7 @@ def test_plain_case_hash_is_the_json_one():
     gives json's hash: floats json writes with an exponent and orjson without (1e-05,
     0.00001), 1e16, integers past 63 and 64 bits, non-ASCII keys and text, control
     characters, strings that look like exponents."""
-    from trajcheck import fingerprint
+    from trajcheck.score import fingerprint
 
     odd = [1e-05, 0.0001, 1e16, 1e15, 5e-324, -0.0, 0.1 + 0.2, 2**63 + 1, 2**64 + 5, -(2**63),
            "1e5", "0.00001", "é\u2028\x01\x1f\"\\", None, True, [], {}]
@@ -181,7 +181,7 @@ def test_plain_case_hash_is_the_json_one():
 
 
 def test_split_plan_holds_every_field():
-    from trajcheck import case_plan as cp
+    from trajcheck.score import case_plan as cp
 
     assert set(cp._SHAPE) | set(cp._PART) | {"forbidden_pattern", "case_hash", "case_id", "source"} == {
         f.name for f in dataclasses.fields(CasePlan)}
@@ -268,7 +268,7 @@ def test_shapes_are_kept_once_and_inline_past_the_cap(monkeypatch):
 
 
 def test_join_gives_back_every_split_field():
-    from trajcheck import case_plan as cp
+    from trajcheck.score import case_plan as cp
 
     plan = case_plan(Case.from_dict(ODD_ROWS[3]))
     key, shape, part = cp.split(plan)

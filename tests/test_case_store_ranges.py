@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck import case_store
-from trajcheck.case_store import CaseStore
-from trajcheck.dataset import load_case_store, load_case_store_range
 from trajcheck.engines import files
 from trajcheck.errors import DatasetError
+from trajcheck.read import case_store
+from trajcheck.read.case_store import CaseStore
+from trajcheck.read.dataset import load_case_store, load_case_store_range
 
 ROOT = Path(__file__).resolve().parent.parent
 CODECS = ["zlib"] + (["zstd"] if case_store._zstd is not None else [])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "tau_bench_airline" / "gpt-4o-airline.json"
@@ -198,7 +198,7 @@ def test_demo_output_is_capped_and_names_the_files(tmp_path):
 
 def test_compare_prints_tiny_p_values_and_keeps_them_exact(tmp_path):
     from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
-    from trajcheck.suite import evaluate
+    from trajcheck.score.suite import evaluate
 
     cases = [Case(id=f"K{i}", input="book", expected_calls=(ExpectedCall("book", {"flight": 1}),))
              for i in range(30)]

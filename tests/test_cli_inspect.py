@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 
 DATA = Path(__file__).parent / "data"
 

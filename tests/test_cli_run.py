@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 
 FL = Path(__file__).resolve().parents[1] / "examples" / "flights"
 AGENT = f"{FL / 'agents.py'}:reckless_agent"

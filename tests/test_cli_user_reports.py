@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.errors import TraceFormatError
 from trajcheck.model import Step, ToolResult, Trajectory
-from trajcheck.traces import apply_error_pattern, load, read
+from trajcheck.read.traces import apply_error_pattern, load, read
 
 CASES = [{"id": f"c{i}", "input": f"weather in city {i}",
           "expected_calls": [{"name": "get_weather", "args": {"city": f"P{i}"}}]} for i in range(3)]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck.dataset import case_schema, load_cases, load_cases_report
 from trajcheck.errors import DatasetError
 from trajcheck.model import Case, ExpectedCall
+from trajcheck.read.dataset import case_schema, load_cases, load_cases_report
 
 ROW = {"id": "agent_042",
        "input": "My laptop still won't boot after INC-1042 was closed. Open a new high-priority ticket for IT.",

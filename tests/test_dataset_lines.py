@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trajcheck import dataset
-from trajcheck.case_store import CaseStore
-from trajcheck.dataset import load_case_store, load_case_store_ranges
 from trajcheck.errors import DatasetError
+from trajcheck.read import dataset
+from trajcheck.read.case_store import CaseStore
+from trajcheck.read.dataset import load_case_store, load_case_store_ranges
 
 
 def _text_rows(path: Path) -> list:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck.dataset import load_cases_report
 from trajcheck.errors import DatasetError
 from trajcheck.metrics.calls import tool_call_prf
 from trajcheck.model import Case, ExpectedCall, ToolCall
+from trajcheck.read.dataset import load_cases_report
 
 
 def _report(tmp_path: Path, rows: list[dict]) -> tuple[Path, list[Case], list[str]]:
@@ -103,7 +103,7 @@ def test_rows_of_one_shape_are_scored_once_to_validate(tmp_path: Path, monkeypat
     """Load-time scoring (dataset._scoring_errors) runs once per row shape: rows differing only
     in id, input and exact-matched scalar argument values pass or fail together, so the
     later rows are not scored again; faulty rows are each scored and reported."""
-    from trajcheck import dataset
+    from trajcheck.read import dataset
 
     calls: list[str] = []
     real = dataset._scoring_errors
@@ -133,7 +133,7 @@ def test_value_faults_walk_names_the_first_non_finite_number() -> None:
     then the non-finite number a last-key-first walk meets first, by JSON path)."""
     import random
 
-    from trajcheck.dataset import _value_faults, _value_faults_general
+    from trajcheck.read.dataset import _value_faults, _value_faults_general
 
     rnd = random.Random(3)
 

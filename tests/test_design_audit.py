@@ -12,8 +12,8 @@ import pytest
 from trajbuild import run
 
 from trajcheck.errors import MatcherError, MetricInputError, TrajcheckError
-from trajcheck.matchers import MatchContext, get_matcher
-from trajcheck.matching import call_matches, retried_failures
+from trajcheck.match.matchers import MatchContext, get_matcher
+from trajcheck.match.matching import call_matches, retried_failures
 from trajcheck.metrics.calls import argument_provenance, tool_call_prf
 from trajcheck.metrics.composite import score_trajectory
 from trajcheck.metrics.efficiency import RunStats, efficiency_summary, step_efficiency
@@ -481,7 +481,7 @@ def test_retry_run_is_one_definition_across_other_tools():
 def test_all_successes_rate_reports_rule_of_three_lower_bound():
     # DESIGN: "zero failures in n gets the rule-of-three bound 3/n": a 100% success rate
     # over 30 runs is reported with lower bound 1 - 3/30 = 0.9, and 0 of 30 with upper 0.1.
-    from trajcheck.suite import _rate
+    from trajcheck.score.suite import _rate
 
     e = _rate(30, 30, 0.95)
     assert (e.value, e.lo, e.hi, e.method) == (1.0, 0.9, 1.0, "rule_of_three")

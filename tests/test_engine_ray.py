@@ -13,11 +13,11 @@ import pytest
 pytest.importorskip("ray.data")
 pytest.importorskip("pyarrow")
 
-from trajcheck.cli import main  # noqa: E402
+from trajcheck.cli.app import main  # noqa: E402
 from trajcheck.engines import ray as tray  # noqa: E402
-from trajcheck.pipeline import evaluate_stream  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
-from trajcheck.traces.stream import stream  # noqa: E402
+from trajcheck.read.traces import load  # noqa: E402
+from trajcheck.read.traces.stream import stream  # noqa: E402
+from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -145,9 +145,9 @@ def test_cli_engine_ray_cases_loaded_partly_on_actors(ray, runs, tmp_path, monke
     """The case file's first rows loaded on the driver (until its compression dictionary is
     made), the rest by the actors, one byte range each (engines.case_load): the local
     eval's scorecard; a bad row in the actors' part fails the eval with its line."""
-    from trajcheck import case_store
     from trajcheck.engines import case_load
     from trajcheck.engines.batch import LAST_RUN
+    from trajcheck.read import case_store
 
     p, cp, _, _ = runs
     monkeypatch.setattr(case_load, "MIN_BYTES", 0)

@@ -15,11 +15,11 @@ pytest.importorskip("pyarrow")
 if not shutil.which("java"):
     pytest.skip("Spark needs a Java runtime (.ci/run installs one)", allow_module_level=True)
 
-from trajcheck.cli import main  # noqa: E402
+from trajcheck.cli.app import main  # noqa: E402
 from trajcheck.engines import spark as tspark  # noqa: E402
-from trajcheck.pipeline import evaluate_stream  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
-from trajcheck.traces.stream import stream  # noqa: E402
+from trajcheck.read.traces import load  # noqa: E402
+from trajcheck.read.traces.stream import stream  # noqa: E402
+from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -151,8 +151,8 @@ def test_eval_file_tasks_pull_ranges_and_send_partials_to_the_driver(spark, runs
 def _split_case_load(monkeypatch):
     """The case file's first rows loaded on the driver (until its compression dictionary is
     made), the rest by the workers, one byte range each (engines.case_load)."""
-    from trajcheck import case_store
     from trajcheck.engines import case_load
+    from trajcheck.read import case_store
 
     monkeypatch.setattr(case_load, "MIN_BYTES", 0)
     monkeypatch.setattr(case_load, "BLOCK_BYTES", 512)

@@ -21,9 +21,9 @@ from trajcheck.engines.batch import (  # noqa: E402
     score_batches,
 )
 from trajcheck.errors import MetricInputError  # noqa: E402
-from trajcheck.pipeline import evaluate_stream  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
-from trajcheck.traces.stream import stream  # noqa: E402
+from trajcheck.read.traces import load  # noqa: E402
+from trajcheck.read.traces.stream import stream  # noqa: E402
+from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -110,8 +110,8 @@ def test_case_store_kept_compact_and_partial_only_scoring(tau_jsonl, tmp_path):
     """Cases held compressed (what `trajcheck eval` loads) are used as they are, not built
     again into a dict; scoring for the partial alone builds no result rows and gives the
     same scorecard; the partial counts its batches and the scoring CPU."""
-    from trajcheck.dataset import load_case_store
     from trajcheck.engines.batch import ShippedScorer, case_lookup
+    from trajcheck.read.dataset import load_case_store
 
     lines, cases, want = tau_jsonl
     cp = tmp_path / "cases.jsonl"
@@ -155,7 +155,7 @@ def test_kept_runs_scored_in_full_once_on_finalize(tau_jsonl, seed, keep):
 
 
 def load_lines(lines):
-    from trajcheck.traces.stream import read_row
+    from trajcheck.read.traces.stream import read_row
 
     for i, x in enumerate(lines):
         yield from read_row(x, f"row {i}")[0]
@@ -165,7 +165,7 @@ def test_kept_runs_scored_in_full_raise_first(tau_jsonl, monkeypatch):
     """finalize scores the kept runs in full before the figures: their error is raised
     (before one the figures meet), and the runs scored are the ones the scorecard lists."""
     import trajcheck.engines.batch as eb
-    from trajcheck.aggregate import KTooLargeError
+    from trajcheck.aggregate.partials import KTooLargeError
 
     lines, cases, _ = tau_jsonl
     scorer = BatchScorer(cases, keep_runs=4, defer_full=True)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck import case_store
-from trajcheck.dataset import load_case_store
 from trajcheck.engines import case_load
 from trajcheck.errors import DatasetError
+from trajcheck.read import case_store
+from trajcheck.read.dataset import load_case_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""Linear matching when every expected call is exact (trajcheck.matching's index): the
+"""Linear matching when every expected call is exact (trajcheck.match.matching's index): the
 adjacency, and so the matching, equal the pairwise loop's on any calls."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import trajcheck.matching as M
-from trajcheck.matchers import DEFAULT_CONTEXT
+import trajcheck.match.matching as M
+from trajcheck.match.matchers import DEFAULT_CONTEXT
 from trajcheck.model import ExpectedCall, ToolCall
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from([0.0, 1.0, 2.5]),

@@ -1,4 +1,4 @@
-"""Matching by canonical arguments (trajcheck.exact_match) and tool_call_prf from plain dicts:
+"""Matching by canonical arguments (trajcheck.match.exact_match) and tool_call_prf from plain dicts:
 the same pairs, figures, reasons and parts as the general path (maximum matching over the
 pairwise compatibility) on any calls, and the general path's errors."""
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import trajcheck.exact_match as X
-import trajcheck.matching as M
+import trajcheck.match.exact_match as X
+import trajcheck.match.matching as M
 from trajcheck.errors import DatasetError, MatcherError
-from trajcheck.matchers import DEFAULT_CONTEXT
-from trajcheck.matching import retried_failures
+from trajcheck.match.matchers import DEFAULT_CONTEXT
+from trajcheck.match.matching import retried_failures
 from trajcheck.metrics.calls import tool_call_prf
 from trajcheck.metrics.prf_dicts import tool_call_figures_dicts, tool_call_prf_dicts
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory

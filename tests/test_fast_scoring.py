@@ -1,4 +1,4 @@
-"""Fast per-run scoring (trajcheck.fast_scoring): the compact RunResult equals the general
+"""Fast per-run scoring (trajcheck.score.fast_scoring): the compact RunResult equals the general
 path's field by field (values and types) on the example suites, on bench/volume.py runs and
 on generated cases and runs; cases and runs outside its scope take the general path."""
 
@@ -12,15 +12,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajcheck.case_plan import plan_for
-from trajcheck.case_store import CaseStore
-from trajcheck.dataset import load_case_store, load_cases
-from trajcheck.fast_scoring import fast_compact, fast_plan
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory, Usage
-from trajcheck.runmemo import per_run
-from trajcheck.scoring import _score_run, score_run
-from trajcheck.traces import load
-from trajcheck.traces.stream import stream
+from trajcheck.read.case_store import CaseStore
+from trajcheck.read.dataset import load_case_store, load_cases
+from trajcheck.read.traces import load
+from trajcheck.read.traces.stream import stream
+from trajcheck.score.case_plan import plan_for
+from trajcheck.score.fast_scoring import fast_compact, fast_plan
+from trajcheck.score.runmemo import per_run
+from trajcheck.score.scoring import _score_run, score_run
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
@@ -158,7 +158,7 @@ def test_generated_runs_equal_the_general_path(cr):
                                                for e in case.expected_calls)
     assert same(traj, case) is not mixed
     # a context (semantic scorer, judge) changes nothing when every matcher is exact
-    from trajcheck.matchers import MatchContext
+    from trajcheck.match.matchers import MatchContext
 
     assert same(traj, case, MatchContext(semantic_scorer=lambda a, b: 0.0, judge=lambda *a: False,
                                          case_input="other")) is not mixed

@@ -14,8 +14,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajcheck.matchers import DEFAULT_CONTEXT, _exact_equal_walk, exact_equal
-from trajcheck.matching import (
+from trajcheck.match.matchers import DEFAULT_CONTEXT, _exact_equal_walk, exact_equal
+from trajcheck.match.matching import (
     _args_ok,
     _exact_args_ok,
     compatibility,

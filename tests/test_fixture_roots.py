@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.errors import SecurityError
 from trajcheck.judges import CallableModel
 from trajcheck.run.runner import load_agent

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from trajcheck.cli import main
-from trajcheck.dataset import load_cases
-from trajcheck.suite import evaluate
-from trajcheck.traces import load
+from trajcheck.cli.app import main
+from trajcheck.read.dataset import load_cases
+from trajcheck.read.traces import load
+from trajcheck.score.suite import evaluate
 
 TWO_THIRDS = 0.6666666666666666  # the float nearest 2/3, as JSON writes it
 SHOWN = "0.6667"

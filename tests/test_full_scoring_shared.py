@@ -23,8 +23,6 @@ from typing import Any
 
 import pytest
 
-from trajcheck.dataset import load_cases
-from trajcheck.json_copy import json_copy
 from trajcheck.metrics.calls import tool_call_prf
 from trajcheck.metrics.composite import score_trajectory
 from trajcheck.metrics.sequences import (
@@ -34,11 +32,13 @@ from trajcheck.metrics.sequences import (
     ordering_accuracy,
 )
 from trajcheck.model import Case, Trajectory
-from trajcheck.run_detail import call_detail
-from trajcheck.runmemo import per_run
-from trajcheck.scoring import _score_run, run_outcome, score_run
-from trajcheck.traces import load
-from trajcheck.traces.stream import stream
+from trajcheck.read.dataset import load_cases
+from trajcheck.read.traces import load
+from trajcheck.read.traces.stream import stream
+from trajcheck.score.json_copy import json_copy
+from trajcheck.score.run_detail import call_detail
+from trajcheck.score.runmemo import per_run
+from trajcheck.score.scoring import _score_run, run_outcome, score_run
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"

@@ -18,18 +18,18 @@ from typing import Any
 import pytest
 from test_stream_fastpath import HOSTILE, _hostile_file, _same
 
-from trajcheck import fused_scoring
-from trajcheck.case_store import CaseStore
-from trajcheck.dataset import load_case_store, load_cases
-from trajcheck.fused_scoring import line_compact
-from trajcheck.limits import NOT_PLAIN, plain_loads
 from trajcheck.model import Case
-from trajcheck.pipeline import evaluate_stream
-from trajcheck.scoring import score_compact_by_id
-from trajcheck.traces import load
-from trajcheck.traces.native import read_line
-from trajcheck.traces.native_facts import LineRun, line_run
-from trajcheck.traces.stream import stream
+from trajcheck.read.case_store import CaseStore
+from trajcheck.read.dataset import load_case_store, load_cases
+from trajcheck.read.limits import NOT_PLAIN, plain_loads
+from trajcheck.read.traces import load
+from trajcheck.read.traces.native import read_line
+from trajcheck.read.traces.native_facts import LineRun, line_run
+from trajcheck.read.traces.stream import stream
+from trajcheck.score import fused_scoring
+from trajcheck.score.fused_scoring import line_compact
+from trajcheck.score.pipeline import evaluate_stream
+from trajcheck.score.scoring import score_compact_by_id
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -304,7 +304,7 @@ def test_eval_hint_counts_unflagged_results_of_fused_lines(tmp_path):
     # (the tally builds that run's trajectory); flagged results alone need no trajectory
     from click.testing import CliRunner
 
-    from trajcheck.cli import main
+    from trajcheck.cli.app import main
 
     def line(i: int, out: str, flag: Any) -> str:
         res: dict[str, Any] = {"call_id": "c1", "output": out}

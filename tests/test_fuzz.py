@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trajcheck.errors import TrajcheckError
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 N = int(os.environ.get("TRAJCHECK_FUZZ_EXAMPLES", "0"))
 SHARE = {"between": 0.5, "alone": 0.3, "bytes": 0.2, "dataset": 0.2}  # of N, per property
@@ -92,7 +92,7 @@ def _score_and_report(trajs: list[Any]) -> None:
 
     from trajcheck.model import Case
     from trajcheck.report import render_terminal, to_markdown
-    from trajcheck.suite import score_runs
+    from trajcheck.score.suite import score_runs
 
     if not trajs:
         return
@@ -128,8 +128,8 @@ def _dataset(path: Path, rows: list[str]) -> None:
 def test_mutated_dataset_row(tmp_path_factory: pytest.TempPathFactory, i: int, muts: Any) -> None:
     from trajbuild import run
 
-    from trajcheck.dataset import load_cases_report
-    from trajcheck.suite import score_run
+    from trajcheck.read.dataset import load_cases_report
+    from trajcheck.score.suite import score_run
 
     row = mutate(ROWS[i], muts)
     others = [r for j, r in enumerate(ROWS) if j != i][:3]

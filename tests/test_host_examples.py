@@ -27,8 +27,8 @@ def fixture_core_values() -> dict[str, float]:
     a fresh sandbox (before) and the replayed run's sandbox snapshot (after)."""
     from trajcheck import load_cases
     from trajcheck.metrics.outcome import check_final_state
+    from trajcheck.read.traces import load
     from trajcheck.run import SQLiteSandbox
-    from trajcheck.traces import load
 
     sys.path.insert(0, str(DATA))
     try:

@@ -276,7 +276,7 @@ def test_helpers_build_each_hosts_test_case_from_a_trace_with_failed_calls_marke
     from trajcheck.adapters import ragas as ar
     from trajcheck.metrics.calls import tool_call_prf
     from trajcheck.model import Case
-    from trajcheck.traces import load
+    from trajcheck.read.traces import load
 
     case = Case(id="r", input=INPUT, expected_calls=tuple(EXP), precedence=(("issue_refund", "send_refund_email"),))
     for pattern, precision in ((None, 2 / 3), ("^Error", 1.0)):

@@ -2,7 +2,7 @@
 
 Data: the eight refund-desk runs of ``examples/refund_desk`` (an optional call, a duplicate, a
 failed-then-retried call, a parallel pair, an order rule broken and kept, a forbidden call, a
-no-tool case), read with ``trajcheck.traces.load`` and turned into each host's test case by the
+no-tool case), read with ``trajcheck.read.traces.load`` and turned into each host's test case by the
 adapters' helpers. Every row metric -- and every trajectory mode of every dialect in
 ``MODE_TABLE`` -- runs in DeepEval ``evaluate``, RAGAS ``evaluate``, LangSmith ``evaluate``
 (``upload_results=False``) and the promptfoo assertion (MLflow, Inspect AI and pydantic-evals in
@@ -33,7 +33,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 from trajcheck import load_cases  # noqa: E402
 from trajcheck.adapters import _catalog, _suite  # noqa: E402
 from trajcheck.metrics.trajectory import MODE_TABLE  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
+from trajcheck.read.traces import load  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "examples" / "refund_desk"
@@ -58,7 +58,7 @@ def expected(case) -> list[dict[str, Any]]:
 def core_value(key: str, traj, case, mode: str | None = None, dialect: str | None = None) -> float | None:
     """The core function for ``key``, called directly (not through the adapters)."""
     from trajcheck.metrics import calls, composite, outcome, recovery, sequences, trajectory
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     if key in ("tool_call_f1", "tool_call_precision", "tool_call_recall"):
         r = calls.tool_call_prf(traj, case)
@@ -216,7 +216,7 @@ def test_deepeval_suite_figures_equal_core():
     pytest.importorskip("deepeval")
     from trajcheck.adapters import deepeval as ad
     from trajcheck.metrics.reliability import pass_at_k, pass_hat_k, success_rate
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     # two trials of each task: the same recorded runs twice, named by task
     tcs = [ad.test_case_from_trace(RUNS[cid], expected_tools=expected(c), name=cid, **settings(c))
@@ -254,7 +254,7 @@ def test_ragas_every_cell():
             assert df["trajcheck_composite"][i] == REFUND_ORDER[cid]
     figs = ar.suite_figures(samples, tasks=list(CASES))
     from trajcheck.metrics.reliability import success_rate
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     ok = sum(bool(run_outcome(RUNS[c], CASES[c]).passed) for c in CASES)
     assert figs["success_rate"].score == success_rate(ok, len(CASES)).score
@@ -269,7 +269,7 @@ def test_langsmith_every_cell_and_summaries():
 
     from trajcheck.adapters import langsmith as al
     from trajcheck.metrics.reliability import pass_at_k, pass_hat_k, success_rate
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     cells = all_cells()
     evs = [al.TrajcheckEvaluator(k, mode=m, dialect=d) for _l, k, m, d in cells]

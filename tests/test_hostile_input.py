@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from trajcheck.dataset import load_cases_report
 from trajcheck.errors import DatasetError, TraceFormatError
-from trajcheck.limits import MAX_DEPTH, clean_figures, loads, scrub
 from trajcheck.model import Trajectory
-from trajcheck.traces import load
+from trajcheck.read.dataset import load_cases_report
+from trajcheck.read.limits import MAX_DEPTH, clean_figures, loads, scrub
+from trajcheck.read.traces import load
 
 DATA = Path(__file__).parent / "data" / "traces"
 CHAT = json.loads((DATA / "openai_chat.json").read_text())
@@ -111,7 +111,7 @@ class _CountingId(str):
 
 
 def _join_ops(n_pairs: int) -> int:
-    from trajcheck.traces import read
+    from trajcheck.read.traces import read
 
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
     for i in range(n_pairs):
@@ -129,7 +129,7 @@ def test_openai_chat_join_makes_a_bounded_number_of_id_operations_per_message(mo
     """Linear time without a clock: every call id the reader makes counts the comparisons and
     hashes done with it while reading and joining. A join that scans earlier ids (the former
     list, 100k messages in 13 s) makes ~n^2/2 of them; a linear one a constant per message."""
-    from trajcheck.traces import openai_chat
+    from trajcheck.read.traces import openai_chat
 
     monkeypatch.setattr(openai_chat, "_str", lambda v: None if v is None else _CountingId(v))
     small, big = _join_ops(500), _join_ops(2_000)
@@ -159,7 +159,7 @@ def test_promptfoo_text_costs_are_reported_with_the_run(tmp_path: Path) -> None:
 def test_text_costs_in_other_readers_are_reported_too(tmp_path: Path) -> None:
     import copy
 
-    from trajcheck.traces import tau2
+    from trajcheck.read.traces import tau2
 
     ls = copy.deepcopy(LANGSMITH)
     ls["child_runs"][0]["total_cost"] = "free"
@@ -271,8 +271,8 @@ def test_yaml_with_a_few_aliases_still_loads(tmp_path: Path) -> None:
 
 def test_regex_matcher_is_linear_time_and_refuses_backtracking_features() -> None:
     from trajcheck.errors import MatcherError
-    from trajcheck.matchers import get_matcher
-    from trajcheck.safe_regex import ENGINE, compile_pattern
+    from trajcheck.match.matchers import get_matcher
+    from trajcheck.match.safe_regex import ENGINE, compile_pattern
 
     assert ENGINE == "re2"
     m = get_matcher("regex")
@@ -288,7 +288,7 @@ def test_regex_matcher_is_linear_time_and_refuses_backtracking_features() -> Non
 
 
 def test_error_pattern_is_linear_time_too() -> None:
-    from trajcheck.traces import read
+    from trajcheck.read.traces import read
 
     msgs = [{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
                                                    "function": {"name": "f", "arguments": "{}"}}]},
@@ -314,7 +314,7 @@ def test_schema_ref_outside_the_row_is_refused(tmp_path: Path, ref: str) -> None
 
 def test_schema_ref_to_a_file_is_never_read(tmp_path: Path) -> None:
     from trajcheck.errors import SchemaError
-    from trajcheck.matchers import compile_schema
+    from trajcheck.match.matchers import compile_schema
 
     f = tmp_path / "s.json"
     f.write_text('{"type": "string"}')

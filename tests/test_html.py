@@ -91,8 +91,8 @@ def test_html_is_offline_and_holds_the_numbers():
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (Debian: apt-get install -y chromium)")
 def test_html_renders_in_headless_chromium(tmp_path):
-    from trajcheck.suite import evaluate
-    from trajcheck.traces import load
+    from trajcheck.read.traces import load
+    from trajcheck.score.suite import evaluate
 
     data = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
     sc = evaluate(load(data), n_boot=200)

@@ -28,8 +28,8 @@ OVERFLOW = ("Array.from(document.querySelectorAll('table')).filter(t => t.offset
 
 @pytest.fixture(scope="module")
 def tau(tmp_path_factory: pytest.TempPathFactory):
-    from trajcheck.suite import evaluate
-    from trajcheck.traces import load
+    from trajcheck.read.traces import load
+    from trajcheck.score.suite import evaluate
 
     d = tmp_path_factory.mktemp("report")
     sc = evaluate(load(DATA), n_boot=200, source="gpt-4o-airline.json")
@@ -175,7 +175,7 @@ def test_the_page_is_complete_without_javascript(tau) -> None:
 def helpdesk_compare(tmp_path_factory: pytest.TempPathFactory):
     from click.testing import CliRunner
 
-    from trajcheck.cli import main
+    from trajcheck.cli.app import main
 
     root = Path(__file__).resolve().parents[1] / "examples" / "helpdesk"
     d = tmp_path_factory.mktemp("compare")

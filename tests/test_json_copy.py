@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajcheck import run_detail
-from trajcheck.json_copy import json_copy
+from trajcheck.score import run_detail
+from trajcheck.score.json_copy import json_copy
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-10**30, 10**30),
                     st.floats(), st.text(max_size=8), st.just(date(2026, 12, 2)),

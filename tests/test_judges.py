@@ -24,7 +24,7 @@ from trajcheck.judges import (
     parse_json_reply,
     render_trajectory,
 )
-from trajcheck.matchers import MatchContext, get_matcher
+from trajcheck.match.matchers import MatchContext, get_matcher
 from trajcheck.model import Case, Step, ToolCall, ToolResult, Trajectory
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from judge_server import ChatServer, wilson
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.errors import JudgeError
 from trajcheck.judges.rubrics import TRAJECTORY_CHECKS
 from trajcheck.judges.run import model_from_spec

@@ -10,7 +10,7 @@ import pytest
 from trajcheck.errors import MetricInputError
 from trajcheck.judges import ScriptedModel, judge_trajectory, render_trajectory
 from trajcheck.model import Step, ToolCall, ToolResult, Trajectory
-from trajcheck.traces import read
+from trajcheck.read.traces import read
 
 CHECKS = ("tool_results_used", "no_unnecessary_calls", "no_unrequested_actions", "failure_handled",
           "response_faithful")

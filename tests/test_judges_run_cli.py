@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from judge_server import ChatServer, wilson
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.judges.rubrics import TRAJECTORY_CHECKS
 
 NAMES = [n for n, _ in TRAJECTORY_CHECKS]

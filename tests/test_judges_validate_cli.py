@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.judges.rubrics import TRAJECTORY_CHECKS
 from trajcheck.judges.validation import cohen_kappa, kappa_interval
 

@@ -58,7 +58,7 @@ def _source(log: Path, cls: str) -> str:
 def written(tmp_path_factory):
     """The first `trajcheck eval --engine spark` with an empty cache: the eval's scorecard
     as a local eval's, and the archive written when the process ended."""
-    from trajcheck.traces import load
+    from trajcheck.read.traces import load
 
     d = tmp_path_factory.mktemp("cds")
     tau = load(TAU)

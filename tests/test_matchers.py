@@ -7,7 +7,7 @@ import math
 import pytest
 
 from trajcheck.errors import MatcherError, SchemaError
-from trajcheck.matchers import (
+from trajcheck.match.matchers import (
     MISSING,
     MatchContext,
     get_matcher,
@@ -179,7 +179,7 @@ def test_nan_documented_never_equal():
 
 
 def test_name_argument_shorthands():
-    from trajcheck.matchers import get_matcher
+    from trajcheck.match.matchers import get_matcher
 
     num = get_matcher("numeric:0.5")  # == {"type": "numeric", "abs_tol": 0.5}
     assert num(10, 10.5) and not num(10, 10.6) and not num(10, "10")

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trajcheck.errors import MatcherError, SchemaError
-from trajcheck.matchers import MatchContext
-from trajcheck.matching import (
+from trajcheck.match.matchers import MatchContext
+from trajcheck.match.matching import (
     call_matches,
     is_failed,
     match_calls,

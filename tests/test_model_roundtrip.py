@@ -73,7 +73,7 @@ def test_case_roundtrip(c: Case) -> None:
 @given(traj)
 def test_trajcheck_reader_keeps_well_formed_trajectories_exactly(t: Trajectory) -> None:
     # the tolerant reader of our own format changes nothing in a to_dict() object
-    from trajcheck.traces import native
+    from trajcheck.read.traces import native
 
     assert native.read(json.loads(json.dumps(t.to_dict()))) == t
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trajcheck.errors import TraceFormatError
-from trajcheck.traces import native
+from trajcheck.read.traces import native
 
 ROOT = Path(__file__).resolve().parent
 

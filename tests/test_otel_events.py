@@ -1,4 +1,4 @@
-"""OpenTelemetry gen_ai.evaluation.result events (trajcheck.otel_events): one per run and
+"""OpenTelemetry gen_ai.evaluation.result events (trajcheck.report.otel_events): one per run and
 metric, attached to the scored trace's root span, into the SDK's in-memory exporter, an
 OTLP JSON file and a loopback OTLP/HTTP endpoint."""
 
@@ -17,10 +17,10 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (  # noqa: E4
 )
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter  # noqa: E402
 
-from trajcheck.cli import main  # noqa: E402
+from trajcheck.cli.app import main  # noqa: E402
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory  # noqa: E402
-from trajcheck.otel_events import EVENT_NAME, EvaluationEmitter, emitter_for  # noqa: E402
-from trajcheck.pipeline import evaluate_stream  # noqa: E402
+from trajcheck.report.otel_events import EVENT_NAME, EvaluationEmitter, emitter_for  # noqa: E402
+from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 ROOT = "b7ad6b7169203331"

@@ -272,9 +272,9 @@ def test_final_state_agrees_with_tau_bench_r_actions() -> None:
 def _tau_runs() -> tuple[list[Trajectory], dict[str, Case]]:
     path = DATA / "gpt-4o-airline.json"
     try:
-        from trajcheck.traces import load  # type: ignore[attr-defined]
+        from trajcheck.read.traces import load  # type: ignore[attr-defined]
     except ImportError:
-        from trajcheck.traces.tau_bench import read_records
+        from trajcheck.read.traces.tau_bench import read_records
 
         trajs, cases, problems = read_records(json.loads(path.read_text()))
         assert problems == []
@@ -323,7 +323,7 @@ def test_calls_alone_agree_with_tau_bench_r_actions() -> None:
 # ------------------------------------------------------------------ failure reasons (wording)
 
 def test_explain_mismatch_names_the_first_differing_place() -> None:
-    from trajcheck.explain import explain_mismatch, value_diff
+    from trajcheck.match.explain import explain_mismatch, value_diff
 
     exp = ExpectedCall("book", {"flight": "HAT1", "pax": [{"name": "A", "age": 30}], "n": 2})
     ok = ToolCall("book", {"flight": "HAT1", "pax": [{"name": "A", "age": 30.0}], "n": 2.0})
@@ -359,7 +359,7 @@ def test_explain_mismatch_names_the_first_differing_place() -> None:
     assert explain_mismatch(ToolCall("note", {"text": " Hello  WORLD "}), norm) == \
         "title: exact check failed (got nothing)"
     # explain_mismatch agrees with the matcher on every example: None iff call_matches
-    from trajcheck.matching import call_matches
+    from trajcheck.match.matching import call_matches
 
     for args, _ in cases + [(ok.args, None)]:
         c = ToolCall("book", args)

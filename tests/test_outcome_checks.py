@@ -10,11 +10,11 @@ from dataclasses import replace
 import pytest
 
 from trajcheck.errors import DatasetError
-from trajcheck.eval_case import case_from_eval_case
 from trajcheck.metrics.composite import score_trajectory
 from trajcheck.metrics.outcome_checks import check_last_observation, check_step_budget
 from trajcheck.model import Step, ToolCall, ToolResult, Trajectory
-from trajcheck.suite import evaluate, run_outcome
+from trajcheck.read.eval_case import case_from_eval_case
+from trajcheck.score.suite import evaluate, run_outcome
 
 CASE = {"id": "fl-1", "input": "Book the cheapest economy flight from SFO to NRT next Friday",
         "expected_outcome": {"must_contain": ["confirmed"], "max_steps": 6,

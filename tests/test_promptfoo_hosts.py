@@ -92,7 +92,7 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
     assert n >= 8 * 20 + 30  # every row metric on every run, the modes on one
     summary = json.loads((tmp_path / "summary.json").read_text())
     from trajcheck.metrics.reliability import pass_hat_k, success_rate
-    from trajcheck.suite import run_outcome
+    from trajcheck.score.suite import run_outcome
 
     trials = {c: [bool(run_outcome(RUNS[c], CASES[c]).passed)] for c in CASES}
     assert summary["figures"]["pass_hat_k"]["score"] == pass_hat_k(trials, 1)

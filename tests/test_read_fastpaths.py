@@ -10,9 +10,9 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajcheck import limits
 from trajcheck.errors import InputLimitError
 from trajcheck.model import Step, Trajectory, Usage
+from trajcheck.read import limits
 
 
 def _same(a: object, b: object) -> bool:

@@ -2,7 +2,7 @@
 
 Each test counts what the file holds from the raw JSON (calls in order with names, args and
 ids; results joined with their error flags; parallel grouping; usage; the final answer) and
-checks that ``trajcheck.traces.load`` returns exactly that, plus the hand-checked values.
+checks that ``trajcheck.read.traces.load`` returns exactly that, plus the hand-checked values.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from trajcheck.errors import TraceFormatError
 from trajcheck.metrics.efficiency import agent_steps
 from trajcheck.model import Usage
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 D = Path(__file__).parent / "data" / "real_traces"
 

@@ -8,7 +8,7 @@ from rich.console import Console
 from test_suite import small_suite
 
 from trajcheck.report import fmt, fmt_est, render_terminal, to_markdown
-from trajcheck.scorecard import Estimate
+from trajcheck.report.scorecard import Estimate
 
 
 def test_fmt():
@@ -75,7 +75,7 @@ def _many_failures(n_fail: int, *, long_reason: bool = False):
     from test_suite import traj
 
     from trajcheck.model import Case, ExpectedCall
-    from trajcheck.suite import evaluate
+    from trajcheck.score.suite import evaluate
 
     # K0 succeeds; K1.. book the right flight but never say the (long) required text
     cases = [Case(id=f"K{i}", input="book", expected_calls=(ExpectedCall("book", {"flight": 1}),),
@@ -108,7 +108,7 @@ def test_composite_gate_runs_are_listed_and_marked():
     from test_suite import traj
 
     from trajcheck.model import Case, ExpectedCall
-    from trajcheck.suite import score_runs
+    from trajcheck.score.suite import score_runs
 
     case = Case(id="G", input="book flight 1", expected_calls=(ExpectedCall("book", {"flight": 1}),),
                 optional_calls=("lookup",),

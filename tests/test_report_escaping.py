@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.textsafe import md, visible
 
 EVIL = "[/bold]<script>alert(1)</script>\x1b[2J|x](javascript:alert(1))"

@@ -8,7 +8,7 @@ from rich.console import Console
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
 from trajcheck.report import flagged_runs, headline_rows, render_terminal, to_markdown
 from trajcheck.report.html import to_html
-from trajcheck.suite import evaluate
+from trajcheck.score.suite import evaluate
 
 
 def _run(cid: str, trial: int, names: list[str]) -> Trajectory:

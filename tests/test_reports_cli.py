@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
-from trajcheck.fingerprint import case_hash
+from trajcheck.cli.app import main
 from trajcheck.model import Case, ExpectedCall
-from trajcheck.scorecard import validate_scorecard_json
-from trajcheck.traces import load
+from trajcheck.read.traces import load
+from trajcheck.report.scorecard import validate_scorecard_json
+from trajcheck.score.fingerprint import case_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPDESK = ROOT / "examples" / "helpdesk"
@@ -57,7 +57,7 @@ def test_case_hash_is_stable_and_sees_every_change() -> None:
 
 
 def test_scorecard_records_each_case_hash(helpdesk_runs: dict[str, Path]) -> None:
-    from trajcheck.dataset import load_cases
+    from trajcheck.read.dataset import load_cases
 
     d = json.loads(helpdesk_runs["good"].read_text())
     validate_scorecard_json(d)

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck import case_store, dataset
-from trajcheck.case_plan import CasePlan, case_plan, split
-from trajcheck.case_store import CaseStore
-from trajcheck.dataset import load_case_store, load_cases
 from trajcheck.errors import DatasetError
-from trajcheck.fingerprint import case_hash
-from trajcheck.limits import NOT_PLAIN, plain_loads
 from trajcheck.model import Case
-from trajcheck.row_plan import direct
+from trajcheck.read import case_store, dataset
+from trajcheck.read.case_store import CaseStore
+from trajcheck.read.dataset import load_case_store, load_cases
+from trajcheck.read.limits import NOT_PLAIN, plain_loads
+from trajcheck.score.case_plan import CasePlan, case_plan, split
+from trajcheck.score.fingerprint import case_hash
+from trajcheck.score.row_plan import direct
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = sorted(p for p in list((ROOT / "examples").rglob("*cases*.jsonl"))

@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_row_plan import _store_equal, _volume_rows, mixed_rows
 
-from trajcheck import case_store, row_plan
-from trajcheck.case_store import CaseStore
-from trajcheck.dataset import load_case_store, load_cases
 from trajcheck.errors import DatasetError
+from trajcheck.read import case_store
+from trajcheck.read.case_store import CaseStore
+from trajcheck.read.dataset import load_case_store, load_cases
+from trajcheck.score import row_plan
 
 
 class _DirectOnly:

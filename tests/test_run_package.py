@@ -1,5 +1,5 @@
 """trajcheck.run: the run side as one package -- its public names, the worker's light start, and
-the old import paths (trajcheck.runner, .tools, .sandbox, .simulate) giving the same objects."""
+the old import paths (trajcheck.run.runner, .tools, .sandbox, .simulate) giving the same objects."""
 
 import importlib
 import subprocess

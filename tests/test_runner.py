@@ -200,7 +200,7 @@ def test_load_agent_messages(tmp_path):
 
 
 def test_k_above_trials_raises_before_any_run(cases, tmp_path):
-    from trajcheck.suite import KTooLargeError
+    from trajcheck.score.suite import KTooLargeError
 
     calls: list[str] = []
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
-from trajcheck.dataset import load_cases
+from trajcheck.cli.app import main
 from trajcheck.errors import AgentError
+from trajcheck.read.dataset import load_cases
 from trajcheck.run.runner import load_agent, run_suite
 from trajcheck.run.worker_pool import agent_spec
 
@@ -140,7 +140,7 @@ def test_agents_a_worker_cannot_load_are_refused_clearly() -> None:
     with pytest.raises(AgentError, match="isolation must be 'process' or 'inline'"):
         run_suite(_agent("honest"), load_cases(CASES), base_dir=HERE, progress=False, isolation="thread")
     assert agent_spec(_agent("honest")) == f"{AGENTS}:honest"
-    assert agent_spec(load_cases) == "trajcheck.dataset:load_cases"
+    assert agent_spec(load_cases) == "trajcheck.read.dataset:load_cases"
 
 
 # ---------------------------------------------------------------- simulated-user conversations

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
-from trajcheck.dataset import load_cases
+from trajcheck.cli.app import main
 from trajcheck.errors import AgentError
+from trajcheck.read.dataset import load_cases
+from trajcheck.read.traces import load
 from trajcheck.run.runner import _Writer, load_agent, read_runs, run_suite
-from trajcheck.suite import score_runs
-from trajcheck.traces import load
+from trajcheck.score.suite import score_runs
 
 HERE = Path(__file__).parent / "data" / "hostile"
 AGENTS = HERE / "agents.py"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck.aggregate import SuitePartial
-from trajcheck.dataset import load_case_store, load_cases
+from trajcheck.aggregate.partials import SuitePartial
 from trajcheck.errors import DatasetError
-from trajcheck.fingerprint import case_hash
-from trajcheck.pipeline import evaluate_stream
-from trajcheck.traces.stream import stream
+from trajcheck.read.dataset import load_case_store, load_cases
+from trajcheck.read.traces.stream import stream
+from trajcheck.score.fingerprint import case_hash
+from trajcheck.score.pipeline import evaluate_stream
 
 ROOT = Path(__file__).resolve().parent.parent
 # the store against load_cases on every example and test case file: tests/test_row_plan.py
@@ -39,7 +39,7 @@ def test_case_store_small_cache_rebuilds_equal_cases(tmp_path):
     rows = [{"id": f"c{i}", "input": "é ü", "expected_calls": [{"name": "t", "args": {"n": i, "f": 0.1 * i}}],
              "metadata": {"k": [1, 2.5, None, True]}} for i in range(20)]
     p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-    from trajcheck.case_store import CaseStore
+    from trajcheck.read.case_store import CaseStore
 
     small = CaseStore(cache_size=3)
     for c in load_cases(p):
@@ -51,7 +51,7 @@ def test_case_store_small_cache_rebuilds_equal_cases(tmp_path):
 
 
 def test_run_ids_kept_short_come_back_in_input_order():
-    from trajcheck.scorecard import RunResult
+    from trajcheck.report.scorecard import RunResult
 
     def run(case, rid, trial, ok=True):
         return RunResult(run_id=rid, case_id=case, trial=trial, success=ok, outcome_reason="",
@@ -125,7 +125,7 @@ def test_case_store_round_trips_odd_rows_and_shares_ids(tmp_path):
     shares the strings); a row JSON cannot hold stays a built case."""
     import sys
 
-    from trajcheck.case_store import CaseStore
+    from trajcheck.read.case_store import CaseStore
 
     rows = [{"id": "a", "input": "réservation ü", "expected_calls": [
                 {"name": "book", "args": {"id": 2**70, "x": [1.5, {"y": None}], "f": 1e-07}}]},

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajcheck.aggregate import SuitePartial
-from trajcheck.case_sums import CaseSums
-from trajcheck.scorecard import RunResult, _indented_rows
+from trajcheck.aggregate.case_sums import CaseSums
+from trajcheck.aggregate.partials import SuitePartial
+from trajcheck.report.scorecard import RunResult, _indented_rows
 
 orjson = pytest.importorskip("orjson")
 
@@ -148,7 +148,7 @@ def test_totals_and_means_in_whole_columns_equal_row_by_row(monkeypatch):
     without values left out of the means."""
     import numpy as np
 
-    import trajcheck.case_sums as cs
+    import trajcheck.aggregate.case_sums as cs
 
     rnd = random.Random(2)
     pool = [0.1, 1 / 3, 1e-300, 1e16, -0.0, 0.0, 2 / 3, 1e-17, -0.3]
@@ -187,7 +187,7 @@ def test_group_columns_and_sorted_values_give_the_plain_results():
     values in their own order (a field with a NaN left as it is: the same error)."""
     from array import array
 
-    from trajcheck.aggregate import _group_columns, _sorted_values
+    from trajcheck.aggregate.partials import _group_columns, _sorted_values
     from trajcheck.errors import MetricInputError
     from trajcheck.metrics.efficiency import describe
 
@@ -235,7 +235,7 @@ def test_plain_floats_vouches_only_plain_values():
     limit; the rows it vouches are written as json writes them."""
     import enum
 
-    from trajcheck.scorecard import _plain_floats
+    from trajcheck.report.scorecard import _plain_floats
 
     class Color(enum.Enum):
         RED = 1
@@ -264,7 +264,7 @@ def test_plain_floats_vouches_only_plain_values():
                             st.dictionaries(st.text(max_size=3), inner, max_size=3)),
     max_leaves=10), max_size=4), min_size=1, max_size=4))
 def test_walked_rows_are_json_text_or_refused(rows):
-    from trajcheck.scorecard import _plain_floats
+    from trajcheck.report.scorecard import _plain_floats
 
     got = _indented_rows(rows, 2, _plain_floats(rows))
     if got is not None:

@@ -4,7 +4,7 @@ The graph (LangGraph's own ``ToolNode`` and ``tools_condition``) runs on LangCha
 ``GenericFakeChatModel``; LangChain's ``LangChainTracer`` sends the runs through a real
 ``langsmith.Client`` to a capturing LangSmith API on 127.0.0.1 (``POST /runs`` and
 ``PATCH /runs/{id}``, the SDK's non-batch path). The captured bodies are written as the SDK's
-``{"post": [...], "patch": [...]}`` payload and read with ``trajcheck.traces.load``.
+``{"post": [...], "patch": [...]}`` payload and read with ``trajcheck.read.traces.load``.
 
 The scripted run: two weather lookups at once (Oslo, Atlantis); the Atlantis tool raises and
 LangGraph turns it into an error ToolMessage; the model retries as "Atlantis, GA", then answers.
@@ -31,9 +31,9 @@ from langchain_core.tracers.langchain import LangChainTracer  # noqa: E402
 from langgraph.graph import START, MessagesState, StateGraph  # noqa: E402
 from langgraph.prebuilt import ToolNode, tools_condition  # noqa: E402
 
-from trajcheck.matching import retried_failures  # noqa: E402
+from trajcheck.match.matching import retried_failures  # noqa: E402
 from trajcheck.model import Usage  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
+from trajcheck.read.traces import load  # noqa: E402
 
 
 class _Api(ThreadingHTTPServer):

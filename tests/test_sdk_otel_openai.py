@@ -30,9 +30,9 @@ from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
-from trajcheck.matching import retried_failures  # noqa: E402
+from trajcheck.match.matching import retried_failures  # noqa: E402
 from trajcheck.model import Usage  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
+from trajcheck.read.traces import load  # noqa: E402
 
 
 def _call(cid: str, city: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trajcheck.model import Usage
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import ToolCall, ToolError, tool
 
 from trajcheck.model import Usage
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 _TURNS = [  # (calls, text, input tokens, output tokens)
     ([("get_weather", {"city": "Oslo"}, "w1"), ("get_weather", {"city": "Bergen"}, "w2")], "", 50, 12),

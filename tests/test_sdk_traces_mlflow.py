@@ -14,7 +14,7 @@ from mlflow.entities import SpanType
 from mlflow.tracing.constant import SpanAttributeKey
 
 from trajcheck.model import Usage
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 _TURNS = [  # (tool calls, text, input tokens, output tokens)
     ([("get_weather", {"city": "Oslo"}, "c1"), ("get_time", {"tz": "CET"}, "c2")], None, 50, 12),

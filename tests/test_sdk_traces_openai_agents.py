@@ -37,7 +37,7 @@ from agents.tracing import TracingProcessor, set_trace_processors  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
 from trajcheck.model import Usage  # noqa: E402
-from trajcheck.traces import load  # noqa: E402
+from trajcheck.read.traces import load  # noqa: E402
 
 
 def _fc(name: str, args: dict[str, Any], cid: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from trajcheck.model import Usage
-from trajcheck.traces import detect, load, read
+from trajcheck.read.traces import detect, load, read
 
 # the model's four turns: a parallel pair, a failing call, its retry, the answer
 _TURNS = [

@@ -21,8 +21,7 @@ from math import comb
 import pytest
 
 from trajcheck import Case, ExpectedCall, ToolCall
-from trajcheck.eval_case import case_from_eval_case, cases_from_eval_suite
-from trajcheck.matchers import get_matcher
+from trajcheck.match.matchers import get_matcher
 from trajcheck.metrics.calls import (
     argument_accuracy,
     call_exact_correct,
@@ -37,9 +36,10 @@ from trajcheck.metrics.routing import routing_metrics
 from trajcheck.metrics.sequences import call_rates, check_forbidden_sequences, ordering_accuracy
 from trajcheck.metrics.trajectory import trajectory_match
 from trajcheck.model import Step, ToolResult, Trajectory
+from trajcheck.read.eval_case import case_from_eval_case, cases_from_eval_suite
 from trajcheck.run.faults import InjectedFault, flaky
 from trajcheck.run.simulated_user import Scenario
-from trajcheck.suite import evaluate
+from trajcheck.score.suite import evaluate
 
 # ============================================================ seed 000
 

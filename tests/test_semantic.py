@@ -12,16 +12,16 @@ from collections.abc import Iterator
 import pytest
 
 from trajcheck.errors import MatcherError
-from trajcheck.matchers import MatchContext, get_matcher
-from trajcheck.matching import call_matches
-from trajcheck.model import ExpectedCall, ToolCall
-from trajcheck.semantic import (
+from trajcheck.match.matchers import MatchContext, get_matcher
+from trajcheck.match.matching import call_matches
+from trajcheck.match.semantic import (
     DEFAULT_RELEVANCE_THRESHOLD,
     DEFAULT_THRESHOLD,
     EmbeddingScorer,
     cosine,
     semantic_context,
 )
+from trajcheck.model import ExpectedCall, ToolCall
 
 # (expected title, predicted title, cosine measured with all-MiniLM-L6-v2)
 PARAPHRASES = [
@@ -127,7 +127,7 @@ def test_cache_is_per_string_and_bounded() -> None:
 def test_threshold_fallback_order_spec_then_context_then_default() -> None:
     """semantic: spec threshold, else ctx.semantic_threshold, else 0.75; relevance (no expected
     value): spec threshold, else ctx.relevance_threshold, else 0.5."""
-    from trajcheck.matchers import RELEVANCE_THRESHOLD, SEMANTIC_THRESHOLD
+    from trajcheck.match.matchers import RELEVANCE_THRESHOLD, SEMANTIC_THRESHOLD
 
     assert (SEMANTIC_THRESHOLD, RELEVANCE_THRESHOLD) == (DEFAULT_THRESHOLD, DEFAULT_RELEVANCE_THRESHOLD)
     fixed = {"a": 0.74, "b": 0.75, "c": 0.6, "d": 0.49, "e": 0.5}
@@ -173,8 +173,8 @@ def test_fallback_matcher_when_no_scorer_or_judge() -> None:
 
 
 def test_semantic_uses_and_check_available(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from trajcheck.match.semantic import check_available, semantic_uses
     from trajcheck.model import Case
-    from trajcheck.semantic import check_available, semantic_uses
 
     cases = [Case(id="c1", input="x", expected_calls=(ExpectedCall(
         "create_ticket", {"title": "t"}, match={
@@ -193,7 +193,7 @@ def test_semantic_uses_and_check_available(tmp_path) -> None:  # type: ignore[no
 def test_check_available_names_the_install_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from trajcheck.semantic import check_available
+    from trajcheck.match.semantic import check_available
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     with pytest.raises(MatcherError, match=r"sentence-transformers, which is not installed.*torch==2.13.0"):

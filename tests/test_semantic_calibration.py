@@ -10,9 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.errors import DatasetError
-from trajcheck.semantic_calibration import LabelledPair, calibrate, default_thresholds, load_pairs
+from trajcheck.match.semantic_calibration import (
+    LabelledPair,
+    calibrate,
+    default_thresholds,
+    load_pairs,
+)
 
 PAIRS = Path(__file__).parent / "data" / "semantic_pairs.jsonl"
 

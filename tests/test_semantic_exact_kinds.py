@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trajcheck.matchers import MatchContext, get_matcher
+from trajcheck.match.matchers import MatchContext, get_matcher
 
 
 def test_ids_numbers_dates_need_equality_not_similarity() -> None:

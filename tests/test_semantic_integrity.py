@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("sentence_transformers")
 
-from trajcheck import semantic  # noqa: E402
 from trajcheck.errors import MatcherError  # noqa: E402
-from trajcheck.semantic_integrity import MODEL_SHA256, verify_model_files  # noqa: E402
+from trajcheck.match import semantic  # noqa: E402
+from trajcheck.match.semantic_integrity import MODEL_SHA256, verify_model_files  # noqa: E402
 
 
 def _copy(tmp: Path) -> Path:

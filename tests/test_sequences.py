@@ -415,8 +415,8 @@ def test_every_score_in_unit_interval(steps, exp_names):
 def _brute_forbidden(t, rule):
     from fnmatch import fnmatchcase
 
-    from trajcheck.matchers import exact_equal
-    from trajcheck.matching import is_failed
+    from trajcheck.match.matchers import exact_equal
+    from trajcheck.match.matching import is_failed
 
     pairs = t.pairs()
     steps = [si for si, _c in t.iter_call_steps()]

@@ -20,7 +20,7 @@ from trajcheck.run.simulated_user import (
     unprompted_reveals,
 )
 from trajcheck.run.tools import ToolRegistry
-from trajcheck.suite import run_outcome, score_runs
+from trajcheck.score.suite import run_outcome, score_runs
 
 FIXTURE = ("CREATE TABLE tickets (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
            "priority TEXT NOT NULL, requester TEXT NOT NULL);\n")

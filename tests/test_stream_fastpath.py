@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck import limits
 from trajcheck.errors import TraceFormatError
-from trajcheck.traces import native
-from trajcheck.traces import stream as stream_mod
-from trajcheck.traces.stream import stream
+from trajcheck.read import limits
+from trajcheck.read.traces import native
+from trajcheck.read.traces import stream as stream_mod
+from trajcheck.read.traces.stream import stream
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -251,7 +251,7 @@ def test_a_line_whose_metadata_problems_is_not_a_list_does_not_sink_the_file(tmp
                                 {"whole": True}])
 def test_read_row_reads_alike(monkeypatch, kw):
     # read_row (one JSON text: an engine's table cell) takes the same one-pass route
-    from trajcheck.traces.stream import read_row
+    from trajcheck.read.traces.stream import read_row
 
     def both(text: str):
         got = read_row(text, "row 7", **kw)

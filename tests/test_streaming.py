@@ -1,4 +1,4 @@
-"""Streaming eval (trajcheck.pipeline, trajcheck.traces.stream): one pass, the same scorecard
+"""Streaming eval (trajcheck.score.pipeline, trajcheck.read.traces.stream): one pass, the same scorecard
 as the batch evaluate on the same input, in any order of the runs."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from trajcheck.cli import main
-from trajcheck.pipeline import evaluate_stream
-from trajcheck.suite import evaluate
-from trajcheck.traces import load
-from trajcheck.traces.stream import stream
+from trajcheck.cli.app import main
+from trajcheck.read.traces import load
+from trajcheck.read.traces.stream import stream
+from trajcheck.score.pipeline import evaluate_stream
+from trajcheck.score.suite import evaluate
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 

@@ -1,4 +1,4 @@
-"""Tests of trajcheck.suite: scoring runs into a Scorecard, its JSON round trip and schema,
+"""Tests of trajcheck.score.suite: scoring runs into a Scorecard, its JSON round trip and schema,
 and the tau-bench done-when numbers on the real GPT-4o airline runs."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 from trajcheck.errors import MetricInputError, TrajcheckError
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory
-from trajcheck.scorecard import AGREEMENT_CELLS, Scorecard, validate_scorecard_json
-from trajcheck.suite import compare_scorecards, evaluate, score_runs
+from trajcheck.report.scorecard import AGREEMENT_CELLS, Scorecard, validate_scorecard_json
+from trajcheck.score.suite import compare_scorecards, evaluate, score_runs
 
 DATA = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -176,7 +176,7 @@ def test_compare_scorecards():
 
 @pytest.fixture(scope="module")
 def tau_scorecard():
-    from trajcheck.traces import load
+    from trajcheck.read.traces import load
 
     return evaluate(load(DATA), source=str(DATA))
 
@@ -367,7 +367,7 @@ def test_efficiency_and_routing_round_trip(tmp_path):
 
 
 def test_k_error_names_the_largest_k_asked():
-    from trajcheck.suite import KTooLargeError
+    from trajcheck.score.suite import KTooLargeError
 
     # the user asked for k up to 5 (--k 5 -> 1..5); the error names 5, not the first bad k (3)
     with pytest.raises(KTooLargeError, match=r"k=5 asked, but case 'A' has 2 run\(s\)") as ei:
@@ -378,9 +378,9 @@ def test_k_error_names_the_largest_k_asked():
 
 
 def test_data_model_names_still_import_from_suite():
-    # the data model moved to trajcheck.scorecard; trajcheck.suite re-exports the same objects
-    import trajcheck.scorecard as sc_mod
-    import trajcheck.suite as suite_mod
+    # the data model moved to trajcheck.report.scorecard; trajcheck.score.suite re-exports the same objects
+    import trajcheck.report.scorecard as sc_mod
+    import trajcheck.score.suite as suite_mod
 
     moved = list(sc_mod.__all__)
     assert "Scorecard" in moved and "validate_scorecard_json" in moved and len(moved) == 13
@@ -389,7 +389,7 @@ def test_data_model_names_still_import_from_suite():
 
 
 def test_stored_figures_are_never_rounded():
-    from trajcheck.scorecard import _r, _usd
+    from trajcheck.report.scorecard import _r, _usd
 
     assert _r(2.3456789e-9) == 2.3456789e-9 and _r(0.00004) == 4e-05 and _r(-3e-7) == -3e-07
     assert _r(0.0) == 0.0 and _r(0.12344) == 0.12344 and _r(2 / 3) == 0.6666666666666666

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from trajcheck.errors import TraceFormatError
-from trajcheck.suite import evaluate
-from trajcheck.traces import detect, load
-from trajcheck.traces import tau2 as t2
+from trajcheck.read.traces import detect, load
+from trajcheck.read.traces import tau2 as t2
+from trajcheck.score.suite import evaluate
 
 DATA = Path(__file__).parent / "data" / "tau2" / "trajectories"
 GPT_OSS = DATA / "0620dda__gpt-oss-120b_openai_2025-11-26__langchain_agent_airline_2025-11-26_00-37-06.json.gz"
@@ -170,7 +170,7 @@ def test_recorded_passk_equals_tau2s_own(path: Path) -> None:
 
 
 def test_db_match_agreement_is_reported_and_round_trips(tmp_path: Path) -> None:
-    from trajcheck.scorecard import Scorecard, validate_scorecard_json
+    from trajcheck.report.scorecard import Scorecard, validate_scorecard_json
 
     for path, n in ((GPT_OSS, 44), (ORCH_RETAIL, 114), (SMALL, 4)):  # gpt-oss: 6 cut off, no DB check
         sc = evaluate(load(path), n_boot=20)
@@ -188,8 +188,8 @@ def test_a_folder_of_airline_and_retail_files_keeps_each_files_tasks() -> None:
     """Two domains in one folder: the retail file's task ids clash with the airline tasks, so
     its cases and runs are keyed by its file name; every run is scored against its own task,
     in the whole-folder read and in the streamed eval alike."""
-    from trajcheck.pipeline import evaluate_stream
-    from trajcheck.traces.stream import stream
+    from trajcheck.read.traces.stream import stream
+    from trajcheck.score.pipeline import evaluate_stream
 
     lr = load(DATA)
     assert len(lr) == 168 and len(lr.cases) == 50 + 114

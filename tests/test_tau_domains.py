@@ -1,4 +1,4 @@
-"""Per-domain tool knowledge of tau-bench / tau2 (trajcheck.traces.tau_domains) and the
+"""Per-domain tool knowledge of tau-bench / tau2 (trajcheck.read.traces.tau_domains) and the
 ``fields`` matcher it uses; gzip result files read as they are published."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from trajcheck.errors import MatcherError, TraceFormatError
-from trajcheck.matchers import get_matcher, known_matchers
+from trajcheck.match.matchers import get_matcher, known_matchers
 from trajcheck.model import Case, Step, ToolCall, ToolResult, Trajectory
-from trajcheck.suite import evaluate
-from trajcheck.traces import load
-from trajcheck.traces.tau_domains import TAU2, TAU_BENCH, domain
+from trajcheck.read.traces import load
+from trajcheck.read.traces.tau_domains import TAU2, TAU_BENCH, domain
+from trajcheck.score.suite import evaluate
 
 RETAIL = Path(__file__).parent / "data" / "tau_bench" / "more" / "retail_gpt-4.1-mini_user-gpt-4.1_shahabeddin.json.gz"
 
@@ -108,7 +108,7 @@ def test_gz_files_and_folders(tmp_path: Path) -> None:
 
 
 def test_docs_table_is_the_tool_knowledge() -> None:
-    from trajcheck.traces.tau_domains import markdown_rows
+    from trajcheck.read.traces.tau_domains import markdown_rows
 
     doc = (Path(__file__).parents[1] / "docs" / "benchmark_tools.md").read_text()
     rows = [ln for ln in doc.splitlines() if ln.startswith("| ") and not ln.startswith(("| benchmark", "| ---"))]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trajcheck.errors import TraceFormatError
-from trajcheck.traces import FORMATS, load, read
+from trajcheck.read.traces import FORMATS, load, read
 
 GOOD = [{"role": "user", "content": "hi"},
         {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from trajcheck.cli import main
+from trajcheck.cli.app import main
 from trajcheck.errors import TraceFormatError
-from trajcheck.matching import call_matches
+from trajcheck.match.matching import call_matches
 from trajcheck.model import ExpectedCall, Step, ToolCall, Trajectory
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 

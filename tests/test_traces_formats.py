@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from trajcheck.model import Usage
-from trajcheck.traces import detect, load, read
+from trajcheck.read.traces import detect, load, read
 
 D = Path(__file__).parent / "data" / "traces"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from trajcheck.errors import TraceFormatError
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 D = Path(__file__).parent / "data" / "real_traces" / "other"
 

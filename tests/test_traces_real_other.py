@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from trajcheck.model import Usage
-from trajcheck.traces import detect, load
+from trajcheck.read.traces import detect, load
 
 D = Path(__file__).parent / "data" / "real_traces" / "other"
 

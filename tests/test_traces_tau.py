@@ -6,8 +6,8 @@ from collections import Counter
 from pathlib import Path
 
 from trajcheck.model import ExpectedCall
-from trajcheck.traces import load
-from trajcheck.traces.tau_bench import READ_ONLY_TOOLS
+from trajcheck.read.traces import load
+from trajcheck.read.traces.tau_bench import READ_ONLY_TOOLS
 
 DATA = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 

@@ -13,8 +13,8 @@ import pytest
 
 from trajcheck.errors import TraceFormatError
 from trajcheck.model import Usage
-from trajcheck.traces import load, read
-from trajcheck.traces.wrappers import unwrap
+from trajcheck.read.traces import load, read
+from trajcheck.read.traces.wrappers import unwrap
 
 
 def _span(sid: str, name: str, start: int, end: int, attrs: dict, parent: str | None = "aa00000000000001",

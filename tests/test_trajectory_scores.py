@@ -187,8 +187,8 @@ def test_scorecard_carries_graded_scores():
 
     import jsonschema
 
-    from trajcheck.scorecard import Scorecard
-    from trajcheck.suite import score_runs
+    from trajcheck.report.scorecard import Scorecard
+    from trajcheck.score.suite import score_runs
 
     case = Case(id="book", input="q", expected_calls=(ExpectedCall("find", {}), ExpectedCall("book", {"d": 1})))
     runs = [

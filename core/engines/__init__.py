@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..model import Case
-from ..scorecard import Scorecard
+from ..report.scorecard import Scorecard
 from .case_load import CaseFile, start_while_loading
 
 ENGINES = ("spark", "ray")

@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
+from ..aggregate.partials import DEFAULT_BOOTSTRAP, DEFAULT_SEED, SuitePartial
 from ..errors import EngineError, MetricInputError
-from ..intake import RunKeyer, _unmatched_message, case_map_of
 from ..model import Case, Trajectory
-from ..scorecard import RunResult, Scorecard
-from ..scoring import score_compact_by_id, score_run
+from ..read.intake import RunKeyer, _unmatched_message, case_map_of
+from ..report.scorecard import RunResult, Scorecard
+from ..score.scoring import score_compact_by_id, score_run
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -69,7 +69,7 @@ def result_schema() -> pa.Schema:
 def result_row(r: RunResult, seq: int, traj: Trajectory | None = None) -> dict[str, Any]:
     """One run's compact results (the figures and flags of ``RESULT_FIELDS``; the trace and
     root span ids and response id from ``traj`` when given)."""
-    from ..otel_events import root_span
+    from ..report.otel_events import root_span
 
     tid, sid = root_span(traj)
     resp = traj.metadata.get("response_id") if traj is not None else None
@@ -227,7 +227,7 @@ class BatchScorer:
     def _score_rows(self, seqs: Sequence[int], texts: Sequence[str | None],
                     cids: Sequence[Any], part: BatchPartial,
                     want_rows: bool) -> pa.RecordBatch | None:
-        from ..traces.stream import read_row
+        from ..read.traces.stream import read_row
 
         pa = _pa()
         keyer = RunKeyer(self.case_map)
@@ -279,7 +279,7 @@ def _account(part: BatchPartial, t0: float, w0: float) -> None:
 def _score_pending(part: BatchPartial, case_map: Mapping[str, Case]) -> None:
     """Score in full the kept runs that were scored compact (``BatchScorer.defer_full``),
     from their rows, as the worker would have: read, case id given, keyed, ``score_run``."""
-    from ..traces.stream import read_row
+    from ..read.traces.stream import read_row
 
     part.suite._trim()  # the runs the scorecard shows: at most keep_runs
     kept = part.suite.kept

@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..case_store import CaseStore
-from ..dataset import load_case_store, load_case_store_range, load_case_store_ranges
+from ..read.case_store import CaseStore
+from ..read.dataset import load_case_store, load_case_store_range, load_case_store_ranges
 
 BLOCK_BYTES = 1 << 20  # ~2,000 volume cases, ~0.1 s: how long the engine may wait on the driver
 MIN_BYTES = 8 << 20  # smaller files: a worker job costs more than it saves

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import EngineError
 from ..model import Case
-from ..scorecard import Scorecard
+from ..report.scorecard import Scorecard
 from . import files, tasks
 from .batch import (
     DEFAULT_KEEP_RUNS,
@@ -213,7 +213,7 @@ class _RangeWorker:
     partial and hands that over at the end."""
 
     def __init__(self) -> None:
-        from ..traces import stream  # noqa: F401  (imported now, not on the first range)
+        from ..read.traces import stream  # noqa: F401  (imported now, not on the first range)
 
     def load_cases(self, path: str, start: int, end: int, codec: str,
                    dictionary: bytes | None) -> bytes:

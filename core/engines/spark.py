@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import EngineError
 from ..model import Case
-from ..scorecard import Scorecard
+from ..report.scorecard import Scorecard
 from . import files, tasks
 from .batch import (
     DEFAULT_KEEP_RUNS,
@@ -132,7 +132,7 @@ def _mapper(shipped: ShippedScorer, results: bool) -> Any:
 
 
 def _warm_task(it: Iterator[Any]) -> Iterator[int]:
-    from ..traces import stream  # noqa: F401
+    from ..read.traces import stream  # noqa: F401
     from . import tasks  # noqa: F401
 
     return iter([os.getpid()])

@@ -116,7 +116,7 @@ def _error_verdict(judge: str, e: Exception) -> Verdict:
 def _is_error_result(r: Any) -> bool:
     # The metrics' own test (matching.is_failed): the source's flag or error text; a run's
     # error_pattern has already set is_error on the results it matches (_with_pattern).
-    from ..matching import is_failed
+    from ..match.matching import is_failed
 
     return is_failed(r)
 
@@ -126,7 +126,7 @@ def _with_pattern(traj: Trajectory, error_pattern: Any) -> Trajectory:
     if error_pattern is None:
         return traj
     from ..errors import TraceFormatError
-    from ..traces import apply_error_pattern
+    from ..read.traces import apply_error_pattern
 
     try:
         return apply_error_pattern(traj, error_pattern)
@@ -138,7 +138,7 @@ def _compiled(error_pattern: Any) -> Any:
     if error_pattern is None:
         return None
     from ..errors import TraceFormatError
-    from ..traces import _compile_pattern
+    from ..read.traces import _compile_pattern
 
     try:
         return _compile_pattern(error_pattern)

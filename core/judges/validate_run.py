@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MetricInputError
-from ..limits import object_lines
 from ..model import Case, Trajectory
+from ..read.limits import object_lines
 from .rubrics import TRAJECTORY_CHECKS, Verdict, judge_task_completion, judge_trajectory
 from .validation import AgreementReport, judge_agreement
 

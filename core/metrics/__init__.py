@@ -32,11 +32,11 @@ Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
 - ``planning``: seed 000 §5.2's ``plan_coverage`` (labelled sub-goals covered by a plan
   artefact, matched literally, semantically or by a judge) and ``plan_adherence`` (plan
   steps executed in order or explicitly revised); matching and exact comparison come from
-  ``trajcheck.matching`` / ``trajcheck.matchers``.
+  ``trajcheck.match.matching`` / ``trajcheck.match.matchers``.
 - ``reliability``: ``pass_hat_k``, ``pass_at_k``, ``bootstrap_ci`` (seeded, over tasks),
   ``wilson_interval``, ``rule_of_three``, ``paired_compare``.
 - ``composite``: ``score_trajectory`` -- outcome 0.50, tool selection 0.25, arguments 0.15,
   efficiency 0.10 by default; a critical forbidden-sequence violation makes it 0.
 
-``trajcheck.suite`` combines them into a ``Scorecard`` (per run, per case, per suite).
+``trajcheck.score.suite`` combines them into a ``Scorecard`` (per run, per case, per suite).
 """

@@ -1,8 +1,8 @@
 """Single-call and call-set metrics: precision/recall/F1, selection, schema validity,
 argument accuracy, exact call correctness and argument provenance.
 
-All pairing goes through :func:`trajcheck.matching.match_calls` (maximum one-to-one
-matching). Failed-and-retried attempts (:func:`trajcheck.matching.retried_failures`) are
+All pairing goes through :func:`trajcheck.match.matching.match_calls` (maximum one-to-one
+matching). Failed-and-retried attempts (:func:`trajcheck.match.matching.retried_failures`) are
 set aside before matching (DESIGN.md, "Policies").
 """
 
@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import MetricInputError, SchemaError
-from ..explain import explain_all, explain_mismatch
-from ..matchers import MatchContext
-from ..matching import (
+from ..match.explain import explain_all, explain_mismatch
+from ..match.matchers import MatchContext
+from ..match.matching import (
     CompiledCall,
     _check_mode,
     _hopcroft_karp,
@@ -31,8 +31,8 @@ from ..matching import (
     retried_failures,
 )
 from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, Step, ToolCall, Trajectory
-from ..run_matching import shared
-from ..runmemo import memoized
+from ..score.run_matching import shared
+from ..score.runmemo import memoized
 from .result import MetricResult
 
 TrajLike = Trajectory | Sequence[ToolCall]
@@ -289,7 +289,7 @@ def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
     """Tool-call precision, recall and F1 of a run against ``case.expected_calls``.
 
     ``traj``: a Trajectory (retries detectable) or a list of ToolCall. Calls are paired with
-    expected calls by maximum one-to-one matching (:func:`trajcheck.matching.match_calls`).
+    expected calls by maximum one-to-one matching (:func:`trajcheck.match.matching.match_calls`).
     DESIGN.md policies applied here:
 
     - failed-and-retried attempts are set aside before matching (neither precision nor recall);
@@ -437,7 +437,7 @@ def schema_errors(calls: TrajLike, tools: Sequence[Mapping[str, Any]]) -> Metric
     ``{"index", "name", "error"}`` items. Raises SchemaError naming the tool when a tool's
     schema is not a valid JSON Schema. jsonschema is imported on first use.
     """
-    from ..matchers import compile_schema
+    from ..match.matchers import compile_schema
 
     call_list, _ = calls_and_retries(calls, what="schema_errors")
     if not isinstance(tools, (list, tuple)):
@@ -736,15 +736,15 @@ def argument_provenance(traj: Trajectory, case: Case,
                         passed=not ungrounded)
 
 
-# BFCL mode moved to trajcheck.bfcl (imports this module, so it is loaded on first access).
+# BFCL mode moved to trajcheck.match.bfcl (imports this module, so it is loaded on first access).
 _MOVED_TO_BFCL = frozenset({"bfcl_expected_calls", "bfcl_predicted_calls", "bfcl_valid"})
 
 
 def __getattr__(name: str) -> Any:
-    """Names moved to ``trajcheck.bfcl``, resolved from there on first access (so old
+    """Names moved to ``trajcheck.match.bfcl``, resolved from there on first access (so old
     imports keep working); any other name raises AttributeError."""
     if name in _MOVED_TO_BFCL:
-        from .. import bfcl
+        from ..match import bfcl
 
         return getattr(bfcl, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

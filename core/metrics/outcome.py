@@ -1,6 +1,6 @@
 """Outcome metrics: the final state of the world, the required response content, task success.
 
-``state_diff`` compares two snapshots ``{table: [row dict]}`` (``trajcheck.sandbox``);
+``state_diff`` compares two snapshots ``{table: [row dict]}`` (``trajcheck.run.sandbox``);
 ``check_final_state`` applies a case's ``expected_final_state`` to that diff;
 ``response_includes`` checks ``response_must_include``; ``task_success`` combines the two;
 ``outcome_from_calls`` is the tau-bench-style proxy for runs without a database.
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MetricInputError
-from ..explain import explain_mismatch, value_diff
-from ..matchers import MatchContext, exact_equal
-from ..matching import _hopcroft_karp, call_matches, call_matching, is_failed, match_calls
+from ..match.explain import explain_mismatch, value_diff
+from ..match.matchers import MatchContext, exact_equal
+from ..match.matching import _hopcroft_karp, call_matches, call_matching, is_failed, match_calls
 from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory
-from ..run_matching import same_modes, shared
+from ..score.run_matching import same_modes, shared
 from .calls import require_trajectory
 from .result import MetricResult
 
@@ -319,7 +319,7 @@ def _field_matchers(matchers: Mapping[str, Any] | None, table: str) -> dict[str,
 
 def _row_matches(exp: Mapping[str, Any], row: Mapping[str, Any], fmatch: Mapping[str, Any],
                  ctx: Any) -> bool:
-    from ..matchers import MISSING, get_matcher
+    from ..match.matchers import MISSING, get_matcher
 
     for k, ev in exp.items():
         m = get_matcher(fmatch.get(k))
@@ -342,7 +342,7 @@ def _row_matches(exp: Mapping[str, Any], row: Mapping[str, Any], fmatch: Mapping
 
 def _pair(expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]],
           fmatch: Mapping[str, Any], ctx: Any) -> list[int]:
-    from ..matching import max_matching
+    from ..match.matching import max_matching
 
     adj = [[j for j, r in enumerate(actual) if _row_matches(e, r, fmatch, ctx)] for e in expected]
     return max_matching(adj, len(actual))
@@ -386,7 +386,7 @@ def check_final_state(before: State, after: State, expected_final_state: Mapping
     row). Expected rows are partial: every field they give must match the row's field (a
     missing field fails unless its matcher allows absence); other fields are free.
     ``matchers``: ``{table: {field: spec}}`` (``"*"`` for every table), specs as in
-    ``trajcheck.matchers.get_matcher``; default per-field comparison is ``exact``
+    ``trajcheck.match.matchers.get_matcher``; default per-field comparison is ``exact``
     (type-aware: ``2 == 2.0``, ``True != 1``, ``"1" != 1``); a matcher given for a field the
     expected row leaves out checks the value is present and non-empty. ``context``: a
     ``MatchContext`` for semantic/judge matchers.
@@ -412,7 +412,7 @@ def check_final_state(before: State, after: State, expected_final_state: Mapping
     if not isinstance(expected_final_state, Mapping):
         raise MetricInputError("expected_final_state must be a mapping {table: [rows]}")
     if context is None:
-        from ..matchers import MatchContext
+        from ..match.matchers import MatchContext
 
         context = MatchContext()
     problems: list[str] = []
@@ -778,7 +778,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     every other tool is state-changing. Success needs:
 
     1. every expected call that is not read-only paired one-to-one with a *successful*
-       predicted call of a state-changing tool (``trajcheck.matching.match_calls``,
+       predicted call of a state-changing tool (``trajcheck.match.matching.match_calls``,
        maximum matching; ``args_mode`` None -> ``case.args_mode``, then each expected
        call's own mode, then ``expected_keys``);
     2. no other successful state-changing call (an extra write, e.g. a duplicate booking,
@@ -802,7 +802,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
 
     Reasons: a missing expected call says the tool was never called, that its calls failed,
     or names the closest call of the same tool and the first place its arguments differ
-    (``_closest_call_note``, ``trajcheck.explain``), e.g. ``"case '5': expected call 0
+    (``_closest_call_note``, ``trajcheck.match.explain``), e.g. ``"case '5': expected call 0
     (update_reservation_flights) not matched: closest call 4 of the run differs: flights[0]:
     unexpected keys origin, destination"``; an extra write reads ``"unexpected
     state-changing call 13 of the run: <tool> <args>"``. Call numbers are positions in
@@ -813,7 +813,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
 
     Known limit: writes that reach the same state with different arguments are judged
     wrong unless the case's argument matchers say the difference does not count (the
-    tau-bench and tau2 readers set them per tool, ``trajcheck.traces.tau_domains``). ``context``: a ``MatchContext``; None builds one from
+    tau-bench and tau2 readers set them per tool, ``trajcheck.read.traces.tau_domains``). ``context``: a ``MatchContext``; None builds one from
     the case's input and user. Returns MetricResult ``outcome_from_calls`` (score 1.0/0.0,
     passed) with parts ``missing_expected`` / ``extra_calls`` (indices into the expected
     list and into ``traj.tool_calls()``) and ``response``. Raises MetricInputError for

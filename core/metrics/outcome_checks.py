@@ -3,7 +3,7 @@ observation and the step budget.
 
 Seed 001 ("Agent Trajectory Evals", Outcome-Level Evaluation, ``outcome_eval``) checks its
 ``expected_outcome`` this way: ``final_state`` compares keys of the last observation, and
-``max_steps`` bounds the run's step count. Its suite shape (``trajcheck.eval_case``) keeps
+``max_steps`` bounds the run's step count. Its suite shape (``trajcheck.read.eval_case``) keeps
 both in ``Case.metadata`` (``expected_last_observation``, ``outcome_max_steps``);
 :func:`case_outcome_checks` scores whichever of them a case gives, and
 :func:`with_case_outcome_checks` joins that verdict to trajcheck's own outcome, so a run
@@ -27,7 +27,7 @@ from ..errors import DatasetError
 from ..model import Case, Trajectory
 from .result import MetricResult
 
-#: ``Case.metadata`` keys this module reads (written by ``trajcheck.eval_case``).
+#: ``Case.metadata`` keys this module reads (written by ``trajcheck.read.eval_case``).
 LAST_OBSERVATION_KEY = "expected_last_observation"
 STEP_BUDGET_KEY = "outcome_max_steps"
 _MISSING = object()
@@ -60,7 +60,7 @@ def check_last_observation(traj: Trajectory, expected: Mapping[str, Any]) -> Met
     ``checks`` {key: bool}). Raises ``DatasetError`` when ``expected`` is not a mapping with
     string keys. Source: seed 001, Outcome-Level Evaluation (``state_<key>`` checks).
     """
-    from ..matchers import exact_equal
+    from ..match.matchers import exact_equal
 
     if not isinstance(expected, Mapping) or not all(isinstance(k, str) for k in expected):
         raise DatasetError(f"final_state must be an object with string keys, got {expected!r}")

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MetricInputError
-from ..matchers import exact_equal
-from ..matching import max_matching
+from ..match.matchers import exact_equal
+from ..match.matching import max_matching
 from ..model import ToolCall, Trajectory
 from .result import MetricResult
 
@@ -156,7 +156,7 @@ MATCH_MODES = ("literal", "semantic", "judge")
 def _id_tokens(text: str) -> list[str]:
     # Tokens an embedding cannot tell apart (1234, INC-7, 2026-07-18, a.rao): they must
     # appear in the step as written (casefolded), as the semantic matcher requires.
-    from ..matchers import _exact_kind
+    from ..match.matchers import _exact_kind
 
     toks = (t.strip(".,;:!?()[]{}\"'") for t in text.split())
     return [t.casefold() for t in toks if t and _exact_kind(t)]
@@ -270,7 +270,7 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
       and the step's text (tool name with ``_`` as a space, description, args) is at least
       ``threshold`` (default :data:`PLAN_COVERAGE_THRESHOLD` = 0.78, measured with
       all-MiniLM-L6-v2), scored by ``scorer(a, b) -> [0, 1]`` (default: the offline
-      ``trajcheck.semantic.EmbeddingScorer``); tokens that look like IDs, numbers or dates
+      ``trajcheck.match.semantic.EmbeddingScorer``); tokens that look like IDs, numbers or dates
       (``INC-7``, ``1234``, ``2026-07-18``) must still appear in the step, as the semantic
       matcher requires. "find a flight to Paris" is covered by "search flights to Paris"
       (0.917), not by "find a flight to Rome" (0.594).
@@ -315,7 +315,7 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
         adj = [[j for j, s in enumerate(steps) if covers(s, g)] for g in goals]
     elif match == "semantic":
         if scorer is None:
-            from ..semantic import EmbeddingScorer
+            from ..match.semantic import EmbeddingScorer
 
             scorer = EmbeddingScorer()
         t = PLAN_COVERAGE_THRESHOLD if threshold is None else float(threshold)

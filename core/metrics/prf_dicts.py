@@ -4,7 +4,7 @@ Host adapters (RAGAS, promptfoo, ...) hold a run's calls and the reference calls
 ``{"name", "args"}`` dicts; building ``ToolCall``/``ExpectedCall``/``Case`` objects for
 them costs more than the metric. :func:`tool_call_prf_dicts` scores the dicts directly when
 every expected call is compared with ``exact`` (matching by canonical arguments,
-``trajcheck.exact_match``) and otherwise builds the objects and calls ``tool_call_prf``;
+``trajcheck.match.exact_match``) and otherwise builds the objects and calls ``tool_call_prf``;
 the result is the same object either way.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from ..exact_match import match_items, plan_of
-from ..matchers import MatchContext
+from ..match.exact_match import match_items, plan_of
+from ..match.matchers import MatchContext
 from ..model import ARGS_MODES, Case, ExpectedCall, ToolCall
 from .calls import (
     Matched,

@@ -89,7 +89,7 @@ def _runs(runs: Iterable[Any]) -> list[RecoveryRun]:
 
 
 def _errors(traj: Trajectory) -> list[int]:
-    from ..matching import is_failed
+    from ..match.matching import is_failed
 
     return [i for i, (_, r) in enumerate(traj.pairs()) if is_failed(r)]
 

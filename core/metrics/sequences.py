@@ -20,8 +20,8 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..errors import DatasetError, MetricInputError
-from ..matchers import exact_equal
-from ..matching import is_failed, retried_failures
+from ..match.matchers import exact_equal
+from ..match.matching import is_failed, retried_failures
 from ..model import Case, ToolCall, Trajectory
 from .calls import TrajLike, as_trajectory, require_trajectory
 from .result import MetricResult

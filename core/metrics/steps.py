@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..matching import _hopcroft_karp, call_matching, match_calls, retried_failures
+from ..match.matching import _hopcroft_karp, call_matching, match_calls, retried_failures
 from ..model import Case, ExpectedCall, ToolCall
-from ..run_matching import shared
-from ..runmemo import memoized
+from ..score.run_matching import shared
+from ..score.runmemo import memoized
 from .calls import TrajLike, as_trajectory, context_for
 from .result import MetricResult
 

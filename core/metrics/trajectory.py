@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import MetricInputError
-from ..matchers import MatchContext
-from ..matching import _hopcroft_karp, compatibility, compile_all
+from ..match.matchers import MatchContext
+from ..match.matching import _hopcroft_karp, compatibility, compile_all
 from ..model import ARGS_MODES, Case, ExpectedCall, ToolCall, Trajectory
 from .calls import TrajLike, calls_and_retries, context_for, prf_from_calls
 from .result import MetricResult

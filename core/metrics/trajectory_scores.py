@@ -44,10 +44,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import MetricInputError
-from ..matchers import MatchContext
-from ..matching import compatibility, compile_all
+from ..match.matchers import MatchContext
+from ..match.matching import compatibility, compile_all
 from ..model import ARGS_MODES, Trajectory
-from ..run_matching import shared
+from ..score.run_matching import shared
 from .calls import PRFResult, TrajLike, calls_and_retries, context_for, prf_counts, prf_from_calls
 
 #: The graded neutral modes (``trajectory_match`` accepts them; ``f1`` etc. are the multiset forms).

@@ -26,9 +26,9 @@ from .text import fmt, fmt_p
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from ..compare_cases import CaseShift
-    from ..scorecard import Scorecard
-    from ..suite import Comparison
+    from ..aggregate.paired_cases import CaseShift
+    from ..score.suite import Comparison
+    from .scorecard import Scorecard
 
 SHIFTS_SHOWN = 10  # regressed / improved cases listed in the terminal
 REASON_CHARS = 90  # a run's reason in the terminal
@@ -48,7 +48,7 @@ def render_compare_terminal(cmp: Comparison, shifts: Sequence[CaseShift], consol
     ``SHIFTS_SHOWN`` of each, largest change first), each with its runs' verdicts and
     reasons in A and B; ``overridden``: the comparability findings the user chose to
     override, printed first as a warning."""
-    from ..compare_cases import improved, regressed
+    from ..aggregate.paired_cases import improved, regressed
     from ..textsafe import SafeTable as Table  # data in cells is shown literally
     from ..textsafe import visible
     from .text import cut
@@ -141,7 +141,7 @@ def compare_to_html(cmp: Comparison, shifts: Sequence[CaseShift], a: Scorecard, 
     """The comparison as one HTML document (UTF-8; inline CSS and SVG, no script, no link
     to anything outside the file). ``a``/``b``: the two scorecards (their pass^k curves are
     drawn side by side); ``a_name``/``b_name``: how to name them (file paths)."""
-    from ..compare_cases import improved, regressed
+    from ..aggregate.paired_cases import improved, regressed
 
     reg, imp = regressed(list(shifts)), improved(list(shifts))
     h = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..scorecard import Scorecard
+from .scorecard import Scorecard
 from .text import (
     ORDERING,
     failing_title,

@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..scorecard import RunResult, Scorecard
 from .html import _e, _slug
+from .scorecard import RunResult, Scorecard
 from .text import fmt, ordering_violations
 
 # failure kinds, in the order the filter lists them; "none" for a run that passed

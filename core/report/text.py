@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from ..scorecard import Estimate, RunResult, Scorecard
+    from .scorecard import Estimate, RunResult, Scorecard
 
 FAILING_SHOWN = 10  # failing runs listed in the terminal and in the Markdown
 PROBLEMS_SHOWN = 10  # problems listed in the terminal and in the Markdown
@@ -253,7 +253,7 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
 
 def category_rows(sc: Scorecard) -> list[tuple[str, str, str, str]]:
     """``(category, runs, successes, rate)`` rows of ``sc.meta["by_category"]``
-    (``trajcheck.categories``), ``overall`` last; [] when the cases name no category."""
+    (``trajcheck.aggregate.categories``), ``overall`` last; [] when the cases name no category."""
     table = sc.meta.get("by_category")
     if not isinstance(table, dict):
         return []

@@ -73,7 +73,7 @@ an empty database when the case has none). Policies, applied by ``run_suite``:
   skipped and its recorded trace scored; a truncated last line (a run killed mid-write) is
   cut off and redone; an unparseable line elsewhere is reported and its run redone. A file
   holding runs of a different agent is refused (AgentError) rather than mixed.
-- **Scoring**: as ``trajcheck eval`` does (``trajcheck.suite.score_run`` per run, then
+- **Scoring**: as ``trajcheck eval`` does (``trajcheck.score.suite.score_run`` per run, then
   ``suite.score_runs``); the final state is checked from the recorded snapshots via
   ``check_final_state`` when the case has ``expected_final_state``. A failed run's failure
   reason is its agent error or timeout. Recorded runs of case ids not among the cases, and
@@ -103,9 +103,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import limits
 from ..errors import AgentError, TrajcheckError
 from ..model import Case, Trajectory, Usage
+from ..read import limits
 from .tools import AgentTools, BoundTools, ToolRegistry
 
 __all__ = [
@@ -614,7 +614,7 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     if score and ks:
         # checked before any run is made (DESIGN: pass^k needs n >= k for every task), so a
         # too-large k does not cost the whole suite's runs and then fail at scoring
-        from ..suite import KTooLargeError
+        from ..score.suite import KTooLargeError
 
         if max(ks) > trials and cases:
             raise KTooLargeError(max(ks), cases[0].id, trials)
@@ -773,7 +773,7 @@ def score_recorded(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int]
     is a failure whose ``failure_reason`` is ``"agent failed: <error>"``. Raises
     MetricInputError when ``runs`` is empty.
     """
-    from ..suite import score_run, score_runs
+    from ..score.suite import score_run, score_runs
 
     scored = []
     for traj, case in runs:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError, DatasetError, JudgeError, TrajcheckError
-from ..matchers import normalize_text
+from ..match.matchers import normalize_text
 from ..metrics.result import MetricResult
 from ..model import Case, Step, Trajectory
 
@@ -600,7 +600,7 @@ def _contains_phrase(text: str, phrase: str) -> bool:
 
 
 def _id_like(value: str) -> bool:
-    from ..matchers import _exact_kind
+    from ..match.matchers import _exact_kind
 
     return _exact_kind(value)
 
@@ -659,7 +659,7 @@ def unprompted_reveals(result: SimulationResult | Trajectory, scenario: Scenario
     an ID, number or date (``a.rao``, ``INC-7``, ``2026-07-18``) also matches with other
     punctuation between its letters and digits ("A. Rao").
 
-    With ``scorer`` (``scorer(a, b) -> [0, 1]``, e.g. ``trajcheck.semantic.EmbeddingScorer``)
+    With ``scorer`` (``scorer(a, b) -> [0, 1]``, e.g. ``trajcheck.match.semantic.EmbeddingScorer``)
     paraphrases count too: a user message reveals a fact when one of its sentences scores at
     least ``threshold`` (default :data:`LEAK_THRESHOLD` 0.65) against the value ("The dock
     keeps losing both screens every couple of minutes." reveals "My docking station drops

@@ -528,7 +528,7 @@ class AgentTools:
 
     def say(self, text: str) -> None:
         """Record an intermediate assistant message (not the final response)."""
-        from ..limits import clean_text, scrub
+        from ..read.limits import clean_text, scrub
 
         self._bound.say(clean_text(str.__str__(text)) if isinstance(text, str) else str(scrub(text)))
 

@@ -48,7 +48,7 @@ class ChannelClosed(Exception):
 
 def send(sock: socket.socket, obj: Mapping[str, Any]) -> None:
     """Send one message: ``obj`` as standard JSON (values JSON cannot hold scrubbed)."""
-    from .. import limits
+    from ..read import limits
 
     try:
         data = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
@@ -129,7 +129,7 @@ class WorkerTools:
 
 def _wire(v: Any) -> Any:
     """``v`` as a JSON value (copied by the encoding; what JSON cannot hold scrubbed)."""
-    from .. import limits
+    from ..read import limits
 
     try:
         json.dumps(v, allow_nan=False)

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .. import limits
 from ..errors import AgentError
+from ..read import limits
 from .worker import ChannelClosed, recv_frame, send
 
 __all__ = ["WorkerFailed", "WorkerPool", "agent_spec", "pool_for", "run_in_worker"]

@@ -68,7 +68,7 @@ from trajcheck.adapters.inspect_ai import (  # noqa: E402
     trajcheck_epochs,
     trajcheck_scorer,
 )
-from trajcheck.matching import is_failed  # noqa: E402
+from trajcheck.match.matching import is_failed  # noqa: E402
 
 #: (case, epoch) -> the recorded run replayed instead of the case's own.
 VARIANTS = {("order_kept", 2): "order_broken", ("optional", 3): "forbidden", ("optional", 4): "forbidden",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 RUNS_FILE = Path(__file__).resolve().parent.parent / "refund_desk" / "runs.jsonl"
 RUNS = {t.metadata["case_id"]: t for t in load(RUNS_FILE).trajectories}

@@ -56,7 +56,7 @@ from trajcheck.adapters.pydantic_evals import (  # noqa: E402
     TrajcheckReportEvaluator,
     case_metadata,
 )
-from trajcheck.matching import is_failed  # noqa: E402
+from trajcheck.match.matching import is_failed  # noqa: E402
 
 
 def ensure_tracer_provider() -> None:

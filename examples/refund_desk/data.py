@@ -1,5 +1,5 @@
 """The refund-desk data every host example reads: the recorded runs (runs.jsonl, through
-``trajcheck.traces.load``), their cases (cases.jsonl, through ``trajcheck.load_cases``), and
+``trajcheck.read.traces.load``), their cases (cases.jsonl, through ``trajcheck.load_cases``), and
 the table's cells (every row metric, every trajectory mode of every dialect); and the final-state
 cases that start from a sandbox fixture (``fixture_cases.jsonl`` on ``shop.sql``, their runs
 replayed on a real sandbox by ``sandbox_replay.py``)."""
@@ -14,7 +14,7 @@ from sandbox_replay import FIXTURE, REPLAYS, replay  # noqa: E402,F401  (a sibli
 from trajcheck import load_cases
 from trajcheck.adapters._catalog import ROW_METRICS
 from trajcheck.metrics.trajectory import MODE_TABLE, NEUTRAL_MODES
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 HERE = Path(__file__).resolve().parent
 RUNS = {t.metadata["case_id"]: t for t in load(HERE / "runs.jsonl").trajectories}

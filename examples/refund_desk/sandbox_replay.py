@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from trajcheck.matching import is_failed
+from trajcheck.match.matching import is_failed
 from trajcheck.model import Trajectory
 from trajcheck.run import SQLiteSandbox
 

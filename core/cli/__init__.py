@@ -1,0 +1,5 @@
+"""The ``trajcheck`` command. The commands live in ``app`` (and ``judges``)."""
+
+from .app import main
+
+__all__ = ["main"]

@@ -1,0 +1,784 @@
+"""Dataset files: rows of ``Case`` in JSONL, JSON or YAML, validated by a shipped JSON Schema.
+
+The schema (``trajcheck/schemas/case.schema.json``, JSON Schema Draft 2020-12) mirrors
+``trajcheck.model.Case`` / ``ExpectedCall`` and the row in DESIGN.md. Unknown top-level
+keys are rejected so typos (``expected_call``) are caught.
+
+Policy (DESIGN.md, "The dataset row"): a bad row is rejected with its line number and the
+JSON-Schema path of the fault, and nothing else in the file is lost. ``load_cases_report``
+returns the good rows and one message per bad row; ``load_cases`` raises a single
+``DatasetError`` listing every bad row. Duplicate case ids are an error (the later row is
+rejected). A relative ``initial_state`` path is resolved against the dataset file's folder
+and stored resolved in the ``Case``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DatasetError, InputLimitError, TrajcheckError
+from ..model import Case, _unknown_key, did_you_mean
+from . import limits
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .case_store import CaseStore
+
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@lru_cache(maxsize=1)
+def case_schema() -> dict[str, Any]:
+    """The shipped Case JSON Schema (Draft 2020-12) as a dict."""
+    text = resources.files("trajcheck").joinpath("schemas/case.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _json_path(parts: Any) -> str:
+    """``expected_calls[0].args_mode`` from a JSON-Schema path (0-based; "" for the row itself)."""
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _at(path: str, msg: str) -> str:
+    return f"{path}: {msg}" if path else msg
+
+
+_FAST: list[Any] = []
+
+
+def _fast_validator() -> Any:
+    """A compiled validator of the case schema (jsonschema-rs, extra ``scale``) used only to
+    tell valid rows apart quickly -- about a hundred times faster than ``jsonschema`` on
+    large datasets -- or None when it is not installed. Invalid rows are always explained
+    by ``jsonschema`` (its messages and paths)."""
+    if not _FAST:
+        try:
+            import jsonschema_rs
+
+            _FAST.append(jsonschema_rs.validator_for(case_schema()))
+        except Exception:  # not installed (or cannot compile the schema): jsonschema alone
+            _FAST.append(None)
+    return _FAST[0]
+
+
+_SLOW: list[Any] = []
+
+
+def _slow_validator() -> Any:
+    """``jsonschema``'s validator of the case schema, which explains invalid rows; built (and
+    ``jsonschema`` imported, ~0.05 s) only when a row needs explaining or jsonschema-rs is
+    not installed."""
+    if not _SLOW:
+        from jsonschema import Draft202012Validator
+
+        _SLOW.append(Draft202012Validator(case_schema()))
+    return _SLOW[0]
+
+
+def _schema_errors(row: Any) -> list[str]:
+    """One message per schema fault of ``row``, each at the deepest relevant place.
+
+    A ``oneOf``/``anyOf`` failure (an expected call is a name *or* an object) is reported by
+    jsonschema's ``best_match`` inside its alternatives, so a bad ``args_mode`` reads
+    ``expected_calls[0].args_mode: 'expected_key' is not one of [...]`` instead of
+    ``... is not valid under any of the given schemas``. An unknown key is named with the
+    closest known one.
+    """
+    fast = _fast_validator()
+    if fast is not None and fast.is_valid(row):
+        return []  # a valid row has no faults to explain; only invalid rows take the slow path
+    from jsonschema.exceptions import best_match
+
+    out: list[tuple[list[str], str]] = []
+    for e in _slow_validator().iter_errors(row):
+        if e.context:
+            e = best_match([e]) or e
+        if e.validator == "additionalProperties" and isinstance(e.instance, Mapping):
+            known = set((e.schema.get("properties") or {}) if isinstance(e.schema, Mapping) else ())
+            for k in e.instance:
+                if k not in known:
+                    out.append((list(map(str, e.absolute_path)),
+                                _at(_json_path(e.absolute_path), _unknown_key(str(k), known))))
+            continue
+        msg = e.message
+        if e.context and all(c.validator == "type" and not c.relative_path for c in e.context):
+            types = [str(c.validator_value) for c in e.context]
+            msg = f"{e.instance!r} is not of type {' or '.join(types)}"
+        out.append((list(map(str, e.absolute_path)), _at(_json_path(e.absolute_path), msg)))
+    return [m for _, m in sorted(out, key=lambda x: x[0])]
+
+
+def _match_errors(row: Mapping[str, Any]) -> list[str]:
+    """Unknown or malformed matcher specs in a valid row's ``expected_calls[i].match``.
+
+    Each spec is resolved with ``trajcheck.match.matchers.get_matcher`` at load time, so a typo
+    (``"contians"``) is reported with its file, line and case instead of at scoring time.
+    A ``semantic`` or ``judge`` spec needs no scorer here: only the spec is checked.
+    """
+    calls = row.get("expected_calls") or ()
+    for c in calls:
+        if (type(c) is dict or isinstance(c, Mapping)) and c.get("match"):
+            break
+    else:
+        return []  # no matcher spec to check
+    from ..match.matchers import get_matcher, known_matchers
+
+    errors: list[str] = []
+    for i, c in enumerate(calls):
+        if not isinstance(c, Mapping):
+            continue
+        for arg, spec in (c.get("match") or {}).items():
+            try:
+                get_matcher(spec)
+            except TrajcheckError as e:
+                msg = str(e)
+                name = spec if isinstance(spec, str) else spec.get("type") if isinstance(spec, Mapping) else None
+                known = known_matchers()
+                if isinstance(name, str) and name not in known:
+                    msg = f"unknown matcher {name!r}" + (did_you_mean(name, known)
+                                                         or f"; known matchers: {', '.join(known)}")
+                errors.append(f"expected_calls[{i}].match.{arg}: {msg}")
+    return errors
+
+
+def _rows_json_list(text: str, start: int) -> list[tuple[Any, int]]:
+    """Elements of the JSON array starting at ``text[start] == '['`` with their 1-based line numbers."""
+    dec = json.JSONDecoder()
+    rows: list[tuple[Any, int]] = []
+    i = start + 1
+    n = len(text)
+    while True:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i >= n or text[i] == "]":
+            break
+        val, j = dec.raw_decode(text, i)
+        rows.append((val, text.count("\n", 0, i) + 1))
+        i = j
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i < n and text[i] == ",":
+            i += 1
+    return rows
+
+
+def _top_level_value_at(text: str, key: str) -> int | None:
+    """Where the value of ``key`` of the top-level JSON object in ``text`` starts (so a
+    ``"cases"`` key nested deeper, earlier in the file, is never taken for it); None when
+    the top level has no such key."""
+    dec = json.JSONDecoder()
+    ws = " \t\r\n"
+    i = 0
+    n = len(text)
+    while i < n and text[i] in ws:
+        i += 1
+    if i >= n or text[i] != "{":
+        return None
+    i += 1
+    while i < n:
+        while i < n and text[i] in ws + ",":
+            i += 1
+        if i >= n or text[i] == "}":
+            return None
+        k, i = dec.raw_decode(text, i)
+        while i < n and text[i] in ws:
+            i += 1
+        i += 1  # the ':'
+        while i < n and text[i] in ws:
+            i += 1
+        if k == key:
+            return i
+        _, i = dec.raw_decode(text, i)
+    return None
+
+
+MAX_YAML_NODES = 1_000_000
+"""Most nodes a YAML dataset may stand for once its aliases (``*name``) are expanded: a
+few hundred bytes of aliases of aliases can stand for billions of nodes (the "billion
+laughs" bomb), which every later walk over the rows would expand."""
+
+
+def _expanded_size(node: Any, memo: dict[int, int], limit: int) -> int:
+    """Nodes ``node`` stands for with every alias expanded (shared nodes counted each time
+    they are used; memoised by identity, so the count itself stays linear)."""
+    import yaml
+
+    got = memo.get(id(node))
+    if got is not None:
+        return got
+    n = 1
+    if isinstance(node, yaml.SequenceNode):
+        for c in node.value:
+            n += _expanded_size(c, memo, limit)
+            if n > limit:
+                break
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            n += _expanded_size(k, memo, limit) + _expanded_size(v, memo, limit)
+            if n > limit:
+                break
+    memo[id(node)] = n
+    return n
+
+
+def _yaml_node(path: Path, text: str) -> Any:
+    """The composed YAML node tree of ``text`` (safe loader), refused when its aliases
+    expand past ``MAX_YAML_NODES`` nodes; and the constructed data."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}, MAX_YAML_NODES) > MAX_YAML_NODES:
+            raise DatasetError(f"{path}: its YAML aliases expand to more than {MAX_YAML_NODES:,} nodes; "
+                               "refused (an alias bomb)")
+        data = loader.construct_document(node) if node is not None else None
+    except DatasetError:
+        raise
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as e:
+        raise DatasetError(f"{path}: not valid YAML ({e})") from e
+    finally:
+        loader.dispose()
+    return node, data
+
+
+def _read_yaml(path: Path, text: str) -> list[tuple[Any, int]]:
+    import yaml
+
+    node, data = _yaml_node(path, text)
+    items_node = node
+    if isinstance(data, Mapping) and "cases" in data and isinstance(node, yaml.MappingNode):
+        data = data["cases"]
+        items_node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a YAML list of cases or a mapping with 'cases'")
+    lines = [c.start_mark.line + 1 for c in getattr(items_node, "value", [])] \
+        if isinstance(items_node, yaml.SequenceNode) else [1] * len(data)
+    return list(zip(data, lines + [1] * (len(data) - len(lines))))
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, with nesting too deep for Python's parser as a ``ValueError``. NaN and
+    Infinity are parsed, then refused row by row (``_value_faults``)."""
+    try:
+        return json.loads(text)
+    except RecursionError as e:
+        raise InputLimitError(f"nested deeper than Python's JSON parser follows ({e})") from e
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int, bool]]:
+    """``(row, line, plain)`` triples of a JSON Lines dataset, a block at a time (memory
+    does not grow with the file); lines split as ``str.splitlines`` splits the whole text
+    (the file read as UTF-8, a leading BOM dropped). ``plain``: the line was read by
+    ``limits.plain_loads`` -- the value ``json.loads`` gives, made of JSON values only, with
+    finite numbers and nesting within ``limits.MAX_DEPTH`` -- so ``_value_faults`` has
+    nothing to find in it. A file that is not UTF-8 raises the ``DatasetError`` a text
+    reader of it raises (its message names the place as the decoder found it)."""
+    try:
+        with path.open("rb") as f:
+            yield from _rows_of_blocks(_file_blocks(f))
+        return
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+    except UnicodeDecodeError:
+        pass
+    try:  # the text reader's own error
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            for _ in f:
+                pass
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+    raise DatasetError(f"{path}: cannot read dataset file (not UTF-8)")  # pragma: no cover
+
+
+BLOCK_BYTES = 1 << 18  # a JSON Lines file is read in blocks of about this size, cut after a b"\n" (bigger: more peak memory)
+_BOM = b"\xef\xbb\xbf"
+# where str.splitlines breaks a line and bytes.splitlines does not (both break at \n, \r, \r\n)
+_ASCII_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+_UTF8_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")  # U+0085, U+2028, U+2029
+
+
+def _file_blocks(f: Any) -> Iterator[bytes]:
+    """The bytes of binary file ``f`` in blocks each ending just after a ``b"\\n"`` (the
+    last one: at the end), the file's leading BOM dropped. Splitting each block's lines
+    gives the lines of the whole: no line break and no UTF-8 character straddles two."""
+    rest = f.read(len(_BOM))
+    if rest == _BOM:
+        rest = b""
+    while True:
+        chunk = f.read(BLOCK_BYTES)
+        if not chunk:
+            if rest:
+                yield rest
+            return
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            rest += chunk
+            continue
+        yield rest + chunk[:cut] if rest else chunk[:cut]
+        rest = chunk[cut:]
+
+
+def _rows_of_blocks(blocks: Iterable[bytes]) -> Iterator[tuple[Any, int, bool]]:
+    """``_jsonl_rows``' triples of the UTF-8 text made of ``blocks`` (each ending with a
+    line break, the last at the end), its lines split as ``str.splitlines`` splits it: a
+    block's lines split as bytes where ``bytes.splitlines`` splits them the same way (the
+    block holds no other line break), else as text. Raises ``UnicodeDecodeError`` for a
+    block that is not UTF-8."""
+    max_open = limits.MAX_DEPTH
+    n = 0
+    for block in blocks:
+        text = None if block.isascii() else block.decode("utf-8")  # not UTF-8: raises here
+        if any(b in block for b in _ASCII_BREAKS) or (
+                text is not None and any(b in block for b in _UTF8_BREAKS)):
+            lines: list[Any] = (text if text is not None else block.decode("ascii")).splitlines()
+            yield from _rows_of_lines(lines, n)
+            n += len(lines)
+            continue
+        del text
+        fast = limits.plain_block(block)
+        lines = block.splitlines()
+        if fast is None:
+            yield from _rows_of_lines(lines, n)
+            n += len(lines)
+            continue
+        for line in lines:
+            n += 1
+            if line.count(b"{") + line.count(b"[") <= max_open:
+                try:
+                    val = fast(line)
+                except ValueError:
+                    pass
+                else:
+                    yield val, n, True
+                    continue
+            yield from _rows_of_lines((line,), n - 1)
+
+
+def _rows_of_lines(lines: Iterable[bytes | str], n: int = 0) -> Iterator[tuple[Any, int, bool]]:
+    """``_jsonl_rows``' triples of ``lines`` (numbered from ``n + 1``, blank lines skipped;
+    a line as ``bytes``: UTF-8 text)."""
+    plain_loads, not_plain = limits.plain_loads, limits.NOT_PLAIN
+    for line in lines:
+        n += 1
+        if isinstance(line, bytes):
+            if not line.strip():  # blank in ASCII: blank (``str.strip`` drops more)
+                continue
+            val = plain_loads(line)
+            if val is not not_plain:
+                yield val, n, True  # a JSON value: not blank as text either
+                continue
+            text = line.decode("utf-8")
+            if not text.strip():
+                continue
+        else:
+            text = line
+            if not text.strip():
+                continue
+            val = plain_loads(text.encode("utf-8"))
+            if val is not not_plain:
+                yield val, n, True
+                continue
+        try:
+            yield _loads(text), n, False
+        except ValueError as e:
+            yield _BadJSON(str(e)), n, False
+
+
+def _read_rows(path: Path) -> Iterable[tuple[Any, int, bool]]:
+    """``(row, line, plain)`` triples of a dataset file (``plain``: see ``_jsonl_rows``);
+    raises ``DatasetError`` when the file is unreadable."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return _jsonl_rows(path)
+    return [(row, line, False) for row, line in _read_whole(path, suffix)]
+
+
+def _read_whole(path: Path, suffix: str) -> Iterable[tuple[Any, int]]:
+    """``(row, line)`` pairs of a JSON or YAML dataset file."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+    if suffix in _YAML_SUFFIXES:
+        return _read_yaml(path, text)
+    try:
+        data = _loads(text)
+    except ValueError as e:
+        raise DatasetError(f"{path}: not valid JSON ({e})") from e
+    if isinstance(data, list):
+        return _rows_json_list(text, text.index("["))
+    if isinstance(data, Mapping) and isinstance(data.get("cases"), list):
+        at = _top_level_value_at(text, "cases")
+        if at is not None:
+            try:
+                return _rows_json_list(text, at)
+            except (ValueError, RecursionError):
+                pass
+        return [(r, 1) for r in data["cases"]]
+    raise DatasetError(f"{path}: expected a JSON list of cases or an object with 'cases'")
+
+
+def _value_faults(row: Any) -> list[str]:
+    """Values no dataset row may hold, by JSON path: nesting deeper than ``limits.MAX_DEPTH``
+    and numbers that are not finite (``NaN``, ``Infinity``: not JSON numbers, and every
+    comparison with them is false, so a ``threshold: NaN`` would pass every schema bound).
+    Too deep a row is reported as such whatever else it holds; otherwise the first
+    non-finite number of a depth-first walk (last key first) is named.
+
+    One walk over plain JSON values (dicts, lists, scalars) does both checks and spells a
+    path only for the value it reports; other containers take ``_value_faults_general``."""
+    limit = limits.MAX_DEPTH
+    # (value, depth, parent entry, key) -- the path is spelled from the parent chain on demand
+    todo: list[tuple[Any, int, Any, Any]] = [(row, 0, None, None)]
+    bad: Any = None
+    while todo:
+        entry = todo.pop()
+        v, d = entry[0], entry[1]
+        tv = type(v)
+        if tv is dict:
+            if d >= limit:
+                return [f"nested deeper than {limit} levels"]
+            todo.extend((x, d + 1, entry, k) for k, x in v.items())
+        elif tv is list:
+            if d >= limit:
+                return [f"nested deeper than {limit} levels"]
+            todo.extend((x, d + 1, entry, i) for i, x in enumerate(v))
+        elif tv is float:
+            if bad is None and not math.isfinite(v):
+                bad = entry
+        elif not (tv is str or tv is int or tv is bool or v is None):
+            return _value_faults_general(row)
+    if bad is None:
+        return []
+    chain = []
+    e = bad
+    while e[2] is not None:
+        chain.append((type(e[2][0]) is list, e[3]))
+        e = e[2]
+    where = ""
+    for is_list, k in reversed(chain):
+        where = f"{where}[{k}]" if is_list else (f"{where}.{k}" if where else str(k))
+    return [_at(where, f"{bad[0]!r} is not a finite number")]
+
+
+def _value_faults_general(row: Any) -> list[str]:
+    """``_value_faults`` for rows holding other containers (mappings, tuples)."""
+    if limits.depth_exceeds(row):
+        return [f"nested deeper than {limits.MAX_DEPTH} levels"]
+    todo: list[tuple[Any, str]] = [(row, "")]
+    while todo:
+        v, where = todo.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return [_at(where, f"{v!r} is not a finite number")]
+        if isinstance(v, Mapping):
+            todo.extend((x, f"{where}.{k}" if where else str(k)) for k, x in v.items())
+        elif isinstance(v, list):
+            todo.extend((x, f"{where}[{i}]") for i, x in enumerate(v))
+    return []
+
+
+def _scoring_errors(case: Case) -> list[str]:
+    """Faults of a valid row that would otherwise only show when a run is scored: the
+    forbidden-sequence rules, and the row's matchers applied to its own expected values
+    (an invalid regex as the expected value, a non-string ``contains``, a non-list
+    ``one_of``...). The row is scored once against a run made of its own expected calls and
+    once against an empty run, with stand-in semantic and judge models; any trajcheck error
+    is reported instead of aborting a later ``eval``."""
+    from ..match.matchers import MatchContext
+    from ..metrics.sequences import validate_forbidden_rules
+    from ..model import Step, ToolCall, Trajectory
+    from ..score.suite import score_run
+
+    try:
+        if case.forbidden_sequences:
+            validate_forbidden_rules(case.forbidden_sequences)
+        ctx = MatchContext(semantic_scorer=lambda a, b: 1.0, judge=lambda *a: True)
+        calls = tuple(ToolCall(c.name, dict(c.args) if isinstance(c.args, Mapping) else {},
+                               call_id=f"c{i}") for i, c in enumerate(case.expected_calls))
+        own = Trajectory(steps=(Step(0, "tool_call", tool_calls=calls),) if calls else (),
+                         final_response="")
+        for t in (own, Trajectory()):
+            score_run(t, case, context=ctx, compact=True)
+    except TrajcheckError as e:
+        return [f"cannot be scored: {e}"]
+    except Exception as e:  # a gap in validation: report it with the row, never crash the load
+        return [f"cannot be scored: {type(e).__name__}: {e}"]
+    return []
+
+
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is optional
+    _orjson = None  # type: ignore[assignment]
+
+_PLAIN_SCALARS = (str, bool, type(None), float)
+_SCALAR_TOKENS = {t: "\x00" + t.__name__ for t in _PLAIN_SCALARS}
+_MAX_EXACT_INT = 2**53
+SCORING_MEMO_SIZE = 4096  # most row shapes remembered as scoring without error
+
+
+def _scoring_shape(row: Mapping[str, Any]) -> str | None:
+    """The part of a valid row that can decide whether ``_scoring_errors`` finds a fault,
+    as a JSON text: the row without its ``id`` and ``input``, with each expected argument
+    that has no ``match`` spec (so the ``exact`` matcher compares it) reduced to its type
+    when it is a plain scalar (a string, bool, null, float, or an int within 2**53).
+
+    Why this is enough: the stand-in scoring of ``_scoring_errors`` compares each expected
+    value with itself and with nothing; ``exact`` (``matchers.exact_equal``) never raises on
+    such scalars and decides by type first, and the id and the input are only ever shown or
+    handed to the stand-in models. Everything else (names, argument keys, matcher specs
+    and their values, rules, tools, metadata) stays in the shape as given, so two rows of
+    one shape score the same way. None when the row cannot be written as JSON."""
+    d: dict[str, Any] = {k: v for k, v in row.items() if k != "id" and k != "input"}
+    d["input"] = type(row.get("input")).__name__
+    calls = d.get("expected_calls")
+    if calls:
+        tokens = _SCALAR_TOKENS
+        shaped = []
+        for c in calls:
+            if isinstance(c, Mapping) and isinstance(a := c.get("args"), Mapping):
+                match = c.get("match") or ()
+                args = {}
+                for k, v in a.items():
+                    t = type(v)
+                    tok = tokens.get(t)
+                    if tok is None and isinstance(v, _PLAIN_SCALARS):  # a subclass: its own name
+                        tok = "\x00" + t.__name__
+                    elif t is int and -_MAX_EXACT_INT <= v <= _MAX_EXACT_INT:
+                        tok = "\x00int"
+                    args[k] = v if tok is None or k in match else tok
+                c = dict(c, args=args)
+            shaped.append(c)
+        d["expected_calls"] = shaped
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(d, option=_orjson.OPT_SORT_KEYS).decode()  # type: ignore[no-any-return]
+        except TypeError:  # an int past 64 bits, a key that is not a string: json decides
+            pass
+    try:
+        return json.dumps(d, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+class _ScoringCheck:
+    """``_scoring_errors`` remembered by row shape (``_scoring_shape``): a row whose shape
+    already scored without error is not scored again (a dataset of a quarter of a million
+    generated or templated cases has a few hundred shapes). Faults are never remembered:
+    every faulty row is scored and reported with its own message."""
+
+    def __init__(self, size: int = SCORING_MEMO_SIZE) -> None:
+        self.ok: set[str] = set()
+        self.ok_direct: set[Any] = set()  # row_plan.direct's check keys of rows that passed
+        self.ok_skeletons: set[Any] = set()  # row_plan.Reader's skeletons of those check keys
+        self.size = size
+        self.scored = 0  # rows actually scored (tests read it)
+
+    def errors(self, case: Case, row: Mapping[str, Any]) -> list[str]:
+        shape = _scoring_shape(row)
+        if shape is not None and shape in self.ok:
+            return []
+        self.scored += 1
+        bad = _scoring_errors(case)
+        if not bad and shape is not None and len(self.ok) < self.size:
+            self.ok.add(shape)
+        return bad
+
+
+class _BadJSON:
+    def __init__(self, msg: str) -> None:
+        self.msg = msg
+
+
+def load_cases_report(path: str | os.PathLike[str]) -> tuple[list[Case], list[str]]:
+    """Read a dataset file; return ``(good cases, errors)``.
+
+    ``path``: a ``.jsonl``/``.ndjson`` file (one row per line), a ``.json`` file (a list of
+    rows or ``{"cases": [...]}``) or a ``.yaml``/``.yml`` file (same shapes). Each row is
+    validated against ``case_schema()`` (each fault at its deepest relevant place, see
+    ``_schema_errors``) and its ``match`` specs against the matcher registry; each error
+    string reads ``"<file>:<line>: case <id>: <path>: <message>"`` with a 0-based
+    JSON-path-like ``<path>`` such as ``expected_calls[0].match.title`` (left out for the
+    row itself). A row that is not valid JSON, a row failing the schema, a row with an
+    unknown matcher and a row repeating an earlier id are errors; the other rows are
+    returned as ``Case`` objects in file order. Raises ``DatasetError`` only when the file
+    as a whole cannot be read or has the wrong top-level shape.
+    """
+    cases: list[Case] = []
+    errors: list[str] = []
+    for case, _row, _plain in _valid_cases(Path(path), errors):
+        cases.append(case)
+    return cases, errors
+
+
+def _label(cid: Any) -> str:
+    return f"case {cid!r}" if cid is not None else "case ?"
+
+
+def _valid_cases(p: Path, errors: list[str],
+                 rows: Iterable[tuple[Any, int, bool]] | None = None,
+                 store: CaseStore | None = None,
+                 ) -> Iterator[tuple[Case, dict[str, Any], bool]]:
+    """The valid rows of a dataset file, one at a time, as ``(Case, row dict it was built
+    from, plain)`` (``plain``: read by ``limits.plain_loads``, see ``_jsonl_rows``); each bad
+    row's errors go to ``errors`` (``load_cases_report``). ``rows``: the file's rows when
+    already read (``_jsonl_rows``' triples), else ``_read_rows(p)``.
+
+    ``store`` (a ``case_store.CaseStore``): a valid row in ``row_plan.direct``'s scope whose
+    scoring check is known to pass (a row of its scoring shape passed) goes into it, while
+    no error has been found, without building its ``Case``; it is not yielded. The caller
+    adds the yielded ones, so the store holds the valid rows in file order."""
+    from ..score.row_plan import Reader, direct
+
+    check = _ScoringCheck()
+    ok_direct, ok_skeletons = check.ok_direct, check.ok_skeletons
+    seen: dict[str, int] = {}
+    fast = _fast_validator()
+    reader = Reader(store) if store is not None else None
+    for row, line, plain in (_read_rows(p) if rows is None else rows):
+        if not plain and isinstance(row, _BadJSON):
+            errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
+            continue
+        cid = row.get("id") if type(row) is dict or isinstance(row, Mapping) else None
+        dr = None
+        if plain and fast is not None and fast.is_valid(row):  # _schema_errors' first step
+            if reader is not None:
+                dr = reader(row)  # a row it reads has no matcher spec: no _match_errors
+            errs = _match_errors(row) if dr is None else ()
+        else:
+            errs = ((not plain and _value_faults(row)) or _schema_errors(row)
+                    or _match_errors(row))
+        if errs:
+            errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in errs)
+            continue
+        sid = str(cid)
+        if sid in seen:
+            errors.append(f"{p}:{line}: {_label(cid)}: id: duplicate case id (first on line {seen[sid]})")
+            continue
+        seen[sid] = line
+        if dr is not None:
+            t = dr.skeleton
+            if t is not None and t in ok_skeletons:
+                known = True
+            else:
+                if dr.check_key is None:  # read by skeleton: its check key, once per skeleton
+                    dr = direct(row)
+                    assert dr is not None  # the skeleton's first row took the direct way
+                    dr.skeleton = t
+                known = dr.check_key is not None and dr.check_key in ok_direct
+                if known and t is not None:
+                    ok_skeletons.add(t)
+            if known and (errors or store.add_plan(  # type: ignore[union-attr]
+                    dr.cid, dr.hash, dr.key, dr.part, dr.stored, dr.shape)):
+                continue
+        d = row if plain else dict(row)  # a plain row is this function's own: changed in place
+        st = d.get("initial_state")
+        if isinstance(st, str) and st and not Path(st).is_absolute():
+            d["initial_state"] = str((p.parent / st).resolve())
+        try:
+            case = Case.from_dict(d)
+        except TrajcheckError as e:
+            errors.append(f"{p}:{line}: {e}")
+            continue
+        bad = check.errors(case, d)
+        if bad:
+            errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in bad)
+            continue
+        if dr is not None and dr.check_key is not None and len(ok_direct) < check.size:
+            ok_direct.add(dr.check_key)  # its scoring shape passed: so do rows of its key
+            if dr.skeleton is not None:
+                ok_skeletons.add(dr.skeleton)
+        yield case, d, plain
+
+
+def load_cases(path: str | os.PathLike[str]) -> list[Case]:
+    """Read and validate a dataset file (see ``load_cases_report``) and return its cases.
+
+    Raises one ``DatasetError`` listing every bad row (file, line, case id, JSON path,
+    message) when any row is bad; no row is silently dropped.
+    """
+    cases, errors = load_cases_report(path)
+    if errors:
+        raise DatasetError(f"{path}: {len(errors)} problem(s) in dataset:\n  " + "\n  ".join(errors))
+    return cases
+
+
+def load_case_store(path: str | os.PathLike[str]) -> CaseStore:
+    """``load_cases`` for large datasets: the same validation and errors (one
+    ``DatasetError`` listing every bad row), but the cases are kept compressed in a
+    ``case_store.CaseStore`` (about a quarter of a built ``Case``'s memory) and built again
+    when a run asks for one."""
+    from .case_store import CaseStore
+
+    errors: list[str] = []
+    store = CaseStore()
+    for case, row, plain in _valid_cases(Path(path), errors, store=store):
+        if not errors:  # once a row is bad the load fails: only the errors are collected
+            store.add(case, row, plain=plain)
+    if errors:
+        raise DatasetError(f"{path}: {len(errors)} problem(s) in dataset:\n  " + "\n  ".join(errors))
+    return store
+
+
+def load_case_store_range(path: str | os.PathLike[str], start: int, end: int,
+                          store: CaseStore) -> bool:
+    """Add to ``store`` the cases of the JSON Lines dataset ``path`` whose lines start in
+    the byte range ``[start, end)`` (``start`` 0 or just after a ``\\n``; ``end`` the same
+    or the file's size): what ``load_case_store`` adds for those lines, in file order, so
+    loading a file's consecutive ranges into one store, or into stores later joined in
+    order (``CaseStore.extend``), gives the store ``load_case_store`` gives. For engines
+    that load a big dataset on several workers.
+
+    Returns True when every row of the range is valid; False when some row is not (bad
+    JSON, schema, matcher, an id repeated within the range) or the range cannot be read or
+    decoded: then ``store`` is incomplete and the caller loads the whole file with
+    ``load_case_store`` for its ``DatasetError`` (lines numbered in the whole file). An id
+    repeated across ranges is the caller's to find (``CaseStore.extend`` refuses it)."""
+    return load_case_store_ranges(path, [(start, end)], store)
+
+
+def load_case_store_ranges(path: str | os.PathLike[str], spans: Iterable[tuple[int, int]],
+                           store: CaseStore) -> bool:
+    """``load_case_store_range`` of consecutive byte ranges ``spans`` (each ``(start,
+    end)`` starting where the one before ended), read one range at a time as ``spans``
+    gives them -- a generator may stop early -- and checked as one stream (one validator,
+    one scoring-check memo: a range does not start the direct route over). Same result."""
+    p = Path(path)
+    if p.suffix.lower() not in (".jsonl", ".ndjson"):
+        raise DatasetError(f"{p}: only JSON Lines datasets load by byte range")
+
+    def blocks() -> Iterator[bytes]:
+        with p.open("rb") as f:
+            for start, end in spans:
+                f.seek(start)
+                raw = f.read(max(end - start, 0))
+                # a cut just after b"\n" is a line break for splitlines and a UTF-8
+                # boundary, so a range's lines are the whole file's; the BOM is stripped
+                # only at the file's start
+                yield raw[len(_BOM):] if start == 0 and raw.startswith(_BOM) else raw
+
+    errors: list[str] = []
+    try:
+        for case, row, plain in _valid_cases(p, errors, _rows_of_blocks(blocks()),
+                                             store):
+            if errors:
+                return False
+            store.add(case, row, plain=plain)
+    except (OSError, UnicodeDecodeError):  # unreadable, or a range that is not UTF-8
+        return False
+    return not errors
+
+
+__all__ = ["case_schema", "load_case_store", "load_case_store_range", "load_case_store_ranges",
+           "load_cases", "load_cases_report"]
