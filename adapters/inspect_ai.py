@@ -18,14 +18,18 @@ that does not apply (error recovery with no failed call) scores ``NaN`` with
 ``reason="not_applicable"``. NaN is Inspect's "unscored": reducers and metrics skip it; it is
 never a pass.
 
-Reducers over epochs (``Epochs(4, [pass_hat_k(2), pass_at_k(2)])``): a trial succeeds when the
-epoch's score has ``metadata["passed"] is True`` (the trajcheck verdict at the metric's
-threshold; an unscored epoch is a failure). ``pass_hat_k(k)`` = C(c, k) / C(n, k) (tau-bench
-pass^k, Yao et al. 2024) and ``pass_at_k(k)`` = 1 - C(n - c, k) / C(n, k) (unbiased pass@k, Chen
-et al. 2021), both from ``trajcheck.metrics.reliability``. Fewer than k epochs give no
-number: the reduced score is NaN (unscored) with an explanation, as Inspect's own
-``pass_k``/``pass_at`` do, and ``trajcheck_epochs(n, k)`` (an ``Epochs`` with both reducers)
-raises ``MetricInputError`` for n < k up front.
+Reducers over epochs (``Epochs(4, [pass_hat_k(2), pass_at_k(2)])``) work on any scorer's
+values, as Inspect's own ``pass_k``/``pass_at`` do: an epoch of a ``trajcheck_scorer`` passes on
+trajcheck's verdict (``metadata["passed"]``: a rate at or below its threshold, a composite at or
+above its own), an epoch of another scorer when ``value_to_float(value) >= value`` (Inspect's
+defaults: "C" is 1, ``value=1.0``); unscored epochs (NaN: not applicable, scoring failed) are
+left out of n, exactly as Inspect's reducers leave them out; dict and list values are reduced
+key by key. ``pass_hat_k(k)`` = C(c, k) / C(n, k) (tau-bench pass^k, Yao et al. 2024) and
+``pass_at_k(k)`` = 1 - C(n - c, k) / C(n, k) (unbiased pass@k, Chen et al. 2021), both from
+``trajcheck.metrics.reliability``. Fewer than k scored epochs give no number: the reduced score
+is NaN (unscored) with an explanation, as Inspect's own ``pass_k``/``pass_at`` do, and
+``trajcheck_epochs(n, k)`` (an ``Epochs`` with both reducers) raises ``MetricInputError`` for
+n < k up front.
 Inspect's ``mean`` metric over the reduced scores is then the suite figure (mean over tasks).
 ``success_rate()`` and ``routing_macro_f1()`` are Inspect ``@metric(scores="unreduced")``s:
 they count every run (sample x epoch).
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 try:
     from inspect_ai.scorer import (
@@ -45,12 +49,14 @@ try:
         Scorer,
         ScoreReducer,
         Target,
+        ValueToFloat,
         mean,
         metric,
         score_reducer,
         scorer,
         stderr,
     )
+    from inspect_ai.scorer import value_to_float as inspect_value_to_float
     from inspect_ai.solver import TaskState
 except ImportError as _e:  # pragma: no cover - exercised only without the extra
     raise ImportError("trajcheck.adapters.inspect_ai needs Inspect AI: pip install 'trajcheck[agent-sdks]'") from _e
@@ -142,29 +148,72 @@ def _plain(v: Any) -> Any:
     return json.loads(json.dumps(v, default=str))
 
 
-def _trials(scores: list[Score]) -> list[bool]:
-    return [bool((s.metadata or {}).get("passed") is True) for s in scores]
+def _unscored(v: Any) -> bool:
+    """Inspect's unscored sentinel: a NaN value (at the root, or of one key or index)."""
+    return isinstance(v, float) and math.isnan(v)
 
 
-def _reduce(kind: str, k: int) -> ScoreReducer:
+def _own_verdict(s: Score) -> bool | None:
+    """trajcheck's verdict on one epoch when ``s`` came from a ``trajcheck_scorer`` (its
+    metadata names the metric and holds ``passed``), else None."""
+    md = s.metadata or {}
+    passed = md.get("passed")
+    return passed if isinstance(passed, bool) and isinstance(md.get("metric"), str) else None
+
+
+def _trials_of(values: Sequence[Any], verdicts: Sequence[bool | None], value: float,
+               to_float: Callable[[Any], float]) -> list[bool]:
+    """One trial per scored epoch: trajcheck's own verdict where the epoch has one (a rate
+    passes at or below its threshold, a composite at or above its own), else
+    ``to_float(v) >= value`` as Inspect's ``pass_k``; unscored epochs (NaN) are left out."""
+    out: list[bool] = []
+    for v, own in zip(values, verdicts):
+        if _unscored(v):
+            continue
+        if own is not None:
+            out.append(own)
+            continue
+        f = to_float(v)
+        if not _unscored(f):
+            out.append(f >= value)
+    return out
+
+
+def _reduce(kind: str, k: int, value: float, to_float: Callable[[Any], float]) -> ScoreReducer:
     from trajcheck.metrics import reliability
 
     fn = reliability.pass_hat_k if kind == "hat" else reliability.pass_at_k
     sym = "^" if kind == "hat" else "@"
 
+    def figure(trials: list[bool]) -> float:
+        # fewer than k scored epochs: undefined, unscored (Inspect's pass_k/pass_at do the same)
+        return math.nan if len(trials) < k else float(fn({"task": trials}, k))
+
     def reduce(scores: list[Score]) -> Score:
-        trials = _trials(scores)
-        first = scores[0].metadata or {} if scores else {}
-        if len(trials) < k:  # undefined: unscored, never a number (also Inspect's live display
-            # reduces the epochs finished so far); trajcheck_epochs refuses n < k up front
-            return Score(value=math.nan, reason="scoring_failed",
-                         explanation=f"pass{sym}{k} needs at least {k} epochs per sample; this sample has "
-                                     f"{len(trials)} (run with epochs >= {k})",
-                         metadata={"trials": trials, "k": k})
-        v = fn({"task": trials}, k)
-        c = sum(trials)
-        return Score(value=float(v), explanation=f"pass{sym}{k} = {v:.4g}: {c}/{len(trials)} epochs passed",
-                     metadata={"trials": trials, "k": k, "expected_route": first.get("expected_route")})
+        scored = [s for s in scores if not _unscored(s.value)]
+        first = scored[0] if scored else None
+        if first is not None and isinstance(first.value, (dict, list)):
+            # key by key (index by index), as Inspect's reducers treat dict and list values
+            same = [s for s in scored if type(s.value) is type(first.value)]
+            keys = list(first.value) if isinstance(first.value, dict) else range(len(first.value))
+            out = {kk: figure(_trials_of([cast(Any, s.value)[kk] for s in same], [None] * len(same), value, to_float))
+                   for kk in keys}
+            red: Any = out if isinstance(first.value, dict) else [out[i] for i in keys]
+            return Score(value=red, explanation=f"pass{sym}{k} per {'key' if isinstance(red, dict) else 'index'} "
+                                                f"over {len(same)} scored epochs", metadata={"k": k})
+        trials = _trials_of([s.value for s in scores], [_own_verdict(s) for s in scores], value, to_float)
+        skipped = len(scores) - len(trials)
+        md = {"trials": trials, "k": k, "skipped": skipped,
+              "expected_route": (first.metadata or {}).get("expected_route") if first is not None else None}
+        note = f" ({skipped} unscored epoch(s) left out)" if skipped else ""
+        if len(trials) < k:  # also Inspect's live display reduces the epochs finished so far;
+            # trajcheck_epochs refuses n < k up front
+            return Score(value=math.nan, reason="scoring_failed", metadata=md,
+                         explanation=f"pass{sym}{k} needs at least {k} scored epochs per sample; this sample has "
+                                     f"{len(trials)}{note} (run with epochs >= {k})")
+        v = figure(trials)
+        return Score(value=v, metadata=md,
+                     explanation=f"pass{sym}{k} = {v:.4g}: {sum(trials)}/{len(trials)} scored epochs passed{note}")
 
     return reduce
 
@@ -175,21 +224,47 @@ def _check_k(k: Any, where: str) -> None:
 
 
 @score_reducer(name="pass_hat_k")
-def pass_hat_k(k: int) -> ScoreReducer:
-    """pass^k over a sample's epochs: C(c, k) / C(n, k), c = epochs whose trajcheck verdict
-    passed, n = epochs (``trajcheck.metrics.reliability.pass_hat_k``; tau-bench, Yao et al.
-    2024). Value in [0, 1]; NaN (unscored) with the reason when n < k."""
+def pass_hat_k(k: int, value: float = 1.0, value_to_float: ValueToFloat | None = None) -> ScoreReducer:
+    """pass^k over a sample's epochs: C(c, k) / C(n, k) (``trajcheck.metrics.reliability.pass_hat_k``;
+    tau-bench, Yao et al. 2024), for any scorer's values.
+
+    Args:
+        k: attempts, an int >= 1.
+        value: the value at or above which an epoch of another scorer passes (Inspect's
+            ``pass_k`` default, 1.0).
+        value_to_float: how a value becomes a number (default Inspect's ``value_to_float()``:
+            "C" 1, "I" 0, "P" 0.5, numbers as they are).
+
+    Returns:
+        An Inspect reducer. n = the sample's scored epochs (unscored ones, NaN such as
+        trajcheck's not-applicable, are left out as Inspect's own ``pass_k`` leaves them), c =
+        those that passed: trajcheck's own verdict (``metadata["passed"]``) for a
+        ``trajcheck_scorer``'s epochs, ``value_to_float(v) >= value`` for any other scorer's.
+        Dict and list values are reduced key by key. The value is in [0, 1]; NaN (unscored),
+        with the reason, when n < k.
+
+    Raises:
+        MetricInputError: ``k`` is not an int >= 1, or ``value`` not a number.
+    """
     _check_k(k, "pass_hat_k")
-    return _reduce("hat", k)
+    return _reduce("hat", k, _check_value(value, "pass_hat_k"), value_to_float or inspect_value_to_float())
 
 
 @score_reducer(name="pass_at_k")
-def pass_at_k(k: int) -> ScoreReducer:
+def pass_at_k(k: int, value: float = 1.0, value_to_float: ValueToFloat | None = None) -> ScoreReducer:
     """pass@k over a sample's epochs: 1 - C(n - c, k) / C(n, k), the unbiased estimator of
-    Chen et al. 2021 (``trajcheck.metrics.reliability.pass_at_k``). Value in [0, 1]; NaN
-    (unscored) with the reason when n < k."""
+    Chen et al. 2021 (``trajcheck.metrics.reliability.pass_at_k``), for any scorer's values.
+
+    Args, Returns, Raises: as :func:`pass_hat_k` (n, c and the skipped epochs alike).
+    """
     _check_k(k, "pass_at_k")
-    return _reduce("at", k)
+    return _reduce("at", k, _check_value(value, "pass_at_k"), value_to_float or inspect_value_to_float())
+
+
+def _check_value(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise MetricInputError(f"{where}: value must be a number, got {value!r}")
+    return float(value)
 
 
 def trajcheck_epochs(epochs: int, k: int, reducers: Sequence[Any] = ("mean",)) -> Any:

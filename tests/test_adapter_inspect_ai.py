@@ -112,7 +112,7 @@ def test_n_below_k_and_missing_reference(tmp_path):
         ai.pass_hat_k(0)
     two = [Score(value=1.0, metadata={"passed": True})] * 2
     r = ai.pass_hat_k(3)(two)
-    assert math.isnan(r.value) and "at least 3 epochs" in r.explanation
+    assert math.isnan(r.value) and "at least 3 scored epochs" in r.explanation
     assert ai.pass_at_k(2)(two).value == 1.0 and ai.pass_hat_k(2)(two).value == 1.0
     # no expected calls in the sample: unscored with the reason, never a pass
     from inspect_ai.dataset import Sample
