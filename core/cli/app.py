@@ -128,6 +128,49 @@ def _report_options(f: _F) -> _F:
     return f
 
 
+def _ci_options(f: _F) -> _F:
+    """The CI outputs shared by eval and run: ``--junit``, ``--annotations``,
+    ``--gitlab-codequality`` (``report.junit``, ``report.ci``)."""
+    opts = [
+        click.option("--junit", "junit_out", type=click.Path(dir_okay=False),
+                     help="Write JUnit XML here: one testcase per run (classname the case id), "
+                          "a failure with the reasons per failed run, skipped for runs not "
+                          "scored, the headline figures as properties. Lists every run "
+                          "(as --keep-runs 0)."),
+        click.option("--annotations", type=click.Choice(["github"]), default=None,
+                     help="Print GitHub Actions annotations (::error) for the failing cases, "
+                          "reasons cut and escaped."),
+        click.option("--gitlab-codequality", "codequality_out", type=click.Path(dir_okay=False),
+                     help="Write GitLab's code-quality JSON (one issue per failing case) here."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _ci_reports(sc: Any, junit_out: str | None, annotations: str | None,
+                codequality_out: str | None, source: str | None, err: Any) -> None:
+    """Write the JUnit XML / GitLab code-quality files asked for, print the annotations on
+    stdout, and append the Markdown scorecard to ``$GITHUB_STEP_SUMMARY`` when it is set."""
+    from .report.ci import append_step_summary, github_annotations, write_gitlab_codequality
+
+    if junit_out:
+        from .report.junit import write_junit
+
+        write_junit(sc, junit_out)
+        err.print(f"wrote {junit_out}", markup=False, highlight=False, soft_wrap=True)
+    if codequality_out:
+        write_gitlab_codequality(sc, codequality_out, path=source or "trajcheck")
+        err.print(f"wrote {codequality_out}", markup=False, highlight=False, soft_wrap=True)
+    if annotations == "github":
+        for line in github_annotations(sc, file=source):
+            click.echo(line)
+    summary = append_step_summary(sc)
+    if summary:
+        err.print(f"appended the scorecard to the job summary ({summary})", markup=False,
+                  highlight=False, soft_wrap=True)
+
+
 def _write_reports(sc: Any, json_out: str | None, md_out: str | None, html_out: str | None,
                    err: Any = None) -> None:
     """Write the scorecard ``sc`` as JSON / Markdown / HTML to the paths given (None = skip),
@@ -292,6 +335,7 @@ def _show_judges(sc: Any, quiet: bool) -> None:
 @_format_option
 @_error_pattern_option
 @_report_options
+@_ci_options
 @_semantic_options
 @_strict_option
 @click.option("--engine", type=click.Choice(["local", "spark", "ray"]), default="local",
@@ -318,7 +362,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                  keep_runs: int = 1000, events_out: str | None = None,
                  otlp_endpoint: str | None = None, judge_spec: str | None = None,
                  judge_cache: str = ".trajcheck/judge-cache.sqlite",
-                 judge_price: str | None = None) -> None:
+                 judge_price: str | None = None, junit_out: str | None = None,
+                 annotations: str | None = None, codequality_out: str | None = None) -> None:
     """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
     Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
@@ -340,6 +385,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     err = Console(stderr=True)
     ks = _parse_ks(k_spec)
     judge = _judge_setup(judge_spec, judge_cache, judge_price, err)
+    if junit_out:
+        keep_runs = 0  # a testcase per run: every run listed
     counts: dict[str, int] = {}
     try:
         from ..hints import ErrorHintTally
@@ -404,6 +451,10 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     _show_scorecard(sc, quiet, json_out, html_out, err)
     _show_judges(sc, quiet)
     _write_reports(sc, json_out, md_out, html_out, err)
+    try:
+        _ci_reports(sc, junit_out, annotations, codequality_out, traces, err)
+    except TrajcheckError as e:
+        _fail(e, err)
     if strict:
         _strict_gate(strict_findings(loaded, None, counts=counts), err)
     _gate(sc, fail_under, err)
@@ -759,6 +810,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
                    "(README 'Security model').")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @_report_options
+@_ci_options
 @_semantic_options
 @_judge_options
 def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrency: int, timeout_s: float,
@@ -769,7 +821,9 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
                 semantic: bool = False, semantic_threshold: float | None = None,
                 fixture_roots: tuple[str, ...] = (), judge_spec: str | None = None,
                 judge_cache: str = ".trajcheck/judge-cache.sqlite",
-                judge_price: str | None = None, isolation: str = "process") -> None:
+                judge_price: str | None = None, isolation: str = "process",
+                junit_out: str | None = None, annotations: str | None = None,
+                codequality_out: str | None = None) -> None:
     """Run an agent on every case TRIALS times, record the traces, and print a scorecard.
 
     The agent is called as agent(input, tools) (sync or async) with the case input and the
@@ -877,6 +931,10 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
     _show_scorecard(sc, quiet, json_out, html_out, err)
     _show_judges(sc, quiet)
     _write_reports(sc, json_out, md_out, html_out, err)
+    try:
+        _ci_reports(sc, junit_out, annotations, codequality_out, cases_path or scenarios_path, err)
+    except TrajcheckError as e:
+        _fail(e, err)
     _gate(sc, fail_under, err)
 
 

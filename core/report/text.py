@@ -394,11 +394,17 @@ def _md_cell(s: Any) -> str:
     return md(s)
 
 
-def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
+def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN,
+                reason_chars: int | None = None) -> str:
     """A Markdown summary for a pull-request comment: headline table, pass^k table, agreement
     with the recorded reward (with every disagreement), the first ``max_failures`` failing
     runs (``failing_runs``, full reasons, marked task failed / composite gate) and the first
-    ``PROBLEMS_SHOWN`` problems, one per line."""
+    ``PROBLEMS_SHOWN`` problems, one per line. ``reason_chars``: cut every reason, rule
+    violation and problem to that many characters (``cut``; a CI job summary), None: whole."""
+
+    def rc(text: Any) -> str:
+        return cut(str(text), reason_chars) if reason_chars is not None else str(text)
+
     s = sc.suite
     rr = sc.recorded_reward
     out = ["## trajcheck scorecard", ""]
@@ -434,7 +440,7 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
         if rr.disagreements:
             out += ["| run | trajcheck | recorded | reason |", "| --- | --- | --- | --- |"]
             out += [f"| {_md_cell(d.run_id)} | {'pass' if d.ours else 'fail'} | "
-                    f"{'pass' if d.recorded else 'fail'} | {_md_cell(d.reason)} |"
+                    f"{'pass' if d.recorded else 'fail'} | {_md_cell(rc(d.reason))} |"
                     for d in rr.disagreements]
             out.append("")
         for name, ca in rr.checks.items():
@@ -443,7 +449,7 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
             if ca.disagreements:
                 out += [f"| run | trajcheck writes | recorded {name} | reason |", "| --- | --- | --- | --- |"]
                 out += [f"| {_md_cell(d.run_id)} | {'right' if d.ours else 'wrong'} | {_md_cell(d.recorded)} | "
-                        f"{_md_cell(d.reason)} |" for d in ca.disagreements]
+                        f"{_md_cell(rc(d.reason))} |" for d in ca.disagreements]
                 out.append("")
     if sc.meta.get("judges"):
         from ..judges.report import markdown_judges
@@ -454,7 +460,7 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
         out += [f"<details><summary>{_md_cell(failing_title(sc, failing))}</summary>", "",
                 "| run | why | F1 | reason | rule violations |", "| --- | --- | --- | --- | --- |"]
         out += [f"| {_md_cell(r.run_id)} | {kind if not viol or kind == ORDERING else f'{kind}, {ORDERING}'} | "
-                f"{fmt(r.f1)} | {_md_cell(reason)} | {_md_cell(viol)} |"
+                f"{fmt(r.f1)} | {_md_cell(rc(reason))} | {_md_cell(rc(viol))} |"
                 for r, kind, reason, viol in failing[:max_failures]]
         if len(failing) > max_failures:
             out.append(f"| ... | | | {len(failing) - max_failures} more; the JSON and HTML "
@@ -462,7 +468,7 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN) -> str:
         out += ["", "</details>", ""]
     if sc.problems:
         out += [f"{plural(len(sc.problems), 'problem')}:", ""]
-        out += [f"- {_md_cell(p)}" for p in sc.problems[:PROBLEMS_SHOWN]]
+        out += [f"- {_md_cell(rc(p))}" for p in sc.problems[:PROBLEMS_SHOWN]]
         if len(sc.problems) > PROBLEMS_SHOWN:
             out.append(f"- ... and {len(sc.problems) - PROBLEMS_SHOWN} more; the JSON and HTML "
                        "reports list all")
