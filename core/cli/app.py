@@ -583,9 +583,20 @@ def _engine_eval(engine: str, traces: str, cases: Any, loaded: Any, *, ks: Any, 
 @click.option("--allow-trial-mismatch", is_flag=True,
               help="Compare even when some shared case has different trial counts in A and B "
                    "(the test is then per task). The result is marked as such.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Regression gate, A the baseline: exit 1 when B's --figure is significantly "
+                   "worse than A's at --level, or when a case that passed every trial in A "
+                   "fails every trial in B.")
+@click.option("--figure", default="task_success", show_default=True,
+              help="The gate's figure: task_success (exact McNemar / sign test), pass^k, "
+                   "mean_f1 or mean_composite (paired bootstrap interval at 1 - level).")
+@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="The gate's significance level.")
 def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
                     unit: str | None = None, html_out: str | None = None,
-                    allow_changed_cases: bool = False, allow_trial_mismatch: bool = False) -> None:
+                    allow_changed_cases: bool = False, allow_trial_mismatch: bool = False,
+                    fail_on_regression: bool = False, figure: str = "task_success",
+                    level: float = 0.05) -> None:
     """Paired comparison of two scorecards (B - A) on the cases they share.
 
     Shows per-metric deltas with paired bootstrap intervals over cases and, for the task
@@ -598,8 +609,13 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
     unless --allow-changed-cases / --allow-trial-mismatch is given; the output then says so
     in a warning on stderr, in the JSON (``comparability``) and at the top of the HTML page.
 
-    Exit codes: 0 when compared, 2 when a file is not a scorecard, the two share no case, or
-    they are not comparable (see above).
+    With --fail-on-regression, A is the baseline (e.g. the scorecard `eval` wrote on main)
+    and B the change: the gate fails when B's --figure is significantly below A's at --level,
+    or when a case that passed every trial in A fails every trial in B (trajcheck.gate).
+
+    Exit codes: 0 when compared (and the gate, if asked, passed), 1 when the gate failed, 2
+    when a file is not a scorecard, the two share no case, they are not comparable (see
+    above), or --figure is unknown.
     """
     import json as _json
     from pathlib import Path
@@ -627,7 +643,14 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
             _fail(f"A and B are not comparable as they are:\n{lines}\nA paired test over them would "
                   f"compare different tests. Re-score both on the same cases and trials, or pass "
                   f"{' and '.join(refused)} to compare anyway (the result is marked).", err)
-        cmp = compare_scorecards(a, b, seed=seed, unit=unit)
+        conf = 0.95
+        if fail_on_regression:
+            from .gate import delta_name, gate_confidence
+
+            conf = gate_confidence(level)
+        cmp = compare_scorecards(a, b, seed=seed, unit=unit, confidence=conf)
+        if fail_on_regression:
+            delta_name(figure, [d.metric for d in cmp.deltas])  # an unknown figure: exit 2
     except TrajcheckError as e:
         _fail(e, err)
     overridden = [m for m in chk.messages()] if not chk.ok else []
@@ -641,6 +664,12 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
     render_compare_terminal(cmp, shifts, con, overridden=overridden)
     data = dict(cmp.to_dict(), comparability=dict(chk.to_dict(), overridden=bool(overridden)),
                 cases=[s.to_dict() for s in shifts])
+    verdict = None
+    if fail_on_regression:
+        from .gate import regression_gate
+
+        verdict = regression_gate(cmp, shifts, figure=figure, level=level)
+        data["gate"] = verdict.to_dict()
     if json_out:
         Path(json_out).write_text(_json.dumps(data, indent=2) + "\n", encoding="utf-8")
         err.print(f"wrote {json_out}", markup=False, highlight=False, soft_wrap=True)
@@ -650,6 +679,15 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
         Path(html_out).write_text(compare_to_html(cmp, shifts, a, b, a_name=a_path, b_name=b_path,
                                                   overridden=overridden), encoding="utf-8")
         err.print(f"wrote {html_out}", markup=False, highlight=False, soft_wrap=True)
+    if verdict is not None:
+        from .report.ci import append_gate_summary
+
+        append_gate_summary(verdict)
+        style = "red" if verdict.failed else "green"
+        err.print(f"[{style}]{escape(visible(verdict.summary()))}[/{style}]", highlight=False,
+                  soft_wrap=True)
+        if verdict.failed:
+            raise SystemExit(1)
 
 
 def _unit_label(unit: str | None) -> str:
