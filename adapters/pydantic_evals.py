@@ -188,7 +188,9 @@ class TrajcheckReportEvaluator(ReportEvaluator):  # type: ignore[misc]
     A run succeeds when the case-level result named ``evaluation`` (default
     ``trajcheck_task_success``) is a score passing the ``metric``'s trajcheck verdict
     (``threshold`` or the metric's default; a label such as ``"not applicable"``, a missing
-    result or an evaluator failure is a failure). Runs are grouped into tasks by their source
+    result or an evaluator failure is a failure; a name that no scored case has raises
+    ``MetricInputError`` with the closest result name, which pydantic-evals records as the report
+    evaluator's failure, never pass^k 0.0). Runs are grouped into tasks by their source
     case (``repeat=n``); ``k`` defaults to the smallest number of runs of a task. Returns
     ``ScalarResult`` analyses ``pass^k``, ``pass@k`` (``metrics.reliability``, unbiased),
     ``success rate``, and ``routing macro-F1`` when the outputs hold the runs and some case
@@ -204,6 +206,7 @@ class TrajcheckReportEvaluator(ReportEvaluator):  # type: ignore[misc]
 
         spec = _spec.make_spec(self.metric, "TrajcheckReportEvaluator", threshold=self.threshold)
         name = self.evaluation or spec.key
+        _check_result_name(name, ctx.report.cases)
         rows: list[tuple[str, Any, Any, MetricResult | None]] = []
         for c in ctx.report.cases:
             task = str(c.source_case_name or c.name)
@@ -232,6 +235,26 @@ class TrajcheckReportEvaluator(ReportEvaluator):  # type: ignore[misc]
             out.append(ScalarResult(title=r.name if fig in ("pass_hat_k", "pass_at_k") else title,
                                     value=float(r.score), description=r.reason))
         return out
+
+
+def _check_result_name(name: str, cases: Sequence[Any]) -> None:
+    """Raise ``MetricInputError`` when cases were scored but none has a result (score, label
+    or assertion) named ``name``: the report evaluator would count every run as failed and
+    give pass^k 0.0 for a misspelled name. pydantic-evals records the error as the report
+    evaluator's failure."""
+    if not cases:
+        return  # every case failed: the failures count as failed runs
+    known: set[str] = set()
+    for c in cases:
+        for group in (c.scores, c.labels, c.assertions):
+            known.update(group)
+    if name not in known:
+        from trajcheck.model import did_you_mean
+
+        raise MetricInputError(
+            f"TrajcheckReportEvaluator: no case has a result named {name!r}{did_you_mean(name, known)}; "
+            f"the cases' results: {', '.join(sorted(known)) or '(none)'} (set evaluation= to the "
+            "name of a TrajcheckEvaluator in the dataset)")
 
 
 @dataclass

@@ -165,3 +165,28 @@ def test_final_state_from_a_sandbox_fixture_in_the_example(printed):
     for cid, w in want.items():
         assert float(_value(printed[cid], "trajcheck_final_state")) == w, (cid, printed.get(cid))
     assert "table orders: 1 row removed" in printed["fixture_deleted"]
+
+
+def test_report_evaluator_on_a_result_name_no_case_has_is_an_error():
+    """In Dataset.evaluate: a misspelled ``evaluation`` name is the report evaluator's failure
+    naming the closest result, with no pass^k (it was pass^2 = 0.0: every run "failed")."""
+    from pydantic_evals import Case
+
+    outputs = {cid: {"trajectory": RUNS[cid].to_dict()} for cid in CASES}
+    cases = [Case(name=cid, inputs=cid, metadata=pe.case_metadata(RUNS[cid], expected(c), **settings(c)))
+             for cid, c in CASES.items()]
+    ev = pe.TrajcheckEvaluator("task_success")
+    bad = pe.TrajcheckReportEvaluator(evaluation="trajcheck_task_sucess", k=1)
+    rep = _dataset(cases, [ev], report_evaluators=[bad]).evaluate_sync(lambda cid: outputs[cid], progress=False)
+    assert rep.analyses == []
+    (fail,) = rep.report_evaluator_failures
+    assert "no case has a result named 'trajcheck_task_sucess'" in fail.error_message
+    assert "did you mean 'trajcheck_task_success'" in fail.error_message
+    # the right name gives the figures: pass^1 = the share of the 8 runs that succeed
+    from trajcheck.score.suite import run_outcome
+
+    good = pe.TrajcheckReportEvaluator(k=1)
+    rep = _dataset(cases, [ev], report_evaluators=[good]).evaluate_sync(lambda cid: outputs[cid], progress=False)
+    assert rep.report_evaluator_failures == []
+    ok = sum(bool(run_outcome(RUNS[cid], c).passed) for cid, c in CASES.items())
+    assert {a.title: a.value for a in rep.analyses}["pass^1"] == ok / 8
