@@ -21,7 +21,7 @@ from trajcheck.report.ci import (
     gitlab_codequality,
     step_summary,
 )
-from trajcheck.scorecard import Scorecard
+from trajcheck.report.scorecard import Scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
 AIRLINE = ROOT / "examples" / "tau_bench_airline" / "gpt-4o-airline.json"

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from trajcheck.aggregate.paired import compare_scorecards
+from trajcheck.aggregate.paired_cases import case_shifts
+from trajcheck.aggregate.regression import regression_gate
 from trajcheck.cli import main
-from trajcheck.compare import compare_scorecards
-from trajcheck.compare_cases import case_shifts
 from trajcheck.errors import TrajcheckError
-from trajcheck.gate import regression_gate
-from trajcheck.scorecard import Scorecard
+from trajcheck.report.scorecard import Scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
 AIRLINE = ROOT / "examples" / "tau_bench_airline" / "gpt-4o-airline.json"

@@ -14,7 +14,7 @@ from trajcheck.cli import main
 from trajcheck.errors import TrajcheckError
 from trajcheck.report.junit import to_junit, unscored
 from trajcheck.report.runs import reasons
-from trajcheck.scorecard import Scorecard
+from trajcheck.report.scorecard import Scorecard
 
 xmlschema = pytest.importorskip("xmlschema")
 junitparser = pytest.importorskip("junitparser")

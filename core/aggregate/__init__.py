@@ -1,6 +1,6 @@
 """Aggregation: per-run results into mergeable partials and a scorecard (``partials``),
-per-case sums (``case_sums``), categories, and the paired comparison of two scorecards
-(``paired``, ``paired_cases``)."""
+per-case sums (``case_sums``), categories, the paired comparison of two scorecards
+(``paired``, ``paired_cases``) and the regression gate read from it (``regression``)."""
 
 from typing import Any
 

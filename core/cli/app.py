@@ -152,10 +152,10 @@ def _ci_reports(sc: Any, junit_out: str | None, annotations: str | None,
                 codequality_out: str | None, source: str | None, err: Any) -> None:
     """Write the JUnit XML / GitLab code-quality files asked for, print the annotations on
     stdout, and append the Markdown scorecard to ``$GITHUB_STEP_SUMMARY`` when it is set."""
-    from .report.ci import append_step_summary, github_annotations, write_gitlab_codequality
+    from ..report.ci import append_step_summary, github_annotations, write_gitlab_codequality
 
     if junit_out:
-        from .report.junit import write_junit
+        from ..report.junit import write_junit
 
         write_junit(sc, junit_out)
         err.print(f"wrote {junit_out}", markup=False, highlight=False, soft_wrap=True)
@@ -611,7 +611,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
 
     With --fail-on-regression, A is the baseline (e.g. the scorecard `eval` wrote on main)
     and B the change: the gate fails when B's --figure is significantly below A's at --level,
-    or when a case that passed every trial in A fails every trial in B (trajcheck.gate).
+    or when a case that passed every trial in A fails every trial in B (trajcheck.aggregate.regression).
 
     Exit codes: 0 when compared (and the gate, if asked, passed), 1 when the gate failed, 2
     when a file is not a scorecard, the two share no case, they are not comparable (see
@@ -645,7 +645,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
                   f"{' and '.join(refused)} to compare anyway (the result is marked).", err)
         conf = 0.95
         if fail_on_regression:
-            from .gate import delta_name, gate_confidence
+            from ..aggregate.regression import delta_name, gate_confidence
 
             conf = gate_confidence(level)
         cmp = compare_scorecards(a, b, seed=seed, unit=unit, confidence=conf)
@@ -666,7 +666,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
                 cases=[s.to_dict() for s in shifts])
     verdict = None
     if fail_on_regression:
-        from .gate import regression_gate
+        from ..aggregate.regression import regression_gate
 
         verdict = regression_gate(cmp, shifts, figure=figure, level=level)
         data["gate"] = verdict.to_dict()
@@ -680,7 +680,7 @@ def compare_command(a_path: str, b_path: str, json_out: str | None, seed: int,
                                                   overridden=overridden), encoding="utf-8")
         err.print(f"wrote {html_out}", markup=False, highlight=False, soft_wrap=True)
     if verdict is not None:
-        from .report.ci import append_gate_summary
+        from ..report.ci import append_gate_summary
 
         append_gate_summary(verdict)
         style = "red" if verdict.failed else "green"

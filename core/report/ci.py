@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..scorecard import RunResult, Scorecard
 from ..textsafe import visible
+from .scorecard import RunResult, Scorecard
 
 ANNOTATION_CHARS = 300  # one annotation's reason
 SUMMARY_CHARS = 300  # one reason in the job summary

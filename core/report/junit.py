@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TrajcheckError
-from ..scorecard import RunResult, Scorecard
 from ..textsafe import visible
+from .scorecard import RunResult, Scorecard
 
 REASON_CHARS = 2000  # one reason in a failure's text
 MESSAGE_CHARS = 500  # a failure's or skip's message attribute

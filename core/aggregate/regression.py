@@ -1,9 +1,9 @@
 """The regression gate of ``trajcheck compare BASE NEW --fail-on-regression``: did this change
 make the agent significantly worse than the baseline?
 
-It reads what the paired comparison already computed (``compare.compare_scorecards``: the
+It reads what the paired comparison already computed (``aggregate.paired.compare_scorecards``: the
 exact McNemar / sign test on task success, paired bootstrap intervals over cases for the
-other figures; ``compare_cases.case_shifts``) and decides; it computes no figure of its own.
+other figures; ``aggregate.paired_cases.case_shifts``) and decides; it computes no figure of its own.
 The gate fails when either holds:
 
 - the chosen figure's paired difference (NEW - BASE) is significantly negative at ``level``:
@@ -21,7 +21,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import TrajcheckError
+from ..errors import TrajcheckError
 
 DEFAULT_FIGURE = "task_success"
 DEFAULT_LEVEL = 0.05
