@@ -353,6 +353,10 @@ def _show_judges(sc: Any, quiet: bool) -> None:
 @click.option("--otlp-endpoint", metavar="URL",
               help="Send those events to an OTLP/HTTP logs endpoint (e.g. "
                    "http://127.0.0.1:4318/v1/logs).")
+@click.option("--allow-unread", is_flag=True,
+              help="Score even when some record holds tool calls that were not read as calls "
+                   "(its runs are scored as if those tools were never called); without it such "
+                   "input exits 2 after the reports are written.")
 @_judge_options
 def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_out: str | None,
                  html_out: str | None, md_out: str | None, fail_under: float | None,
@@ -363,7 +367,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                  otlp_endpoint: str | None = None, judge_spec: str | None = None,
                  judge_cache: str = ".trajcheck/judge-cache.sqlite",
                  judge_price: str | None = None, junit_out: str | None = None,
-                 annotations: str | None = None, codequality_out: str | None = None) -> None:
+                 annotations: str | None = None, codequality_out: str | None = None,
+                 allow_unread: bool = False) -> None:
     """Score recorded runs in TRACES (a file or a directory of them) and print a scorecard.
 
     Each trace is keyed to its case by its metadata.case_id (tau-bench: the task id; trajcheck
@@ -375,7 +380,9 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
     task success rate is below it, 2 when TRACES is not a trace file, the cases file is
     invalid, or nothing could be scored, and with --strict also when some record could not
     be read (wholly or in part) or some trace or case was left unmatched (the reports are
-    written first).
+    written first), and, unless --allow-unread, when some record holds tool calls (or
+    results) that were not read as calls: such a run would be scored as if no tool had been
+    called.
     """
     from rich.console import Console
 
@@ -448,6 +455,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         _k_error(k_spec, e, err)
     except TrajcheckError as e:
         _fail(e, err)
+    _note_reading(sc, loaded)
     _show_scorecard(sc, quiet, json_out, html_out, err)
     _show_judges(sc, quiet)
     _write_reports(sc, json_out, md_out, html_out, err)
@@ -457,7 +465,32 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         _fail(e, err)
     if strict:
         _strict_gate(strict_findings(loaded, None, counts=counts), err)
+    _unread_gate(loaded, allow_unread, err)
     _gate(sc, fail_under, err)
+
+
+def _note_reading(sc: Any, loaded: Any) -> None:
+    """Put how the traces were read into the scorecard's ``meta``: ``formats`` (format ->
+    runs), ``guessed_formats`` (format -> why it was a guess) and ``unread`` (the records
+    holding tool calls that were not read), the last two only when there are any."""
+    sc.meta["formats"] = dict(getattr(loaded, "formats", {}) or {})
+    guessed = dict(getattr(loaded, "guessed", {}) or {})
+    if guessed:
+        sc.meta["guessed_formats"] = guessed
+    unread = list(getattr(loaded, "unread", []) or [])
+    if unread:
+        sc.meta["unread"] = unread
+
+
+def _unread_gate(loaded: Any, allow: bool, err: Any) -> None:
+    """Exit 2 when some record holds tool calls that were not read, unless ``allow``."""
+    unread = list(getattr(loaded, "unread", []) or [])
+    if unread and not allow:
+        from .report import plural
+
+        _fail(f"{plural(len(unread), 'record')} with tool calls that were not read as calls "
+              f"(first: {unread[0]}); their runs would be scored as if no tool had been called. "
+              "Give --format if the format was guessed wrongly, or --allow-unread to score anyway", err)
 
 
 def _judge_eval(sc: Any, judge: Any, traces: str, trace_format: str, error_pattern: str | None,
@@ -763,7 +796,9 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
     summary.add_column("what")
     summary.add_column("value", justify="right")
     summary.add_row("source", str(traces))
-    summary.add_row("format(s) detected", ", ".join(f"{k} ({v})" for k, v in res.formats.items()) or "-")
+    summary.add_row("format(s) detected", ", ".join(
+        f"{k} ({v}" + (f", guessed: {res.guessed[k]})" if k in res.guessed else ")")
+        for k, v in res.formats.items()) or "-")
     if len(res.sources) == 1:
         summary.add_row("recognised", next(iter(res.sources.values())).describe())
     summary.add_row("runs", f"{len(runs):,}")
@@ -783,6 +818,9 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
     if has_cost:
         summary.add_row("cost (USD)", f"{cost:.6f}")
     summary.add_row("problems", f"{len(res.problems):,}")
+    if res.unread:
+        summary.add_row("records with tool calls not read", f"{len(res.unread):,} (eval exits 2 without "
+                                                             "--allow-unread)")
     console.print(summary)
     if len(res.sources) > 1:
         ft = Table(title="Recognised per file")

@@ -18,7 +18,7 @@ the JSON and HTML reports hold all of them with full reasons.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -304,6 +304,8 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
     for label, v in headline_rows(sc):
         t.add_row(label, v)
     con.print(t)
+    if sc.meta.get("guessed_formats") or sc.meta.get("unread"):
+        con.print(reading_line(sc.meta) or "", markup=False, highlight=False, soft_wrap=True)
     cats = category_rows(sc)
     if cats:
         ct = Table(title="task success per category (BFCL: AST accuracy)", title_justify="left")
@@ -394,6 +396,22 @@ def _md_cell(s: Any) -> str:
     return md(s)
 
 
+def reading_line(meta: Mapping[str, Any]) -> str | None:
+    """``"Read as: openai_chat (3 runs, guessed: ...)"`` from a scorecard's ``meta``
+    (``formats``, ``guessed_formats``, ``unread``), or None when it records no format."""
+    formats = meta.get("formats")
+    if not isinstance(formats, Mapping) or not formats:
+        return None
+    guessed = meta.get("guessed_formats") if isinstance(meta.get("guessed_formats"), Mapping) else {}
+    parts = [f"{k} ({v} run{'' if v == 1 else 's'}" + (f", guessed: {guessed[k]})" if k in guessed else ")")
+             for k, v in formats.items()]
+    line = "Read as: " + ", ".join(parts)
+    unread = meta.get("unread")
+    if isinstance(unread, list) and unread:
+        line += f"; {len(unread)} record(s) hold tool calls that were not read"
+    return line
+
+
 def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN,
                 reason_chars: int | None = None) -> str:
     """A Markdown summary for a pull-request comment: headline table, pass^k table, agreement
@@ -411,6 +429,9 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN,
     src = sc.meta.get("source")
     if src:
         out += [f"Source: {_md_cell(src)}", ""]
+    read_as = reading_line(sc.meta)
+    if read_as:
+        out += [_md_cell(read_as), ""]
     out += ["| metric | value |", "| --- | --- |"]
     out += [f"| {_md_cell(label)} | {_md_cell(v)} |" for label, v in headline_rows(sc)]
     out.append("")

@@ -86,6 +86,7 @@ from . import (
     wrappers,
 )
 from ._util import as_plain, is_seq
+from .unread import unread_in_batch, unread_problem
 
 FORMATS: tuple[str, ...] = (
     "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
@@ -113,10 +114,13 @@ class SourceRead:
 
     formats: dict[str, int] = field(default_factory=dict)
     wrappers: list[str] = field(default_factory=list)
+    guessed: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
-        """One line such as ``"vertex (2) in ADK EvalSet"`` or ``"nothing read"``."""
-        fm = ", ".join(f"{k} ({v})" for k, v in self.formats.items()) or "nothing read"
+        """One line such as ``"vertex (2) in ADK EvalSet"``, ``"openai_chat (1, guessed:
+        ...)"`` or ``"nothing read"``; a format taken by a guess says so and why."""
+        fm = ", ".join(f"{k} ({v}" + (f", guessed: {self.guessed[k]})" if k in self.guessed else ")")
+                       for k, v in self.formats.items()) or "nothing read"
         return fm + (f" in {', '.join(self.wrappers)}" if self.wrappers else "")
 
 
@@ -130,6 +134,13 @@ class LoadResult:
     ``skipped``, the lines, records and files that were not read (no trajectory came from
     them), and ``faults``, the faults tolerated inside what was read (the trajectory was kept,
     e.g. a call without a name, arguments that are not JSON, a missing reward).
+    ``unread``: the records that hold tool calls or results which were not read as calls
+    (``traces.unread``), each naming the record and the shapes: a scorer must not score such
+    input as if no tool had been called (``trajcheck eval`` exits 2 unless --allow-unread).
+    A record read with none of its calls has its message in ``problems`` too; a record
+    skipped whole is in ``skipped`` under its own reason.
+    ``guessed``: format name -> why it was a guess, for formats taken by a fallback rather
+    than a mark only that format writes (role/content messages read as OpenAI chat).
     ``cases``: case id -> ``Case`` for sources that carry cases (tau-bench); ``formats``:
     detected format name -> number of trajectories read in it. ``sources``: per file read
     (``"<input>"`` for an in-memory object), what was recognised in it (``SourceRead``: the
@@ -144,6 +155,8 @@ class LoadResult:
     cases: dict[str, Case] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
     sources: dict[str, SourceRead] = field(default_factory=dict)
+    unread: list[str] = field(default_factory=list)
+    guessed: dict[str, str] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Trajectory]:
         return iter(self.trajectories)
@@ -278,6 +291,47 @@ def _detect(obj: Any) -> str | None:
             return "openai_chat"
     if plain.is_call_list(obj if is_seq(obj) else None):
         return "plain"
+    return None
+
+
+_OPENAI_MARKS = ("tool_calls", "function_call", "tool_call_id", "refusal")
+
+
+def guessed(obj: Any, fmt: str) -> str | None:
+    """Why ``fmt`` was taken for ``obj`` by a fallback rather than a mark only that format
+    writes (shown in ``inspect`` and the scorecard), or None when it was recognised.
+
+    Guesses: OpenAI chat for ``{role, content}`` messages with no OpenAI-only field (no
+    ``tool_calls`` / ``function_call`` / ``tool_call_id`` / ``refusal``, no ``tool`` /
+    ``function`` / ``developer`` role, no ``choices``); RAGAS for type-tagged messages with no
+    LangChain-only field; Anthropic for ``{messages, system}`` with no Anthropic block.
+    """
+    try:
+        plain = as_plain(obj)
+        if fmt == "openai_chat":
+            if isinstance(plain, Mapping) and "choices" in plain:
+                return None
+            msgs = _msg_list(plain) or []
+            for m in msgs:
+                m = as_plain(m)
+                if isinstance(m, Mapping) and (m.get("role") in ("tool", "function", "developer")
+                                               or any(m.get(k) is not None for k in _OPENAI_MARKS)):
+                    return None
+            return "role/content messages with no field only OpenAI chat writes"
+        if fmt == "ragas":
+            msgs = _msg_list(obj) or []
+            if any(type(m).__module__.startswith("ragas") for m in msgs) or (
+                    isinstance(plain, Mapping) and "user_input" in plain):
+                return None
+            return "type-tagged messages with no LangChain-only field"
+        if fmt == "anthropic" and isinstance(plain, Mapping) and "system" in plain:
+            for m in _msg_list(plain) or []:
+                c = as_plain(m).get("content") if isinstance(as_plain(m), Mapping) else None
+                if is_seq(c) and any(isinstance(b, Mapping) and b.get("type") not in (None, "text") for b in c):
+                    return None
+            return "messages with a top-level system and no Anthropic-only block"
+    except Exception:
+        return None
     return None
 
 
@@ -478,6 +532,34 @@ class _Acc:
     formats: dict[str, int] = field(default_factory=dict)
     sources: dict[str, SourceRead] = field(default_factory=dict)
     error_pattern: Any = None
+    unread: list[str] = field(default_factory=list)
+    guessed: dict[str, str] = field(default_factory=dict)
+
+    def not_read(self, msg: str, *, skipped: bool = False) -> None:
+        """Record a record's tool calls that were not read (``unread``). It is also a problem,
+        unless the record was ``skipped`` whole: then its skip message is the problem."""
+        if not skipped:
+            self.problems.append(msg)
+        self.unread.append(msg)
+
+    def check(self, obj: Any, t: Trajectory, fmt: str, where: str) -> None:
+        """Note when ``obj`` holds tool calls its reader (``fmt``) did not read into ``t``."""
+        msg = unread_problem(obj, t, fmt)
+        if msg is not None:
+            self.not_read(f"{where}: {msg}")
+
+    def check_batch(self, objs: list[Any], trajs: list[Trajectory], fmt: str, where: str) -> None:
+        """``check`` for formats read in batches (spans, runs, events, result files)."""
+        msg = unread_in_batch(objs, trajs, fmt)
+        if msg is not None:
+            self.not_read(f"{where}: {msg}")
+
+    def guess(self, obj: Any, fmt: str, label: str) -> None:
+        """Note that ``fmt`` was taken for ``obj`` by a guess (``guessed``), if it was."""
+        why = guessed(obj, fmt)
+        if why is not None:
+            self.guessed.setdefault(fmt, why)
+            self.source(label).guessed.setdefault(fmt, why)
 
     def source(self, label: str) -> SourceRead:
         """The record of what was recognised in the file ``label``."""
@@ -520,7 +602,8 @@ class _Acc:
         skipped = set(self.skipped)
         return LoadResult(trajectories=self.trajectories, problems=self.problems, skipped=self.skipped,
                           faults=[p for p in self.problems if p not in skipped], cases=self.cases,
-                          formats=self.formats, sources=self.sources)
+                          formats=self.formats, sources=self.sources, unread=self.unread,
+                          guessed=self.guessed)
 
 
 def _is_record(x: Any) -> bool:
@@ -609,9 +692,14 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             continue
         batches.setdefault(f, []).append((obj, where))
     if not batches and units and strict:
-        raise TraceFormatError(f"{label}: not a trace; expected {EXPECTED}")
+        held = unread_problem(units[0][0], None, None)
+        raise TraceFormatError(f"{label}: not a trace; expected {EXPECTED}"
+                               + (f"; it {held.removesuffix('; not read')}" if held else ""))
     for obj, where in undetected:
         acc.skip(f"{where}: {_why_not(obj, batches)}; skipped")
+        msg = unread_problem(obj, None, None)
+        if msg is not None:
+            acc.not_read(f"{where}: {msg}", skipped=True)
     for f, items in batches.items():
         if f == "tau_bench":
             res = tau_bench.read_labeled(items)
@@ -628,6 +716,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             tb_cases, tb_runs, clash = case_keys.qualify(res.cases, res.trajectories, acc.cases, label)
             for t, w in tb_runs:
                 acc.add(t, f, w, label)
+            acc.check_batch([o for o, _ in items], [t for t, _ in tb_runs], f, label)
             acc.problems.extend(res.problems)
             if clash:
                 acc.problems.append(clash)
@@ -647,6 +736,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 acc.skip(msg)
             for t, w in ires.trajectories:
                 acc.add(t, f, w, label)
+            acc.check_batch([o for o, _ in items], [t for t, _ in ires.trajectories], f, label)
         elif f in _GROUPED:
             try:
                 trajs = _guarded(_GROUPED[f], [o for o, _ in items], f)
@@ -660,6 +750,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             for t in trajs:
                 tag = t.trace_id or t.session_id
                 acc.add(t, f, f"{label} {'trace' if t.trace_id else 'session'} {tag}" if tag else label, label)
+            acc.check_batch([o for o, _ in items], list(trajs), f, label)
         elif f == "tau2":
             try:
                 r2 = _guarded(tau2.read_labeled, items, f)
@@ -673,6 +764,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
             t2_cases, t2_runs, clash = case_keys.qualify(r2.cases, r2.trajectories, acc.cases, label)
             for t, w in t2_runs:
                 acc.add(t, f, w, label)
+            acc.check_batch([o for o, _ in items], [t for t, _ in t2_runs], f, label)
             acc.problems.extend(r2.problems)
             if clash:
                 acc.problems.append(clash)
@@ -699,6 +791,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                     continue
             for t in trajs:
                 acc.add(t, f, f"{label} trace {t.trace_id}" if t.trace_id else label, label)
+            acc.check_batch([o for o, _ in items], list(trajs), f, label)
         else:
             for o, w in items:
                 try:
@@ -709,12 +802,18 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                     if strict and len(units) == 1:
                         raise TraceFormatError(f"{label}: {e}") from e
                     acc.skip(f"{w}: {e}; skipped")
+                    held = unread_problem(o, None, f)
+                    if held is not None:
+                        acc.not_read(f"{w}: {held}", skipped=True)
                     continue
                 if fmt != "auto":
                     misfit = _misfit(o, f, t)
                     if misfit is not None:
                         raise TraceFormatError(f"{w}: does not fit --format {f}: {misfit}")
+                else:
+                    acc.guess(o, f, label)
                 acc.add(t, f, w, label)
+                acc.check(o, t, f, w)
 
 
 def _batch_misfit(obj: Any, fmt: str) -> str | None:
@@ -995,5 +1094,5 @@ def load(path_or_obj: Any, format: str = "auto", *,
     return acc.result()
 
 
-__all__ = ["EXPECTED", "FORMATS", "LoadResult", "apply_error_pattern", "detect", "load", "read",
-           "with_wrapper_metadata"]
+__all__ = ["EXPECTED", "FORMATS", "LoadResult", "apply_error_pattern", "detect", "guessed", "load",
+           "read", "with_wrapper_metadata"]

@@ -75,6 +75,8 @@ class TraceStream:
         self.skipped = self._acc.skipped
         self.cases = self._acc.cases
         self.formats = self._acc.formats
+        self.unread = self._acc.unread
+        self.guessed = self._acc.guessed
         self.n_read = 0
 
     @property
@@ -126,6 +128,9 @@ class TraceStream:
             acc = self._acc
             acc.problems.extend(res.problems)
             acc.skipped.extend(res.skipped)
+            acc.unread.extend(res.unread)
+            for k, v in res.guessed.items():
+                acc.guessed.setdefault(k, v)
             # a file whose tasks clash with an earlier file's is keyed by its name (case_keys)
             f_cases, f_runs, clash = qualify(res.cases, [(t, "") for t in res.trajectories],
                                              acc.cases, str(f))
@@ -170,6 +175,8 @@ class TraceStream:
                 if usual and obj is not NOT_PLAIN:
                     if fused:
                         lr = line_run(obj)
+                        if lr is not None and not lr.cnames:  # no call read: is one there?
+                            acc.check(obj, lr.trajectory(), _NATIVE, f"{label}:{n}")
                         if lr is not None:  # counted as the branch below counts such a line
                             seen_any = True
                             n_units += 1
@@ -183,6 +190,8 @@ class TraceStream:
                         seen_any = True
                         n_units += 1
                         t, plain = got
+                        if not t.steps or not t.tool_calls():
+                            acc.check(obj, t, _NATIVE, f"{label}:{n}")
                         if plain and quiet and "problems" not in t.metadata:
                             # what acc.add does for such a run: count it
                             formats[_NATIVE] = formats.get(_NATIVE, 0) + 1
