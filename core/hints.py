@@ -15,11 +15,14 @@ from typing import Any
 
 from .model import Trajectory
 
+_ERROR_KEY = r'"error"\s*:\s*(true|"[^"]|\{\s*"|\[\s*[^\]\s]|-?[1-9])'
 # (what the text looks like, the pattern to suggest for it); each suggestion matches at
 # least what its detector matches, so the suggested option marks every result counted
 _ERROR_LOOKS: tuple[tuple[str, str], ...] = (
     (r"^\s*(?:Error|ERROR|error)\b", r"^\s*(Error|ERROR|error)\b"),
-    (r'"error"\s*:', r'"error"\s*:'),
+    # an "error" key holding something: never a false flag ("error": false / null / 0 / "" /
+    # {} / [], which tools such as Haystack write on every successful result)
+    (_ERROR_KEY, _ERROR_KEY),
     (r"\b(?:50[0-4]|429)\b(?=[^\n]{0,40}(?i:service unavailable|internal server error|bad gateway|"
      r"gateway timeout|too many requests|unavailable|error))",
      r"\b(50[0-4]|429)\b"),
@@ -88,7 +91,8 @@ def error_pattern_hint(trajectories: Iterable[Trajectory]) -> str | None:
     a source without an error channel, or None when there is nothing to say.
 
     Only results whose ``is_error`` is None (no error flag in the source) are looked at; a
-    text looks like an error when it starts with "Error", holds a JSON ``"error":`` key, a
+    text looks like an error when it starts with "Error", holds a JSON ``"error":`` key with a
+    value that is not a false flag (``false``, ``null``, ``0``, ``""``, ``{}``, ``[]``), a
     5xx/429 status followed by its phrase, or a traceback/exception. The suggestion joins
     the patterns of the kinds seen. Never raises.
     """

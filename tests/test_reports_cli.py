@@ -178,7 +178,7 @@ def test_error_pattern_hint_and_inspect_names_the_failed_tool(tmp_path: Path) ->
     hint = next(x for x in r.output.splitlines() if x.startswith("hint:"))
     assert "2 of 3 tool results" in hint and "openai_chat" in hint
     pattern = hint.split("--error-pattern '")[1].split("'")[0]
-    assert pattern == r'\b(50[0-4]|429)\b|"error"\s*:'
+    assert pattern == r'\b(50[0-4]|429)\b|"error"\s*:\s*(true|"[^"]|\{\s*"|\[\s*[^\]\s]|-?[1-9])'
     r = CliRunner().invoke(main, ["eval", str(traces), "--cases", str(cases), "-q", "--json",
                                   str(tmp_path / "b.json"), "--error-pattern", pattern])
     assert r.exit_code == 0 and "hint:" not in r.output

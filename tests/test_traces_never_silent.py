@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from trajcheck.cli import main
 from trajcheck.errors import TraceFormatError
-from trajcheck.traces import load
-from trajcheck.traces.unread import call_shapes
+from trajcheck.read.traces import load
+from trajcheck.read.traces.unread import call_shapes
 
 ROOT = Path(__file__).parent / "data"
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real_traces"
@@ -174,7 +174,7 @@ def test_guessed_format_is_named_in_inspect_and_scorecard(tmp_path) -> None:
 @pytest.mark.parametrize("native_calls", [0, 2])
 def test_native_lines_scanned_only_without_calls(tmp_path, native_calls) -> None:
     from trajcheck.model import Step, ToolCall, Trajectory
-    from trajcheck.traces.stream import stream
+    from trajcheck.read.traces.stream import stream
 
     steps = [Step(index=0, kind="user", content="x")]
     if native_calls:
@@ -189,3 +189,23 @@ def test_native_lines_scanned_only_without_calls(tmp_path, native_calls) -> None
     runs = list(s.fused_runs())
     assert len(runs) == 1
     assert len(s.unread) == (1 if native_calls == 0 else 0)
+
+
+def test_error_hint_never_proposes_a_pattern_matching_a_false_flag() -> None:
+    from trajcheck.hints import error_pattern_hint
+    from trajcheck.match.safe_regex import compile_pattern
+    from trajcheck.model import Step, ToolResult, Trajectory
+
+    def run(*outs: object) -> Trajectory:
+        return Trajectory(steps=tuple(Step(index=i, kind="tool_result", tool_result=ToolResult(
+            call_id=str(i), name="t", output=o, is_error=None)) for i, o in enumerate(outs)))
+
+    falses = [{"result": "ok", "error": False}, {"error": None, "v": 1}, '{"error": 0}', '{"error": ""}',
+              {"error": {}}, {"error": []}, '{"error" : false}']
+    assert error_pattern_hint([run(*falses)]) is None  # Haystack-style results: nothing looks failed
+    trues = [{"error": True}, {"error": "timeout"}, {"error": {"code": 503}}, '{"error": [ "x"]}', '{"error": 2}']
+    hint = error_pattern_hint([run(*falses, *trues)])
+    assert hint is not None and "5 of 12 tool results" in hint
+    pat = compile_pattern(hint.split("--error-pattern '")[1].split("'")[0], where="t")
+    text = [x if isinstance(x, str) else json.dumps(x) for x in (*falses, *trues)]
+    assert [bool(pat.search(x)) for x in text] == [False] * 7 + [True] * 5

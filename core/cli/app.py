@@ -486,7 +486,7 @@ def _unread_gate(loaded: Any, allow: bool, err: Any) -> None:
     """Exit 2 when some record holds tool calls that were not read, unless ``allow``."""
     unread = list(getattr(loaded, "unread", []) or [])
     if unread and not allow:
-        from .report import plural
+        from ..report import plural
 
         _fail(f"{plural(len(unread), 'record')} with tool calls that were not read as calls "
               f"(first: {unread[0]}); their runs would be scored as if no tool had been called. "

@@ -402,7 +402,8 @@ def reading_line(meta: Mapping[str, Any]) -> str | None:
     formats = meta.get("formats")
     if not isinstance(formats, Mapping) or not formats:
         return None
-    guessed = meta.get("guessed_formats") if isinstance(meta.get("guessed_formats"), Mapping) else {}
+    g = meta.get("guessed_formats")
+    guessed: Mapping[str, Any] = g if isinstance(g, Mapping) else {}
     parts = [f"{k} ({v} run{'' if v == 1 else 's'}" + (f", guessed: {guessed[k]})" if k in guessed else ")")
              for k, v in formats.items()]
     line = "Read as: " + ", ".join(parts)

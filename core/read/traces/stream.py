@@ -129,8 +129,8 @@ class TraceStream:
             acc.problems.extend(res.problems)
             acc.skipped.extend(res.skipped)
             acc.unread.extend(res.unread)
-            for k, v in res.guessed.items():
-                acc.guessed.setdefault(k, v)
+            for gf, why in res.guessed.items():
+                acc.guessed.setdefault(gf, why)
             # a file whose tasks clash with an earlier file's is keyed by its name (case_keys)
             f_cases, f_runs, clash = qualify(res.cases, [(t, "") for t in res.trajectories],
                                              acc.cases, str(f))

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Trajectory
+from ...model import Trajectory
 from ._util import as_plain, is_seq
 
 _MAX_NODES = 200_000
