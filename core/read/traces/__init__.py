@@ -56,10 +56,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ...errors import TraceFormatError
+from ...errors import InputLimitError, TraceFormatError
 from ...model import Case, Trajectory
 from .. import limits
 from . import (
+    _json_list,
     anthropic,
     anthropic_managed,
     atif,
@@ -925,22 +926,18 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
     if _inner_suffix(path) not in (".jsonl", ".ndjson"):
         try:
             doc = _json(text, str(path), acc, check_depth=False)
+        except InputLimitError as e:
+            whole_err = str(e)
+            doc = _list_apart(text, path, acc)
+            if doc is not None:
+                return _list_units(doc, path, acc)
         except ValueError as e:
             whole_err = str(e)
         else:
             if is_seq(doc) and not doc:
                 acc.skip(f"{path}: an empty list; no traces")
                 return None
-            out: list[tuple[Any, str]] = []
-            for o, w in _units(doc, acc, str(path), str(path)):
-                where = f"{path} {w}" if w else str(path)
-                if limits.depth_exceeds(o):
-                    if not w:
-                        raise TraceFormatError(f"{path}: JSON nested deeper than {limits.MAX_DEPTH} levels")
-                    acc.skip(f"{where}: JSON nested deeper than {limits.MAX_DEPTH} levels; skipped")
-                    continue
-                out.append((o, where))
-            return out
+            return _list_units(doc, path, acc)
     units: list[tuple[Any, str]] = []
     bad: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -962,6 +959,52 @@ def _parse_file(path: Path, acc: _Acc) -> list[tuple[Any, str]] | None:
     for b in bad:
         acc.skip(b)
     return units
+
+
+_LOST = object()  # the place of a JSON list's item that could not be parsed (``_list_apart``)
+
+
+def _list_units(doc: Any, path: Path, acc: _Acc) -> list[tuple[Any, str]]:
+    """The trace objects of a parsed JSON document (``_units``), each nested too deep
+    reported and left out."""
+    out: list[tuple[Any, str]] = []
+    for o, w in _units(doc, acc, str(path), str(path)):
+        if o is _LOST:
+            continue
+        if w is None and is_seq(o) and any(x is _LOST for x in o):
+            o = [x for x in o if x is not _LOST]
+        where = f"{path} {w}" if w else str(path)
+        if limits.depth_exceeds(o):
+            if not w:
+                raise TraceFormatError(f"{path}: JSON nested deeper than {limits.MAX_DEPTH} levels")
+            acc.skip(f"{where}: JSON nested deeper than {limits.MAX_DEPTH} levels; skipped")
+            continue
+        out.append((o, where))
+    return out
+
+
+def _list_apart(text: str, path: Path, acc: _Acc) -> list[Any] | None:
+    """A JSON array whose whole parse was refused for its depth, parsed item by item: an item
+    nested too deep for the parser is reported (``<file> record <i>``) and left out, as a JSON
+    Lines line would be; the others are kept in order, a lost item's place held by ``_LOST``
+    (so the others keep their record numbers; ``_list_units`` drops it). None when ``text`` is
+    not an array, or when no item parses (the file is then refused as before)."""
+    texts = _json_list.split_array(text)
+    if texts is None:
+        return None
+    items: list[Any] = []
+    lost: list[str] = []
+    for i, t in enumerate(texts):
+        try:
+            items.append(_json(t, f"{path} record {i}", acc, check_depth=False))
+        except ValueError as e:
+            lost.append(f"{path} record {i}: {e}; skipped")
+            items.append(_LOST)
+    if len(lost) == len(items):
+        return None
+    for msg in lost:
+        acc.skip(msg)
+    return items
 
 
 def _inner_suffix(path: Path) -> str:

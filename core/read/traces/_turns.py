@@ -99,10 +99,27 @@ def _order(runs: list[ToolRun], requested: Sequence[ToolCall]) -> list[ToolRun]:
     return [r for _, _, r in sorted(placed, key=lambda x: (x[0], x[1]))]
 
 
-def _overlaps(group: list[ToolRun], r: ToolRun) -> bool:
-    if not group or r.start is None or any(g.end is None for g in group):
-        return False
-    return r.parent_id == group[0].parent_id and r.start < max(g.end for g in group if g.end is not None)
+@dataclass
+class _Span:
+    """The time span of a group of tool runs, kept as runs join it so that each overlap test is
+    O(1) (a group of n overlapping spans is built in O(n), not O(n^2)): the latest ``end`` so
+    far and whether some run has no end."""
+
+    end: float | None = None
+    open_end: bool = False
+
+    def join(self, r: ToolRun) -> None:
+        if r.end is None:
+            self.open_end = True
+        elif self.end is None or r.end > self.end:
+            self.end = r.end
+
+    def overlaps(self, group: list[ToolRun], r: ToolRun) -> bool:
+        """True when ``r`` starts, under the group's parent, before the group's last end (no
+        run of the group may be without an end)."""
+        if not group or r.start is None or self.open_end or self.end is None:
+            return False
+        return r.parent_id == group[0].parent_id and r.start < self.end
 
 
 def build(events: Sequence[ModelTurn | ToolRun], sl: StepList) -> None:
@@ -110,6 +127,7 @@ def build(events: Sequence[ModelTurn | ToolRun], sl: StepList) -> None:
     by the rules of the module docstring."""
     turn: ModelTurn | None = None
     group: list[ToolRun] = []
+    span = _Span()
     open_calls: list[ToolCall] = []  # requested calls with no tool run, awaiting their results
 
     def flush() -> None:
@@ -143,6 +161,7 @@ def build(events: Sequence[ModelTurn | ToolRun], sl: StepList) -> None:
                 sl.add("assistant", content=turn.content,
                        metadata={"requested_tool_calls": True} if turn.requested_any else {}, **kw)
         turn, group = None, []
+        span.end, span.open_end = None, False
 
     for ev in events:
         if isinstance(ev, ModelTurn):
@@ -151,9 +170,10 @@ def build(events: Sequence[ModelTurn | ToolRun], sl: StepList) -> None:
                 _join_results(ev.input_results, open_calls, sl)
             turn = ev
         else:
-            if turn is None and group and not _overlaps(group, ev):
+            if turn is None and group and not span.overlaps(group, ev):
                 flush()
             group.append(ev)
+            span.join(ev)
     flush()
 
 

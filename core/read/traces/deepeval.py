@@ -11,11 +11,16 @@ A trace payload, as DeepEval's tracer sends it to Confident AI (``{uuid, input, 
 llmSpans, toolSpans, agentSpans, baseSpans, ...}``, camelCase), is read from its spans
 (``_turns``): each LLM span is a model turn (``inputTokenCount`` / ``outputTokenCount``,
 ``costPerInputToken`` / ``costPerOutputToken`` in USD, ``model``; the calls it requested
-from its ``output`` with their ids), each tool span an executed call (``input`` = args,
+from its ``output`` with their ids: ``{content: {type: tool_call}}`` messages, or ``tool_calls``
+in LangChain form ``{name, args, id}`` or OpenAI form ``{id, function: {name, arguments}}``),
+each tool span an executed call (``input`` = args,
 ``output``, a LangChain ``ToolMessage`` dict unwrapped to its content, status and call id;
 ``status`` ``ERRORED`` = failed, else succeeded). The trace's ``input`` gives the user's
 message, its ``output`` the final answer when no LLM span has one; latency is the trace's
-``endTime - startTime``. ``toolsCalled`` is used only when there are no tool spans.
+``endTime - startTime``. ``toolsCalled`` is used only when there are no tool spans. Spans are
+ordered by start time; a tool span that starts in the same millisecond as a model span comes
+before it (the model call that requested the tool ended before it started), unless that model
+span itself requested the tool's call id.
 """
 
 from __future__ import annotations
@@ -113,6 +118,8 @@ def _llm_output(out: Any, problems: list[str], w: str) -> tuple[str | None, list
         for j, tc in enumerate(m.get("tool_calls") or ()):
             if not isinstance(tc, Mapping):
                 continue
+            if isinstance(tc.get("function"), Mapping):  # OpenAI chat: {id, type, function: {name, arguments}}
+                tc = {**tc["function"], "id": tc.get("id")}
             name = tool_name(tc.get("name"), problems, f"{w}.output.tool_calls[{j}]")
             args, raw, err = parse_args(tc.get("args", tc.get("arguments")), problems,
                                         f"{w}.output.tool_calls[{j}] ({name})")
@@ -134,6 +141,25 @@ def _input_results(inp: Any) -> list[ToolResult]:
 def _span_times(sp: Mapping[str, Any]) -> tuple[float | None, float | None, float | None]:
     s, e = to_unix_seconds(sp.get("startTime")), to_unix_seconds(sp.get("endTime"))
     return s, e, (e - s) * 1000.0 if s is not None and e is not None else None
+
+
+def _event_order(events: list[tuple[float, int, ModelTurn | ToolRun]]) -> Any:
+    """The sort key of the spans: start time; at the same start (timestamps are in
+    milliseconds, so a quick tool and the model call it feeds can share one) a tool span comes
+    before a model span -- the model call that requested it ended before it started -- unless
+    that same-start model span requested the tool's call id; then span order."""
+    same_start_ids: dict[float, set[str]] = {}
+    for s, _, ev in events:
+        if isinstance(ev, ModelTurn):
+            same_start_ids.setdefault(s, set()).update(c.call_id for c in ev.requested if c.call_id)
+
+    def key(x: tuple[float, int, ModelTurn | ToolRun]) -> tuple[float, int, int]:
+        s, i, ev = x
+        if isinstance(ev, ModelTurn):
+            return (s, 1, i)
+        return (s, 2 if ev.call.call_id in same_start_ids.get(s, ()) else 0, i)
+
+    return key
 
 
 def _read_trace(obj: Mapping[str, Any]) -> Trajectory:
@@ -183,7 +209,7 @@ def _read_trace(obj: Mapping[str, Any]) -> Trajectory:
                               error=error or (str(out) if failed and out is not None else None) if failed else None),
             start=s, end=e, latency_ms=lat, span_id=None if sp.get("uuid") is None else str(sp["uuid"]),
             parent_id=None if sp.get("parentUuid") is None else str(sp["parentUuid"]))))
-    events.sort(key=lambda x: (x[0], x[1]))
+    events.sort(key=_event_order(events))
     sl = StepList()
     user = _first_user(obj.get("input"))
     if user is not None:

@@ -3,7 +3,8 @@
 Accepted: the body the SDK's own exporter POSTs to ``/v1/traces/ingest`` (``{"data": [...]}``
 holding ``{"object": "trace", "id", "workflow_name", ...}`` and ``{"object": "trace.span",
 "id", "trace_id", "parent_id", "started_at", "ended_at", "span_data", "error"}`` items), a list
-of such items, or one per JSONL line (what a custom ``TracingProcessor`` writes with
+of such items or of such bodies (the exporter's batches saved as one JSON list), or one per
+JSONL line (what a custom ``TracingProcessor`` writes with
 ``span.export()`` / ``trace.export()``). Items are grouped into one run per ``trace_id``.
 
 Span mapping (field names from ``agents/tracing/span_data.py``), spans ordered by
@@ -63,14 +64,34 @@ def is_item(obj: Any) -> bool:
     return o == "trace" and isinstance(obj.get("id"), str)
 
 
-def is_payload(obj: Any) -> bool:
-    """True for an ingest body ``{"data": [items]}``, a list of items, or one item, where at
-    least one item is a span."""
+def _is_body(obj: Any) -> bool:
+    """True for an ingest body: a mapping with a ``data`` list and no ``object``."""
+    return isinstance(obj, Mapping) and "object" not in obj and is_seq(obj.get("data"))
+
+
+def _flat(obj: Any) -> list[Any]:
+    """The items of an ingest body, of a list of items and bodies (a JSON list of the
+    exporter's bodies), or the object itself as its only item."""
     obj = as_plain(obj)
-    items = obj.get("data") if isinstance(obj, Mapping) and "object" not in obj else obj
-    if isinstance(items, Mapping):
-        return is_item(items) and items.get("object") == "trace.span"
-    if not is_seq(items) or not items:
+    if _is_body(obj):
+        return list(obj["data"])
+    if is_seq(obj):
+        out: list[Any] = []
+        for x in obj:
+            x = as_plain(x)
+            out.extend(x["data"] if _is_body(x) else [x])
+        return out
+    return [obj]
+
+
+def is_payload(obj: Any) -> bool:
+    """True for an ingest body ``{"data": [items]}``, a list of items or of such bodies, or one
+    item, where at least one item is a span."""
+    obj = as_plain(obj)
+    if isinstance(obj, Mapping) and not _is_body(obj):
+        return is_item(obj) and obj.get("object") == "trace.span"
+    items = [as_plain(x) for x in _flat(obj)]
+    if not items:
         return False
     return all(is_item(x) for x in items) and any(x.get("object") == "trace.span" for x in items)
 
@@ -78,10 +99,7 @@ def is_payload(obj: Any) -> bool:
 def _items(objs: list[Any]) -> list[Mapping[str, Any]]:
     out: list[Mapping[str, Any]] = []
     for o in objs:
-        o = as_plain(o)
-        if isinstance(o, Mapping) and "object" not in o and is_seq(o.get("data")):
-            o = o["data"]
-        for x in o if is_seq(o) else [o]:
+        for x in _flat(o):
             x = as_plain(x)
             if not is_item(x):
                 raise TraceFormatError(f"{FORMAT}: expected exported traces and spans "

@@ -15,7 +15,10 @@ Accepted shapes:
   and camelCase keys are both accepted (ADK models use a camelCase alias generator).
 
 Vertex trajectories have no ids, results or errors. ADK ``FunctionCall.id`` is often null;
-results then pair by position. ADK has no error flag; by ADK tool convention a response
+results then pair by position. An event's ``usage_metadata`` is one model call's usage: it is
+kept on the step the event makes (its calls, its text, or its reasoning when it only thought),
+and an event with usage but no parts (the model returned nothing) is an empty ``assistant``
+step carrying it, so a run's usage counts every call. ADK has no error flag; by ADK tool convention a response
 dict with a non-null ``error`` key is marked ``is_error=True``, otherwise None.
 """
 
@@ -134,6 +137,7 @@ def _events(sl: StepList, events: Any, problems: list[str], w: str, *, gemini: b
         texts: list[str] = []
         thoughts: list[str] = []
         agent = author if isinstance(author, str) and author not in ("user", "model") else None
+        n_results = 0
         for k, p in enumerate(parts if is_seq(parts) else ()):
             p = as_plain(p)
             if not isinstance(p, Mapping):
@@ -144,15 +148,20 @@ def _events(sl: StepList, events: Any, problems: list[str], w: str, *, gemini: b
                 calls.append(_fc(fc, problems, f"{loc} part {k}"))
             elif isinstance(fr, Mapping):
                 sl.result(_fr(fr), agent_name=agent)
+                n_results += 1
             elif isinstance(p.get("text"), str):
                 (thoughts if p.get("thought") is True else texts).append(p["text"])
-        if thoughts:
-            sl.add("reasoning", content="\n".join(thoughts), agent_name=agent)
         text = "\n".join(texts) if texts else None
+        carried = bool(calls) or text is not None
+        if thoughts:  # a model call that only thought: its usage goes on the reasoning step
+            sl.add("reasoning", content="\n".join(thoughts), agent_name=agent, usage=None if carried else usage)
         if calls:
             sl.call(calls, content=text, usage=usage, agent_name=agent)
         elif text is not None:
             sl.add("user" if author == "user" else "assistant", content=text, usage=usage, agent_name=agent)
+        elif usage is not None and not thoughts and not n_results:
+            # a model call that returned no parts still spent its tokens: an empty model turn
+            sl.add("assistant", content=None, usage=usage, agent_name=agent)
 
 
 def _invocation(sl: StepList, inv: Mapping[str, Any], problems: list[str], w: str) -> None:
