@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: demo test lint typecheck venv clean fuzz
+.PHONY: demo test lint typecheck venv clean fuzz sdk-traces
 
 venv: $(STAMP)
 
@@ -40,3 +40,8 @@ fuzz: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .cache
+
+# Regenerate the traces real agent SDKs write for the scripted scenario (tests/data/sdk_traces,
+# scripts/sdk_traces/): each SDK in its own pinned venv under .sdk-venvs. CI only reads them.
+sdk-traces:
+	bash scripts/sdk_traces/run.sh

@@ -19,6 +19,8 @@ format name            source
 ``bfcl``               BFCL result lines (``bfcl generate``: ``{id, result}``), one run per entry
 ``mlflow``             MLflow traces (``Trace.to_json()``, ``search_traces`` rows)
 ``pydantic_ai``        pydantic-ai message histories (``all_messages_json()``)
+``smolagents``         smolagents ``RunResult`` and agent memory steps
+``autogen``            AutoGen AgentChat ``TaskResult``, ``run_stream`` events, saved state
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output
@@ -64,6 +66,7 @@ from . import (
     anthropic,
     anthropic_managed,
     atif,
+    autogen,
     bfcl_result,
     case_keys,
     deepeval,
@@ -81,6 +84,7 @@ from . import (
     promptfoo,
     pydantic_ai,
     ragas,
+    smolagents,
     tau2,
     tau_bench,
     vertex,
@@ -91,16 +95,19 @@ from .unread import unread_in_batch, unread_problem
 
 FORMATS: tuple[str, ...] = (
     "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
-    "mlflow", "pydantic_ai", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "mlflow", "pydantic_ai", "smolagents", "autogen", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
             "adk": "vertex", "openinference": "otel", "otlp": "otel", "tau-bench": "tau_bench",
             "tau": "tau_bench", "native": "trajcheck", "inspect": "inspect_ai", "agents": "openai_agents",
             "openai-agents": "openai_agents", "managed_agents": "anthropic_managed",
-            "tau2-bench": "tau2", "pydantic-ai": "pydantic_ai"}
+            "tau2-bench": "tau2", "pydantic-ai": "pydantic_ai",
+            "autogen-agentchat": "autogen", "agentchat": "autogen"}
+# readers added for issue 28 (refused shapes), registered here and detected in _detect_new
+_ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
-            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, OTLP JSON, LangSmith runs, promptfoo "
+            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, or a list of {name, args} calls")
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
@@ -338,7 +345,12 @@ def guessed(obj: Any, fmt: str) -> str | None:
 
 def _detect_new(obj: Any, raw: Any) -> str | None:
     """Formats recognised by their own envelope: Inspect AI logs, ATIF, Langfuse exports,
-    OpenAI Agents SDK spans, Anthropic Managed Agents events (checked before OTLP and chat)."""
+    OpenAI Agents SDK spans, Anthropic Managed Agents events, smolagents runs (checked before
+    OTLP and chat)."""
+    if smolagents.is_run_result(raw) or smolagents.is_run_result(obj) or smolagents.is_memory(obj):
+        return "smolagents"
+    if autogen.is_source(obj) or autogen.is_message(obj):
+        return "autogen"
     if isinstance(obj, Mapping):
         if inspect_ai.is_log(obj):
             return "inspect_ai"
@@ -366,11 +378,11 @@ _READERS = {
     "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,
     "inspect_ai": inspect_ai.read, "atif": atif.read, "langfuse": langfuse.read,
     "openai_agents": openai_agents.read, "anthropic_managed": anthropic_managed.read, "mlflow": mlflow.read,
-    "pydantic_ai": pydantic_ai.read,
+    "pydantic_ai": pydantic_ai.read, **_ADDED_READERS,
 }
 # formats whose records are grouped across lines/items into runs (by trace or session id)
 _GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,
-            "mlflow": mlflow.read_all}
+            "mlflow": mlflow.read_all, "autogen": autogen.read_all}
 
 
 def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str] | None = None) -> Trajectory:

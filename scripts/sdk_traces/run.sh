@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerate tests/data/sdk_traces/<sdk>/ with the real SDKs: each producer in its own virtual
+# environment (SDK_VENVS/<sdk>, made on first use from requirements/<sdk>.txt, pinned), the
+# scenario of scenario.py, a scripted model (no network). Usage: run.sh [sdk ...] (default: all).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venvs="${SDK_VENVS:-$root/.sdk-venvs}"
+PYTHON="${PYTHON:-python3}"
+sdks=("$@")
+[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen)
+for sdk in "${sdks[@]}"; do
+  v="$venvs/$sdk"
+  if [ ! -x "$v/bin/python" ]; then
+    "$PYTHON" -m venv "$v"
+    "$v/bin/pip" install -q -r "$here/requirements/$sdk.txt"
+  fi
+  (cd "$root" && "$v/bin/python" "$here/${sdk}_run.py")
+done
