@@ -26,6 +26,7 @@ ARTIFACTS: list[tuple[str, str, str, set[str]]] = [
     ("autogen", "run_stream.jsonl", "autogen", {"outputs", "usage", "user"}),
     ("autogen", "team_state.json", "autogen", {"outputs", "usage", "user"}),
     ("autogen", "agent_state.json", "autogen", {"outputs", "user"}),  # a model context has no usage
+    ("langchain", "astream_events.jsonl", "langchain_events", {"outputs", "usage", "user"}),
 ]
 
 

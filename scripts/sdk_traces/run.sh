@@ -8,9 +8,11 @@ root="$(cd "$here/../.." && pwd)"
 venvs="${SDK_VENVS:-$root/.sdk-venvs}"
 PYTHON="${PYTHON:-python3}"
 sdks=("$@")
-[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen)
+[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain)
 for sdk in "${sdks[@]}"; do
   v="$venvs/$sdk"
+  # langchain-core is a test dependency of trajcheck itself: its producer runs in the project venv
+  [ "$sdk" = langchain ] && v="${VENV:-$root/.venv}"
   if [ ! -x "$v/bin/python" ]; then
     "$PYTHON" -m venv "$v"
     "$v/bin/pip" install -q -r "$here/requirements/$sdk.txt"

@@ -21,6 +21,7 @@ format name            source
 ``pydantic_ai``        pydantic-ai message histories (``all_messages_json()``)
 ``smolagents``         smolagents ``RunResult`` and agent memory steps
 ``autogen``            AutoGen AgentChat ``TaskResult``, ``run_stream`` events, saved state
+``langchain_events``   LangChain ``astream_events`` output (one run per root run)
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output
@@ -72,6 +73,7 @@ from . import (
     deepeval,
     inspect_ai,
     langchain,
+    langchain_events,
     langfuse,
     langsmith,
     mlflow,
@@ -95,7 +97,7 @@ from .unread import unread_in_batch, unread_problem
 
 FORMATS: tuple[str, ...] = (
     "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
-    "mlflow", "pydantic_ai", "smolagents", "autogen", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
@@ -103,11 +105,12 @@ _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai
             "tau": "tau_bench", "native": "trajcheck", "inspect": "inspect_ai", "agents": "openai_agents",
             "openai-agents": "openai_agents", "managed_agents": "anthropic_managed",
             "tau2-bench": "tau2", "pydantic-ai": "pydantic_ai",
-            "autogen-agentchat": "autogen", "agentchat": "autogen"}
+            "autogen-agentchat": "autogen", "agentchat": "autogen", "astream_events": "langchain_events"}
 # readers added for issue 28 (refused shapes), registered here and detected in _detect_new
-_ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read}
+_ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
+                                  "langchain_events": langchain_events.read}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
-            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, OTLP JSON, LangSmith runs, promptfoo "
+            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, or a list of {name, args} calls")
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
@@ -351,6 +354,8 @@ def _detect_new(obj: Any, raw: Any) -> str | None:
         return "smolagents"
     if autogen.is_source(obj) or autogen.is_message(obj):
         return "autogen"
+    if langchain_events.is_source(obj):
+        return "langchain_events"
     if isinstance(obj, Mapping):
         if inspect_ai.is_log(obj):
             return "inspect_ai"
@@ -382,7 +387,8 @@ _READERS = {
 }
 # formats whose records are grouped across lines/items into runs (by trace or session id)
 _GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,
-            "mlflow": mlflow.read_all, "autogen": autogen.read_all}
+            "mlflow": mlflow.read_all, "autogen": autogen.read_all,
+            "langchain_events": langchain_events.read_all}
 
 
 def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str] | None = None) -> Trajectory:
