@@ -94,7 +94,8 @@ def _calls(content: Any, problems: list[str], w: str) -> list[ToolCall]:
         if not isinstance(fc, Mapping):
             problems.append(f"{w}.content[{j}]: not a FunctionCall; skipped")
             continue
-        name = fc.get("name") if isinstance(fc.get("name"), str) else ""
+        nm = fc.get("name")
+        name = nm if isinstance(nm, str) else ""
         if not name:
             problems.append(f"{w}.content[{j}]: call has no name")
         args, raw, err = parse_args(fc.get("arguments"), problems, f"{w}.content[{j}] ({name})")

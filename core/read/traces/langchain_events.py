@@ -85,7 +85,8 @@ def _turn(ev: Mapping[str, Any], problems: list[str], w: str) -> ModelTurn:
         tc = as_plain(tc)
         if not isinstance(tc, Mapping):
             continue
-        name = tc.get("name") if isinstance(tc.get("name"), str) else ""
+        nm = tc.get("name")
+        name = nm if isinstance(nm, str) else ""
         if not name:
             problems.append(f"{w}.tool_calls[{j}]: call has no name")
         args, raw, err = parse_args(tc.get("args"), problems, f"{w}.tool_calls[{j}] ({name})")
@@ -100,13 +101,16 @@ def _turn(ev: Mapping[str, Any], problems: list[str], w: str) -> ModelTurn:
 
 def _tool(ev: Mapping[str, Any], problems: list[str], w: str) -> ToolRun:
     data = ev["data"]
-    name = ev.get("name") if isinstance(ev.get("name"), str) else ""
+    nm = ev.get("name")
+    name = nm if isinstance(nm, str) else ""
     inp = as_plain(data.get("input"))
     if isinstance(inp, Mapping) and set(inp) >= {"args", "name"} and inp.get("type") == "tool_call":
         inp = inp["args"]  # the tool was invoked with its ToolCall
+    err: str | None = "no arguments recorded"
+    args: dict[str, Any] | None = None
+    raw: str | None = None
     if inp is None:
         problems.append(f"{w}: tool event has no input; arguments unknown")
-        args, raw, err = None, None, "no arguments recorded"
     else:
         args, raw, err = parse_args(inp, problems, f"{w} ({name})")
     cid = None

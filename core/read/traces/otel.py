@@ -53,10 +53,12 @@ import binascii
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...errors import TraceFormatError
 from ...model import ToolCall, ToolResult, Trajectory, Usage
+from . import otel_layouts as layouts
 from ._turns import ModelTurn, ToolRun, build, mark_final
 from ._util import (
     StepList,
@@ -558,8 +560,13 @@ def _tool_run(s: dict[str, Any], problems: list[str], w: str, times: dict[str, A
         val = _json(raw)
         if isinstance(val, Mapping) and isinstance(val.get("inputs"), Mapping):
             raw = val["inputs"]
-    if raw is None and a.get("tool.parameters") is not None and not _looks_like_schema(a["tool.parameters"]):
+    if raw is None:
+        raw = layouts.event_args(s)
+    if raw is None and a.get("tool.parameters") is not None and not _looks_like_schema(a["tool.parameters"]) \
+            and not _is_inputs_spec(a["tool.parameters"]):
         raw = a["tool.parameters"]
+    if raw is not None:
+        raw = layouts.unwrap_call(raw, a, problems, w)
     if raw is None:
         # never {}: a call whose arguments were not recorded must not match a no-argument call
         problems.append(f"{w}: tool span records no arguments (none of {', '.join(_ARG_KEYS[:3])}, ...); "
@@ -572,17 +579,45 @@ def _tool_run(s: dict[str, Any], problems: list[str], w: str, times: dict[str, A
     cid = None if cid is None else str(cid).strip()
     rkey = _first_key(a, _RESULT_KEYS)
     out = a.get(rkey) if rkey else None
+    if rkey is None:
+        out = layouts.event_result(s)[1]
     exc = next((e for e in s["events"] if e.get("name") in ("exception", "gen_ai.execute_tool.exception")), None)
     etype = a.get("error.type")
-    is_err = bool(s["status_error"] or etype or exc)
+    flag = layouts.flagged_error(a)
+    is_err = bool(s["status_error"] or etype or exc or flag)
     error = None
     if is_err:
         error = s["status_message"] or (exc["attributes"].get("exception.message") if exc else None) \
-            or (str(etype) if etype else None) or "error"
+            or (str(etype) if etype else None) or flag or "error"
     call = ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=err,
                     tool_type=str(a["gen_ai.tool.type"]) if a.get("gen_ai.tool.type") else None)
     return ToolRun(call=call, result=ToolResult(call_id=cid, name=name, output=out, is_error=is_err, error=error),
                    **times)
+
+
+def _is_inputs_spec(v: Any) -> bool:
+    """True for a smolagents ``inputs`` mapping (``{name: {type, description}}``): the tool's
+    parameters, not the call's arguments."""
+    val = _json(v)
+    return isinstance(val, Mapping) and bool(val) and all(
+        isinstance(x, Mapping) and "type" in x and "description" in x for x in val.values())
+
+
+def _drop_final_answer_calls(events: list[ModelTurn | ToolRun], answer: str | None) -> list[ModelTurn | ToolRun]:
+    """Model turns without their ``final_answer`` call (smolagents): a turn that asked only for
+    it is the answer itself, so it carries the answer's text."""
+    out: list[ModelTurn | ToolRun] = []
+    for ev in events:
+        if isinstance(ev, ModelTurn) and any(c.name == layouts.FINAL_ANSWER_TOOL for c in ev.requested):
+            rest = [c for c in ev.requested if c.name != layouts.FINAL_ANSWER_TOOL]
+            fa = next(c for c in ev.requested if c.name == layouts.FINAL_ANSWER_TOOL)
+            text = ev.content
+            if not rest and not text:
+                got = (fa.args or {}).get("answer")
+                text = answer or (got if isinstance(got, str) else None)
+            ev = replace(ev, requested=rest, requested_any=bool(rest), content=text)
+        out.append(ev)
+    return out
 
 
 def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
@@ -599,7 +634,9 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
             user = iv
     session = None
     events: list[ModelTurn | ToolRun] = []
+    answer: str | None = None  # smolagents' final_answer tool
     for s in spans:
+        layouts.lift_details(s)
         a = s["attrs"]
         session = session or a.get("gen_ai.conversation.id") or a.get("session.id")
         lat = (s["end"] - s["start"]) * 1000.0 if s["start"] is not None and s["end"] is not None else None
@@ -609,7 +646,12 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
         kind = _kind(a)
         w = f"span {s['span_id']} ({s['name']})"
         if kind == "tool":
-            events.append(_tool_run(s, problems, w, times))
+            run = _tool_run(s, problems, w, times)
+            if run.call.name == layouts.FINAL_ANSWER_TOOL:
+                got = (run.call.args or {}).get("answer")
+                answer = got if isinstance(got, str) else json.dumps(got, ensure_ascii=False) if got is not None else None
+                continue
+            events.append(run)
         elif kind == "llm":
             text, req, any_req = _messages_out(a, problems, w)
             first_user, in_results = _messages_in(a)
@@ -623,8 +665,14 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
                 problems.append(f"{w}: LLM span has error status: {s['status_message']}")
     if user is not None:
         sl.add("user", content=user)
-    build(events, sl)
+    build(_drop_final_answer_calls(events, answer), sl)
     final_steps, final = mark_final(sl.steps)
+    if final is None:
+        answer = answer or next((x for x in (layouts.agent_answer(s) for s in spans if layouts.is_agent_span(s)) if x),
+                                None)
+        if answer:
+            sl.add("final_response", content=answer)
+            final_steps, final = tuple(sl.steps), answer
     starts = [s["start"] for s in spans if s["start"] is not None]
     ends = [s["end"] for s in spans if s["end"] is not None]
     costs = [st.cost_usd for st in final_steps if st.cost_usd is not None]
@@ -653,7 +701,5 @@ def read(obj: Any) -> Trajectory:
     spans = collect_spans(obj)
     t = _trajectory(spans)
     if len({s["trace_id"] for s in spans}) > 1:
-        from dataclasses import replace
-
         return replace(t, trace_id=None)
     return t
