@@ -30,6 +30,9 @@ format name            source
 ``deepeval``           DeepEval ``ToolCall`` lists / test cases
 ``langchain``          LangChain messages (objects, ``messages_to_dict``, lc dicts)
 ``ragas``              RAGAS messages
+``messages``           provider messages of every other convention (``messages.py``): Bedrock
+                       Converse/Strands, Gemini/google-genai, Cohere v2, Haystack, LlamaIndex,
+                       Semantic Kernel, AG2 -- and OpenAI/Anthropic blocks mixed in
 ``anthropic``          Anthropic Messages
 ``openai_chat``        OpenAI Chat Completions messages
 ``plain``              a list of ``{name, args}``
@@ -76,6 +79,7 @@ from . import (
     langchain_events,
     langfuse,
     langsmith,
+    messages,
     mlflow,
     native,
     openai_agents,
@@ -98,21 +102,25 @@ from .unread import unread_in_batch, unread_problem
 FORMATS: tuple[str, ...] = (
     "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
     "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
-    "deepeval", "langchain", "ragas", "anthropic", "openai_chat", "plain",
+    "deepeval", "langchain", "ragas", "messages", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
             "adk": "vertex", "openinference": "otel", "otlp": "otel", "tau-bench": "tau_bench",
             "tau": "tau_bench", "native": "trajcheck", "inspect": "inspect_ai", "agents": "openai_agents",
             "openai-agents": "openai_agents", "managed_agents": "anthropic_managed",
             "tau2-bench": "tau2", "pydantic-ai": "pydantic_ai",
-            "autogen-agentchat": "autogen", "agentchat": "autogen", "astream_events": "langchain_events"}
+            "autogen-agentchat": "autogen", "agentchat": "autogen", "astream_events": "langchain_events",
+            "bedrock": "messages", "gemini": "messages", "google_genai": "messages", "cohere": "messages",
+            "mistral": "messages", "haystack": "messages", "llamaindex": "messages",
+            "semantic_kernel": "messages", "strands": "messages", "ag2": "messages"}
 # readers added for issue 28 (refused shapes), registered here and detected in _detect_new
 _ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
                                   "langchain_events": langchain_events.read}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
             "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
-            "Anthropic/OpenAI chat messages, or a list of {name, args} calls")
+            "Anthropic/OpenAI chat messages, Bedrock/Gemini/Cohere/Mistral/Haystack/LlamaIndex/Semantic Kernel/AG2 "
+            "messages, or a list of {name, args} calls")
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
 _GZ_SUFFIXES = tuple(x + ".gz" for x in (".json", ".jsonl", ".ndjson"))
 
@@ -282,6 +290,8 @@ def _detect(obj: Any) -> str | None:
             return "openai_responses"
         if all(deepeval.is_tool_call(x) for x in obj):
             return "deepeval"
+    if messages.is_source(obj):
+        return "messages"
     msgs = _msg_list(raw)
     if msgs:
         if any(type(m).__module__.startswith("ragas") for m in msgs):
@@ -383,7 +393,7 @@ _READERS = {
     "anthropic": anthropic.read, "openai_chat": openai_chat.read, "plain": plain.read,
     "inspect_ai": inspect_ai.read, "atif": atif.read, "langfuse": langfuse.read,
     "openai_agents": openai_agents.read, "anthropic_managed": anthropic_managed.read, "mlflow": mlflow.read,
-    "pydantic_ai": pydantic_ai.read, **_ADDED_READERS,
+    "pydantic_ai": pydantic_ai.read, **_ADDED_READERS, "messages": messages.read,
 }
 # formats whose records are grouped across lines/items into runs (by trace or session id)
 _GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,

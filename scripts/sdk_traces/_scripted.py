@@ -1,0 +1,116 @@
+"""Shared by the SDK trace producers: the scenario and a scripted model server on 127.0.0.1.
+
+The scenario every producer plays (issue 28): a German request with non-ASCII text; turn 1 a
+parallel pair (get_weather with nested arguments, get_time); turn 2 book_hotel fails; turn 3
+the retry succeeds; turn 4 the final answer. Each turn has its own token usage.
+``serve(replies)`` answers the i-th POST with ``replies[i]`` (a JSON body) and records each
+request body; it never leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "sdk_traces"
+
+USER = "Plane Zoës Reise nach Zürich: Wetter und Uhrzeit, dann buche das Hotel für zwei Nächte."
+WEATHER_ARGS = {"city": "Zürich", "units": {"temp": "°C", "wind": ["km/h", "Bft"]}}
+TIME_ARGS = {"tz": "Europe/Zurich"}
+BOOK_FAIL_ARGS = {"guest": {"name": "Zoë Müller", "nights": 2}, "dates": ["2026-12-24", "2026-12-26"]}
+BOOK_OK_ARGS = {"guest": {"name": "Zoë Müller", "nights": 2}, "dates": ["2026-12-27", "2026-12-29"]}
+WEATHER_OUT = "3 °C, leichter Schneefall"
+TIME_OUT = "14:05 MEZ"
+BOOK_ERROR = "Kein Zimmer frei vom 24. bis 26. Dezember"
+BOOK_OUT = "Gebucht: Hotel Storchen, Bestätigung ZÜ-4711"
+FINAL = "Zürich: 3 °C, leichter Schneefall, 14:05 MEZ. Hotel Storchen ist für Zoë vom 27. bis 29. Dezember gebucht (ZÜ-4711)."
+# (input, output) tokens of the four model calls
+USAGE = [(120, 40), (190, 30), (240, 31), (300, 45)]
+
+
+def book_hotel_impl(guest: dict[str, Any], dates: list[str]) -> str:
+    """The scenario's booking tool: the first dates are full (raises), the second succeed."""
+    if dates[0] == "2026-12-24":
+        raise RuntimeError(BOOK_ERROR)
+    return BOOK_OUT
+
+
+def truth(sdk: str, version: str, artifact: str, *, ids: list[str | None], usage: list[tuple[int, int]] | None,
+          usage_note: str, error_flags: list[bool | None], final: str | None = FINAL,
+          extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The expected reading of an artifact, written from the scenario (not from trajcheck)."""
+    calls = [("get_weather", WEATHER_ARGS), ("get_time", TIME_ARGS), ("book_hotel", BOOK_FAIL_ARGS),
+             ("book_hotel", BOOK_OK_ARGS)]
+    d = {
+        "sdk": sdk, "version": version, "artifact": artifact, "user_input": USER,
+        "calls": [{"name": n, "args": a, "call_id": i} for (n, a), i in zip(calls, ids)],
+        "parallel_groups": [[0, 1], [2], [3]],
+        "results": [{"call": 0, "output": WEATHER_OUT, "is_error": error_flags[0]},
+                    {"call": 1, "output": TIME_OUT, "is_error": error_flags[1]},
+                    {"call": 2, "output": BOOK_ERROR, "is_error": error_flags[2]},
+                    {"call": 3, "output": BOOK_OUT, "is_error": error_flags[3]}],
+        "final_response": final,
+        "usage": None if usage is None else {"input_tokens": sum(i for i, _ in usage),
+                                             "output_tokens": sum(o for _, o in usage)},
+        "usage_note": usage_note,
+    }
+    if extra:
+        d.update(extra)
+    return d
+
+
+def write(sdk: str, name: str, artifact: Any, truth_doc: dict[str, Any]) -> None:
+    """Write ``tests/data/sdk_traces/<sdk>/<name>.json`` and its ``<name>.truth.json``."""
+    out = DATA / sdk
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(artifact, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    (out / f"{name}.truth.json").write_text(json.dumps(truth_doc, ensure_ascii=False, indent=1) + "\n",
+                                            encoding="utf-8")
+    print(f"wrote {out / name}.json")
+
+
+class Scripted:
+    """A scripted model: the i-th POST gets ``replies[i]``; ``requests`` holds the bodies."""
+
+    def __init__(self, replies: list[Any], headers: dict[str, str] | None = None) -> None:
+        self.replies = list(replies)
+        self.requests: list[Any] = []
+        self.paths: list[str] = []
+        extra = headers or {}
+        me = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(n)
+                me.paths.append(self.path)
+                try:
+                    me.requests.append(json.loads(body) if body else None)
+                except ValueError:
+                    me.requests.append(body.decode("utf-8", "replace"))
+                i = len(me.requests) - 1
+                data = json.dumps(me.replies[i] if i < len(me.replies) else {"error": "script ended"},
+                                  ensure_ascii=False).encode()
+                self.send_response(200 if i < len(me.replies) else 500)
+                self.send_header("content-type", "application/json")
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        """Stop the server."""
+        self.server.shutdown()
+        self.server.server_close()
