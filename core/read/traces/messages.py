@@ -25,7 +25,8 @@ LlamaIndex ``ChatMessage``  ``blocks`` (``block_type`` text / tool_call), tool c
 Haystack ``ChatMessage``    ``content`` parts ``{text}``, ``{tool_call}``, ``{tool_call_result:
                             {result, origin, error}}``, ``{reasoning}``; ``meta.usage``
 Semantic Kernel             ``items`` with ``content_type`` text / function_call /
-``ChatHistory``             function_result (``{plugin}-{function}`` names)
+``ChatHistory``             function_result, named by ``function_name`` (the plugin dropped);
+                            ``metadata.usage``; no error field (failures are text)
 ==========================  ==================================================================
 
 ``normalise(message)`` gives a ``Message`` (role, texts, calls, results, reasoning, usage,
@@ -154,11 +155,11 @@ def _block(b: Any, msg: Message, problems: list[str], where: str) -> None:
     elif t == "tool_call" and "tool_name" in b:  # LlamaIndex ToolCallBlock
         msg.calls.append(_call(b.get("tool_name"), b.get("tool_kwargs", b.get("arguments")),
                                b.get("tool_call_id"), problems, where))
-    elif t == "function_call" or t == "FunctionCallContent":  # Semantic Kernel
-        name = b.get("name") or "-".join(x for x in (b.get("plugin_name"), b.get("function_name")) if x)
+    elif t == "function_call" or t == "FunctionCallContent":  # Semantic Kernel: the function, not
+        name = b.get("function_name") or b.get("name")      # "{plugin}-{function}"
         msg.calls.append(_call(name, b.get("arguments", {}), b.get("id"), problems, where))
     elif t == "function_result" or t == "FunctionResultContent":
-        name = b.get("name") or "-".join(x for x in (b.get("plugin_name"), b.get("function_name")) if x)
+        name = b.get("function_name") or b.get("name")
         msg.results.append(ToolResult(call_id=_s(b.get("id")), name=name or None, output=b.get("result"),
                                       is_error=None))
     elif isinstance(b.get("toolUse"), Mapping):  # Bedrock Converse / Strands
@@ -203,7 +204,7 @@ def _block(b: Any, msg: Message, problems: list[str], where: str) -> None:
 
 
 def _usage(m: Mapping[str, Any]) -> Usage | None:
-    meta = mapping(m.get("meta"))
+    meta = mapping(m.get("meta")) or mapping(m.get("metadata"))  # Haystack / Semantic Kernel
     u = as_plain(m.get("usage") or meta.get("usage") or m.get("usage_metadata"))
     if not isinstance(u, Mapping):
         return None
