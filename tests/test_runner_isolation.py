@@ -137,8 +137,10 @@ def test_agents_a_worker_cannot_load_are_refused_clearly() -> None:
 
     with pytest.raises(AgentError, match="cannot be loaded by name in a worker process.*isolation='inline'"):
         run_suite(local, load_cases(CASES), base_dir=HERE, progress=False)
-    with pytest.raises(AgentError, match="isolation must be 'process' or 'inline'"):
+    with pytest.raises(AgentError, match="isolation must be 'sandbox', 'process' or 'inline', got 'thread'$"):
         run_suite(_agent("honest"), load_cases(CASES), base_dir=HERE, progress=False, isolation="thread")
+    with pytest.raises(AgentError, match="got 'sandbx' \\(did you mean 'sandbox'\\?\\)"):
+        run_suite(_agent("honest"), load_cases(CASES), base_dir=HERE, progress=False, isolation="sandbx")
     assert agent_spec(_agent("honest")) == f"{AGENTS}:honest"
     assert agent_spec(load_cases) == "trajcheck.read.dataset:load_cases"
 

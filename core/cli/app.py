@@ -396,6 +396,17 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         keep_runs = 0  # a testcase per run: every run listed
     counts: dict[str, int] = {}
     try:
+        from ..run.record_mac import eval_check
+
+        # a signed trajcheck run file (its .key beside it) is checked line by line first
+        sig_notes, refusal = eval_check(traces)
+        for line in sig_notes:
+            err.print(visible(line), markup=False, highlight=False, soft_wrap=True)
+        if refusal is not None:
+            _fail(refusal, err)
+    except TrajcheckError as e:
+        _fail(e, err)
+    try:
         from ..hints import ErrorHintTally
         from ..read.traces.stream import stream
 
@@ -876,14 +887,27 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
               help="JSONL file the traces are appended to as runs finish; re-running with the same "
                    "file resumes (finished (case, trial) pairs are not run again).")
 @click.option("--tools", "tools_spec", metavar="MODULE:ATTR",
-              help="The ToolRegistry (default: the agent's .tools attribute or its module's TOOLS).")
+              help="The ToolRegistry (default: the agent's .tools attribute or its module's TOOLS). Given, "
+                   "the agent's file is imported only inside its workers, never into trajcheck's process.")
 @click.option("--fixture-root", "fixture_roots", multiple=True, type=click.Path(file_okay=False),
               help="A folder fixtures (initial_state) may come from besides the folder of the "
                    "--cases or --scenarios file (repeatable); any other fixture path is refused.")
-@click.option("--isolation", type=click.Choice(["process", "inline"]), default="process", show_default=True,
-              help="process: the agent runs in worker processes, out of the grader's reach (exiting, "
-                   "crashing or hanging fails only its run); inline: in this process, for debugging "
-                   "(README 'Security model').")
+@click.option("--isolation", type=click.Choice(["sandbox", "process", "inline"]), default="sandbox",
+              show_default=True,
+              help="sandbox: the agent runs in worker processes under bubblewrap: no network (see "
+                   "--network), every file read-only but a scratch /tmp, its own PID namespace (it cannot "
+                   "see or read trajcheck's memory), limits on processes, memory and file size, killed with "
+                   "its children on timeout and when trajcheck dies, its output to --out's .log; it can still "
+                   "read files this user can read, except the run file's key and --hide paths. Where the "
+                   "sandbox cannot start: process, with a line saying so. process: plain worker processes "
+                   "with the same limits; the agent can also read and write this user's files (the run "
+                   "file's key among them) and use the network. inline: in trajcheck's own process, for "
+                   "debugging; the agent can reach the grader. Exiting, crashing or hanging fails only its "
+                   "run in sandbox and process (docs/security.md).")
+@click.option("--network", is_flag=True, help="sandbox isolation: let the agent use the host's network "
+                                              "(for agents that call a model API).")
+@click.option("--hide", "hide_paths", multiple=True, type=click.Path(), metavar="PATH",
+              help="A file or folder the sandbox shows empty (repeatable), e.g. your credentials.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @_report_options
 @_ci_options
@@ -897,9 +921,10 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
                 semantic: bool = False, semantic_threshold: float | None = None,
                 fixture_roots: tuple[str, ...] = (), judge_spec: str | None = None,
                 judge_cache: str = ".trajcheck/judge-cache.sqlite",
-                judge_price: str | None = None, isolation: str = "process",
+                judge_price: str | None = None, isolation: str = "sandbox",
                 junit_out: str | None = None, annotations: str | None = None,
-                codequality_out: str | None = None) -> None:
+                codequality_out: str | None = None, network: bool = False,
+                hide_paths: tuple[str, ...] = ()) -> None:
     """Run an agent on every case TRIALS times, record the traces, and print a scorecard.
 
     The agent is called as agent(input, tools) (sync or async) with the case input and the
@@ -943,9 +968,9 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
         from ..read.dataset import load_cases
         from ..run.runner import load_agent, run_suite
 
-        agent = load_agent(agent_spec)
-        tools = load_agent(tools_spec) if tools_spec else None
+        tools = load_agent(tools_spec, want_callable=False) if tools_spec else None
         if scenarios_path is not None:
+            agent = load_agent(agent_spec)
             from ..run.simulated_user import load_scenarios, load_user_model, run_scenarios
 
             scenarios = load_scenarios(scenarios_path)
@@ -971,11 +996,14 @@ def run_command(agent_spec: str, cases_path: str | None, trials: int, concurrenc
         else:
             cases = load_cases(str(cases_path))
             ctx = _match_context(semantic, semantic_threshold, cases, err)
-            res = run_suite(agent, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
+            # the agent goes by its spec: with --tools, its file is imported only in its workers
+            res = run_suite(agent_spec, cases, trials=trials, concurrency=concurrency, timeout_s=timeout_s,
                             out=out_path, tools=tools, base_dir=Path(str(cases_path)).parent,
                             progress=not no_progress, ks=ks, seed=seed,
                             agent_name=agent_spec, context=ctx, fixture_roots=fixture_roots,
-                            isolation=isolation)
+                            isolation=isolation, network=network, hide=hide_paths)
+            for line in (res.isolation, *res.notes):
+                err.print(visible(line), markup=False, highlight=False, soft_wrap=True)
     except KTooLargeError as e:
         _k_error(k_spec, e, err)
     except TrajcheckError as e:

@@ -30,9 +30,13 @@ zero-argument callable returning one); with none, the agent gets an empty regist
 Isolation
 =========
 
-By default (``isolation="process"``) the agent runs in worker processes
-(``trajcheck.run.worker``, managed by ``trajcheck.run.worker_pool``): a worker loads the agent
-by name and gets, per run, JSON copies of the case's input, user context, id, trial and the
+By default (``isolation="sandbox"``) the agent runs in worker processes under an OS sandbox
+(bubblewrap: no network, read-only files but a scratch ``/tmp``, its own PID namespace,
+resource limits; ``trajcheck.run.isolation``); where the sandbox cannot start, in plain
+worker processes (``isolation="process"``, with the same limits), and ``SuiteRun.isolation``
+says which ran. A worker (``trajcheck.run.worker``, managed by ``trajcheck.run.worker_pool``)
+loads the agent by name -- given as a ``module:attr`` / ``file.py:attr`` spec, the agent's
+file is imported only in the worker -- and gets, per run, JSON copies of the case's input, user context, id, trial and the
 tool definitions; its ``tools`` sends each call to the runner, which validates, runs and
 records it against the trial's sandbox and sends back the result as JSON. The case's
 expected parts, the sandbox, the record and the grader stay in the runner's process. A
@@ -52,7 +56,7 @@ an empty database when the case has none). Policies, applied by ``run_suite``:
   reason ``"timeout after <timeout_s>s"`` and the suite moves on. In a worker, the worker
   is killed. Inline, its tools are cancelled (further calls raise), an async agent's task
   is cancelled, and a sync agent stuck outside its tools is left to finish in a daemon
-  thread, its result discarded. A worker's start-up is not counted in the run's time.
+  thread, its result discarded. A new worker's start-up counts in the run's time.
 - **Agent errors**: an agent that raises is recorded as failed with
   ``"<ExceptionType>: <message>"``; one that calls ``sys.exit`` with ``"agent tried to exit
   the process (SystemExit: <code>)"``; in a worker, one that ends the process with
@@ -146,16 +150,21 @@ class SuiteRun:
     n_new: int
     n_resumed: int
     problems: tuple[str, ...] = ()
+    isolation: str = ""  # the line saying which isolation ran (isolation.Isolation.describe)
+    notes: tuple[str, ...] = ()  # how it ran, for the user (not problems of the data)
 
 
 # ----------------------------------------------------------------------------- loading
 
 
-def load_agent(spec: str) -> Callable[..., Any]:
+def load_agent(spec: str, *, add_cwd: bool = True, want_callable: bool = True) -> Any:
     """The callable named by ``spec``: ``"package.module:attr"`` (``attr`` may be dotted) or
     ``"path/to/file.py:attr"`` (loaded from the file; its folder is put on ``sys.path`` so
     it can import its siblings). The working directory is on the import path, as with
-    ``python -m``.
+    ``python -m``. With ``add_cwd=False`` (an agent worker) the working directory is not
+    added and the file's folder goes to the end of ``sys.path``, so neither can shadow the
+    standard library. ``want_callable=False`` loads any object (``--tools`` naming a
+    ``ToolRegistry``).
 
     Raises AgentError with a clear message when the spec has no ``:``, the module or file is
     not found, importing it fails, the attribute is missing, or it is not callable.
@@ -172,7 +181,10 @@ def load_agent(spec: str) -> Callable[..., Any]:
             raise AgentError(f"agent {spec!r}: file {mod_part!r} not found")
         d = str(path.resolve().parent)
         if d not in sys.path:
-            sys.path.insert(0, d)
+            if add_cwd:
+                sys.path.insert(0, d)
+            else:
+                sys.path.append(d)
         name = f"_trajcheck_agent_{abs(hash(str(path.resolve())))}"
         s = importlib.util.spec_from_file_location(name, path)
         if s is None or s.loader is None:
@@ -185,7 +197,7 @@ def load_agent(spec: str) -> Callable[..., Any]:
             sys.modules.pop(name, None)
             raise AgentError(f"agent {spec!r}: importing {mod_part!r} failed: {type(e).__name__}: {e}") from e
     else:
-        if os.getcwd() not in sys.path and "" not in sys.path:
+        if add_cwd and os.getcwd() not in sys.path and "" not in sys.path:
             sys.path.insert(0, os.getcwd())
         try:
             mod = importlib.import_module(mod_part)
@@ -203,7 +215,7 @@ def load_agent(spec: str) -> Callable[..., Any]:
             raise AgentError(f"agent {spec!r}: module {mod_part!r} has no attribute {attr!r}"
                              + (f"; callables there: {', '.join(avail[:15])}" if avail else ""))
         obj = getattr(obj, part)
-    if not callable(obj):
+    if want_callable and not callable(obj):
         raise AgentError(f"agent {spec!r}: {attr!r} is a {type(obj).__name__}, not a callable")
     return obj  # type: ignore[no-any-return]
 
@@ -253,8 +265,12 @@ class RecordedRuns:
     truncated: bool = False
 
 
-def read_runs(path: str | os.PathLike[str]) -> RecordedRuns:
+def read_runs(path: str | os.PathLike[str], key: bytes | None = None) -> RecordedRuns:
     """Read a run file written by ``run_suite`` (one ``Trajectory.to_dict()`` per line).
+
+    With ``key`` (the run file's, ``record_mac.load_key``) every line must carry a
+    ``trajcheck_mac`` that checks: a line that does not (appended by an agent, edited, or
+    from another tool) is reported with its line number and left out, so its run is redone.
 
     A last line without its newline (a run killed mid-write) is reported as truncated and
     left out; a line that is not JSON, not a trajectory, or lacks ``metadata.case_id`` /
@@ -279,6 +295,13 @@ def read_runs(path: str | os.PathLike[str]) -> RecordedRuns:
     for ln, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
         if not raw.strip():
             continue
+        if key is not None:
+            from .record_mac import check_line
+
+            why = check_line(key, raw)
+            if why is not None:
+                problems.append(f"{p}: line {ln}: {why}; refused")
+                continue
         notes: list[str] = []
         try:
             obj = limits.loads(raw, notes)
@@ -295,11 +318,11 @@ def read_runs(path: str | os.PathLike[str]) -> RecordedRuns:
             problems.append(f"{p}: line {ln}: run record without metadata.case_id / integer "
                             "metadata.trial; ignored")
             continue
-        key = (str(cid), trial)
-        if key in runs:
+        pair = (str(cid), trial)
+        if pair in runs:
             problems.append(f"{p}: line {ln}: second record of case {cid!r} trial {trial}; ignored")
             continue
-        runs[key] = t
+        runs[pair] = t
     return RecordedRuns(runs, tuple(problems), end, truncated)
 
 
@@ -319,26 +342,41 @@ def _lock(fd: int, path: Path) -> None:
 
 
 def _json_line(traj: Trajectory) -> bytes:
-    """One standard-JSON line in UTF-8 for a run, whatever its values: anything JSON cannot
-    hold (NaN, lone surrogates, cycles, objects) is normalised by ``limits.scrub``."""
+    """One standard-JSON object in UTF-8 for a run (no newline), whatever its values:
+    anything JSON cannot hold (NaN, lone surrogates, cycles, objects) is normalised by
+    ``limits.scrub``."""
     d = traj.to_dict()
     try:
-        line = json.dumps(d, ensure_ascii=False, allow_nan=False)
-        return (line + "\n").encode("utf-8")
+        return json.dumps(d, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
-        line = json.dumps(limits.scrub(d), ensure_ascii=False, allow_nan=False)
-        return (line + "\n").encode("utf-8")
+        return json.dumps(limits.scrub(d), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 class _Writer:
     """Appends one JSON line per run with a single ``os.write`` followed by ``fsync``, holding
-    an exclusive lock on the file (a second writer is refused)."""
+    an exclusive lock on the file (a second writer is refused); each line signed with the run
+    file's key (``record_mac``: made with a new file, read from ``<out>.key`` for an existing
+    one). Raises AgentError for a file holding records but no key file."""
 
     def __init__(self, path: Path, good_end: int | None = None) -> None:
+        from . import record_mac
+
         path.parent.mkdir(parents=True, exist_ok=True)
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         _lock(self.fd, path)
         self.path = path
+        try:
+            key = record_mac.load_key(path)
+            if key is None:
+                if os.fstat(self.fd).st_size > 0 and Path(path).read_bytes().strip():
+                    raise AgentError(f"{path}: holds records but no key file ({record_mac.key_path(path)}): it was "
+                                     "written by an older trajcheck or another tool, or its key was deleted, so "
+                                     "its records cannot be told from forged ones; use another --out")
+                key = record_mac.new_key(path)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        self.key = key
 
     def truncate_to(self, good_end: int) -> None:
         """Cut a truncated last line (a run killed mid-write) before appending."""
@@ -346,7 +384,9 @@ class _Writer:
             os.ftruncate(self.fd, good_end)
 
     def write(self, traj: Trajectory) -> None:
-        b = _json_line(traj)
+        from .record_mac import sign
+
+        b = sign(self.key, _json_line(traj))
         n = 0
         while n < len(b):
             n += os.write(self.fd, b[n:])
@@ -370,8 +410,9 @@ class _Job:
     loop: asyncio.AbstractEventLoop | None = None
     task: asyncio.Task[Any] | None = None
     abandoned: bool = False
-    worker: Any = None  # process isolation: the run's worker (killed on timeout)
-    starting: bool = False  # process isolation: waiting for a worker (not the agent's time)
+    worker: Any = None  # a worker's run: the worker (killed on timeout)
+    starting: bool = False  # a worker's run: its sandbox being set up (the clock not started yet)
+    isolation: str = ""  # the mode the run's agent ran in (recorded in the trace's metadata)
 
 
 async def _as_task(job: _Job, aw: Any) -> Any:
@@ -523,6 +564,8 @@ def _trace(job: _Job, agent_name: str, *, final: str | None = None, usage: Usage
     case = job.case
     meta: dict[str, Any] = {"case_id": case.id, "trial": job.trial, "run_id": f"{case.id}-{job.trial}",
                             "agent": agent_name, "started_at": round(job.started, 3)}
+    if job.isolation:
+        meta["isolation"] = job.isolation
     if case.faults:
         meta["faults"] = [dict(f) for f in case.faults]
     if route is not None:
@@ -563,17 +606,22 @@ def _progress(enabled: bool, total: int) -> Any:
                     console=Console(stderr=True), disable=not enabled, transient=False)
 
 
-def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int = 1,
+def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials: int = 1,
               concurrency: int = 1, timeout_s: float | None = 60.0,
               out: str | os.PathLike[str] | None = None, tools: Any = None,
               sandbox_url: str | None = None, base_dir: str | os.PathLike[str] | None = None,
               progress: bool = True, score: bool = True, ks: Sequence[int] | None = None,
               seed: int = 0, context: Any = None, agent_name: str | None = None,
-              fixture_roots: Sequence[str | os.PathLike[str]] = (), isolation: str = "process") -> SuiteRun:
+              fixture_roots: Sequence[str | os.PathLike[str]] = (), isolation: str = "sandbox",
+              network: bool = False, hide: Sequence[str | os.PathLike[str]] = (),
+              limits: Any = None, worker_log: str | os.PathLike[str] | None = None) -> SuiteRun:
     """Run ``agent`` on every case ``trials`` times and score the runs.
 
     Args:
-        agent: the agent callable (contract in the module doc).
+        agent: the agent callable (contract in the module doc), or its ``module:attr`` /
+            ``file.py:attr`` spec: then, in a worker mode, it is imported only in the workers
+            (with ``tools`` given; without, the runner imports it to find its ``TOOLS`` and
+            says so in ``notes``).
         cases: ``Case`` objects with unique ids.
         trials: runs per case, >= 1 (trial numbers 0..trials-1).
         concurrency: runs at once, >= 1 (each in its own thread and sandbox).
@@ -589,11 +637,17 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
         agent_name: the name recorded in traces (default ``module:qualname``).
         fixture_roots: folders besides ``base_dir`` that fixtures may come from
             (``trajcheck.run.sandbox.resolve_fixture``).
-        isolation: ``"process"`` (default): the agent runs in worker processes
-            (``trajcheck.run.worker_pool``), so it cannot reach the grader, and exiting, crashing,
-            hanging or breaking the protocol fails only its run; the agent must be loadable
-            by name (a module-level callable). ``"inline"``: in this process, in a thread
-            (for debugging; see README "Security model" for what it does not guard).
+        isolation: ``"sandbox"`` (default): the agent runs in worker processes under
+            bubblewrap (``trajcheck.run.isolation``); where that cannot start, as
+            ``"process"``: plain worker processes. In both, exiting, crashing, hanging or
+            breaking the protocol fails only its run, and the agent must be loadable by name.
+            ``"inline"``: in this process, in a thread (for debugging; docs/security.md says
+            what each mode guards).
+        network: sandbox only: share the host's network (default: none).
+        hide: paths the sandbox shows empty (besides the run file's key).
+        limits: an ``isolation.Limits`` for the workers (default ``Limits()``).
+        worker_log: the file workers' stdout and stderr are appended to (capped); default
+            ``out`` + ``.log`` with an ``out``, else dropped.
 
     Returns a ``SuiteRun``. Policies (timeout, agent errors, setup errors, resume, scoring)
     are in the module doc. Raises AgentError for bad ``trials``/``concurrency``/
@@ -623,16 +677,35 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
         if c.id in by_id:
             raise AgentError(f"case id {c.id!r} appears twice; case ids must be unique")
         by_id[c.id] = c
+    from .isolation import choose
+
+    notes: list[str] = []
+    from .record_mac import key_path
+
+    hidden = [os.fspath(h) for h in hide] + ([os.fspath(key_path(out))] if out is not None else [])
+    iso = choose(isolation, network=network, hide=hidden, limits=limits)
+    if isinstance(agent, str):
+        spec = agent
+        name = agent_name or _spec_name(spec)
+        if iso.mode == "inline" or tools is None:
+            agent = load_agent(spec)
+            if iso.mode != "inline" and _tools_from_module(agent):
+                notes.append(f"the agent's module ({spec.rsplit(':', 1)[0]}) was imported into trajcheck's "
+                             "process to find its TOOLS, so its top-level code ran beside the grader; name "
+                             "the tools with --tools (a module without the agent) to keep it out")
+    else:
+        name = agent_name or _agent_name(agent)
     registry = resolve_tools(agent, tools)
-    name = agent_name or _agent_name(agent)
     problems: list[str] = []
-    pool = _pool(agent, isolation)
+    if worker_log is None and out is not None:
+        worker_log = f"{os.fspath(out)}.log"
+    pool = _pool(agent, iso, worker_log)
 
     # the grader's own copy of the cases, made before any agent runs
     grading = {c.id: copy.deepcopy(c) for c in cases}
     writer = _Writer(Path(out)) if out is not None else None  # locked before the file is read
     try:
-        rec = read_runs(out) if out is not None else RecordedRuns({})
+        rec = read_runs(writer.path, key=writer.key) if writer is not None else RecordedRuns({})
         others = sorted({str(t.metadata.get("agent")) for t in rec.runs.values()
                          if t.metadata.get("agent") not in (None, name)})
         if others:
@@ -648,7 +721,8 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
     done: dict[tuple[str, int], Trajectory] = dict(rec.runs)
     new: dict[tuple[str, int], Trajectory] = {}
     setup_failed: dict[str, str] = {}
-    todo = [_Job(by_id[cid], t) for t in range(trials) for cid in by_id if (cid, t) not in done]
+    todo = [_Job(by_id[cid], t, isolation=iso.mode) for t in range(trials) for cid in by_id
+            if (cid, t) not in done]
 
     if writer is not None:
         writer.truncate_to(rec.good_end)
@@ -753,13 +827,30 @@ def run_suite(agent: Callable[..., Any], cases: Iterable[Case], *, trials: int =
         scorecard = score_recorded(pairs, ks=ks, seed=seed, context=context, problems=problems,
                                    meta={"agent": name, "trials": trials, "out": str(out) if out else None})
     return SuiteRun(scorecard, tuple(pairs), len(new), sum(1 for k in done if k[0] in by_id and k[1] < trials),
-                    tuple(problems))
+                    tuple(problems), iso.describe(), tuple(notes))
 
 
-def _pool(agent: Any, isolation: str) -> Any:
+def _pool(agent: Any, iso: Any, log: Any) -> Any:
     from .worker_pool import pool_for
 
-    return pool_for(agent, isolation)
+    return pool_for(agent, iso, log)
+
+
+def _spec_name(spec: str) -> str:
+    """The name recorded for an agent given by spec: ``file.py:attr`` for a file (its name,
+    not its folder), the spec itself for a module."""
+    mod, _, attr = spec.rpartition(":")
+    if mod.endswith(".py") or "/" in mod or os.sep in mod:
+        return f"{Path(mod).name}:{attr}"
+    return spec
+
+
+def _tools_from_module(agent: Any) -> bool:
+    """True when ``resolve_tools`` would take the tools from the agent's module or object."""
+    if getattr(agent, "tools", None) is not None:
+        return True
+    mod = sys.modules.get(getattr(agent, "__module__", "") or "")
+    return mod is not None and getattr(mod, "TOOLS", None) is not None
 
 
 def score_recorded(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | None = None,

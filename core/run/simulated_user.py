@@ -315,7 +315,7 @@ async def _await(x: Any) -> Any:
 def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *, seed: int = 0,
                  tools: Any = None, sandbox_url: str | None = None,
                  base_dir: str | Path | None = None,
-                 fixture_roots: Sequence[str | Path] = (), isolation: str = "process",
+                 fixture_roots: Sequence[str | Path] = (), isolation: str = "sandbox",
                  _pool: Any = None) -> SimulationResult:
     """Run one conversation (see the module doc) and return its :class:`SimulationResult`.
 
@@ -430,7 +430,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
 def simulate(scenario: Scenario, agent: Callable[..., Any], user_model: Any, *,
              seeds: Sequence[int] = (0, 1, 2), tools: Any = None, sandbox_url: str | None = None,
              base_dir: str | Path | None = None,
-             fixture_roots: Sequence[str | Path] = (), isolation: str = "process",
+             fixture_roots: Sequence[str | Path] = (), isolation: str = "sandbox",
              _pool: Any = None) -> list[SimulationResult]:
     """:func:`simulate_one` for each seed in ``seeds`` (each in its own fresh sandbox; with
     ``isolation="process"`` the agent's workers are reused from seed to seed).
@@ -524,7 +524,7 @@ def run_scenarios(scenarios: Sequence[Scenario], agent: Callable[..., Any], user
                   base_dir: str | Path | None = None, context: Any = None,
                   ks: Sequence[int] | None = None, seed: int = 0, agent_name: str | None = None,
                   out: str | Path | None = None,
-                  fixture_roots: Sequence[str | Path] = (), isolation: str = "process") -> ScenarioRun:
+                  fixture_roots: Sequence[str | Path] = (), isolation: str = "sandbox") -> ScenarioRun:
     """Simulate every scenario for every seed (:func:`simulate`) and score the conversations
     as ``trajcheck run`` scores its runs (``runner.score_recorded``: final state from the
     sandbox snapshots, calls, sequences; a conversation cut off at max turns or by an agent

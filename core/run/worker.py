@@ -1,13 +1,19 @@
 """The agent's side of process isolation: a worker process that runs the agent under test.
 
-``trajcheck run`` (``runner.run_suite`` with ``isolation="process"``, the default) starts
-workers with ``python -m trajcheck.run.worker FD``, where FD is one end of a socket pair.
+``trajcheck run`` (``runner.run_suite`` with ``isolation="sandbox"`` or ``"process"``) starts
+workers with ``python -I -m trajcheck.run.worker WATCH_FD FD`` (under bubblewrap in sandbox
+mode: ``trajcheck.run.isolation``), where FD is one end of a socket pair and WATCH_FD the
+read end of a pipe whose write end only the runner holds: when the runner dies, the pipe's
+end of file makes the worker kill its whole process group.
 Messages both ways are length-prefixed JSON objects (4-byte big-endian length, then UTF-8
 JSON): never pickle, so nothing the worker sends can run code in the runner.
 
 Protocol (runner -> worker, then worker -> runner):
 
-- ``{"op": "hello", "agent": SPEC, "sys_path": [...]}`` -> ``{"op": "ready"}``, or
+- ``{"op": "hello", "agent": SPEC, "sys_path": [...], "limits": {...}}`` -> ``{"op": "ready"}``
+  (the limits, ``isolation.Limits``, are set before the agent is loaded; the runner's import
+  path entries are added after the worker's own, so nothing in them shadows the standard
+  library), or
   ``{"op": "load_error", "error": TEXT}`` when the agent cannot be loaded;
 - ``{"op": "run", "input", "user", "case_id", "trial", "definitions"}`` (and ``history``
   for a simulated-user turn, passed to an agent that declares that parameter): the worker
@@ -189,22 +195,85 @@ def _run(sock: socket.socket, agent: Any, run: Mapping[str, Any]) -> dict[str, A
             "cost_usd": _figure(cost), "route": _wire(route), "metadata": _wire(meta), "error": err}
 
 
+def _die_with_runner(runner_pid: int, watch_fd: int | None) -> None:
+    """Make this worker (and its process group) end when the runner does: the kernel's
+    parent-death signal (Linux), a check that the runner has not already gone, and a thread
+    that kills the process group when the watch pipe reaches end of file."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            pass
+    if runner_pid and os.getppid() != runner_pid and watch_fd is None:
+        os._exit(0)
+    if watch_fd is None:
+        return
+
+    def watch() -> None:
+        try:
+            while os.read(watch_fd, 1):
+                pass
+        except OSError:
+            pass
+        try:
+            os.killpg(0, signal.SIGKILL)
+        finally:
+            os._exit(0)
+
+    import threading
+
+    threading.Thread(target=watch, name="trajcheck-runner-watch", daemon=True).start()
+
+
+def set_limits(limits: Mapping[str, Any] | None) -> None:
+    """Set the hello message's limits on this process (soft = hard, never raised above the
+    current hard limit): ``processes`` (RLIMIT_NPROC), ``memory_mb`` (RLIMIT_AS), ``file_mb``
+    (RLIMIT_FSIZE)."""
+    if not limits:
+        return
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    for key, res, scale in (("processes", "RLIMIT_NPROC", 1), ("memory_mb", "RLIMIT_AS", 1 << 20),
+                            ("file_mb", "RLIMIT_FSIZE", 1 << 20)):
+        v = limits.get(key)
+        if v is None or not hasattr(resource, res):
+            continue
+        r = getattr(resource, res)
+        _soft, hard = resource.getrlimit(r)
+        n = int(v) * scale
+        if hard != resource.RLIM_INFINITY:
+            n = min(n, hard)
+        try:
+            resource.setrlimit(r, (n, n))
+        except (ValueError, OSError):
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The worker's entry point: ``python -m trajcheck.run.worker FD``."""
+    """The worker's entry point: ``python -I -m trajcheck.run.worker [WATCH_FD] FD``."""
     argv = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     os.environ[WORKER_ENV] = "1"  # run_suite refuses to start workers from inside one
-    sock = socket.socket(fileno=int(argv[0]))
+    _die_with_runner(0, int(argv[0]) if len(argv) > 1 else None)
+    sock = socket.socket(fileno=int(argv[-1]))
     try:
         hello = json.loads(recv_frame(sock))
-        for p in reversed(hello.get("sys_path") or []):
-            if p not in sys.path:
-                sys.path.insert(0, p)
+        set_limits(hello.get("limits"))
+        for p in hello.get("sys_path") or []:
+            # after the worker's own entries: a folder of the runner's path (the working
+            # folder among them) cannot shadow the standard library or trajcheck
+            if isinstance(p, str) and p and p not in sys.path:
+                sys.path.append(p)
         from ..errors import AgentError
         from .runner import load_agent
 
         try:
-            agent = load_agent(hello["agent"])
+            agent = load_agent(hello["agent"], add_cwd=False)
         except AgentError as e:
             send(sock, {"op": "load_error", "error": str(e)})
             return 1

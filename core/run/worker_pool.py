@@ -11,6 +11,8 @@ else. Source: README "Security model".
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
 import signal
 import socket
@@ -23,11 +25,60 @@ from typing import Any
 
 from ..errors import AgentError
 from ..read import limits
+from .isolation import Isolation, choose, pids_cgroup, remove_cgroup, worker_env
 from .worker import ChannelClosed, recv_frame, send
 
 __all__ = ["WorkerFailed", "WorkerPool", "agent_spec", "pool_for", "run_in_worker"]
 
-STARTUP_TIMEOUT_S = 120.0  # a worker's Python start and the agent's import, apart from the run's timeout
+STARTUP_TIMEOUT_S = 120.0  # a worker's start and the agent's import, at most (and within the run's timeout)
+LOG_CAP_BYTES = 1 << 20  # a worker's output kept in the run's log, at most; the rest is read and dropped
+
+
+class _Log:
+    """Where workers' stdout and stderr go: appended to ``path`` (None: read and dropped),
+    at most ``cap`` bytes per worker, each chunk prefixed by the worker's pid; never to
+    trajcheck's own stdout. One reader thread per worker drains its pipe, so a chatty agent
+    never blocks on a full pipe."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, cap: int = LOG_CAP_BYTES) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.cap = cap
+        self._lock = threading.Lock()
+
+    def follow(self, pipe: Any, pid: int) -> None:
+        threading.Thread(target=self._drain, args=(pipe, pid), daemon=True,
+                         name=f"trajcheck-worker-log-{pid}").start()
+
+    def see(self) -> str:
+        """A hint for error messages: where the worker's output is."""
+        return f" (its output is in {self.path})" if self.path else ""
+
+    def _drain(self, pipe: Any, pid: int) -> None:
+        kept = 0
+        fd = None
+        try:
+            if self.path is not None:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            while True:
+                chunk = pipe.read1(65536) if hasattr(pipe, "read1") else pipe.read(65536)
+                if not chunk:
+                    break
+                if fd is None or kept >= self.cap:
+                    continue
+                part = chunk[: self.cap - kept]
+                kept += len(part)
+                note = b"" if kept < self.cap else f"\n[worker {pid}: output past {self.cap} bytes dropped]\n".encode()
+                with self._lock:
+                    os.write(fd, f"[worker {pid}] ".encode() + part + note)
+        except (OSError, ValueError):
+            pass
+        finally:
+            if fd is not None:
+                os.close(fd)
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
 
 class WorkerFailed(Exception):
@@ -82,30 +133,106 @@ def _show(agent: Any) -> str:
     return repr(getattr(agent, "__qualname__", None) or type(agent).__name__)
 
 
-class _Worker:
-    """One worker process and the runner's end of its socket."""
+_SERIAL = itertools.count()
 
-    def __init__(self, spec: str, sys_path: Sequence[str]) -> None:
-        mine, theirs = socket.socketpair()
+
+def _kill_cgroup(path: str) -> None:
+    """SIGKILL every process still in a worker's cgroup (one that left the worker's process
+    group with setsid)."""
+    try:
+        with open(os.path.join(path, "cgroup.procs")) as f:
+            pids = [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return
+    for pid in pids:
         try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "trajcheck.run.worker", str(theirs.fileno())],
-                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+class _Spawner:
+    """Starts every worker of a pool from one thread that lives as long as the pool: the
+    kernel's parent-death signal (the worker's ``PR_SET_PDEATHSIG``, bwrap's
+    ``--die-with-parent``) fires when the *thread* that started a process ends, so workers
+    cannot be started from the runner's per-run threads."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self._q: queue.Queue[Any] = queue.Queue()
+        self._thread = threading.Thread(target=self._serve, name="trajcheck-worker-spawner", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            args, kwargs, box, done = item
+            try:
+                box.append(("ok", subprocess.Popen(args, **kwargs)))
+            except BaseException as e:  # handed to the caller
+                box.append(("error", e))
+            done.set()
+
+    def popen(self, args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        """``subprocess.Popen(args, **kwargs)`` run by the spawner thread."""
+        box: list[tuple[str, Any]] = []
+        done = threading.Event()
+        self._q.put((list(args), kwargs, box, done))
+        done.wait()
+        kind, val = box[0]
+        if kind == "error":
+            raise val
+        return val  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        self._q.put(None)
+
+
+class _Worker:
+    """One worker process (in a process group of its own, under bwrap in sandbox mode), the
+    runner's end of its socket, and the write end of its watch pipe."""
+
+    def __init__(self, spec: str, sys_path: Sequence[str], iso: Isolation, log: _Log, spawner: _Spawner,
+                 deadline: float | None = None) -> None:
+        mine, theirs = socket.socketpair()
+        watch_r, watch_w = os.pipe()
+        os.set_inheritable(watch_w, False)
+        self.cgroup = pids_cgroup(iso.limits.processes, f"trajcheck-worker-{os.getpid()}-{next(_SERIAL)}")
+        cmd = iso.command(["-m", "trajcheck.run.worker", str(watch_r), str(theirs.fileno())], self.cgroup)
+        try:
+            self.proc = spawner.popen(cmd, pass_fds=(theirs.fileno(), watch_r), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         start_new_session=True, env=worker_env())
         except OSError as e:
             mine.close()
+            os.close(watch_w)
+            remove_cgroup(self.cgroup)
             raise WorkerFailed(f"agent worker could not start: {e}") from e
         finally:
             theirs.close()
+            os.close(watch_r)
         self.sock = mine
+        self.watch = watch_w
         self.killed = False
+        assert self.proc.stdout is not None
+        log.follow(self.proc.stdout, self.proc.pid)
+        limit = time.perf_counter() + STARTUP_TIMEOUT_S
+        if deadline is not None:
+            limit = min(limit, deadline)
         try:
-            self.send({"op": "hello", "agent": spec, "sys_path": list(sys_path)})
-            msg = self.recv(time.perf_counter() + STARTUP_TIMEOUT_S)
+            self.send({"op": "hello", "agent": spec, "sys_path": list(sys_path), "limits": iso.limits.to_wire()})
+            msg = self.recv(limit)
         except _TimedOut:
             self.kill()
+            if deadline is not None and deadline <= time.perf_counter() + 0.001:
+                raise WorkerFailed("timeout") from None
             raise WorkerFailed(f"agent worker did not load the agent within {STARTUP_TIMEOUT_S:g}s") from None
         except WorkerFailed as e:
             self.kill()
-            raise WorkerFailed(f"agent worker failed while loading the agent: {e}") from None
+            raise WorkerFailed(f"agent worker failed while loading the agent: {e}{log.see()}") from None
         if msg.get("op") != "ready":
             self.kill()
             why = msg.get("error") if msg.get("op") == "load_error" else f"unexpected message {msg.get('op')!r}"
@@ -158,20 +285,35 @@ class _Worker:
         return not self.killed and self.proc.poll() is None
 
     def kill(self) -> None:
-        """Stop the process now (SIGKILL) and close the socket."""
+        """Stop the process and everything in its process group now (SIGKILL), close the
+        socket and the watch pipe."""
         self.killed = True
         try:
-            self.proc.kill()
+            os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
-            pass
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+        watch, self.watch = self.watch, -1
+        for fd in (self.sock.fileno(), watch):
+            if fd < 0:
+                continue
+            try:
+                if fd == watch:
+                    os.close(fd)
+                else:
+                    self.sock.close()
+            except OSError:
+                pass
         try:
             self.proc.wait(timeout=5.0)
         except subprocess.TimeoutExpired:  # pragma: no cover - a process SIGKILL did not end
             pass
+        cg, self.cgroup = self.cgroup, None
+        if cg is not None:
+            _kill_cgroup(cg)
+            remove_cgroup(cg)
 
     def close(self) -> None:
         """Ask the worker to exit; kill it if it does not within a second."""
@@ -189,26 +331,42 @@ class _Worker:
 
 
 class WorkerPool:
-    """Worker processes for one agent (``spec``, loaded with the runner's ``sys.path``):
-    ``acquire`` an idle one or start one, ``release`` it after a clean run, ``discard`` it
-    otherwise; ``close`` stops them all."""
+    """Worker processes for one agent (``spec``, loaded with the runner's ``sys.path``) under
+    ``isolation`` (``isolation.Isolation``; default: process), their output to ``log`` (a
+    file path; None drops it): ``acquire`` an idle one or start one, ``release`` it after a
+    clean run, ``discard`` it otherwise; ``close`` stops them all."""
 
-    def __init__(self, spec: str, sys_path: Sequence[str] | None = None) -> None:
+    def __init__(self, spec: str, sys_path: Sequence[str] | None = None, isolation: Isolation | None = None,
+                 log: str | os.PathLike[str] | None = None) -> None:
         self.spec = spec
-        self.sys_path = list(sys.path if sys_path is None else sys_path)
+        cwd = os.getcwd()
+        # '' (the working folder, as `python -m` puts it) as an absolute path: a worker never
+        # has the working folder first on its path
+        self.sys_path = [p or cwd for p in (sys.path if sys_path is None else sys_path)]
+        if cwd not in self.sys_path:  # a module:attr agent is found in the working folder, last
+            self.sys_path.append(cwd)
+        iso = isolation if isolation is not None else choose("process")
+        # the sandbox's fresh /tmp would hide an agent file or import folder kept there
+        mod = spec.rpartition(":")[0]
+        agent_dir = os.path.dirname(os.path.abspath(mod)) if mod.endswith(".py") else ""
+        keep = tuple(p for p in (*self.sys_path, agent_dir) if p and os.path.isdir(p))
+        self.isolation = dataclasses.replace(iso, keep=iso.keep + keep)
+        self.log = _Log(log)
         self._idle: list[_Worker] = []
         self._all: list[_Worker] = []
         self._lock = threading.Lock()
         self.started = 0
+        self._spawner = _Spawner()
 
-    def acquire(self) -> _Worker:
-        """An idle live worker, else a new one (WorkerFailed when it cannot start)."""
+    def acquire(self, deadline: float | None = None) -> _Worker:
+        """An idle live worker, else a new one started by ``deadline`` (perf_counter seconds;
+        WorkerFailed("timeout") past it, WorkerFailed with the reason when it cannot start)."""
         with self._lock:
             while self._idle:
                 w = self._idle.pop()
                 if w.alive():
                     return w
-        w = _Worker(self.spec, self.sys_path)
+        w = _Worker(self.spec, self.sys_path, self.isolation, self.log, self._spawner, deadline)
         with self._lock:
             self._all.append(w)
             self.started += 1
@@ -232,6 +390,7 @@ class WorkerPool:
                 w.kill()
             else:
                 w.close()
+        self._spawner.stop()
 
 
 def _result_msg(r: Any) -> dict[str, Any]:
@@ -268,15 +427,16 @@ def run_in_worker(pool: WorkerPool, bound: Any, run: Mapping[str, Any], deadline
     ``trajcheck.run.worker``), serve its tool calls with ``bound`` (a ``BoundTools``: the
     registry runs, validates and records them), and return ``("ok", the agent's return as a
     dict for runner.parse_agent_return)`` or ``("error", reason)``. ``deadline()`` gives the
-    run's end (perf_counter seconds; None for none), read after ``on_start`` is called (once
-    the worker is ready, so its start-up is not the agent's time); ``on_worker(w)`` hands
-    the worker to the caller, whose ``w.kill()`` ends the run from outside (a timeout)."""
+    run's end (perf_counter seconds; None for none), read after ``on_start`` is called and
+    before a worker is started, so a new worker's start-up counts in the run's time;
+    ``on_worker(w)`` hands the worker to the caller, whose ``w.kill()`` ends the run from
+    outside (a timeout)."""
+    on_start()
     try:
-        w = pool.acquire()
+        w = pool.acquire(deadline())
     except WorkerFailed as e:
         return "error", str(e)
     on_worker(w)
-    on_start()
     clean = False
     try:
         w.send({"op": "run", **run})
@@ -316,19 +476,22 @@ def run_in_worker(pool: WorkerPool, bound: Any, run: Mapping[str, Any], deadline
             pool.discard(w)
 
 
-def pool_for(agent: Any, isolation: str) -> WorkerPool | None:
-    """The worker pool for running ``agent`` with ``isolation="process"`` (None for
-    ``"inline"``). Raises AgentError for another value, an agent no worker can load by name
+def pool_for(agent: Any, isolation: str | Isolation, log: str | os.PathLike[str] | None = None
+             ) -> WorkerPool | None:
+    """The worker pool for running ``agent`` (a callable, or a ``module:attr`` /
+    ``file.py:attr`` spec that is then never imported here) with ``isolation`` (a mode name
+    or an ``isolation.Isolation``; None for ``"inline"``), workers' output to ``log``.
+    Raises AgentError for an unknown mode, an agent no worker can load by name
     (``agent_spec``), or a call from inside a worker (an agent module that starts a suite
     when imported would otherwise start workers without end)."""
-    if isolation == "inline":
+    iso = isolation if isinstance(isolation, Isolation) else choose(isolation)
+    if iso.mode == "inline":
         return None
-    if isolation != "process":
-        raise AgentError(f"isolation must be 'process' or 'inline', got {isolation!r}")
     if in_worker():
         raise AgentError("a suite was started inside an agent worker: the agent's module runs it when "
                          "imported; put that code under `if __name__ == '__main__':`")
-    return WorkerPool(agent_spec(agent))
+    spec = agent if isinstance(agent, str) else agent_spec(agent)
+    return WorkerPool(spec, isolation=iso, log=log)
 
 
 def in_worker() -> bool:
