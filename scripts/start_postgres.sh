@@ -7,8 +7,10 @@
 #
 # Idempotent: a second run finds the running cluster and prints the same URL. The cluster
 # lives in $TRAJCHECK_PG_DIR (default: <repo>/.cache/postgres), listens on 127.0.0.1 only,
-# on a free port chosen at first start, with trust authentication (loopback only; it holds
-# nothing but test data). The URL printed is for the role `trajcheck`, which is NOT a
+# on a free port chosen at first start, with scram-sha-256 password authentication for every
+# role, over TCP and the socket alike (no trust: an agent under test cannot log in as the
+# admin). The admin's password is in $DIR/admin.pass and the URL (with its role's password) in
+# $DIR/url, both mode 0600. The URL printed is for the role `trajcheck`, which is NOT a
 # superuser: it owns the database `trajcheck` and may create roles (CREATEROLE), so that
 # trajcheck's sandbox can run each trial's fixture and tools as a fresh login role of its
 # own that owns nothing but the trial's schema (no COPY ... PROGRAM, no server files, no
@@ -31,7 +33,7 @@ LOG="$DIR/server.log"
 URLFILE="$DIR/url"
 PGUSER_NAME=trajcheck
 ADMIN_NAME=trajcheck_admin
-LAYOUT=2  # 2: superuser trajcheck_admin + non-superuser trajcheck owning database trajcheck
+LAYOUT=3  # 3: as 2 (superuser trajcheck_admin + non-superuser trajcheck owning database trajcheck), scram passwords
 
 log() { echo "start_postgres: $*" >&2; }
 
@@ -106,8 +108,15 @@ if [ "$(id -u)" = 0 ]; then chown -R postgres: "$DIR"; fi
 
 if [ ! -f "$DATA/PG_VERSION" ]; then
     log "initdb in $DATA"
-    as_owner "$BINDIR/initdb" -D "$DATA" -U "$ADMIN_NAME" --auth=trust -E UTF8 --locale=C >"$DIR/initdb.log" 2>&1 \
-        || { cat "$DIR/initdb.log" >&2; exit 1; }
+    umask 077
+    python3 -c 'import secrets; print(secrets.token_hex(24))' >"$DIR/admin.pass"
+    python3 -c 'import secrets; print(secrets.token_hex(24))' >"$DIR/user.pass"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$DIR/admin.pass"; fi
+    as_owner "$BINDIR/initdb" -D "$DATA" -U "$ADMIN_NAME" --auth=scram-sha-256 --pwfile="$DIR/admin.pass" \
+        -E UTF8 --locale=C >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; exit 1; }
+    if [ "$(id -u)" = 0 ]; then chown root: "$DIR/admin.pass"; fi
+    chmod 600 "$DIR/admin.pass" "$DIR/user.pass"
+    umask 022
     rm -f "$DIR/roles_done"
 fi
 
@@ -139,14 +148,16 @@ fi
 if [ ! -f "$DIR/roles_done" ]; then
     PSQL="$BINDIR/psql"
     [ -x "$PSQL" ] || PSQL=$(command -v psql)
-    as_owner "$PSQL" -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U "$ADMIN_NAME" -d postgres >&2 <<SQL
-CREATE ROLE $PGUSER_NAME LOGIN NOSUPERUSER NOCREATEDB CREATEROLE NOREPLICATION NOBYPASSRLS;
+    PGPASSWORD="$(cat "$DIR/admin.pass")" "$PSQL" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PORT" \
+        -U "$ADMIN_NAME" -d postgres >&2 <<SQL
+CREATE ROLE $PGUSER_NAME LOGIN PASSWORD '$(cat "$DIR/user.pass")' NOSUPERUSER NOCREATEDB CREATEROLE NOREPLICATION NOBYPASSRLS;
 CREATE DATABASE $PGUSER_NAME OWNER $PGUSER_NAME;
 SQL
     touch "$DIR/roles_done"
     echo "$LAYOUT" >"$DIR/layout"
 fi
 
-URL="postgresql://$PGUSER_NAME@127.0.0.1:$PORT/$PGUSER_NAME"
-echo "$URL" >"$URLFILE"
+URL="postgresql://$PGUSER_NAME:$(cat "$DIR/user.pass")@127.0.0.1:$PORT/$PGUSER_NAME"
+(umask 077; echo "$URL" >"$URLFILE")
+chmod 600 "$URLFILE"
 echo "$URL"

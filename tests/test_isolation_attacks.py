@@ -275,3 +275,32 @@ def test_worker_start_up_counts_in_the_timeout() -> None:
     res = _run("fork_bomb", isolation="process", timeout_s=0.05)
     assert {t.metadata["error"] for t, _c in res.runs} == {"timeout after 0.05s"}
     assert time.perf_counter() - t0 < 10
+
+
+# ------------------------------------------------------------------ the PostgreSQL cluster
+
+
+@pytest.mark.parametrize("isolation", ["sandbox", "process"])
+def test_admin_login_from_the_worker_is_refused(isolation: str, monkeypatch) -> None:
+    pytest.importorskip("psycopg", reason="the 'sql' extra (psycopg) is not installed")
+    if isolation == "sandbox" and sandbox_problem() is not None:
+        pytest.skip(f"no sandbox here: {sandbox_problem()}")
+    url = os.environ.get("TRAJCHECK_PG_URL")
+    if not url:
+        root = Path(__file__).resolve().parents[1]
+        p = subprocess.run(["bash", str(root / "scripts" / "start_postgres.sh")], capture_output=True, text=True,
+                           timeout=180)
+        if p.returncode != 0 or not p.stdout.strip():
+            pytest.skip(f"scripts/start_postgres.sh failed (exit {p.returncode}): {p.stderr[-300:]}")
+        url = p.stdout.strip().splitlines()[-1]
+    from urllib.parse import urlsplit
+
+    monkeypatch.setenv("HOSTILE_PG_PORT", str(urlsplit(url).port))
+    res = _run("pg_admin", isolation=isolation)
+    got = {m["admin"] for m in _meta(res)}
+    assert len(got) == 1 and next(iter(got)).startswith("refused: OperationalError")
+    if isolation == "sandbox":  # no network at all
+        assert "accepting TCP/IP connections" in next(iter(got))
+    else:  # the cluster asks for a password (scram), which the worker does not have
+        assert "password" in next(iter(got))
+    assert res.scorecard.suite.n_successes == 0
