@@ -22,9 +22,25 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricInputError
 from ..match.matching import match_calls, retried_failures
+from ..metrics.calls import tool_call_prf
+from ..metrics.composite import score_trajectory
+from ..metrics.efficiency import run_stats
+from ..metrics.outcome import outcome_from_calls
+from ..metrics.outcome_checks import with_case_outcome_checks
+from ..metrics.sequences import (
+    call_rates,
+    check_forbidden_sequences,
+    error_recovery,
+    ordering_accuracy,
+)
+from ..metrics.trajectory_scores import lcs_prf, multiset_prf
 from ..model import Case, Trajectory
 from ..report.scorecard import RunResult, _r, _usd, run_result_of
+from .case_plan import plan_for
+from .fast_scoring import fast_compact, fast_plan
+from .fingerprint import case_hash
 from .json_copy import json_copy
+from .run_detail import call_detail
 from .run_matching import same_modes, shared
 from .runmemo import per_run
 
@@ -104,7 +120,6 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
     Returns a ``MetricResult`` named ``outcome`` (score 1.0/0.0, ``passed`` = success) whose
     reason is one line. Errors from the outcome metrics propagate (``TrajcheckError``).
     """
-    outcome_from_calls, with_case_outcome_checks = _outcome_fns()
     snaps = _snapshots(traj)
     res: MetricResult
     if snaps is not None and case.expected_final_state is not None:
@@ -123,20 +138,6 @@ def run_outcome(traj: Trajectory, case: Case, *, context: MatchContext | None = 
         return _MR("outcome", 0.0, f"run did not finish ({why}); calls alone would pass: {res.reason}",
                    dict(res.parts, unfinished=True), False)
     return res
-
-
-_OUTCOME_FNS: list[Any] = []
-
-
-def _outcome_fns() -> Any:
-    """(metrics.outcome.outcome_from_calls, metrics.outcome_checks.with_case_outcome_checks),
-    imported on first use and kept (as ``_metric_fns``)."""
-    if not _OUTCOME_FNS:
-        from ..metrics.outcome import outcome_from_calls
-        from ..metrics.outcome_checks import with_case_outcome_checks
-
-        _OUTCOME_FNS.extend((outcome_from_calls, with_case_outcome_checks))
-    return _OUTCOME_FNS
 
 
 ROUTE_SOURCE = ('metadata["route"], else (cases with an expected_route only) the first tool '
@@ -230,7 +231,7 @@ def score_run(traj: Trajectory, case: Case, *, context: MatchContext | None = No
     Raises ``TrajcheckError`` subclasses from the metrics on malformed cases.
     """
     if compact:  # one pass and one matching for cases and runs inside its scope, same result
-        fast = _fast()[0](traj, case, context)
+        fast = fast_compact(traj, case, context)
         if fast is not None:
             return fast
     with per_run():  # one join, one retry scan and one matching per run, shared by the metrics
@@ -243,7 +244,6 @@ def score_compact_by_id(traj: Trajectory, cases: Mapping[str, Case], cid: str, *
     only when the run needs the general path: the fast scorer reads the case's plan by id
     (``case_plan.plan_for``; a ``case_store.CaseStore`` gives it without building the
     case). Raises ``KeyError`` for an id not in ``cases``, else what ``score_run`` raises."""
-    fast_compact, fast_plan, plan_for = _fast()
     fast = fast_plan(traj, plan_for(cases, cid))
     if fast is not None:
         return fast  # type: ignore[no-any-return]
@@ -251,52 +251,8 @@ def score_compact_by_id(traj: Trajectory, cases: Mapping[str, Case], cid: str, *
         return _score_run(traj, cases[cid], context, None, True, True)
 
 
-_FAST_FNS: list[Any] = []
-
-
-def _fast() -> Any:
-    """(fast_scoring.fast_compact, fast_scoring.fast_plan, case_plan.plan_for), imported on
-    first use (the fast scorer imports the metrics)."""
-    if not _FAST_FNS:
-        from .case_plan import plan_for
-        from .fast_scoring import fast_compact, fast_plan
-
-        _FAST_FNS.extend((fast_compact, fast_plan, plan_for))
-    return _FAST_FNS
-
-
-_METRIC_FNS: list[Any] = []
-
-
-def _metric_fns() -> Any:
-    """The metrics ``_score_run`` calls, imported on first use (the metrics import this
-    module's neighbours) and kept: an import statement per call costs a lookup through the
-    import machinery each run."""
-    if not _METRIC_FNS:
-        from ..metrics.calls import tool_call_prf
-        from ..metrics.composite import score_trajectory
-        from ..metrics.efficiency import run_stats
-        from ..metrics.sequences import (
-            call_rates,
-            check_forbidden_sequences,
-            error_recovery,
-            ordering_accuracy,
-        )
-        from ..metrics.trajectory_scores import lcs_prf, multiset_prf
-        from .fingerprint import case_hash
-        from .run_detail import call_detail
-
-        _METRIC_FNS.extend((tool_call_prf, score_trajectory, run_stats, call_rates,
-                            check_forbidden_sequences, error_recovery, ordering_accuracy,
-                            lcs_prf, multiset_prf, case_hash, call_detail))
-    return _METRIC_FNS
-
-
 def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
                keep_transcript: bool | None, keep_calls: bool, compact: bool) -> RunResult:
-    (tool_call_prf, score_trajectory, run_stats, call_rates, check_forbidden_sequences,
-     error_recovery, ordering_accuracy, lcs_prf, multiset_prf, case_hash,
-     call_detail) = _metric_fns()
     if context is not None:  # give every metric the case's input/user (semantic relevance checks)
         from ..metrics.calls import context_for
 
