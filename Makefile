@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: demo test lint typecheck venv clean fuzz sdk-traces
+.PHONY: demo test lint typecheck venv clean fuzz sdk-traces host-exports
 
 venv: $(STAMP)
 
@@ -37,6 +37,11 @@ test: lint typecheck
 # dataset rows (random examples; the suite runs a fixed few hundred). Result in README.
 fuzz: $(STAMP)
 	TRAJCHECK_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
+
+# The host exports tests/test_host_exports.py reads (DeepEval test run, RAGAS dataset export,
+# Inspect AI log), produced offline by each host's own evaluate/eval; CI reads the committed files.
+host-exports: $(STAMP)
+	$(BIN)/python scripts/host_exports.py
 
 clean:
 	rm -rf $(VENV) .cache

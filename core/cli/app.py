@@ -543,8 +543,10 @@ def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, s
     it = iter(runs())
     first = next(it, None)
     if cases is None and first is not None and not loaded.cases:
-        _fail("--cases is required: these traces carry no cases (only tau-bench and tau2 "
-              "result files carry their own; BFCL results need BFCL's ground truth)", err)
+        _fail("--cases is required: these traces carry no cases (tau-bench and tau2 result "
+              "files, a DeepEval test run, a RAGAS dataset export with reference_tool_calls and "
+              "an Inspect AI log whose samples hold metadata['trajcheck'] carry their own; BFCL "
+              "results need BFCL's ground truth; docs/formats.md)", err)
     # a CaseStore lists the cases using the semantic matcher (the only ones the check reads)
     case_list = (getattr(cases, "semantic_cases", cases) if cases is not None
                  else list(loaded.cases.values()))

@@ -74,6 +74,7 @@ from . import (
     bfcl_result,
     case_keys,
     deepeval,
+    host_exports,
     inspect_ai,
     langchain,
     langchain_events,
@@ -638,6 +639,7 @@ class _Acc:
 def _is_record(x: Any) -> bool:
     """One whole trace of a format whose files are lists of such records."""
     return (tau_bench.is_record(x) or _is_native(x) or promptfoo.is_provider_response(x)
+            or host_exports.kind(x) is not None
             or (isinstance(x, Mapping) and ("predicted_trajectory" in x or vertex.is_adk(x))))
 
 
@@ -712,6 +714,20 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
     the rest is read; ``TraceFormatError`` is raised (when ``strict``) only when no unit is a
     trace, or when the only unit fails.
     """
+    exported: dict[str, list[tuple[Any, str]]] = {}
+    if fmt in ("auto", "deepeval", "ragas"):
+        rest = []
+        for obj, where in units:
+            k = host_exports.kind(obj)
+            if k is not None and fmt in ("auto", _EXPORT_FORMAT[k]):
+                exported.setdefault(k, []).append((obj, where))
+            else:
+                rest.append((obj, where))
+        if exported:
+            _read_exports(exported, acc, label)
+            if not rest:
+                return
+            units = rest
     batches: dict[str, list[tuple[Any, str]]] = {}
     undetected: list[tuple[Any, str]] = []
     for obj, where in units:
@@ -763,7 +779,14 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 raise TraceFormatError(f"{label}: {f}: no samples")
             for msg in ires.skipped:
                 acc.skip(msg)
-            for t, w in ires.trajectories:
+            i_cases, i_runs, i_problems = host_exports.inspect_cases(ires.references, ires.trajectories)
+            acc.problems.extend(i_problems)
+            i_cases, i_runs, clash = case_keys.qualify(i_cases, i_runs, acc.cases, label)
+            if clash:
+                acc.problems.append(clash)
+            for cid, c in i_cases.items():
+                acc.cases.setdefault(cid, c)
+            for t, w in i_runs:
                 acc.add(t, f, w, label)
             acc.check_batch([o for o, _ in items], [t for t, _ in ires.trajectories], f, label)
         elif f in _GROUPED:
@@ -843,6 +866,28 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                     acc.guess(o, f, label)
                 acc.add(t, f, w, label)
                 acc.check(o, t, f, w)
+
+
+_EXPORT_FORMAT = {host_exports.DEEPEVAL: "deepeval", host_exports.RAGAS: "ragas"}
+
+
+def _read_exports(exported: dict[str, list[tuple[Any, str]]], acc: _Acc, label: str) -> None:
+    """Read host exports that carry their own references (``host_exports``): their runs under
+    the host's format name, their cases into ``acc.cases`` (re-keyed by file when they clash
+    with another file's, as tau-bench's are)."""
+    for k, items in exported.items():
+        res = host_exports.read_deepeval(items) if k == host_exports.DEEPEVAL else host_exports.read_ragas(items)
+        acc.wrapper(label, res.wrapper)
+        for msg in res.skipped:
+            acc.skip(msg)
+        acc.problems.extend(res.problems)
+        cases, runs, clash = case_keys.qualify(res.cases, res.runs, acc.cases, label)
+        if clash:
+            acc.problems.append(clash)
+        for cid, c in cases.items():
+            acc.cases.setdefault(cid, c)
+        for t, w in runs:
+            acc.add(t, _EXPORT_FORMAT[k], w, label)
 
 
 def _batch_misfit(obj: Any, fmt: str) -> str | None:

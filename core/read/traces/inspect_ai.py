@@ -306,10 +306,13 @@ def read_sample(s: Any) -> Trajectory:
 
 @dataclass
 class LabeledRead:
-    """What ``read_labeled`` read: ``(trajectory, where)`` pairs and the ``skipped`` messages."""
+    """What ``read_labeled`` read: ``(trajectory, where)`` pairs, the ``skipped`` messages
+    and ``references``: each read sample's ``metadata`` (as logged for that epoch) by its
+    ``where``, where a ``"trajcheck"`` block is the sample's case (``host_exports.inspect_cases``)."""
 
     trajectories: list[tuple[Trajectory, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    references: dict[str, Any] = field(default_factory=dict)
 
 
 def read_labeled(items: Iterable[tuple[Any, str]]) -> LabeledRead:
@@ -339,6 +342,9 @@ def read_labeled(items: Iterable[tuple[Any, str]]) -> LabeledRead:
                 out.skipped.append(f"{label}: {why}; skipped")
                 continue
             out.trajectories.append((read_sample(s), label))
+            md = s.get("metadata")
+            if md:
+                out.references[label] = md
     return out
 
 

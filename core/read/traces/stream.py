@@ -45,6 +45,7 @@ from . import (
     _read_units,
     _units,
     detect,
+    host_exports,
     load,
     native,
 )
@@ -227,7 +228,9 @@ class TraceStream:
                     unit = (o, where + (f" {w}" if w else ""))
                     n_units += 1
                     kind = self.fmt if self.fmt != "auto" else detect(o)
-                    (deferred if kind in _GROUPING else now).append(unit)
+                    # a RAGAS export's rows are numbered together (their case ids)
+                    grouped = kind in _GROUPING or (kind == "ragas" and host_exports.kind(o) is not None)
+                    (deferred if grouped else now).append(unit)
                 if now:
                     _read_units(now, self.fmt, acc, label, strict=False)
                     yield from self._drain()
