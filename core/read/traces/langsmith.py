@@ -55,7 +55,7 @@ from ._util import (
     to_unix_seconds,
     usage_or_none,
 )
-from .langchain import normalize_message
+from .langchain import is_message_list, normalize_message, read_messages
 from .langchain import parse_usage as lc_usage
 
 FORMAT = "langsmith"
@@ -317,6 +317,13 @@ def _read_tree(root: Mapping[str, Any]) -> Trajectory:
             events.append(_tool_run(r, problems, w, times))
         elif rt == "llm":
             events.append(_model_turn(r, problems, w, times))
+    ro_msgs = mapping(root.get("outputs")).get("messages")
+    if not events and is_seq(ro_msgs) and is_message_list(ro_msgs):
+        # a root run exported alone (run.json(), no child runs): a LangGraph/agent state in
+        # its outputs holds the whole conversation, calls and results included
+        sl = StepList()
+        for st in read_messages(ro_msgs, problems, where="outputs.messages"):
+            sl.steps.append(st)
     build(events, sl)
     final_steps, final = mark_final(sl.steps)
     if final is None:
@@ -324,6 +331,14 @@ def _read_tree(root: Mapping[str, Any]) -> Trajectory:
         if isinstance(ro, Mapping):
             final = next((v for k, v in ro.items() if k in ("output", "answer", "result") and isinstance(v, str)), None)
     meta: dict[str, Any] = {}
+    # the run's case: extra.metadata.case_id (what traceable(metadata=...) and
+    # langsmith_extra record), else the dataset example the run was made from
+    cid = mapping(mapping(root.get("extra")).get("metadata")).get("case_id",
+                                                                 mapping(root.get("metadata")).get("case_id"))
+    if cid is None:
+        cid = root.get("reference_example_id")
+    if cid is not None:
+        meta["case_id"] = str(cid)
     if root.get("error"):
         meta["error"] = str(root["error"])
     if problems:

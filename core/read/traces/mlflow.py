@@ -73,7 +73,7 @@ def _trace_of(obj: Any) -> Mapping[str, Any] | None:
         return tr
     spans = decode_json(obj.get("spans"))
     if ("trace_id" in obj or "request_id" in obj) and is_seq(spans) and spans and all(_is_span(s) for s in spans):
-        info = {k: obj.get(k) for k in ("trace_id", "request_id", "execution_duration", "trace_metadata")}
+        info = {k: obj.get(k) for k in ("trace_id", "request_id", "execution_duration", "trace_metadata", "tags")}
         return {"info": info, "data": {"spans": spans}}
     return None
 
@@ -221,6 +221,10 @@ def read(obj: Any) -> Trajectory:
         meta["problems"] = problems
     tid = info.get("trace_id") or info.get("request_id")
     sess = meta_in.get("mlflow.trace.session")
+    # the run's case: trace metadata (mlflow.update_current_trace(metadata=...)), else a tag
+    cid = meta_in.get("case_id", mapping(info.get("tags")).get("case_id"))
+    if cid is not None:
+        meta["case_id"] = str(cid)
     return Trajectory(steps=fs, final_response=final, total_usage=total, total_latency_ms=lat, source_format=FORMAT,
                       trace_id=str(tid) if tid is not None else None,
                       session_id=str(sess) if sess is not None else None, metadata=meta)

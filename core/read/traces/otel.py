@@ -620,6 +620,25 @@ def _drop_final_answer_calls(events: list[ModelTurn | ToolRun], answer: str | No
     return out
 
 
+#: The span or resource attribute that ties a trace to its case (docs/formats.md).
+CASE_ID_ATTR = "trajcheck.case_id"
+
+
+def _case_id(spans: list[dict[str, Any]], roots: list[dict[str, Any]]) -> str | None:
+    """The trace's case id: ``trajcheck.case_id`` on a root span, else on any span, else in a
+    span's resource attributes; None when no span carries it."""
+    for group in (roots, spans):
+        for s in group:
+            v = s["attrs"].get(CASE_ID_ATTR)
+            if v is not None and not isinstance(v, (dict, list)):
+                return str(v)
+    for s in spans:
+        v = mapping(s.get("resource")).get(CASE_ID_ATTR)
+        if v is not None and not isinstance(v, (dict, list)):
+            return str(v)
+    return None
+
+
 def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     spans = sorted(spans, key=lambda s: (s["start"] if s["start"] is not None else float("inf"),
                                          s["end"] if s["end"] is not None else float("inf"), s["order"]))
@@ -677,6 +696,9 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     ends = [s["end"] for s in spans if s["end"] is not None]
     costs = [st.cost_usd for st in final_steps if st.cost_usd is not None]
     meta: dict[str, Any] = {"problems": problems} if problems else {}
+    cid = _case_id(spans, roots)
+    if cid is not None:
+        meta["case_id"] = cid
     return Trajectory(steps=final_steps, final_response=final, total_usage=sum_usage(final_steps),
                       total_cost_usd=sum(costs) if costs else None,
                       total_latency_ms=(max(ends) - min(starts)) * 1000.0 if starts and ends else None,
