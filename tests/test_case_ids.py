@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 
 def _run_tree(**kw):

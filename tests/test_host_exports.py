@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from trajcheck.cli import main
-from trajcheck.traces import load
+from trajcheck.read.traces import load
 
 DATA = Path(__file__).parent / "data" / "host_exports"
 DEEPEVAL = DATA / "deepeval_latest_run_full.json"
