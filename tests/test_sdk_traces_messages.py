@@ -1,5 +1,5 @@
 """Message lists that real SDKs wrote (issue 28): google-genai, Bedrock Converse (boto3),
-Cohere v2, Mistral, Haystack and Semantic Kernel, each driven by its producer under scripts/sdk_traces/ against a scripted
+Cohere v2, Mistral, Haystack, Semantic Kernel and LlamaIndex, each driven by its producer under scripts/sdk_traces/ against a scripted
 model on 127.0.0.1 (``make sdk-traces``), read exactly: calls and nested non-ASCII arguments,
 call ids, the parallel pair as one step, the failure then the retry with each format's own
 error flag, the final answer, usage where the artifact records it. The truth beside each
@@ -23,7 +23,7 @@ def test_the_producers_artifacts_are_there() -> None:
     names = {f"{p.parent.name}/{p.name}" for p in ARTIFACTS}
     assert {"google_genai/chat_history.json", "google_genai/response.json", "bedrock_converse/messages.json",
             "cohere_v2/messages.json", "mistral/messages.json", "haystack/messages.json",
-            "semantic_kernel/chat_history.json"} <= names
+            "semantic_kernel/chat_history.json", "llamaindex/memory.json"} <= names
 
 
 @pytest.mark.parametrize("path", ARTIFACTS, ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -264,6 +264,8 @@ def normalise(m: Any, problems: list[str], where: str) -> Message | None:
         else:
             cid = m.get("tool_call_id") or kw.get("tool_call_id")
             out = _parts_text(content) if is_seq(content) else content
+            if out is None and msg.texts:  # LlamaIndex keeps the text in blocks
+                out = "\n".join(msg.texts)
             name = m.get("name") or kw.get("name")
             msg.results.append(ToolResult(call_id=_s(cid), name=_s(name), output=out, is_error=None))
             msg.texts = []
