@@ -154,3 +154,47 @@ def test_an_empty_file_gives_no_ranges(tmp_path):
     with RangeServer(p, 2) as srv, ThreadPoolExecutor(3) as ex:
         job = _job(ex, lambda: _task(srv, got), 2)
         assert [json.loads(b) for b in srv.partials(job)] == [[], []]
+
+
+def test_silent_and_flooding_connections_do_not_pin_the_server(lines, monkeypatch):
+    """A connection that never sends the token is dropped after HELLO_S; past MAX_GREETING
+    such connections the next are closed at once; the token is compared in full (one of the
+    same length with one digit changed is refused); tasks are still served."""
+    p, _, _ = lines
+    monkeypatch.setattr(range_server, "HELLO_S", 0.3)
+    monkeypatch.setattr(range_server, "MAX_GREETING", 3)
+    with RangeServer(p, 2) as srv:
+        silent = [socket.create_connection(srv.address) for _ in range(3)]
+        time.sleep(0.1)
+        with socket.create_connection(srv.address) as extra:  # the 4th: closed at once
+            extra.settimeout(2)
+            assert extra.recv(10) == b""
+        for s in silent:  # each dropped once HELLO_S has passed
+            s.settimeout(2)
+            t0 = time.monotonic()
+            assert s.recv(10) == b""
+            assert time.monotonic() - t0 < 1.5
+            s.close()
+        near = srv.token[:-1] + ("0" if srv.token[-1] != "0" else "1")
+        with RangeClient(srv.address, near) as c, pytest.raises(EngineError, match="closed"):
+            next(c.ranges())
+        with RangeClient(srv.address, srv.token) as c:
+            assert next(c.ranges())[0] == 0
+
+
+def test_a_partial_over_the_cap_is_dropped(lines, monkeypatch):
+    p, _, size = lines
+    monkeypatch.setattr(range_server, "MAX_PARTIAL_BYTES", 1000)
+    monkeypatch.setattr(range_server, "PARTIAL_PER_BYTE", 0)
+    with RangeServer(p, 1) as srv:
+        assert srv.max_partial == 1000
+        with RangeClient(srv.address, srv.token) as c:
+            list(c.ranges())
+            with pytest.raises(EngineError, match="closed"):
+                c.send_partial(b"x" * 1001)
+        assert srv._got.empty()
+        for _ in range(500):  # its ranges go back, to be served again
+            if srv._returned:
+                break
+            time.sleep(0.01)
+        assert srv.take() == (0, size, 0)

@@ -16,7 +16,6 @@ figures equal). Problems are located by row position (``row <seq>``), not file l
 from __future__ import annotations
 
 import copy
-import pickle
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -140,14 +139,24 @@ class BatchPartial:
             self.pending = {k: v for k, v in self.pending.items() if k in keep}
 
     def to_bytes(self) -> bytes:
-        """Serialised form, for engines that move partials between processes."""
+        """Serialised form, for engines that move partials between processes: the
+        data-only layout of ``data_codec`` (no pickle: the bytes cross sockets)."""
+        from .data_codec import encode
+
         self.prune()
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        return encode(self)
 
     @staticmethod
-    def from_bytes(b: bytes) -> BatchPartial:
-        """Inverse of ``to_bytes`` (only for bytes this library wrote: it unpickles)."""
-        p = pickle.loads(b)
+    def from_bytes(b: bytes | bytearray | memoryview) -> BatchPartial:
+        """Inverse of ``to_bytes``: data only, whoever sent the bytes.
+
+        Raises:
+            CodecError: (an ``EngineError``) bytes not in ``data_codec``'s layout.
+            MetricInputError: a valid layout holding something else than a partial.
+        """
+        from .data_codec import decode
+
+        p = decode(b)
         if not isinstance(p, BatchPartial):
             raise MetricInputError("not a trajcheck BatchPartial")
         return p

@@ -21,6 +21,15 @@ Protocol, one TCP connection per task, ASCII lines:
 - task: ``next``; server: ``<start> <end> <index>``, or ``done`` when the file is handed out;
 - task: ``partial <n>`` and n bytes; server: ``ok``.
 
+What the server trusts: a client must send the token first (compared in constant time,
+``hmac.compare_digest``) within ``HELLO_S`` seconds, and at most ``MAX_GREETING``
+connections may be waiting to do so (more are closed at once), so silent connections
+cannot pin the server's threads. A task then may be silent while it scores a range for up
+to ``IDLE_S`` seconds; a partial is at most ``max_partial`` bytes (``MAX_PARTIAL_BYTES``
+plus ``PARTIAL_PER_BYTE`` per byte of the file) and arrives at ``SEND_S`` seconds' pace at
+worst. The partial's bytes are opaque here; the driver reads them with
+``BatchPartial.from_bytes``, which decodes data only (``data_codec``: never pickle).
+
 A connection that closes before its partial gives its ranges back, and the next task to ask
 scores them under the same numbers (a retried task). ``RangeServer.partials`` checks at the
 end that the ranges of the partials received cover the file once each, and raises
@@ -29,6 +38,7 @@ end that the ranges of the partials received cover the file once each, and raise
 
 from __future__ import annotations
 
+import hmac
 import os
 import queue
 import secrets
@@ -47,6 +57,14 @@ MAX_BYTES = 64 << 20  # early ranges: few round trips, each task's batches stay 
 
 Range = tuple[int, int, int]  # (start byte, end byte, index in file order)
 _LINE = 256  # the longest protocol line read (a client that sends more is dropped)
+HELLO_S = 10.0  # a new connection must send the token within this many seconds
+MAX_GREETING = 64  # connections at most waiting to send the token; more are closed
+IDLE_S = 3600.0  # the longest a task may be silent (scoring one range) before it is dropped
+SEND_S = 120.0  # the longest one read of a partial's bytes may wait
+#: a partial's size cap: this much plus ``PARTIAL_PER_BYTE`` per byte of the runs file (a
+#: 1M-run partial is ~80 MB of a 2.6 GB file)
+MAX_PARTIAL_BYTES = 256 << 20
+PARTIAL_PER_BYTE = 4
 
 
 class RangeServer:
@@ -66,6 +84,8 @@ class RangeServer:
         self.min_bytes = MIN_BYTES if min_bytes is None else min_bytes  # read now: tests set them
         self.max_bytes = MAX_BYTES if max_bytes is None else max_bytes
         self.token = secrets.token_hex(16)
+        self.max_partial = MAX_PARTIAL_BYTES + PARTIAL_PER_BYTE * self.size
+        self._greeting = threading.BoundedSemaphore(MAX_GREETING)
         self._lock = threading.Lock()
         self._pos = 0
         self._cut: list[Range] = []  # every range cut so far, in file order
@@ -113,16 +133,25 @@ class RangeServer:
                 conn, _ = self._sock.accept()
             except OSError:  # closed
                 return
+            if not self._greeting.acquire(blocking=False):
+                conn.close()  # too many connections that have not said the token yet
+                continue
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
         given: list[Range] = []
         delivered = False
+        greeting = True
         try:
             with conn, conn.makefile("rb") as f:
-                if f.readline(_LINE).rstrip(b"\n") != self.token.encode():
+                conn.settimeout(HELLO_S)
+                hello = f.readline(_LINE).rstrip(b"\n")
+                self._greeting.release()
+                greeting = False
+                if not hmac.compare_digest(hello, self.token.encode()):
                     return
                 while True:
+                    conn.settimeout(IDLE_S)
                     line = f.readline(_LINE)
                     if line == b"next\n":
                         r = self.take()
@@ -131,6 +160,9 @@ class RangeServer:
                         conn.sendall(b"done\n" if r is None else f"{r[0]} {r[1]} {r[2]}\n".encode())
                     elif line.startswith(b"partial "):
                         n = int(line.split()[1])
+                        if not 0 <= n <= self.max_partial:
+                            return
+                        conn.settimeout(SEND_S)
                         blob = f.read(n)
                         if len(blob) != n:
                             return
@@ -140,9 +172,11 @@ class RangeServer:
                         return
                     else:  # closed (a task that failed) or not our protocol
                         return
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # socket.timeout is an OSError
             return
         finally:
+            if greeting:
+                self._greeting.release()
             if given and not delivered:
                 with self._lock:
                     self._returned.extend(given)
@@ -214,8 +248,11 @@ class RangeClient:
 
     def send_partial(self, blob: bytes) -> None:
         """Send the task's partial (``BatchPartial.to_bytes``) and wait for the receipt."""
-        self._sock.sendall(b"partial %d\n" % len(blob))
-        self._sock.sendall(blob)
+        try:
+            self._sock.sendall(b"partial %d\n" % len(blob))
+            self._sock.sendall(blob)
+        except OSError as e:  # the server dropped us (a partial over its cap)
+            raise EngineError(f"the driver's range server closed the connection ({e})") from e
         if self._line() != b"ok":
             raise EngineError("the driver's range server did not take the partial")
 
