@@ -53,9 +53,9 @@ def _msgpack() -> Any:
 
 def classes() -> tuple[type, ...]:
     """The classes a partial may hold, in a fixed order (a class's number is its index)."""
-    from ..aggregate import SuitePartial
-    from ..case_sums import CaseSums, RunningSum
-    from ..scorecard import Disagreement, RunResult
+    from ..aggregate.case_sums import CaseSums, RunningSum
+    from ..aggregate.partials import SuitePartial
+    from ..report.scorecard import Disagreement, RunResult
     from .batch import BatchPartial
 
     return (BatchPartial, SuitePartial, CaseSums, RunningSum, RunResult, Disagreement)
