@@ -22,6 +22,7 @@ format name            source
 ``smolagents``         smolagents ``RunResult`` and agent memory steps
 ``autogen``            AutoGen AgentChat ``TaskResult``, ``run_stream`` events, saved state
 ``langchain_events``   LangChain ``astream_events`` output (one run per root run)
+``litellm``            LiteLLM standard logging payloads (grouped by trace id / message chain)
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output
@@ -80,6 +81,7 @@ from . import (
     langchain_events,
     langfuse,
     langsmith,
+    litellm,
     messages,
     mlflow,
     native,
@@ -102,7 +104,7 @@ from .unread import unread_in_batch, unread_problem
 
 FORMATS: tuple[str, ...] = (
     "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
-    "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "litellm", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "messages", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
@@ -116,9 +118,9 @@ _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai
             "semantic_kernel": "messages", "strands": "messages", "ag2": "messages"}
 # readers added for issue 28 (refused shapes), registered here and detected in _detect_new
 _ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
-                                  "langchain_events": langchain_events.read}
+                                  "langchain_events": langchain_events.read, "litellm": litellm.read}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
-            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, OTLP JSON, LangSmith runs, promptfoo "
+            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, LiteLLM logging payloads, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, Bedrock/Gemini/Cohere/Mistral/Haystack/LlamaIndex/Semantic Kernel/AG2 "
             "messages, or a list of {name, args} calls")
@@ -135,13 +137,15 @@ class SourceRead:
     formats: dict[str, int] = field(default_factory=dict)
     wrappers: list[str] = field(default_factory=list)
     guessed: dict[str, str] = field(default_factory=dict)
+    grouped: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         """One line such as ``"vertex (2) in ADK EvalSet"``, ``"openai_chat (1, guessed:
         ...)"`` or ``"nothing read"``; a format taken by a guess says so and why."""
         fm = ", ".join(f"{k} ({v}" + (f", guessed: {self.guessed[k]})" if k in self.guessed else ")")
                        for k, v in self.formats.items()) or "nothing read"
-        return fm + (f" in {', '.join(self.wrappers)}" if self.wrappers else "")
+        return (fm + (f" in {', '.join(self.wrappers)}" if self.wrappers else "")
+                + "".join(f"; {k}: {v}" for k, v in self.grouped.items()))
 
 
 @dataclass(frozen=True)
@@ -367,6 +371,8 @@ def _detect_new(obj: Any, raw: Any) -> str | None:
         return "autogen"
     if langchain_events.is_source(obj):
         return "langchain_events"
+    if litellm.is_source(obj):
+        return "litellm"
     if isinstance(obj, Mapping):
         if inspect_ai.is_log(obj):
             return "inspect_ai"
@@ -399,7 +405,7 @@ _READERS = {
 # formats whose records are grouped across lines/items into runs (by trace or session id)
 _GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,
             "mlflow": mlflow.read_all, "autogen": autogen.read_all,
-            "langchain_events": langchain_events.read_all}
+            "langchain_events": langchain_events.read_all, "litellm": litellm.read_all}
 
 
 def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str] | None = None) -> Trajectory:
@@ -799,6 +805,9 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
                 continue
             if not trajs:
                 acc.skip(f"{label}: {f}: no spans or events of a run; no traces")
+            how = sorted({str(t.metadata["grouped_by"]) for t in trajs if t.metadata.get("grouped_by")})
+            if how:  # per-call / per-event records grouped into runs: say how (inspect shows it)
+                acc.source(label).grouped[f] = f"{len(items)} records grouped into {len(trajs)} runs by {' / '.join(how)}"
             for t in trajs:
                 tag = t.trace_id or t.session_id
                 acc.add(t, f, f"{label} {'trace' if t.trace_id else 'session'} {tag}" if tag else label, label)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...errors import TraceFormatError
@@ -187,8 +188,6 @@ def _finish(sl: StepList, problems: list[str], meta: dict[str, Any]) -> Trajecto
         s = steps[k]
         if s.kind == "assistant" and s.content and not s.metadata.get("tool_call_summary"):
             if all(x.kind in ("assistant", "reasoning") for x in steps[k + 1:]):
-                from dataclasses import replace
-
                 steps[k] = replace(s, kind="final_response")
                 final = s.content
             break
@@ -269,7 +268,9 @@ def read_all(objs: list[Any]) -> list[Trajectory]:
             loose.extend(p)
         else:
             loose.append(p)
-    out.extend(read(r) for r in split_runs(loose))
+    runs = split_runs(loose)
+    out.extend(replace(t, metadata={**t.metadata, "grouped_by": "task (a user message after an answer)"})
+               if len(loose) > 1 else t for t in (read(r) for r in runs))
     return out
 
 

@@ -19,6 +19,7 @@ answer the last model turn that asked for no tool, else the root chain's string 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...errors import TraceFormatError
@@ -193,7 +194,8 @@ def read_all(objs: list[Any]) -> list[Trajectory]:
             if not is_event(ev):
                 raise TraceFormatError(f"{FORMAT}: expected astream_events events, got {type(ev).__name__}")
             groups.setdefault(_root(ev), []).append(ev)
-    return [read(g) for g in groups.values() if any(e["event"] in _READ for e in g)]
+    return [replace(t, metadata={**t.metadata, "grouped_by": "root run"}) for t in
+            (read(g) for g in groups.values() if any(e["event"] in _READ for e in g))]
 
 
 __all__ = ["FORMAT", "is_event", "is_source", "read", "read_all"]
