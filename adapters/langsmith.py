@@ -56,6 +56,7 @@ compares the message skeleton), ``unordered`` -> ``unordered``, ``superset`` -> 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -298,17 +299,20 @@ class TrajcheckEvaluator:
         return evaluator
 
 
-_EVALUATOR_CLASS: type | None = None
+_EVALUATOR_CLASS: list[type] = []
+_CLASS_LOCK = threading.Lock()
 
 
 def _evaluator_class() -> type:
-    """``TrajcheckEvaluator`` mixed with LangSmith's ``RunEvaluator`` (built once)."""
-    global _EVALUATOR_CLASS
-    if _EVALUATOR_CLASS is None:
-        base = _run_evaluator_base()
-        _EVALUATOR_CLASS = type("TrajcheckEvaluator", (TrajcheckEvaluator, base),
-                                {"__module__": __name__, "__doc__": TrajcheckEvaluator.__doc__})
-    return _EVALUATOR_CLASS
+    """``TrajcheckEvaluator`` mixed with LangSmith's ``RunEvaluator``, built once under a lock
+    (evaluators made from two threads at once are instances of the one class)."""
+    if not _EVALUATOR_CLASS:
+        with _CLASS_LOCK:
+            if not _EVALUATOR_CLASS:
+                base = _run_evaluator_base()
+                _EVALUATOR_CLASS.append(type("TrajcheckEvaluator", (TrajcheckEvaluator, base),
+                                             {"__module__": __name__, "__doc__": TrajcheckEvaluator.__doc__}))
+    return _EVALUATOR_CLASS[0]
 
 
 def suite_summary(evaluator: TrajcheckEvaluator, figures: Sequence[str] = _suite.SUITE_FIGURES, *,

@@ -97,14 +97,19 @@ sys.setswitchinterval(1e-6)
 from trajcheck.model import Case, Trajectory
 from trajcheck.score import scoring
 from trajcheck.score.suite import score_runs
+from trajcheck.read.dataset import load_cases
 
 rows, raw = world(int(sys.argv[1]))
+case_file = sys.argv[2]
+with open(case_file, "w", encoding="utf-8") as f:
+    f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 cases = {r["id"]: Case.from_dict(r) for r in rows}
 runs = [(Trajectory.from_dict(t), cases[t["metadata"]["case_id"]]) for t in raw]
 
 
 def one_pass(order):
-    out = {}
+    # the dataset loader's validators are built on first use too
+    out = {"loaded": json.dumps([c.to_dict() for c in load_cases(case_file)], sort_keys=True)}
     for i in order:
         traj, case = runs[i]
         out[i] = (json.dumps(scoring.score_run(traj, case).to_dict(), sort_keys=True, default=str),
@@ -156,8 +161,8 @@ def run_fresh(script: str, *args: str) -> dict:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_core_scoring_from_8_threads_equals_single_threaded(seed):
-    out = run_fresh(_CORE, str(seed))
+def test_core_scoring_from_8_threads_equals_single_threaded(seed, tmp_path):
+    out = run_fresh(_CORE, str(seed), str(tmp_path / "cases.jsonl"))
     assert out["errors"] == []
     assert out["differ"] == 0
     assert out["runs"] == 120
@@ -257,6 +262,21 @@ ds = uuid.uuid4()
 examples = [Example(id=uuid.uuid4(), dataset_id=ds, inputs={"input": RUNS[cid].user_input, "case_id": cid},
                     outputs={"expected_calls": expected(CASES[cid]), **settings(CASES[cid])})
             for cid in CASES]
+import threading
+made, gate = [], threading.Barrier(8)
+
+
+def build(key):
+    gate.wait()
+    made.append(al.TrajcheckEvaluator(key))
+
+
+ts = [threading.Thread(target=build, args=(KEYS[i % len(KEYS)],)) for i in range(8)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+classes = len({type(e) for e in made})
 evs = [al.TrajcheckEvaluator(k) for k in KEYS]
 res = offline.evaluate(lambda inputs: RUNS[inputs["case_id"]].to_dict(), data=examples, evaluators=evs,
                        upload_results=False, num_repetitions=2, max_concurrency=8)
@@ -271,7 +291,7 @@ for row in rows:
         checked += want is not None
         if not same(got[ev.key][0], want):
             bad.append([cid, k, repr(got[ev.key]), repr(want)])
-print(json.dumps({"rows": len(rows), "bad": bad, "checked": checked}))
+print(json.dumps({"rows": len(rows), "bad": bad, "checked": checked, "classes": classes}))
 """
 
 
@@ -286,6 +306,7 @@ def test_mlflow_genai_evaluate_default_workers(tmp_path):
 def test_langsmith_evaluate_max_concurrency_8():
     pytest.importorskip("langsmith")
     out = run_fresh(_LANGSMITH, str(Path(__file__).parent))
+    assert out["classes"] == 1  # evaluators made from 8 threads at once: one evaluator class
     assert out["rows"] == 16
     assert out["bad"] == []
     assert out["checked"] >= 100

@@ -935,7 +935,8 @@ def get_matcher(spec: str | dict[str, Any] | Callable[..., Any] | None) -> Match
         m = _DEFAULT_INSTANCES.get(spec)
         if m is None:
             m = _shorthand(spec) if ":" in spec else _build(spec, {})
-            _DEFAULT_INSTANCES[spec] = m
+            # threads building the same spec at once all get the one instance kept first
+            m = _DEFAULT_INSTANCES.setdefault(spec, m)
         return m
     if isinstance(spec, Mapping):
         if "type" not in spec or not isinstance(spec["type"], str):

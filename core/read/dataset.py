@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from importlib import resources
@@ -54,6 +55,7 @@ def _at(path: str, msg: str) -> str:
 
 
 _FAST: list[Any] = []
+_BUILD_LOCK = threading.RLock()  # guards the validators' one-time build (_FAST, _SLOW)
 
 
 def _fast_validator() -> Any:
@@ -62,12 +64,14 @@ def _fast_validator() -> Any:
     large datasets -- or None when it is not installed. Invalid rows are always explained
     by ``jsonschema`` (its messages and paths)."""
     if not _FAST:
-        try:
-            import jsonschema_rs
+        with _BUILD_LOCK:  # hosts load cases from threads: built once
+            if not _FAST:
+                try:
+                    import jsonschema_rs
 
-            _FAST.append(jsonschema_rs.validator_for(case_schema()))
-        except Exception:  # not installed (or cannot compile the schema): jsonschema alone
-            _FAST.append(None)
+                    _FAST.append(jsonschema_rs.validator_for(case_schema()))
+                except Exception:  # not installed (or cannot compile the schema): jsonschema alone
+                    _FAST.append(None)
     return _FAST[0]
 
 
@@ -79,9 +83,11 @@ def _slow_validator() -> Any:
     ``jsonschema`` imported, ~0.05 s) only when a row needs explaining or jsonschema-rs is
     not installed."""
     if not _SLOW:
-        from jsonschema import Draft202012Validator
+        with _BUILD_LOCK:
+            if not _SLOW:
+                from jsonschema import Draft202012Validator
 
-        _SLOW.append(Draft202012Validator(case_schema()))
+                _SLOW.append(Draft202012Validator(case_schema()))
     return _SLOW[0]
 
 

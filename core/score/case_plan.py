@@ -23,6 +23,7 @@ rules, faults, required response items, an expected route, or case metadata othe
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -97,9 +98,17 @@ class CasePlan:
         """Whether ``name`` matches a ``forbidden_calls`` pattern (``fnmatchcase``)."""
         hit = self.forbidden_pattern.get(name)
         if hit is None:
-            hit = self.forbidden_pattern[name] = any(
-                fnmatchcase(name, p) if _GLOB.intersection(p) else name == p for p in self.forbidden)
+            hit = self.forbidden_pattern[name] = forbidden_match(self.forbidden, name)
         return hit
+
+
+@functools.lru_cache(maxsize=65536)
+def forbidden_match(patterns: tuple[str, ...], name: str) -> bool:
+    """Whether tool ``name`` matches one of the ``forbidden_calls`` ``patterns``
+    (``fnmatchcase``; a pattern without ``*?[`` matches only its own text). Remembered in
+    functools' cache (thread-safe, holding bools) across plans, which are built per case
+    object or decoded per run."""
+    return any(fnmatchcase(name, p) if _GLOB.intersection(p) else name == p for p in patterns)
 
 
 def case_plan(case: Case) -> CasePlan | None:
@@ -231,16 +240,13 @@ def expected_rows(names: Sequence[str], args: Sequence[Any],
 def plan_for(cases: Mapping[str, Case], cid: str) -> CasePlan | None:
     """``case_plan(cases[cid])``, without building the case when ``cases`` is a
     ``case_store.CaseStore`` (``CaseStore.plan``). Raises ``KeyError`` for an unknown id."""
-    if not _STORE:
-        from ..read.case_store import CaseStore  # imports this module: imported on first use
-
-        _STORE.append(CaseStore)
-    if isinstance(cases, _STORE[0]):
-        return cases.plan(cid)  # type: ignore[attr-defined,no-any-return]
+    if isinstance(cases, _case_store.CaseStore):
+        return cases.plan(cid)
     return case_plan(cases[cid])
 
 
-_STORE: list[type] = []
-
+# case_store imports this module, so it is imported after this module's names exist (bound
+# at import, never filled while scoring: hosts score from threads)
+from ..read import case_store as _case_store  # noqa: E402
 
 __all__ = ["CasePlan", "case_plan", "expected_rows", "join", "plan_for", "shape_key", "shape_of", "split"]

@@ -5,6 +5,7 @@ expected call ``exact``, the default composite weights)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -17,10 +18,6 @@ from ..metrics.trajectory_scores import _lcs_groups, matching_in_order
 from .case_plan import CasePlan
 
 _WEIGHTS = tuple(DEFAULT_WEIGHTS[k] for k in COMPONENTS)
-_MEMO_MAX = 65536
-# composite score by (outcome, name F1, argument accuracy, steps, optimal_steps, max_steps):
-# runs repeat a few combinations, and the score is a function of them alone
-_COMPOSITE: dict[tuple[Any, ...], float | None] = {}
 
 
 def composite_score(success: bool, name_f1: float, arg_acc: float | None, n_agent: int,
@@ -29,25 +26,22 @@ def composite_score(success: bool, name_f1: float, arg_acc: float | None, n_agen
     weighted mean of outcome, tool selection (name F1), argument accuracy and step
     efficiency over the applicable components, snapped by ``_nearest_simple`` and clipped
     to [0, 1]; None when no component applies. Raises what ``step_efficiency`` raises."""
-    key = (success, name_f1, arg_acc, n_agent, plan.optimal_steps, plan.max_steps)
-    got = _COMPOSITE.get(key, _MISS)
-    if got is not _MISS:
-        return got  # type: ignore[no-any-return]
+    return _composite(success, name_f1, arg_acc, n_agent, plan.optimal_steps, plan.max_steps)
+
+
+# runs repeat a few combinations, and the score is a function of them alone: remembered in
+# functools' cache (thread-safe; it holds floats, nothing a caller can change)
+@functools.lru_cache(maxsize=65536)
+def _composite(success: bool, name_f1: float, arg_acc: float | None, n_agent: int,
+               optimal_steps: int | None, max_steps: int | None) -> float | None:
     values = (1.0 if success else 0.0, name_f1, arg_acc,
-              step_efficiency(n_agent, plan.optimal_steps, plan.max_steps))
+              step_efficiency(n_agent, optimal_steps, max_steps))
     applicable = [(w, v) for w, v in zip(_WEIGHTS, values) if v is not None and w > 0]
-    raw: float | None = None
-    if applicable:
-        total_w = sum(w for w, _ in applicable)
-        raw = min(1.0, max(0.0, _nearest_simple(math.fsum(w / total_w * float(v or 0.0)
-                                                          for w, v in applicable))))
-    if len(_COMPOSITE) >= _MEMO_MAX:
-        _COMPOSITE.clear()
-    _COMPOSITE[key] = raw
-    return raw
-
-
-_MISS: Any = object()
+    if not applicable:
+        return None
+    total_w = sum(w for w, _ in applicable)
+    return min(1.0, max(0.0, _nearest_simple(math.fsum(w / total_w * float(v or 0.0)
+                                                      for w, v in applicable))))
 
 
 def lcs_counts(kept: Sequence[int], call_step: list[int], ml: list[int], rows: list[list[int]],

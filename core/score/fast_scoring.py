@@ -21,6 +21,7 @@ general path). Anything else returns None and ``score_run`` takes the general pa
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,7 +31,7 @@ from ..match.matching import _exact_key
 from ..metrics.calls import prf_counts
 from ..model import Case, Trajectory
 from ..report.scorecard import _r, run_result_of
-from .case_plan import CasePlan, case_plan
+from .case_plan import CasePlan, case_plan, forbidden_match
 from .fast_figures import argument_accuracy, composite_score, lcs_counts
 from .fast_outcome import max_matching, outcome
 
@@ -41,9 +42,16 @@ _AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # effici
 #: how many runs took the general path, by reason ("case", "run", "args")
 FALLBACKS: Counter[str] = Counter()
 FAST: Counter[str] = Counter()  # runs scored here ("runs")
+# hosts score from threads: a Counter's += is a read and a write, so the counts are kept under
+# a lock (``count``); the figures never read them
+_COUNTS_LOCK = threading.Lock()
 
-# forbidden_calls patterns -> {tool name: whether it matches one} (_forbidden_names)
-_FORBIDDEN: dict[tuple[str, ...], dict[str, bool]] = {}
+
+def count(counter: Counter[str], reason: str) -> None:
+    """Add one to ``counter[reason]`` (``FALLBACKS`` or ``FAST``) under the counts' lock."""
+    with _COUNTS_LOCK:
+        counter[reason] += 1
+
 
 
 def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
@@ -60,17 +68,17 @@ def fast_plan(traj: Trajectory, plan: CasePlan | None) -> Any:
     or ``case_plan.plan_for`` by case id: the case is never built here), or None (counted
     in ``FALLBACKS``; None for ``plan`` is a case outside the scope)."""
     if plan is None:
-        FALLBACKS["case"] += 1
+        count(FALLBACKS, "case")
         return None
     meta = traj.metadata
     if type(traj) is not Trajectory or not meta.keys() <= RUN_META:
-        FALLBACKS["run"] += 1
+        count(FALLBACKS, "run")
         return None
     r = _score(traj, plan, meta)
     if r is None:
-        FALLBACKS["args"] += 1
+        count(FALLBACKS, "args")
     else:
-        FAST["runs"] += 1
+        count(FAST, "runs")
     return r
 
 
@@ -315,24 +323,11 @@ def _joined_by_id(traj: Trajectory, n: int) -> list[Any] | None:
 
 def _forbidden_names(plan: CasePlan, cnames: list[str]) -> set[str]:
     """The tool names among ``cnames`` that match a ``forbidden_calls`` pattern
-    (``plan.is_forbidden``, remembered per pattern list across plans: plans are built per
-    case object or decoded per run, so their own table starts empty on most runs)."""
+    (``case_plan.forbidden_match``, remembered per pattern list and name across plans: plans
+    are built per case object or decoded per run, so a plan's own table starts empty on
+    most runs)."""
     pats = plan.forbidden
-    table = _FORBIDDEN.get(pats)
-    if table is None:
-        if len(_FORBIDDEN) >= 4096:
-            _FORBIDDEN.clear()
-        table = _FORBIDDEN[pats] = {}
-    bad = set()
-    for nm in cnames:
-        hit = table.get(nm)
-        if hit is None:
-            if len(table) >= 4096:
-                table.clear()
-            hit = table[nm] = plan.is_forbidden(nm)
-        if hit:
-            bad.add(nm)
-    return bad
+    return {nm for nm in cnames if forbidden_match(pats, nm)}
 
 
 __all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact", "fast_plan", "score_facts"]

@@ -21,7 +21,7 @@ from ..model import Case
 from ..read.traces.native_facts import LineRun
 from ..report.scorecard import RunResult
 from .case_plan import plan_for
-from .fast_scoring import FAST, RUN_META, score_facts
+from .fast_scoring import FAST, RUN_META, count, score_facts
 from .scoring import score_compact_by_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,7 +55,7 @@ def line_fast(run: LineRun, plan: Any) -> RunResult | None:
                     run.tokens, run.cost, run.latency,
                     (lambda: run.trajectory().pairs()) if run.json_like else None)
     if r is not None:
-        FAST["runs"] += 1
+        count(FAST, "runs")
     return r  # type: ignore[no-any-return]
 
 
