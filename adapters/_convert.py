@@ -445,6 +445,38 @@ def _msg_calls(m: Any, where: str, g: Callable[[str], Any] | None = None) -> tup
     return tuple(calls)
 
 
+_FLAG_WORDS = {"true": True, "false": False}
+
+
+def tool_message_flag(g: Callable[[str], Any], where: str) -> tuple[bool | None, str | None]:
+    """``(is_error, error text)`` of a tool message: its own ``is_error`` or its metadata's
+    (RAGAS messages have no error flag of their own). The flag is a bool, or the string
+    ``"true"``/``"false"`` (any case); None when not given. ``metadata["error"]`` is the
+    error text of a result flagged failed. Raises ``DatasetError`` naming ``where`` for
+    any other flag value (``"yes"``, 1) and for ``error`` given without ``is_error: True``
+    (the failure must be flagged, so the text alone never decides it)."""
+    meta = g("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    raw = g("is_error")
+    key = "is_error"
+    if raw is None:
+        raw, key = meta.get("is_error"), "metadata['is_error']"
+    flag: bool | None
+    if raw is None or isinstance(raw, bool):
+        flag = raw
+    elif isinstance(raw, str) and raw.strip().lower() in _FLAG_WORDS:
+        flag = _FLAG_WORDS[raw.strip().lower()]
+    else:
+        raise DatasetError(f"{where}.{key} is {raw!r}; write True or False (a failed tool result "
+                           "is metadata={'is_error': True, 'error': '<text>'})")
+    err = meta.get("error")
+    if err is not None and err is not False and flag is not True:
+        raise DatasetError(f"{where}.metadata['error'] is {err!r} but the result is not flagged failed; "
+                           "a failed tool result is metadata={'is_error': True, 'error': '<text>'} "
+                           "(error holds its text)")
+    return flag, (str(err) if err not in (None, True) else None)
+
+
 def messages_trajectory(messages: Sequence[Any], *, source_format: str = "messages") -> Trajectory:
     """A trajectory from a chat message list: OpenAI dicts (``role``, ``tool_calls`` with
     ``function.arguments`` as JSON string or dict, legacy ``function_call``), LangChain message
@@ -469,14 +501,12 @@ def messages_trajectory(messages: Sequence[Any], *, source_format: str = "messag
                 final = text
         elif role == "tool":
             status = g("status")
-            meta = g("metadata")
-            meta = meta if isinstance(meta, Mapping) else {}
-            flagged = g("is_error") is True or meta.get("is_error") is True
-            err_text = meta.get("error")
+            flag, err_text = tool_message_flag(g, f"messages[{i}]")
+            failed = status == "error" or flag is True
             steps.append(_step(len(steps), "tool_result", None, (), ToolResult(
                 call_id=g("tool_call_id"), name=g("name"), output=text,
-                is_error=True if (status == "error" or flagged) else (False if status == "success" else None),
-                error=str(err_text) if err_text else None)))
+                is_error=True if failed else (False if (status == "success" or flag is False) else None),
+                error=err_text if failed else None)))
         else:
             raise TraceFormatError(f"messages[{i}]: unknown message role {role!r}")
     if steps and steps[-1].kind == "assistant":
@@ -508,10 +538,7 @@ def messages_calls(messages: Sequence[Any]) -> tuple[tuple[ToolCall, ...], str |
             if not seen_user:
                 user, seen_user = _msg_text(m, g), True
         elif role == "tool":
-            meta = g("metadata")
-            meta = meta if isinstance(meta, Mapping) else {}
-            if (g("status") == "error" or g("is_error") is True or meta.get("is_error") is True
-                    or meta.get("error")):
+            if g("status") == "error" or tool_message_flag(g, f"messages[{i}]")[0]:
                 return None
         elif role != "system":
             return None
@@ -524,21 +551,17 @@ def ragas_trajectory(user_input: Sequence[Any]) -> Trajectory:
 
 
 def message_settings(messages: Sequence[Any] | None) -> dict[str, Any]:
-    """Per-sample case settings carried by a message list: ``metadata["trajcheck"]`` of the
-    first user message (RAGAS ``HumanMessage(metadata=...)`` or a dict with ``metadata``),
-    ``{}`` when absent. Raises ``DatasetError`` when it is not a dict."""
+    """Per-sample case settings carried by a message list: the metadata of the first user
+    message (RAGAS ``HumanMessage(metadata=...)`` or a dict with ``metadata``), read by
+    ``_settings.namespaced`` (its ``"trajcheck"`` block, else the keys only trajcheck uses);
+    ``{}`` when absent. Raises ``DatasetError`` naming the message for a bad block."""
+    from ._settings import namespaced
+
     for i, m in enumerate(messages or ()):
         g = _getter(m)
         if _msg_role(m, g) != "user":
             continue
-        meta = g("metadata")
-        if not isinstance(meta, Mapping) or meta.get("trajcheck") is None:
-            return {}
-        inner = meta["trajcheck"]
-        if not isinstance(inner, Mapping):
-            raise DatasetError(f"messages[{i}].metadata['trajcheck'] must be a dict, got {type(inner).__name__}")
-        check_keys(inner, SETTING_KEYS, f"messages[{i}].metadata['trajcheck']")
-        return dict(inner)
+        return namespaced(g("metadata"), f"messages[{i}].metadata")
     return {}
 
 
@@ -680,6 +703,9 @@ def check_settings(settings: Mapping[str, Any] | None, where: str) -> None:
     given = {k: v for k, v in (settings or {}).items() if v is not None}
     if not given:
         return
+    from ._settings import read
+
+    read(given, f"{where} settings")
     try:
         build_case("settings", "", None, given)
     except DatasetError as e:
@@ -721,20 +747,11 @@ def apply_match(expected: Sequence[ExpectedCall], match: Mapping[str, Any] | Non
 
 
 def metadata_settings(metadata: Any, where: str = "metadata") -> dict[str, Any]:
-    """The trajcheck settings held in a framework's metadata dict: ``metadata["trajcheck"]``
-    when present (the rest of the metadata is the user's own and is not read), else the
-    metadata itself. Either way every key must be one of :data:`SETTING_KEYS`: an unknown or
-    misspelled key raises ``DatasetError`` naming it and the closest known key (keep other
-    metadata next to a ``"trajcheck"`` block)."""
-    if not metadata:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise DatasetError(f"{where} must be a dict, got {type(metadata).__name__}")
-    inner = metadata.get("trajcheck")
-    if inner is not None:
-        if not isinstance(inner, Mapping):
-            raise DatasetError(f"{where}['trajcheck'] must be a dict, got {type(inner).__name__}")
-        check_keys(inner, SETTING_KEYS, f"{where}['trajcheck']")
-        return dict(inner)
-    check_keys(metadata, SETTING_KEYS, f"{where} (put other keys beside a 'trajcheck' block)")
-    return dict(metadata)
+    """The trajcheck settings held in a framework's metadata dict, read by
+    ``_settings.namespaced``: ``metadata["trajcheck"]`` when present (the rest is the team's
+    own and is not read), else the keys only trajcheck uses found at the top level. Raises
+    ``DatasetError`` naming the key for an unknown key in the block, a near miss at the top
+    level, or a malformed value."""
+    from ._settings import namespaced
+
+    return namespaced(metadata, where)

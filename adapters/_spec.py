@@ -53,18 +53,22 @@ class MetricSpec:
     def case_for(self, traj: Trajectory, reference: Mapping[str, Any] | None, *, case_id: str,
                  case_input: Any = None, expected_given: bool | None = None) -> tuple[Case, frozenset[str]]:
         """The ``Case`` for one run and which reference fields were given (see :meth:`score`)."""
+        from . import _settings
+
         ref = dict(reference or {})
         ref_expected = ref.pop("expected_calls", None)
-        exp = (_convert.expected_from_reference(ref_expected, where=f"case {case_id!r}: expected_calls")
-               if ref_expected is not None else ())
+        if ref_expected is not None:
+            ref["expected_calls"] = [e.to_dict() for e in _convert.expected_from_reference(
+                ref_expected, where=f"case {case_id!r}: expected_calls")]
         given = expected_given if expected_given is not None else ref_expected is not None
-        case = _convert.build_case(case_id, case_input if case_input is not None else traj.user_input,
-                                   exp, ref, dict(self.settings))
-        merged = dict(ref.get("match") or {})
-        merged.update(self.match or {})
-        if merged:
-            case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged))
-        return case, _convert.provided_keys(ref, self.settings, expected=given)
+        own = dict(self.settings)
+        if self.match:
+            own["match"] = self.match
+        r = _settings.resolve(case_id, case_input if case_input is not None else traj.user_input, (),
+                              [_settings.Layer(f"case {case_id!r} reference", ref),
+                               _settings.Layer("the scorer's settings", own, per_case=False)],
+                              expected_given=given)
+        return r.case, r.provided
 
     def score(self, traj: Trajectory, reference: Mapping[str, Any] | None, *, case_id: str,
               case_input: Any = None, expected_given: bool | None = None, how: str = "") -> MetricResult:
@@ -147,7 +151,10 @@ def reference_block(ref: Any, where: str, host_keys: Sequence[str] = ()) -> dict
     """The trajcheck settings in a host's reference mapping: its ``"trajcheck"`` block when it
     has one (the host's own keys may sit beside it), else the whole mapping, whose keys must
     be settings or one of ``host_keys`` (the host's own reference names, left out). None is
-    ``{}``. Unknown keys raise ``DatasetError`` naming ``where`` and the closest known key."""
+    ``{}``. Read by ``_settings.read``: unknown keys (also inside expected calls and
+    ``match``) raise ``DatasetError`` naming ``where`` and the closest known key."""
+    from . import _settings
+
     if ref is None:
         return {}
     if not isinstance(ref, Mapping):
@@ -155,16 +162,9 @@ def reference_block(ref: Any, where: str, host_keys: Sequence[str] = ()) -> dict
 
         raise DatasetError(f"{where}: expected a dict of trajcheck settings, got {type(ref).__name__}")
     if "trajcheck" in ref:
-        inner = ref["trajcheck"]
-        if not isinstance(inner, Mapping):
-            from trajcheck.errors import DatasetError
-
-            raise DatasetError(f"{where}['trajcheck'] must be a dict, got {type(inner).__name__}")
-        _catalog.check_keys(inner, _convert.SETTING_KEYS, f"{where}['trajcheck']")
-        return dict(inner)
-    _catalog.check_keys(ref, tuple(_convert.SETTING_KEYS) + tuple(host_keys),
-                        f"{where} (put other keys beside a 'trajcheck' block)")
-    return {k: v for k, v in ref.items() if k not in host_keys}
+        return _settings.read(ref["trajcheck"], f"{where}['trajcheck']")
+    out = _settings.read(ref, f"{where} (put other keys beside a 'trajcheck' block)", extra_keys=host_keys)
+    return {k: v for k, v in out.items() if k not in host_keys}
 
 
 def row_settings(traj: Trajectory, expected_calls: Sequence[Any] | None, **settings: Any) -> dict[str, Any]:

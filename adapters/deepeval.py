@@ -163,8 +163,19 @@ class _Common:
                  semantic_scorer: Callable[[str, str], float] | None = None,
                  judge: Callable[[str, Any, Any], bool] | None = None,
                  strict_mode: bool = False, async_mode: bool = True,
-                 verbose_mode: bool = False, include_reason: bool = True) -> None:
-        """One constructor for both metric classes (arguments: see :class:`TrajcheckMetric`)."""
+                 verbose_mode: bool = False, include_reason: bool = True, **unknown: Any) -> None:
+        """One constructor for both metric classes (arguments: see :class:`TrajcheckMetric`).
+        An unknown keyword raises ``MetricInputError`` naming the closest known one."""
+        if unknown:
+            import inspect
+
+            from trajcheck.model import did_you_mean
+
+            known = [p for p in inspect.signature(_Common.__init__).parameters
+                     if p not in ("self", "unknown")]
+            k = sorted(unknown)[0]
+            raise MetricInputError(f"{type(self).__name__}: unknown option {k!r}{did_you_mean(k, known)}; "
+                                   f"known: {', '.join(known)}")
         given = locals()
         settings = {k: given[k] for k in _SETTING_ARGS}
         options = {k: given[k] for k in _OPTION_ARGS}
@@ -196,6 +207,11 @@ class _Common:
         self.should_consider_ordering = should_consider_ordering
         _catalog.check_option("mode", mode, where)
         _catalog.check_option("dialect", dialect, where)
+        if (row.key == "trajectory_match" and mode is None and dialect is None
+                and should_exact_match is None and should_consider_ordering is None):
+            # no mode given: DeepEval's own default (both flags False), so that the metric
+            # with DeepEval's defaults spelled out is the same metric
+            should_exact_match = should_consider_ordering = False
         if should_exact_match is not None or should_consider_ordering is not None:
             if row.key != "trajectory_match":
                 raise MetricInputError(f"{where}: should_exact_match/should_consider_ordering apply "
@@ -238,14 +254,18 @@ class _Common:
 
     def _case(self, test_case: Any, case_id: str, case_input: Any, expected: Any,
               expected_given: bool) -> tuple[Case, frozenset[str], dict[str, Any]]:
+        from . import _settings
+
         meta = _convert.metadata_settings(getattr(test_case, "metadata", None), "test_case.metadata")
-        own = self._settings()
-        case = _convert.build_case(case_id, case_input, expected, meta, own)
-        match = dict(meta.get("match") or {})
-        match.update(getattr(self, "match", None) or {})
-        if match:
-            case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, match))
-        return case, _convert.provided_keys(meta, own, expected=expected_given), meta
+        own = dict(self._settings())
+        if getattr(self, "match", None):
+            own["match"] = self.match
+        where = f"{type(self).__name__}(...)"
+        r = _settings.resolve(case_id, case_input, expected,
+                              [_settings.Layer("test_case.metadata", meta),
+                               _settings.Layer(where, _settings.read(own, where), per_case=False)],
+                              expected_given=expected_given)
+        return r.case, r.provided, dict(r.settings)
 
     def _run(self, traj: Trajectory, case: Case, provided: frozenset[str],
              meta: Mapping[str, Any]) -> float | None:

@@ -64,7 +64,7 @@ except ImportError as _e:  # pragma: no cover - exercised only without the extra
 from trajcheck.errors import MetricInputError
 from trajcheck.model import Trajectory
 
-from . import _catalog, _spec
+from . import _catalog, _settings, _spec
 
 __all__ = ["trajcheck_scorer", "pass_hat_k", "pass_at_k", "success_rate", "routing_macro_f1",
            "trajectory_of", "sample_metadata", "trajcheck_epochs"]
@@ -119,7 +119,7 @@ def trajcheck_scorer(metric: str = "tool_call_f1", *, name: str | None = None, m
         async def score(state: TaskState, target: Target) -> Score:
             traj = trajectory_of(state)
             md = state.metadata or {}
-            ref = _spec.reference_block(md.get("trajcheck"), f"sample {state.sample_id!r} metadata['trajcheck']")
+            ref = _settings.namespaced(md, f"sample {state.sample_id!r} metadata")
             cid = str(state.sample_id)
             case, _p = spec.case_for(traj, ref, case_id=cid)
             meta: dict[str, Any] = {"metric": spec.row.key, "route": _route(traj, case),

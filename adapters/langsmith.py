@@ -58,10 +58,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
-from trajcheck.errors import DatasetError, TrajcheckError
+from trajcheck.errors import TrajcheckError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
@@ -93,44 +92,41 @@ def _case_input(inputs: Any) -> Any:
 
 
 def _reference(ref: Any) -> dict[str, Any]:
-    """The settings part of ``reference_outputs`` (strict), see the module doc."""
+    """The settings part of ``reference_outputs`` (strict, ``_settings.read``), see the module doc."""
+    from . import _settings
+
     if ref is None:
         return {}
     if not isinstance(ref, Mapping):
         return {"expected_calls": ref}
     if "trajcheck" in ref:
-        inner = ref["trajcheck"]
-        if not isinstance(inner, Mapping):
-            raise DatasetError(f"reference_outputs['trajcheck'] must be a dict, got {type(inner).__name__}")
-        _catalog.check_keys(inner, _convert.SETTING_KEYS + _REF_TRAJ_KEYS, "reference_outputs['trajcheck']")
-        return dict(inner)
-    _catalog.check_keys(ref, _convert.SETTING_KEYS + _REF_TRAJ_KEYS,
-                        "reference_outputs (put other keys beside a 'trajcheck' block)")
-    return dict(ref)
+        return _settings.read(ref["trajcheck"], "reference_outputs['trajcheck']", extra_keys=_REF_TRAJ_KEYS)
+    return _settings.read(ref, "reference_outputs (put other keys beside a 'trajcheck' block)",
+                          extra_keys=_REF_TRAJ_KEYS)
 
 
 def _to_trajcheck(inputs: Any, outputs: Any, reference_outputs: Any, settings: Mapping[str, Any] | None,
                   match: Mapping[str, Any] | None, case_id: str
                   ) -> tuple[Trajectory, Case, frozenset[str], dict[str, Any]]:
+    from . import _settings
+
     traj = _convert.any_trajectory(outputs, where="outputs")
     ref = _reference(reference_outputs)
-    expected: tuple[Any, ...] = ()
-    given = False
-    if "expected_calls" in ref and ref["expected_calls"] is not None:
-        expected = _convert.expected_from_reference(ref["expected_calls"],
-                                                    where="reference_outputs.expected_calls")
-        given = True
+    layer = {k: v for k, v in ref.items() if k not in _REF_TRAJ_KEYS}
+    if ref.get("expected_calls") is not None:
+        layer["expected_calls"] = [e.to_dict() for e in _convert.expected_from_reference(
+            ref["expected_calls"], where="reference_outputs.expected_calls")]
     elif any(k in ref for k in _REF_TRAJ_KEYS):
-        expected = _convert.expected_from_reference({k: ref[k] for k in _REF_TRAJ_KEYS if k in ref})
-        given = True
-    case_settings = {k: v for k, v in ref.items() if k not in _REF_TRAJ_KEYS and k != "expected_calls"}
-    case = _convert.build_case(case_id, _case_input(inputs), expected, case_settings, settings)
-    merged_match = dict(ref.get("match") or {})
-    merged_match.update(match or {})
-    if merged_match:
-        case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged_match))
-    provided = _convert.provided_keys(case_settings, settings, expected=given)
-    return traj, case, provided, ref
+        layer["expected_calls"] = [e.to_dict() for e in _convert.expected_from_reference(
+            {k: ref[k] for k in _REF_TRAJ_KEYS if k in ref})]
+    own = dict(settings or {})
+    if match:
+        own["match"] = match
+    r = _settings.resolve(case_id, _case_input(inputs), (),
+                          [_settings.Layer("reference_outputs", layer),
+                           _settings.Layer("TrajcheckEvaluator(...)", _settings.read(own, "TrajcheckEvaluator"),
+                                           per_case=False)])
+    return traj, r.case, r.provided, {**ref, **r.settings}
 
 
 def to_trajcheck(inputs: Any, outputs: Any, reference_outputs: Any, *,

@@ -49,7 +49,7 @@ from trajcheck.errors import MetricInputError, TraceFormatError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Trajectory
 
-from . import _convert, _spec
+from . import _convert, _settings, _spec
 
 __all__ = ["TrajcheckEvaluator", "TrajcheckReportEvaluator", "trajectory_of", "spans_of", "case_metadata"]
 
@@ -119,9 +119,7 @@ def case_metadata(traj: Trajectory | Any, expected_calls: Sequence[Any] | None =
 
 
 def _reference(ctx: Any) -> dict[str, Any]:
-    md = ctx.metadata
-    block = md.get("trajcheck") if isinstance(md, Mapping) else None
-    return _spec.reference_block(block, f"case {ctx.name!r} metadata['trajcheck']")
+    return _settings.namespaced(ctx.metadata, f"case {ctx.name!r} metadata")
 
 
 @dataclass(repr=False)
@@ -214,10 +212,9 @@ class TrajcheckReportEvaluator(ReportEvaluator):  # type: ignore[misc]
             res = None if sc is None else MetricResult(name, float(sc.value), "", {},
                                                        sc.value == 1.0 if spec.row.key == "forbidden_calls" else None)
             traj = case = None
-            md = c.metadata.get("trajcheck") if isinstance(c.metadata, Mapping) else None
             try:
                 traj = trajectory_of(_Out(c.output, task), "output")
-                case, _p = spec.case_for(traj, _spec.reference_block(md, f"case {task!r} metadata['trajcheck']"),
+                case, _p = spec.case_for(traj, _settings.namespaced(c.metadata, f"case {task!r} metadata"),
                                          case_id=task)
             except TraceFormatError:
                 pass

@@ -105,26 +105,50 @@ def ragas_mode(strict_order: bool) -> str:
     return _t.normalize_mode(_t.ragas_mode("ToolCallAccuracy", bool(strict_order)), "ragas")
 
 
+def _sample_name(user_input: Sequence[Any] | None) -> str:
+    """How messages name a sample: ``sample "<first user message, cut at 60 characters>"``
+    (RAGAS hands a metric no row index or id)."""
+    for m in user_input or ():
+        g = _convert._getter(m)
+        if _convert._msg_role(m, g) == "user":
+            text = _convert._msg_text(m, g) or ""
+            text = " ".join(text.split())
+            return f"sample {text[:57] + '...' if len(text) > 60 else text!r}"
+    return "sample with no user message"
+
+
+def _resolve(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] | None,
+             settings: Mapping[str, Any], match: Mapping[str, Any] | None,
+             case_id: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """The case (``_settings.resolve``: the sample's first HumanMessage metadata, then the
+    metric's settings) and the sample's own settings."""
+    from . import _settings
+
+    cid = case_id or _sample_name(user_input)
+    per_sample = _convert.message_settings(user_input)
+    own = dict(settings)
+    if match:
+        own["match"] = match
+    r = _settings.resolve(cid, None, _convert.ragas_expected(reference_tool_calls),
+                          [_settings.Layer("the sample's HumanMessage metadata", per_sample),
+                           _settings.Layer("the metric", _settings.read(own, "the metric"), per_case=False)],
+                          expected_given=reference_tool_calls is not None)
+    return r, per_sample
+
+
 def _to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] | None,
                   settings: Mapping[str, Any], match: Mapping[str, Any] | None,
-                  case_id: str = "ragas") -> tuple[Trajectory, Case, frozenset[str], dict[str, Any]]:
+                  case_id: str | None = None) -> tuple[Trajectory, Case, frozenset[str], dict[str, Any]]:
     traj = _convert.ragas_trajectory(user_input)
-    per_sample = _convert.message_settings(user_input)
-    merged_match = dict(per_sample.get("match") or {})
-    merged_match.update(match or {})
-    case = _convert.build_case(case_id, traj.user_input, _convert.ragas_expected(reference_tool_calls),
-                               per_sample, settings)
-    provided = _convert.provided_keys(per_sample, settings, expected=reference_tool_calls is not None)
-    if merged_match:
-        from dataclasses import replace
+    r, _per_sample = _resolve(user_input, reference_tool_calls, settings, match, case_id)
+    from dataclasses import replace
 
-        case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, merged_match))
-    return traj, case, provided, per_sample
+    return traj, replace(r.case, input=traj.user_input), r.provided, dict(r.settings)
 
 
 def to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] | None,
                  settings: Mapping[str, Any], match: Mapping[str, Any] | None,
-                 case_id: str = "ragas") -> tuple[Trajectory, Case]:
+                 case_id: str | None = None) -> tuple[Trajectory, Case]:
     """``(Trajectory, Case)`` for a RAGAS sample's ``user_input`` and
     ``reference_tool_calls`` under a metric's settings (``_convert`` conventions).
 
@@ -229,19 +253,19 @@ def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mappin
                                                               args_mode=o.args_mode, arg_note=arg_note))
     if kind in _CALLS_ONLY and not match:
         fast = _convert.messages_calls(user_input)
-        per_sample = _convert.message_settings(user_input)
-        if fast is not None and not per_sample.get("match"):
+        if fast is not None:
             calls, text = fast
-            case = _convert.build_case("ragas", text, _convert.ragas_expected(reference_tool_calls),
-                                       per_sample, settings)
-            provided = _convert.provided_keys(per_sample, settings,
-                                              expected=reference_tool_calls is not None)
-            return _catalog.compute(kind, list(calls), case, o, provided, _HOW)  # type: ignore[arg-type]
-    traj, case, provided, per_sample = _to_trajcheck(user_input, reference_tool_calls, settings, match)
-    if per_sample.get("before_state") is not None or per_sample.get("after_state") is not None:
+            r, per_sample = _resolve(user_input, reference_tool_calls, settings, None)
+            if not r.settings.get("match"):
+                from dataclasses import replace
+
+                return _catalog.compute(kind, list(calls), replace(r.case, input=text), o,  # type: ignore[arg-type]
+                                        r.provided, _HOW)
+    traj, case, provided, merged = _to_trajcheck(user_input, reference_tool_calls, settings, match)
+    if merged.get("before_state") is not None or merged.get("after_state") is not None:
         from dataclasses import replace
 
-        o = replace(o, before_state=per_sample.get("before_state"), after_state=per_sample.get("after_state"))
+        o = replace(o, before_state=merged.get("before_state"), after_state=merged.get("after_state"))
     return _catalog.compute(kind, traj, case, o, provided, _HOW)
 
 

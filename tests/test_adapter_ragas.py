@@ -189,12 +189,16 @@ def test_per_sample_settings_and_failed_results_from_message_metadata():
     s = MultiTurnSample(user_input=msgs, reference_tool_calls=[RTC(name="create_ticket", args=call)])
     # optional search_docs not counted, failed-and-retried create_ticket set aside: F1 = 1.0
     assert ar.TrajcheckToolCallF1().multi_turn_score(s) == 1.0
-    # the instance's setting wins: search_docs counts -> P = 1/2, R = 1, F1 = 2/3
-    assert ar.TrajcheckToolCallF1(optional_calls=[]).multi_turn_score(s) == pytest.approx(2 / 3)
+    # lists are joined (instance + sample): an empty instance list removes nothing ...
+    assert ar.TrajcheckToolCallF1(optional_calls=[]).multi_turn_score(s) == 1.0
+    # ... and without the sample's optional_calls search_docs counts -> P = 1/2, R = 1, F1 = 2/3
+    msgs[0] = HumanMessage(content="My monitor flickers; open a ticket.")
+    s1 = MultiTurnSample(user_input=msgs, reference_tool_calls=s.reference_tool_calls)
+    assert ar.TrajcheckToolCallF1().multi_turn_score(s1) == pytest.approx(2 / 3)
     # without the error flag the failed attempt is an extra call too: P = 1/3, R = 1 -> 0.5
     msgs[4] = ToolMessage(content="503")
     s2 = MultiTurnSample(user_input=msgs, reference_tool_calls=s.reference_tool_calls)
-    assert ar.TrajcheckToolCallF1(optional_calls=[]).multi_turn_score(s2) == pytest.approx(0.5)
+    assert ar.TrajcheckToolCallF1().multi_turn_score(s2) == pytest.approx(0.5)
     # per-sample expected calls in dataset-row form carry matchers RAGAS's ToolCall cannot
     msgs[0] = HumanMessage(content="x", metadata={"trajcheck": {"expected_calls": [
         {"name": "create_ticket", "args": {"title": "monitor"}, "match": {"title": "contains"},
