@@ -128,9 +128,9 @@ def read(block: Any, where: str, *, comma_lists: bool = False,
             v = split_names(v)
         out[k] = v
     if out.get("expected_calls") is not None:
-        check_calls(out["expected_calls"], f"{where}['expected_calls']")
+        check_calls(out["expected_calls"], f"{where}: expected_calls")
     if out.get("match") is not None:
-        check_match(out["match"], f"{where}['match']")
+        check_match(out["match"], f"{where}: match")
     return out
 
 
@@ -206,14 +206,16 @@ def _jsonable(v: Any) -> bool:
     return True
 
 
-def namespaced(shared: Any, where: str, *, comma_lists: bool = False) -> dict[str, Any]:
+def namespaced(shared: Any, where: str, *, comma_lists: bool = False,
+               extra_keys: Sequence[str] = ()) -> dict[str, Any]:
     """trajcheck's settings in a mapping shared with the team's own data (see the module doc).
 
     Args:
         shared: DeepEval ``test_case.metadata``, a RAGAS message's ``metadata``, an Inspect
             sample's or pydantic-evals case's ``metadata``, promptfoo ``vars`` (None: ``{}``).
         where: its name in messages.
-        comma_lists: as in :func:`read`.
+        comma_lists, extra_keys: as in :func:`read` (``extra_keys``: the host's own option
+            names, read inside the block only).
 
     Returns:
         ``shared["trajcheck"]`` read strictly when present (promptfoo may give it as a JSON
@@ -237,7 +239,7 @@ def namespaced(shared: Any, where: str, *, comma_lists: bool = False) -> dict[st
                 raise DatasetError(f"{where}['trajcheck']: not valid JSON ({e.msg})") from e
         if not isinstance(inner, Mapping):
             raise DatasetError(f"{where}['trajcheck'] must be a dict, got {type(inner).__name__}")
-        return read(inner, f"{where}['trajcheck']", comma_lists=comma_lists)
+        return read(inner, f"{where}['trajcheck']", comma_lists=comma_lists, extra_keys=extra_keys)
     own = {k: shared[k] for k in OWN_KEYS if k in shared}
     for k in shared:
         if not isinstance(k, str) or k in own or k.startswith("_"):

@@ -179,7 +179,8 @@ def build_case(spec: Mapping[str, Any], *, case_id: str, case_input: Any) -> Any
         if k in spec and spec[k] is not None:
             v = maybe_json(spec[k], k)
             if k in ("optional_calls", "forbidden_calls", "response_must_include") and isinstance(v, str):
-                v = [v]
+                # promptfoo's own tool assertions take a comma string of names
+                v = [p.strip() for p in v.split(",") if p.strip()]
             if k in ("expected_calls", "optional_calls", "forbidden_calls", "precedence",
                      "forbidden_sequences", "response_must_include", "tools",
                      "faults") and not isinstance(v, list):

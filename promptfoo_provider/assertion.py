@@ -104,35 +104,46 @@ def find_own_assertion(context: Mapping[str, Any]) -> tuple[Mapping[str, Any] | 
 
 
 def _spec(context: Mapping[str, Any]) -> dict[str, Any]:
-    """Expectation and options: assertion ``config`` keys win over the test's ``vars`` keys.
+    """Expectation and options from the assertion ``config`` and the test's ``vars``, read by
+    ``trajcheck.adapters._settings`` with the rules of every host: lists (forbidden, optional
+    calls, precedence, ...) are joined, any other key set in both with different values is
+    an error, lists of names may be comma strings (as promptfoo's own tool assertions take).
 
     Every config key must be known (an unknown one fails the assertion naming the closest
-    known key). Vars are the prompt's too, so only known keys are read from them, but a var
-    whose name is a near miss of a known key (``expected_call``) fails the assertion rather
-    than being silently ignored."""
-    from trajcheck.model import did_you_mean
+    known key). Vars are the prompt's too: trajcheck reads ``vars.trajcheck`` (a mapping or
+    JSON string) when the test has it, else only the vars only trajcheck uses
+    (``expected_calls``, ``forbidden_calls``, ...); vars named ``case``, ``tools``,
+    ``metric``, ``match``, ``user`` stay the prompt's. A var one letter from a trajcheck key
+    (``expected_call``) fails the assertion rather than being silently ignored."""
+    from trajcheck.adapters import _settings
+    from trajcheck.errors import DatasetError
 
     known = CASE_KEYS + OPTION_KEYS + ROW_KEYS
-    spec: dict[str, Any] = {}
-    vars_ = context.get("vars")
-    if isinstance(vars_, Mapping):
-        for k in vars_:
-            if k in known:
-                spec[k] = vars_[k]
-            elif isinstance(k, str) and not k.startswith("_"):
-                from difflib import get_close_matches
 
-                if get_close_matches(k, known, n=1, cutoff=0.85):
-                    raise InputProblem(f"test var {k!r} is not a trajcheck key{did_you_mean(k, known)}; "
-                                       "rename it (or the var) so it is not mistaken for one")
+    def decoded(m: Mapping[str, Any], what: str) -> dict[str, Any]:
+        return {k: (maybe_json(v, f"{what} {k}") if k in known or k == "trajcheck" else v) for k, v in m.items()}
+
+    vars_ = context.get("vars")
     cfg = context.get("config")
     if cfg is not None and not isinstance(cfg, Mapping):
         raise InputProblem(f"assertion config must be a mapping, got {type(cfg).__name__}")
-    for k in cfg or {}:
-        if k not in known:
-            raise InputProblem(f"unknown config key {k!r}{did_you_mean(str(k), known)}; "
-                               f"known: {', '.join(known)}")
-    spec.update(cfg or {})
+    try:
+        from_vars = (_settings.namespaced(decoded(vars_, "var"), "test vars", comma_lists=True,
+                                          extra_keys=OPTION_KEYS)
+                     if isinstance(vars_, Mapping) else {})
+        from_cfg = _settings.read(decoded(cfg or {}, "config"), "assertion config", comma_lists=True,
+                                  extra_keys=OPTION_KEYS)
+        spec = _settings.merge([_settings.Layer("the test's vars", from_vars),
+                                _settings.Layer("the assertion's config", from_cfg, per_case=False)],
+                               _case_id(context, {**from_vars, **from_cfg}))
+        exp = spec.get("expected_calls")
+        if isinstance(exp, list):
+            names = [c if isinstance(c, str) else c.get("name") for c in exp]
+            for where, layer, one in (("test vars", from_vars, True), ("assertion config", from_cfg, False)):
+                if layer.get("match"):
+                    _settings.check_match(layer["match"], f"{where} match", names, per_case=one)
+    except DatasetError as e:
+        raise InputProblem(str(e)) from e
     return spec
 
 

@@ -97,16 +97,25 @@ def test_plain_list_json_string_with_optional_call():
     assert r["score"] == pytest.approx(0.8) and r["pass"] is False
 
 
-def test_config_wins_over_vars_and_vars_json_strings_are_read():
+def test_config_and_vars_one_precedence_and_vars_json_strings_are_read():
     out = [{"name": "a", "args": {}}]
     # vars only (as a JSON string, as promptfoo users must write lists in vars)
     assert get_assert(out, ctx(None, {"expected_calls": '["a"]'}))["score"] == 1.0
-    # config's expected_calls wins over vars': expected b, called a -> F1 0
+    # config and vars disagree on expected_calls: an error naming both, never one silently
     r = get_assert(out, ctx({"expected_calls": ["b"]}, {"expected_calls": '["a"]'}))
     assert r["score"] == 0.0 and r["pass"] is False
-    # keys missing from config come from vars: threshold 0.5 from vars, F1 = 2/3 passes
-    r = get_assert([{"name": "a"}, {"name": "z"}], ctx({"expected_calls": ["a"]}, {"threshold": "0.5"}))
+    assert "the test's vars" in r["reason"] and "the assertion's config" in r["reason"]
+    # keys missing from config come from vars.trajcheck: threshold 0.5, F1 = 2/3 passes
+    r = get_assert([{"name": "a"}, {"name": "z"}],
+                   ctx({"expected_calls": ["a"]}, {"trajcheck": '{"threshold": 0.5}'}))
     assert r["score"] == pytest.approx(2 / 3) and r["pass"] is True
+    # a var named like a shared setting (threshold, tools, user, match, metric) is the prompt's
+    r = get_assert([{"name": "a"}, {"name": "z"}], ctx({"expected_calls": ["a"]}, {"threshold": "0.5"}))
+    assert r["score"] == pytest.approx(2 / 3) and r["pass"] is False
+    # lists are joined: forbidden in config (defaultTest) and in vars both count
+    r = get_assert([{"name": "drop_db"}], ctx({"metric": "forbidden", "forbidden_calls": "delete_namespace"},
+                                              {"forbidden_calls": "drop_db, purge"}))
+    assert r["score"] == 0.0 and r["pass"] is False and "drop_db" in r["reason"]
 
 
 def _promptfoo_inverse(r):
@@ -236,7 +245,7 @@ def test_unparsed_arguments_count_but_never_match():
     ([{"name": "a"}], {"expected_calls": "[a"}, "expected_calls: not valid JSON"),
     ([{"name": "a"}], {"expected_calls": ["a"], "metric": "bleu"}, "unknown trajcheck metric 'bleu'"),
     ([{"name": "a"}], {"expected_calls": ["a"], "threshold": 2}, "threshold"),
-    ([{"name": "a"}], {"expected_calls": ["a"], "colour": "red"}, "unknown config key 'colour'"),
+    ([{"name": "a"}], {"expected_calls": ["a"], "colour": "red"}, "assertion config: unknown key 'colour'"),
     ([{"name": "a"}], {"expected_calls": ["a"], "args_mode": "loose"}, "args_mode"),
     ([{"name": "a"}], {"expected_calls": ["a"], "format": "klingon"}, "unknown format"),
 ])
