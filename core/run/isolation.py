@@ -20,7 +20,7 @@ In both worker modes the worker is started as ``python -I`` (no working folder, 
 not imported), with its output sent to the runner (``worker_pool`` writes it to the run's
 log, capped), and sets its own resource limits (``Limits``: processes, address space, file
 size) before it loads the agent; it dies with trajcheck (``PR_SET_PDEATHSIG``, and a watch
-pipe whose end of file makes it kill its whole process group). Source: issue 27 item 1;
+pipe whose end of file makes it kill its whole process group). Source:
 bubblewrap's manual (``bwrap(1)``).
 """
 

@@ -12,7 +12,7 @@ signed trajcheck run file, and every line must carry a MAC that checks; a line t
 is refused with its line number (``resume`` redoes its run; ``eval`` refuses the file). A
 file without a key file is read as any tool's trace file; when its lines carry MACs anyway
 (the key was lost or the file copied alone) ``eval`` says the signatures were not checked.
-Source: issue 27 item 2; RFC 2104 (HMAC) via the standard library's ``hmac``.
+Source: RFC 2104 (HMAC) via the standard library's ``hmac``.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai
             "bedrock": "messages", "gemini": "messages", "google_genai": "messages", "cohere": "messages",
             "mistral": "messages", "haystack": "messages", "llamaindex": "messages",
             "semantic_kernel": "messages", "strands": "messages", "ag2": "messages"}
-# readers added for issue 28 (refused shapes), registered here and detected in _detect_new
+# readers of shapes once refused, registered here and detected in _detect_new
 _ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
                                   "langchain_events": langchain_events.read, "litellm": litellm.read}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "

@@ -1,5 +1,5 @@
 """Argument, result, error and final-answer layouts of OTel span emitters that the plain
-attribute keys of ``otel`` do not cover (issue 28), kept apart so that ``otel`` stays one
+attribute keys of ``otel`` do not cover, kept apart so that ``otel`` stays one
 mapping of keys:
 
 - ``{"args": [...], "kwargs": {...}}``: how OpenInference and Traceloop (OpenLLMetry)
