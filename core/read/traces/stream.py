@@ -178,6 +178,7 @@ class TraceStream:
                         lr = line_run(obj)
                         if lr is not None and not lr.cnames:  # no call read: is one there?
                             acc.check(obj, lr.trajectory(), _NATIVE, f"{label}:{n}")
+                            lr._traj = None  # built for the check only: the fused route stays lean
                         if lr is not None:  # counted as the branch below counts such a line
                             seen_any = True
                             n_units += 1
