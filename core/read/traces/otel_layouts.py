@@ -136,6 +136,16 @@ def flagged_error(attrs: Mapping[str, Any]) -> str | None:
 
 
 def is_agent_span(span: Mapping[str, Any]) -> bool:
+    """Whether a span is an agent's own span (the one that may carry its final answer).
+
+    Args:
+        span: one span as the ``otel`` reader holds it (its attributes under ``"attrs"``).
+
+    Returns:
+        True for a GenAI ``invoke_agent`` / ``create_agent`` operation or an OpenInference
+        ``AGENT`` span kind, or a Traceloop ``agent`` span kind (the OpenTelemetry GenAI
+        agent-span, OpenInference and OpenLLMetry conventions).
+    """
     a = span["attrs"]
     return (a.get("gen_ai.operation.name") in ("invoke_agent", "create_agent") or
             str(a.get("openinference.span.kind") or "").upper() == "AGENT" or
