@@ -39,7 +39,7 @@ from difflib import get_close_matches
 from typing import Any
 
 from trajcheck.errors import DatasetError
-from trajcheck.model import Case, ExpectedCall, did_you_mean
+from trajcheck.model import Case, ExpectedCall, check_case_field, did_you_mean
 
 from ._catalog import CASE_KEYS, ROW_KEYS
 
@@ -121,11 +121,12 @@ def read(block: Any, where: str, *, comma_lists: bool = False,
         if k not in known:
             raise DatasetError(f"{where}: unknown key {k!r}{did_you_mean(k, known)}; "
                                f"known: {', '.join(sorted(known))}")
-        if k in NAME_LIST_KEYS and isinstance(v, str):
-            if not comma_lists:
-                raise DatasetError(f"{where}: {k} is the string {v!r}; give a list of names: "
-                                   f"{json.dumps(split_names(v))}")
+        if k in NAME_LIST_KEYS and isinstance(v, str) and comma_lists:
             v = split_names(v)
+        try:
+            check_case_field(k, v)  # a string for a list of names is an error (one-letter names)
+        except DatasetError as e:
+            raise DatasetError(f"{where}: {e}") from e
         out[k] = v
     if out.get("expected_calls") is not None:
         check_calls(out["expected_calls"], f"{where}: expected_calls")
@@ -239,6 +240,10 @@ def namespaced(shared: Any, where: str, *, comma_lists: bool = False,
                 raise DatasetError(f"{where}['trajcheck']: not valid JSON ({e.msg})") from e
         if not isinstance(inner, Mapping):
             raise DatasetError(f"{where}['trajcheck'] must be a dict, got {type(inner).__name__}")
+        beside = [k for k in OWN_KEYS if k in shared]
+        if beside:  # read from one place only: a key left outside the block would be ignored
+            raise DatasetError(f"{where}: {beside[0]!r} is beside {where}['trajcheck'] and would not be "
+                               f"read; move it into the block")
         return read(inner, f"{where}['trajcheck']", comma_lists=comma_lists, extra_keys=extra_keys)
     own = {k: shared[k] for k in OWN_KEYS if k in shared}
     for k in shared:

@@ -593,6 +593,26 @@ _CASE_READERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = (
 )
 
 
+def check_case_field(key: str, value: Any) -> None:
+    """Check one case field's value the way ``Case.from_dict`` reads it.
+
+    Args:
+        key: a :class:`Case` field name (others are not checked).
+        value: the value as given (None is unset).
+
+    Raises:
+        DatasetError: ``malformed field '<key>' (<what was wrong>)``, the wording a case row
+            gets, so a host setting and a dataset row say the same thing.
+    """
+    read = dict(_CASE_READERS).get(key)
+    if read is None or value is None:
+        return
+    try:
+        read(value)
+    except (KeyError, TypeError, ValueError) as e:
+        raise DatasetError(f"malformed field {key!r} ({e})") from e
+
+
 @dataclass(frozen=True)
 class Case:
     """One dataset row: an input and what a correct run must (and must not) do.

@@ -170,10 +170,12 @@ def to_llm_test_case(traj: Trajectory, case: Case) -> Any:
     from deepeval.test_case import LLMTestCase, ToolCall
 
     before, after = _states(traj)
-    meta = dict(settings_of(case), before_state=before, after_state=after)
+    # the settings in the "trajcheck" block: the case's "user" is also a name teams use
+    block = dict(settings_of(case), before_state=before, after_state=after)
     failed = _failed(traj)
     if failed:
-        meta["failed_calls"] = failed
+        block["failed_calls"] = failed
+    meta = {"trajcheck": block}
     return LLMTestCase(
         name=case.id, input=case.input, actual_output=traj.final_response,
         tools_called=[ToolCall(name=c.name, input_parameters=c.args, output=r.output if r else None)
@@ -186,7 +188,7 @@ def deepeval_metrics() -> list[tuple[str, Any]]:
     from trajcheck.adapters import deepeval as ad
 
     return [("tool_call_f1", ad.ToolCallF1Metric(threshold=0.5)),
-            ("trajectory_match:superset", ad.TrajectoryMatchMetric()),
+            ("trajectory_match:superset", ad.TrajectoryMatchMetric(mode="superset")),
             ("trajectory_match:exact", ad.TrajectoryMatchMetric(should_exact_match=True)),
             ("trajectory_match:in_order", ad.TrajectoryMatchMetric(should_consider_ordering=True)),
             ("trajectory_match:recall", ad.TrajectoryMatchMetric(threshold=0.5, should_exact_match=False,
@@ -279,12 +281,12 @@ def test_deepeval_without_failed_calls_counts_the_failed_attempt(runs):
 
     traj, case = next(p for p in runs["good_agent"][0] if p[1].id == "hd_009_monitor_503")
     tc = to_llm_test_case(traj, case)
-    assert tc.metadata["failed_calls"] == [0]
+    assert tc.metadata["trajcheck"]["failed_calls"] == [0]
     assert ad.ToolCallF1Metric().measure(tc) == 1.0
-    del tc.metadata["failed_calls"]
+    del tc.metadata["trajcheck"]["failed_calls"]
     # P = 1/2 (two create_ticket calls counted, one matched), R = 1 -> F1 = 2/3
     assert ad.ToolCallF1Metric().measure(tc) == pytest.approx(2 / 3)
-    tc.metadata["failed_calls"] = [5]
+    tc.metadata["trajcheck"]["failed_calls"] = [5]
     from trajcheck.errors import DatasetError
 
     with pytest.raises(DatasetError, match=r"failed_calls'\]\[0\]: 5 is not the index"):
