@@ -202,7 +202,9 @@ def test_killed_run_resumes_without_redoing_finished_runs(tmp_path):
         "slow.tools = agents.TOOLS\n")
     out = tmp_path / "runs.jsonl"
     cmd = [str(Path(sys.executable).parent / "trajcheck"), "run", "--agent", f"{agent}:slow", "--cases", CASES,
-           "--trials", "2", "--out", str(out), "--no-progress", "-q"]
+           "--trials", "2", "--out", str(out), "--no-progress", "-q",
+           # the agent logs its calls to a file here: the sandbox gives it a /tmp of its own
+           "--isolation", "process"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          cwd=tmp_path)

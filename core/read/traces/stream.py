@@ -56,7 +56,9 @@ from .native_facts import LineRun, line_run
 # formats read one record at a time (the rest need every record of their file together)
 _NATIVE = native.FORMAT
 _GROUPING = frozenset({"tau_bench", "inspect_ai", "otel", "langsmith", "openai_agents",
-                       "anthropic_managed"})
+                       "anthropic_managed",
+                       # event streams and call logs: one run spans many lines
+                       "autogen", "langchain_events", "litellm"})
 
 
 class TraceStream:
