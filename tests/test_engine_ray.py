@@ -174,3 +174,28 @@ def test_cli_engine_ray_cases_loaded_partly_on_actors(ray, runs, tmp_path, monke
     assert ei.value.code == 2
     assert f"{bad}:{len(lines)}: case " in capsys.readouterr().err.replace("\n", "")
     assert not tray._SPARE
+
+
+def test_cli_engine_ray_refuses_unread_calls_as_local_eval_does(ray, tmp_path):
+    """A row holding tool calls no reader read: exit 2 after the reports, its row named in
+    meta['unread'] as the local eval names its line; --allow-unread scores it."""
+    from unread_rows import mixed_files
+
+    p, cp = mixed_files(tmp_path)
+    out, local = tmp_path / "sc.json", tmp_path / "local.json"
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(cp), "--engine", "ray", "-q", "--json", str(out)])
+    assert ei.value.code == 2
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
+    assert ei.value.code == 2
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    # a row is named by its engine position (range index in the high bits), a line by number
+    assert [u.split(": ", 1)[0].split()[0] for u in got["meta"]["unread"]] == ["row", "row"]
+    assert [u.split(": ", 1)[0] for u in lw["meta"]["unread"]] == [f"{p}:2", f"{p}:3"]
+    assert [u.split(": ", 1)[1] for u in got["meta"]["unread"]] == [
+        u.split(": ", 1)[1] for u in lw["meta"]["unread"]]
+    assert got["suite"]["n_runs"] == lw["suite"]["n_runs"] == 4
+    with pytest.raises(SystemExit) as ei:
+        main(["eval", str(p), "--cases", str(cp), "--engine", "ray", "-q", "--allow-unread"])
+    assert ei.value.code in (0, None)

@@ -476,7 +476,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         _fail(e, err)
     if strict:
         _strict_gate(strict_findings(loaded, None, counts=counts), err)
-    _unread_gate(loaded, allow_unread, err)
+    _unread_gate(sc, allow_unread, err)
     _gate(sc, fail_under, err)
 
 
@@ -488,14 +488,15 @@ def _note_reading(sc: Any, loaded: Any) -> None:
     guessed = dict(getattr(loaded, "guessed", {}) or {})
     if guessed:
         sc.meta["guessed_formats"] = guessed
-    unread = list(getattr(loaded, "unread", []) or [])
-    if unread:
+    unread = list(getattr(loaded, "unread", []) or []) or list(sc.meta.get("unread") or [])
+    if unread:  # the stream's, or the engine's rows' (engines.batch.finalize)
         sc.meta["unread"] = unread
 
 
-def _unread_gate(loaded: Any, allow: bool, err: Any) -> None:
-    """Exit 2 when some record holds tool calls that were not read, unless ``allow``."""
-    unread = list(getattr(loaded, "unread", []) or [])
+def _unread_gate(sc: Any, allow: bool, err: Any) -> None:
+    """Exit 2 when some record holds tool calls that were not read (``sc.meta["unread"]``,
+    filled by ``_note_reading`` on every route: the stream and the engines), unless ``allow``."""
+    unread = list(sc.meta.get("unread") or [])
     if unread and not allow:
         from ..report import plural
 

@@ -92,8 +92,10 @@ def result_row(r: RunResult, seq: int, traj: Trajectory | None = None) -> dict[s
 @dataclass
 class BatchPartial:
     """A mergeable partial aggregate of scored rows: the runs (``suite``) and the problems
-    met, each with its row position -- reading problems (``read``) and keying problems
-    (``keyed``, rows with no or an unknown case id) -- plus the counts ``finalize`` needs."""
+    met, each with its row position -- reading problems (``read``), keying problems
+    (``keyed``, rows with no or an unknown case id) and the never-silent ones (``unread``:
+    records holding tool calls that were not read as calls, ``LoadResult.unread``) -- plus
+    the counts ``finalize`` needs."""
 
     suite: SuitePartial
     read: list[tuple[int, str]] = field(default_factory=list)
@@ -115,6 +117,7 @@ class BatchPartial:
     #: the merged partial keeps in full, instead of every partial scoring its own in full
     pending: dict[tuple[int, str], tuple[str, Any, int, tuple[str, str | None, bool]]] = field(
         default_factory=dict)
+    unread: list[tuple[int, str]] = field(default_factory=list)
 
     def merge(self, other: BatchPartial) -> BatchPartial:
         """Fold ``other`` in (in place) and return this partial."""
@@ -127,6 +130,7 @@ class BatchPartial:
         self.prune()
         self.read.extend(other.read)
         self.keyed.extend(other.keyed)
+        self.unread.extend(other.unread)
         self.n_rows += other.n_rows
         self.no_case_id.extend(other.no_case_id)
         self.unknown.extend(other.unknown)
@@ -243,12 +247,17 @@ class BatchScorer:
         how = (self.format, self.error_pattern, self.grouped)
         rows: list[dict[str, Any]] = []
         suite = part.suite
+        unread: list[str] = []
         for seq, text, cid in zip(seqs, texts, cids):
             part.n_rows += 1
             where = f"row {seq}"
             trajs, problems = read_row(text or "", where, self.format,
-                                       error_pattern=self.error_pattern, whole=self.grouped)
+                                       error_pattern=self.error_pattern, whole=self.grouped,
+                                       unread=unread)
             part.read.extend((seq, p) for p in problems)
+            if unread:
+                part.unread.extend((seq, m) for m in unread)
+                unread.clear()
             if cid is not None:
                 trajs = [with_case_id(t, cid) for t in trajs]
             for k, t in enumerate(trajs):  # one run per row in practice; a list row holds several
@@ -388,7 +397,9 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
     """Merge ``partials`` (any grouping) and build the scorecard. Problems: the reading
     problems by row, then the keying problems by row, then the cases with no run (as a
     local eval lists them). Raises ``MetricInputError`` (cause first, as ``evaluate``) when
-    no row could be keyed to a case, ``KTooLargeError`` for a k above some case's runs."""
+    no row could be keyed to a case, ``KTooLargeError`` for a k above some case's runs.
+    Rows holding tool calls that were not read as calls are listed in the scorecard's
+    ``meta["unread"]`` (``trajcheck eval --engine`` exits 2 on them unless --allow-unread)."""
     t0 = time.process_time()
     case_map = case_lookup(cases)
     merged: BatchPartial | None = None
@@ -411,9 +422,11 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
     if not merged.suite.n:
         raise MetricInputError(_unmatched_message(merged.n_rows, sorted(merged.no_case_id),
                                                   merged.unknown, case_map, problems))
+    meta: dict[str, Any] = {"source": source} if source else {}
+    if merged.unread:  # as a local eval notes them (LoadResult.unread), in row order
+        meta["unread"] = [m for _, m in sorted(merged.unread, key=lambda x: x[0])]
     sc = merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
-                               problems=problems, meta={"source": source} if source else None,
-                               route_floors=route_floors)
+                               problems=problems, meta=meta or None, route_floors=route_floors)
     LAST_RUN.update(partials=n_parts, rows=merged.n_rows, batches=merged.batches,
                     worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0,
                     merge_cpu_s=merge_cpu, pending_cpu_s=pending_cpu,

@@ -52,6 +52,7 @@ from . import (
 from .case_keys import qualify
 from .native import read_line
 from .native_facts import LineRun, line_run
+from .unread import call_shapes, unread_problem
 
 # formats read one record at a time (the rest need every record of their file together)
 _NATIVE = native.FORMAT
@@ -254,13 +255,28 @@ class TraceStream:
 
 def read_row(text: str, where: str, format: str = "auto", *,
              error_pattern: str | re.Pattern[str] | None = None,
-             whole: bool = False) -> tuple[list[Trajectory], list[str]]:
+             whole: bool = False, unread: list[str] | None = None) -> tuple[list[Trajectory], list[str]]:
     """The trajectories of one JSON text (one JSONL line, one table cell) and the problems
-    met, as ``load`` reads such a line; ``where`` names it in problems. Records of formats
-    that group many lines into one run (``_GROUPING``) cannot be read alone: they come back
-    as a problem -- unless ``whole`` says the text holds every record of its runs (e.g. a
-    JSON list of all the OTel spans of one trace, gathered by an engine's group-by), and
-    they are read together as ``load`` reads them from one file. Never raises for bad input."""
+    met, as ``load`` reads such a line.
+
+    Records of formats that group many lines into one run (``_GROUPING``) cannot be read
+    alone: they come back as a problem (and, holding tool calls, as unread) -- unless
+    ``whole`` says the text holds every record of its runs (e.g. a JSON list of all the
+    OTel spans of one trace, gathered by an engine's group-by), and they are read together
+    as ``load`` reads them from one file.
+
+    Args:
+        text: the JSON text.
+        where: names the row in problems (e.g. ``"row 12"``).
+        format, error_pattern: as in ``traces.load``.
+        whole: the text holds every record of its runs (see above).
+        unread: when given, the never-silent messages (``LoadResult.unread``: records holding
+            tool calls or results that were not read as calls) are appended to it; they are
+            among the returned problems too unless their record was skipped whole.
+
+    Returns:
+        (trajectories, problems), as ``load`` reads the text. Never raises for bad input.
+    """
     fmt = _norm_format(format)
     try:  # parsed once when plain_loads can (no lone surrogate in the text to encode)
         obj = plain_loads(text.encode("utf-8"))
@@ -269,9 +285,18 @@ def read_row(text: str, where: str, format: str = "auto", *,
     if obj is not NOT_PLAIN and error_pattern is None and fmt in ("auto", native.FORMAT):
         got = read_line(obj)
         # the usual line with plain figures and no problems recorded in it: what the
-        # general way below gives, without its accumulator
+        # general way below gives, without its accumulator; a line read with no call is
+        # looked into (never silent), as the stream looks into it
         if got is not None and got[1] and "problems" not in got[0].metadata:
-            return [got[0]], []
+            t = got[0]
+            if t.steps and t.tool_calls():
+                return [t], []
+            held = unread_problem(obj, t, native.FORMAT)
+            if held is None:
+                return [t], []
+            if unread is not None:
+                unread.append(f"{where}: {held}")
+            return [t], [f"{where}: {held}"]
     acc = _Acc(error_pattern=_compile_pattern(error_pattern))
     if obj is NOT_PLAIN:
         if not text.strip():
@@ -288,6 +313,10 @@ def read_row(text: str, where: str, format: str = "auto", *,
         if kind in _GROUPING and not whole:
             acc.skip(f"{loc}: a {kind} record is read with the other records of its file, "
                      "not one row at a time; skipped")
+            shapes = call_shapes(o)
+            if shapes.calls or shapes.results:
+                acc.not_read(f"{loc}: holds {shapes.describe()}, which a row read alone cannot "
+                             f"join into its {kind} run; not read", skipped=True)
         else:
             now.append((o, loc))
     if now:
@@ -295,6 +324,8 @@ def read_row(text: str, where: str, format: str = "auto", *,
             _read_units(now, fmt, acc, where, strict=False)
         except TraceFormatError as e:
             acc.skip(f"{e}; skipped")
+    if unread is not None:
+        unread.extend(acc.unread)
     return acc.trajectories, acc.problems
 
 
