@@ -23,23 +23,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import TraceFormatError
-from ...model import ToolCall, ToolResult, Trajectory, Usage
+from ...model import ToolCall, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
-    call_args,
     finalize,
     is_seq,
     mapping,
     sum_usage,
     text_of,
     to_int,
-    tool_name,
     usage_or_none,
 )
+from .messages import block_call, block_result, is_call_block, is_result_block
 
 FORMAT = "anthropic"
-_CALL_TYPES = {"tool_use": "function", "server_tool_use": "server", "mcp_tool_use": "mcp"}
 
 
 def parse_usage(u: Any) -> Usage | None:
@@ -56,17 +54,6 @@ def parse_usage(u: Any) -> Usage | None:
     return usage_or_none(Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cr,
                                cache_write_tokens=cw,
                                reasoning_tokens=to_int(details.get("thinking_tokens"))))
-
-
-def _result_output(content: Any) -> Any:
-    if isinstance(content, str) or content is None:
-        return content
-    if is_seq(content):
-        txt = text_of(content)
-        if txt is not None and all(isinstance(b, Mapping) and b.get("type") == "text" for b in content):
-            return txt
-        return [as_plain(b) for b in content]
-    return as_plain(content)
 
 
 def read(obj: Any) -> Trajectory:
@@ -127,31 +114,19 @@ def read(obj: Any) -> Trajectory:
                     texts.append(b["text"])
             elif t in ("thinking", "redacted_thinking"):
                 sl.add("reasoning", content=b.get("thinking") if isinstance(b.get("thinking"), str) else None)
-            elif t in _CALL_TYPES:
-                name = tool_name(b.get("name"), problems, wb)
-                args, raw, err = call_args(b, ("input",), problems, f"{wb} ({name})")
-                cid = None if b.get("id") is None else str(b["id"])
-                if cid:
-                    seen[cid] = name
-                calls.append(ToolCall(name=name, args=args, call_id=cid, raw_args=raw,
-                                      args_parse_error=err, tool_type=_CALL_TYPES[t]))
-            elif t == "tool_result" or t == "mcp_tool_result" or (
-                    isinstance(t, str) and t.endswith("_tool_result")):
+            elif is_call_block(t) and t != "tool_call":
+                c = block_call(b, problems, wb)
+                if c.call_id:
+                    seen[c.call_id] = c.name
+                calls.append(c)
+            elif is_result_block(t):
                 if texts or calls:
                     _flush(sl, role, texts, calls, usage, model)
                     texts, calls, usage = [], [], None
                 cid = None if b.get("tool_use_id") is None else str(b["tool_use_id"])
                 if cid is not None and cid not in seen:
                     problems.append(f"{wb}: tool_result for tool_use_id {cid!r} matches no earlier tool_use")
-                out = _result_output(b.get("content"))
-                err_flag = b.get("is_error")
-                if t not in ("tool_result", "mcp_tool_result"):
-                    inner = as_plain(b.get("content"))
-                    is_err = isinstance(inner, Mapping) and str(inner.get("type", "")).endswith("_error")
-                else:
-                    is_err = bool(err_flag) if isinstance(err_flag, bool) else False
-                sl.result(ToolResult(call_id=cid, name=seen.get(cid) if cid else None, output=out, is_error=is_err,
-                                     error=out if is_err and isinstance(out, str) else None))
+                sl.result(block_result(b, seen.get(cid) if cid else None))
             else:
                 problems.append(f"{wb}: unknown block type {t!r}; ignored")
         _flush(sl, role, texts, calls, usage, model)

@@ -13,7 +13,8 @@ Mapping: ``human`` -> user (Anthropic ``tool_result`` blocks inside it become re
 user turn); ``system`` -> system; ``ai`` -> a ``tool_call`` step when it has calls, else
 assistant text. Calls come from ``tool_calls`` (``{name, args, id}``), then
 ``invalid_tool_calls`` (kept with ``args=None``, ``raw_args`` and the error), then content
-blocks of type ``tool_use`` / ``tool_call`` whose id is not already present (Anthropic
+blocks of type ``tool_use`` / ``server_tool_use`` / ``mcp_tool_use`` / ``tool_call`` whose id is
+not already present (Anthropic
 AIMessages carry each call twice; duplicates are dropped by id), then
 ``additional_kwargs.tool_calls`` (raw OpenAI form) when nothing else gave calls.
 ``tool`` -> ``tool_result`` linked by ``tool_call_id``; ``is_error = status == "error"``
@@ -36,7 +37,6 @@ from ._util import (
     get,
     is_seq,
     mapping,
-    parse_args,
     result_content,
     sum_usage,
     text_of,
@@ -44,6 +44,7 @@ from ._util import (
     tool_name,
     usage_or_none,
 )
+from .messages import block_call, block_result, is_call_block, is_result_block, openai_calls
 
 FORMAT = "langchain"
 _CLASS_TYPES = {
@@ -134,24 +135,20 @@ def _ai_calls(d: Mapping[str, Any], problems: list[str], w: str) -> list[ToolCal
     if is_seq(content):
         for j, b in enumerate(content):
             b = as_plain(b)
-            if not isinstance(b, Mapping) or b.get("type") not in ("tool_use", "tool_call"):
+            if not isinstance(b, Mapping) or not is_call_block(b.get("type")):
                 continue
             cid = None if b.get("id") is None else str(b["id"])
             if cid and cid in ids:
                 continue
-            name = str(b.get("name") or "")
-            args, raw, err = parse_args(b.get("input", b.get("args")), problems, f"{w}.content[{j}] ({name})")
+            c = block_call(b, problems, f"{w}.content[{j}]")
             if cid:
                 ids.add(cid)
-            calls.append(ToolCall(name=name, args=args, call_id=cid, raw_args=raw, args_parse_error=err,
-                                  tool_type="function"))
+            calls.append(c)
     if not calls:
         ak = d.get("additional_kwargs")
         raw_tcs = ak.get("tool_calls") if isinstance(ak, Mapping) else None
         if is_seq(raw_tcs):
-            from .openai_chat import _calls_of
-
-            calls = _calls_of({"tool_calls": raw_tcs}, problems, f"{w}.additional_kwargs")
+            calls = openai_calls({"tool_calls": raw_tcs}, problems, f"{w}.additional_kwargs")
     return calls
 
 
@@ -180,12 +177,9 @@ def read_messages(msgs: Sequence[Any], problems: list[str], *, error_channel: bo
             text = text_of(content)
             for b in blocks:
                 b = as_plain(b)
-                if isinstance(b, Mapping) and b.get("type") == "tool_result":
+                if isinstance(b, Mapping) and is_result_block(b.get("type")):
                     cid = None if b.get("tool_use_id") is None else str(b["tool_use_id"])
-                    out = b.get("content")
-                    out = result_content(out)
-                    is_err = bool(b.get("is_error")) if error_channel else None
-                    sl.result(ToolResult(call_id=cid, name=seen.get(cid or ""), output=out, is_error=is_err))
+                    sl.result(block_result(b, seen.get(cid or ""), error_channel=error_channel))
             if text is not None or not blocks:
                 sl.add("user", content=text)
         elif t == "system":

@@ -29,6 +29,11 @@ Semantic Kernel             ``items`` with ``content_type`` text / function_call
                             ``metadata.usage``; no error field (failures are text)
 ==========================  ==================================================================
 
+The blocks and calls several readers meet are read here only: ``block_call`` /
+``block_result`` (Anthropic ``tool_use`` / ``*_tool_result`` blocks, LangChain ``tool_call``
+blocks) and ``openai_calls`` (OpenAI ``tool_calls`` / ``function_call``) serve the
+``openai_chat``, ``anthropic``, ``langchain`` and ``promptfoo`` readers as well as this one.
+
 ``normalise(message)`` gives a ``Message`` (role, texts, calls, results, reasoning, usage,
 model); ``read_list(messages)`` turns a list into steps; ``read(obj)`` is the ``messages``
 format's reader (a list, ``{"messages": [...]}``, a Semantic Kernel history, a google-genai
@@ -49,13 +54,16 @@ from ...model import ToolCall, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
+    call_args,
     finalize,
+    get,
     is_seq,
     mapping,
     parse_args,
     result_content,
     sum_usage,
     to_int,
+    tool_name,
     usage_or_none,
 )
 
@@ -92,6 +100,129 @@ def _call(name: Any, raw: Any, cid: Any, problems: list[str], where: str) -> Too
         return ToolCall(name=nm, args=None, call_id=_s(cid), args_parse_error="no arguments recorded")
     args, rawtxt, err = parse_args(raw, problems, f"{where} ({nm})")
     return ToolCall(name=nm, args=args, call_id=_s(cid), raw_args=rawtxt, args_parse_error=err)
+
+
+def openai_calls(msg: Mapping[str, Any], problems: list[str], where: str) -> list[ToolCall]:
+    """The calls of an OpenAI-convention message (chat ``tool_calls``: function and custom
+    tools; the legacy ``function_call``), as the ``openai_chat``, ``langchain`` (its
+    ``additional_kwargs``), ``promptfoo`` and ``messages`` readers read them.
+
+    Args:
+        msg: the message (a mapping holding ``tool_calls`` and/or ``function_call``).
+        problems: receives each tolerated fault, located from ``where``.
+        where: the message's path, e.g. ``messages[2]``.
+
+    Returns:
+        The calls in order; a call with no name or unreadable arguments is kept (named ``""``
+        / ``args=None``) with a problem.
+    """
+    calls: list[ToolCall] = []
+    tcs = msg.get("tool_calls")
+    if tcs is not None and not is_seq(tcs):
+        problems.append(f"{where}: field 'tool_calls' is not a list; ignored")
+        tcs = None
+    for j, tc in enumerate(tcs or ()):
+        tc = as_plain(tc)
+        w = f"{where}.tool_calls[{j}]"
+        if not isinstance(tc, Mapping):
+            problems.append(f"{w}: not an object; ignored")
+            continue
+        ttype = tc.get("type")
+        if ttype == "custom" or isinstance(tc.get("custom"), Mapping):
+            c = tc.get("custom") or {}
+            name = get(c, "name")
+            raw = get(c, "input")
+            calls.append(ToolCall(name=str(name) if name is not None else "", args={"input": raw},
+                                  call_id=_s(tc.get("id")), raw_args=raw if isinstance(raw, str) else None,
+                                  tool_type="custom"))
+            if name is None:
+                problems.append(f"{w}: custom tool call has no name")
+            continue
+        fn = tc.get("function")
+        fn = as_plain(fn) if fn is not None else {}
+        if not isinstance(fn, Mapping):
+            fn = {}
+        name = tool_name(fn.get("name", tc.get("name")), problems, w, "function.name")
+        args, raw, err = call_args(fn if fn.get("arguments") is not None else tc, ("arguments",), problems,
+                               f"{w} ({name})")
+        calls.append(ToolCall(name=name, args=args, call_id=_s(tc.get("id")), raw_args=raw,
+                              args_parse_error=err, tool_type="function" if ttype in (None, "function") else str(ttype)))
+    fc = msg.get("function_call")
+    if fc is not None:
+        fc = as_plain(fc)
+        w = f"{where}.function_call"
+        if isinstance(fc, Mapping):
+            name = tool_name(fc.get("name"), problems, w)
+            args, raw, err = call_args(fc, ("arguments",), problems, f"{w} ({name})")
+            calls.append(ToolCall(name=name, args=args, call_id=None, raw_args=raw,
+                                  args_parse_error=err, tool_type="function"))
+        else:
+            problems.append(f"{w}: not an object; ignored")
+    return calls
+
+
+# Anthropic-convention content blocks (also in LangChain and mixed message lists)
+_BLOCK_CALL_TYPES = {"tool_use": "function", "server_tool_use": "server", "mcp_tool_use": "mcp",
+                     "tool_call": "function"}
+
+
+def is_call_block(t: Any) -> bool:
+    """True for a content block type that is one call: Anthropic ``tool_use`` /
+    ``server_tool_use`` / ``mcp_tool_use``, LangChain's standard ``tool_call`` block."""
+    return t in _BLOCK_CALL_TYPES
+
+
+def is_result_block(t: Any) -> bool:
+    """True for a content block type that is one result: ``tool_result``,
+    ``mcp_tool_result`` and the server tools' ``*_tool_result`` blocks."""
+    return isinstance(t, str) and (t in ("tool_result", "mcp_tool_result") or t.endswith("_tool_result"))
+
+
+def block_call(b: Mapping[str, Any], problems: list[str], where: str) -> ToolCall:
+    """One call content block (``is_call_block``) as a ``ToolCall``.
+
+    Args:
+        b: the block, ``{type, id, name, input}`` (Anthropic) or ``{type, id, name, args}``
+            (LangChain).
+        problems: receives a missing name or arguments that are not an object.
+        where: the block's path, e.g. ``messages[1].content[0]``.
+
+    Returns:
+        The call, ``tool_type`` function / server / mcp by the block type.
+    """
+    name = tool_name(b.get("name"), problems, where)
+    args, raw, err = call_args(b, ("args",) if b.get("type") == "tool_call" else ("input",), problems,
+                               f"{where} ({name})")
+    return ToolCall(name=name, args=args, call_id=_s(b.get("id")), raw_args=raw, args_parse_error=err,
+                    tool_type=_BLOCK_CALL_TYPES.get(str(b.get("type")), "function"))
+
+
+def block_result(b: Mapping[str, Any], name: str | None, *, error_channel: bool = True) -> ToolResult:
+    """One result content block (``is_result_block``) as a ``ToolResult``.
+
+    Args:
+        b: the block, ``{type, tool_use_id, content, is_error}``.
+        name: the answered call's name when known (the block names none).
+        error_channel: False for sources that carry no error flag (RAGAS): ``is_error`` None.
+
+    Returns:
+        The result: its content as ``result_content`` keeps it; failed when ``is_error`` is
+        True (``tool_result`` / ``mcp_tool_result``) or, for a server tool's result, when its
+        content is an ``*_error`` object.
+    """
+    t = b.get("type")
+    content = as_plain(b.get("content"))
+    out = result_content(content)
+    is_err: bool | None
+    if t in ("tool_result", "mcp_tool_result"):
+        flag = b.get("is_error")
+        is_err = flag if isinstance(flag, bool) else False
+    else:
+        is_err = isinstance(content, Mapping) and str(content.get("type", "")).endswith("_error")
+    if not error_channel:
+        is_err = None
+    return ToolResult(call_id=_s(b.get("tool_use_id")), name=name, output=out, is_error=is_err,
+                      error=out if is_err and isinstance(out, str) else None)
 
 
 def _parts_text(content: Any) -> Any:
@@ -143,12 +274,9 @@ def _block(b: Any, msg: Message, problems: list[str], where: str) -> None:
         return
     t = b.get("type") or b.get("block_type") or b.get("content_type")
     if t in ("tool_use", "server_tool_use", "mcp_tool_use"):  # Anthropic
-        msg.calls.append(_call(b.get("name"), b.get("input"), b.get("id"), problems, where))
-    elif t == "tool_result":
-        out = _parts_text(b.get("content"))
-        is_err = b.get("is_error") is True
-        msg.results.append(ToolResult(call_id=_s(b.get("tool_use_id")), name=None, output=out, is_error=is_err,
-                                      error=out if is_err and isinstance(out, str) else None))
+        msg.calls.append(block_call(b, problems, where))
+    elif is_result_block(t):
+        msg.results.append(block_result(b, None))
     elif t in ("thinking", "redacted_thinking"):
         if isinstance(b.get("thinking"), str):
             msg.reasoning.append(b["thinking"])
@@ -218,8 +346,6 @@ def _usage(m: Mapping[str, Any]) -> Usage | None:
 def normalise(m: Any, problems: list[str], where: str) -> Message | None:
     """One message of any convention in the common form (module table); None (with a
     problem) when it is not a message."""
-    from .openai_chat import _calls_of
-
     m = as_plain(m)
     if not isinstance(m, Mapping):
         problems.append(f"{where}: not an object ({type(m).__name__}); skipped")
@@ -246,7 +372,7 @@ def normalise(m: Any, problems: list[str], where: str) -> Message | None:
     kw = mapping(m.get("additional_kwargs"))
     if not msg.calls and (m.get("tool_calls") or m.get("function_call") or kw.get("tool_calls")):
         src = m if (m.get("tool_calls") or m.get("function_call")) else kw
-        oa = [c for c in _calls_of(src, problems, where)]
+        oa = openai_calls(src, problems, where)
         for c in oa:  # LangChain's {name, args, id} and OpenAI's {function: {name, arguments}}
             msg.calls.append(c)
         if not oa:
@@ -411,4 +537,5 @@ def is_source(obj: Any) -> bool:
     return any(_marked(m) for m in plain)
 
 
-__all__ = ["FORMAT", "Message", "is_source", "normalise", "read", "read_list"]
+__all__ = ["FORMAT", "Message", "block_call", "block_result", "is_call_block", "is_result_block", "is_source",
+           "normalise", "openai_calls", "read", "read_list"]

@@ -20,11 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...errors import TraceFormatError
-from ...model import Step, ToolCall, ToolResult, Trajectory, Usage
+from ...model import Step, ToolResult, Trajectory, Usage
 from ._util import (
     StepList,
     as_plain,
-    call_args,
     finalize,
     get,
     is_seq,
@@ -32,9 +31,9 @@ from ._util import (
     sum_usage,
     text_of,
     to_int,
-    tool_name,
     usage_or_none,
 )
+from .messages import openai_calls as _calls_of
 
 FORMAT = "openai_chat"
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -64,52 +63,6 @@ def parse_usage(u: Any) -> Usage | None:
         cache_write_tokens=to_int(pin.get("cache_write_tokens")),
         reasoning_tokens=to_int(pout.get("reasoning_tokens")),
     ))
-
-
-def _calls_of(msg: Mapping[str, Any], problems: list[str], where: str) -> list[ToolCall]:
-    calls: list[ToolCall] = []
-    tcs = msg.get("tool_calls")
-    if tcs is not None and not is_seq(tcs):
-        problems.append(f"{where}: field 'tool_calls' is not a list; ignored")
-        tcs = None
-    for j, tc in enumerate(tcs or ()):
-        tc = as_plain(tc)
-        w = f"{where}.tool_calls[{j}]"
-        if not isinstance(tc, Mapping):
-            problems.append(f"{w}: not an object; ignored")
-            continue
-        ttype = tc.get("type")
-        if ttype == "custom" or isinstance(tc.get("custom"), Mapping):
-            c = tc.get("custom") or {}
-            name = get(c, "name")
-            raw = get(c, "input")
-            calls.append(ToolCall(name=str(name) if name is not None else "", args={"input": raw},
-                                  call_id=_str(tc.get("id")), raw_args=raw if isinstance(raw, str) else None,
-                                  tool_type="custom"))
-            if name is None:
-                problems.append(f"{w}: custom tool call has no name")
-            continue
-        fn = tc.get("function")
-        fn = as_plain(fn) if fn is not None else {}
-        if not isinstance(fn, Mapping):
-            fn = {}
-        name = tool_name(fn.get("name", tc.get("name")), problems, w, "function.name")
-        args, raw, err = call_args(fn if fn.get("arguments") is not None else tc, ("arguments",), problems,
-                               f"{w} ({name})")
-        calls.append(ToolCall(name=name, args=args, call_id=_str(tc.get("id")), raw_args=raw,
-                              args_parse_error=err, tool_type="function" if ttype in (None, "function") else str(ttype)))
-    fc = msg.get("function_call")
-    if fc is not None:
-        fc = as_plain(fc)
-        w = f"{where}.function_call"
-        if isinstance(fc, Mapping):
-            name = tool_name(fc.get("name"), problems, w)
-            args, raw, err = call_args(fc, ("arguments",), problems, f"{w} ({name})")
-            calls.append(ToolCall(name=name, args=args, call_id=None, raw_args=raw,
-                                  args_parse_error=err, tool_type="function"))
-        else:
-            problems.append(f"{w}: not an object; ignored")
-    return calls
 
 
 def _str(v: Any) -> str | None:

@@ -34,7 +34,7 @@ from ._util import (
     tool_name,
     usage_or_none,
 )
-from .openai_chat import _calls_of
+from .messages import openai_calls as _calls_of
 
 FORMAT = "promptfoo"
 
