@@ -17,7 +17,7 @@ channel for function outputs: ``is_error`` is None there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from ...errors import TraceFormatError
@@ -63,8 +63,12 @@ def is_item_list(items: Any) -> bool:
     return False
 
 
-def read(obj: Any) -> Trajectory:
+def read(obj: Any, *, turn_starts: Collection[int] = ()) -> Trajectory:
     """Read a Responses item list into a ``Trajectory`` (see the module docstring).
+
+    ``turn_starts``: indices of the items that begin a new model call's output (a chain of
+    logged responses read as one list): calls on either side of one are separate steps even
+    with no output between them.
 
     Raises ``TraceFormatError`` when ``obj`` is not an item list or response. Unknown item
     types, bad arguments and outputs with a ``call_id`` no call has are reported in
@@ -97,6 +101,8 @@ def read(obj: Any) -> Trajectory:
             pending.clear()
 
     for i, it in enumerate(items):
+        if i in turn_starts:
+            flush()
         it = as_plain(it)
         w = f"items[{i}]"
         if not isinstance(it, Mapping):
