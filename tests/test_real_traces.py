@@ -316,7 +316,8 @@ def test_gemini_generate_content_request() -> None:
     _, t = only(rel, "vertex", "Gemini generateContent request")
     assert [s.kind for s in t.steps] == ["system", "user", "tool_call", "tool_result"]
     assert calls(t) == [("get_weather", {"city": "New York"}, None)]
-    assert results(t) == [(None, {"status": "success", "report": "Sunny, 25C in New York."}, None)]
+    # ADK's documented result shape: status "success" is a known success (was None: no flag read)
+    assert results(t) == [(None, {"status": "success", "report": "Sunny, 25C in New York."}, False)]
     assert joined(t) == [("get_weather", {"status": "success", "report": "Sunny, 25C in New York."})]
     assert t.user_input == "What is the weather in New York?"
 

@@ -87,13 +87,13 @@ from . import (
     native,
     openai_agents,
     openai_chat,
-    openai_response_chains,
     openai_responses,
     otel,
     plain,
     promptfoo,
     pydantic_ai,
     ragas,
+    record_groups,
     smolagents,
     tau2,
     tau_bench,
@@ -646,7 +646,7 @@ class _Acc:
 def _is_record(x: Any) -> bool:
     """One whole trace of a format whose files are lists of such records."""
     return (tau_bench.is_record(x) or _is_native(x) or promptfoo.is_provider_response(x)
-            or host_exports.kind(x) is not None or openai_response_chains.is_chained(x)
+            or host_exports.kind(x) is not None or record_groups.defers("openai_responses", x)
             or (isinstance(x, Mapping) and ("predicted_trajectory" in x or vertex.is_adk(x))))
 
 
@@ -752,8 +752,7 @@ def _read_units(units: list[tuple[Any, str]], fmt: str, acc: _Acc, label: str, *
         msg = unread_problem(obj, None, None)
         if msg is not None:
             acc.not_read(f"{where}: {msg}", skipped=True)
-    if "openai_responses" in batches:  # per-call Responses linked by previous_response_id: a run per chain
-        batches["openai_responses"] = openai_response_chains.take_chains(batches["openai_responses"], acc, label)
+    record_groups.take_grouped(batches, acc, label)  # per-call / per-event records: runs by their ids
     for f, items in batches.items():
         if f == "tau_bench":
             res = tau_bench.read_labeled(items)

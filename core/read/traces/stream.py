@@ -52,7 +52,7 @@ from . import (
 from .case_keys import qualify
 from .native import read_line
 from .native_facts import LineRun, line_run
-from .openai_response_chains import continues, is_chained
+from .record_groups import defers, needs_others
 from .unread import call_shapes, unread_problem
 
 # formats read one record at a time (the rest need every record of their file together)
@@ -234,8 +234,7 @@ class TraceStream:
                     n_units += 1
                     kind = self.fmt if self.fmt != "auto" else detect(o)
                     # a RAGAS export's rows are numbered together (their case ids)
-                    grouped = kind in _GROUPING or (kind == "ragas" and host_exports.kind(o) is not None) or (
-                        kind == "openai_responses" and is_chained(o))  # runs linked by previous_response_id
+                    grouped = kind in _GROUPING or (kind == "ragas" and host_exports.kind(o) is not None)  or defers(kind, o)
                     (deferred if grouped else now).append(unit)
                 if now:
                     _read_units(now, self.fmt, acc, label, strict=False)
@@ -312,7 +311,7 @@ def read_row(text: str, where: str, format: str = "auto", *,
     for o, w in _units(obj, acc, where, where):
         loc = where + (f" {w}" if w else "")
         kind = fmt if fmt != "auto" else detect(o)
-        if (kind in _GROUPING or (kind == "openai_responses" and continues(o))) and not whole:
+        if (kind in _GROUPING or needs_others(kind, o)) and not whole:
             acc.skip(f"{loc}: a {kind} record is read with the other records of its file, "
                      "not one row at a time; skipped")
             shapes = call_shapes(o)

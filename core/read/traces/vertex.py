@@ -18,8 +18,9 @@ Vertex trajectories have no ids, results or errors. ADK ``FunctionCall.id`` is o
 results then pair by position. An event's ``usage_metadata`` is one model call's usage: it is
 kept on the step the event makes (its calls, its text, or its reasoning when it only thought),
 and an event with usage but no parts (the model returned nothing) is an empty ``assistant``
-step carrying it, so a run's usage counts every call. ADK has no error flag; by ADK tool convention a response
-dict with a non-null ``error`` key is marked ``is_error=True``, otherwise None.
+step carrying it, so a run's usage counts every call. ADK has no error flag; by ADK's conventions a response
+with a non-null ``error`` key, ``{"status": "error"}`` or the ``ReflectAndRetryToolPlugin``'s failure record
+is marked ``is_error=True``, ``{"status": "success"}`` False, any other None (``_failure``).
 """
 
 from __future__ import annotations
@@ -54,11 +55,19 @@ def is_tool_list(obj: Any) -> bool:
         isinstance(as_plain(x), Mapping) and "tool_name" in as_plain(x) for x in obj)
 
 
+def is_event(obj: Any) -> bool:
+    """True for one ADK ``Event`` dump (``author``, ``invocation_id``, ``id`` and ``content`` or
+    ``actions``): a record of an event log, grouped into runs by ``adk_events``."""
+    return (isinstance(obj, Mapping) and isinstance(obj.get("author"), str) and "id" in obj
+            and ("invocation_id" in obj or "invocationId" in obj) and ("content" in obj or "actions" in obj))
+
+
 def is_adk(obj: Any) -> bool:
-    """True for an ADK Invocation, EvalCase or EvalSet dict (snake or camel case)."""
+    """True for an ADK Invocation, EvalCase or EvalSet dict (snake or camel case), or one
+    logged ADK event (``is_event``)."""
     if not isinstance(obj, Mapping):
         return False
-    return any(k in obj for k in ("user_content", "userContent", "intermediate_data", "intermediateData",
+    return is_event(obj) or any(k in obj for k in ("user_content", "userContent", "intermediate_data", "intermediateData",
                                   "invocation_events", "invocationEvents")) or (
         is_seq(obj.get("conversation")) and ("eval_id" in obj or "evalId" in obj))
 
@@ -91,12 +100,37 @@ def _fc(part: Mapping[str, Any], problems: list[str], w: str) -> ToolCall:
                     args_parse_error=err)
 
 
+RETRY_PLUGIN_MARK = "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN"
+
+
+def _failure(resp: Any) -> tuple[bool | None, str | None]:
+    """(is_error, error text) of an ADK function response by ADK's conventions: an ``error``
+    key that is set; ``{"status": "error", "error_message"}`` (ADK's documented tool failure;
+    another ``status`` is a success); the ``ReflectAndRetryToolPlugin``'s record of a raised
+    tool (``response_type`` = ``RETRY_PLUGIN_MARK``, ``error_type``, ``error_details``). None
+    when the response carries no mark (ADK has no error flag)."""
+    if not isinstance(resp, Mapping):
+        return None, None
+    if resp.get("response_type") == RETRY_PLUGIN_MARK:
+        kind, details = resp.get("error_type"), resp.get("error_details")
+        return True, ": ".join(str(x) for x in (kind, details) if x) or RETRY_PLUGIN_MARK
+    if resp.get("error") is not None:
+        return True, str(resp["error"])
+    status = resp.get("status")
+    if isinstance(status, str) and status.lower() == "error":
+        msg = resp.get("error_message")
+        return True, str(msg) if msg is not None else "status: error"
+    if isinstance(status, str) and status.lower() == "success":
+        return False, None
+    return None, None
+
+
 def _fr(part: Mapping[str, Any]) -> ToolResult:
     resp = as_plain(part.get("response"))
-    is_err = True if isinstance(resp, Mapping) and resp.get("error") is not None else None
+    is_err, error = _failure(resp)
     cid = part.get("id")
     return ToolResult(call_id=None if cid is None else str(cid), name=part.get("name"), output=resp,
-                      is_error=is_err, error=str(resp["error"]) if is_err and isinstance(resp, Mapping) else None)
+                      is_error=is_err, error=error)
 
 
 def _gemini_usage(um: Any) -> Usage | None:
@@ -257,6 +291,8 @@ def read(obj: Any) -> Trajectory:
                 for r in ref if isinstance(as_plain(r), Mapping)]
         if isinstance(obj.get("response"), str):
             sl.add("final_response", content=obj["response"])
+    elif is_event(obj):  # one logged event read alone (a log's events are grouped by adk_events)
+        _events(sl, [obj], problems, "event")
     elif is_adk(obj):
         invs = obj.get("conversation") if is_seq(obj.get("conversation")) else [obj]
         for i, inv in enumerate(invs):
