@@ -6,13 +6,18 @@ OTLP document of N ``execute_tool`` spans, all children of one agent span, each 
 after the previous one and lasting 10 s (so every span overlaps the group), reads it with
 ``trajcheck.traces.load`` (best of 3 wall times, in seconds) and checks that the spans became
 one tool_call step of N calls. It also times the grouping alone (``_turns.build`` on the N
-tool runs, the part that was quadratic), apart from decoding the OTLP document.
+tool runs, the part that was quadratic), apart from decoding the OTLP document, and the load
+of the same document from a JSON file (parsing included: what ``trajcheck eval FILE`` pays).
+Last recorded run: bench/otel_overlap_last_run.md.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from trajcheck.model import ToolCall, ToolResult
 from trajcheck.read.traces import load
@@ -65,7 +70,12 @@ def main(sizes: list[int]) -> None:
         assert [len(s.tool_calls) for s in sl.steps if s.kind == "tool_call"] == [n]
         grouping = best_of(lambda rs=rs: build(rs, StepList()))
         whole = best_of(lambda doc=doc: load(doc))
-        print(f"{n:>6} overlapping tool spans: grouping {grouping:.3f} s, whole load {whole:.3f} s")
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "spans.json"
+            f.write_text(json.dumps(doc), encoding="utf-8")
+            from_file = best_of(lambda f=f: load(f))
+        print(f"{n:>6} overlapping tool spans: grouping {grouping:.3f} s, whole load {whole:.3f} s, "
+              f"from a JSON file {from_file:.3f} s")
 
 
 if __name__ == "__main__":
