@@ -167,8 +167,7 @@ def test_pass_k_from_distinct_counts_is_the_per_task_figure():
     import random
     from collections import Counter
 
-    from trajcheck.aggregate.partials import _task_mean
-    from trajcheck.metrics.reliability import pass_at_k, pass_hat_k
+    from trajcheck.metrics.reliability import pass_at_k, pass_hat_k, pass_k_grouped
 
     rnd = random.Random(7)
     for _ in range(200):
@@ -179,11 +178,11 @@ def test_pass_k_from_distinct_counts_is_the_per_task_figure():
             cnt[f"t{i}"] = (rnd.randint(0, n), n)
         groups = Counter(cnt.values())
         for k in range(1, n_min + 1):
-            assert _task_mean(groups, n_tasks, k, hat=True) == pass_hat_k(cnt, k)
-            assert _task_mean(groups, n_tasks, k, hat=False) == pass_at_k(cnt, k)
+            assert pass_k_grouped(groups, k, hat=True) == pass_hat_k(cnt, k)
+            assert pass_k_grouped(groups, k, hat=False) == pass_at_k(cnt, k)
     # thirds: the exact sum rounds once (a float sum of the per-task values would not)
     groups = Counter({(1, 3): 3, (2, 3): 7})
-    assert _task_mean(groups, 10, 1, hat=True) == pass_hat_k([(1, 3)] * 3 + [(2, 3)] * 7, 1) == 17 / 30
+    assert pass_k_grouped(groups, 1, hat=True) == pass_hat_k([(1, 3)] * 3 + [(2, 3)] * 7, 1) == 17 / 30
 
 
 def test_case_sums_are_exact_in_any_grouping():
@@ -302,13 +301,16 @@ def test_case_sums_merge_whole_columns_exactly():
 
 def test_merge_without_numpy_gives_the_same_scorecard(tau_runs, monkeypatch):
     """Merging case columns and sums row by row (no numpy) gives what whole columns give."""
+    import trajcheck.aggregate.case_rows as case_rows
     import trajcheck.aggregate.case_sums as cs
-    import trajcheck.aggregate.partials as agg
+    import trajcheck.aggregate.finalize as finalize
+    import trajcheck.aggregate.merge as merge
+    import trajcheck.aggregate.suite_blocks as suite_blocks
 
     results, whole = tau_runs
     with_np = _grouped(results, random.Random(3)).finalize(n_boot=200).to_dict()
-    monkeypatch.setattr(agg, "_numpy", lambda: None)
-    monkeypatch.setattr(cs, "_numpy", lambda: None)
+    for module in (cs, case_rows, finalize, merge, suite_blocks):
+        monkeypatch.setattr(module, "_numpy", lambda: None)
     without = _grouped(results, random.Random(3)).finalize(n_boot=200).to_dict()
     assert without == with_np
     assert {k: v for k, v in without["meta"].items() if k != "source"} == {

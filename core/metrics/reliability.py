@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -45,6 +46,7 @@ __all__ = [
     "task_counts",
     "pass_hat_k",
     "pass_at_k",
+    "pass_k_grouped",
     "pass_hat_k_curve",
     "pass_at_k_curve",
     "normal_quantile",
@@ -177,8 +179,7 @@ def pass_hat_k(results: TaskResults, k: int) -> float:
     k = _check_k(k)
     tasks = task_counts(results)
     _check_n_ge_k(tasks, k, "pass^k")
-    total = sum((Fraction(math.comb(t.c, k), math.comb(t.n, k)) for t in tasks), Fraction(0))
-    return float(total / len(tasks))
+    return pass_k_grouped(Counter((t.c, t.n) for t in tasks), k, hat=True)
 
 
 def pass_at_k(results: TaskResults, k: int) -> float:
@@ -194,10 +195,34 @@ def pass_at_k(results: TaskResults, k: int) -> float:
     k = _check_k(k)
     tasks = task_counts(results)
     _check_n_ge_k(tasks, k, "pass@k")
-    total = sum(
-        (1 - Fraction(math.comb(t.n - t.c, k), math.comb(t.n, k)) for t in tasks), Fraction(0)
-    )
-    return float(total / len(tasks))
+    return pass_k_grouped(Counter((t.c, t.n) for t in tasks), k, hat=False)
+
+
+def pass_k_grouped(groups: Mapping[tuple[int, int], int], k: int, *, hat: bool) -> float:
+    """pass^k (``hat``) or pass@k over tasks given by their counts: the one place both
+    estimators are written (``pass_hat_k``, ``pass_at_k`` and the scorecard's curves call it).
+
+    Args:
+        groups: ``{(c, n): number of tasks}`` -- tasks with the same successes ``c`` and
+            trials ``n`` share their value, so it is computed once per distinct pair.
+        k: an int with 1 <= k <= n for every pair (the callers check it).
+        hat: True for pass^k (C(c, k) / C(n, k) per task), False for pass@k
+            (1 - C(n - c, k) / C(n, k) per task).
+
+    Returns:
+        The mean over all tasks: one exact sum of fractions, rounded once to float (the same
+        float whether the tasks are given one by one or grouped).
+
+    Raises:
+        ZeroDivisionError: when ``groups`` holds no task (the callers reject an empty suite).
+    """
+    total = Fraction(0)
+    n_tasks = 0
+    for (c, n), m in groups.items():
+        whole = math.comb(n, k)
+        total += Fraction(m * (math.comb(c, k) if hat else whole - math.comb(n - c, k)), whole)
+        n_tasks += m
+    return float(total / n_tasks)
 
 
 def _curve(results: TaskResults, ks: Sequence[int] | None,
