@@ -121,7 +121,11 @@ def main() -> None:
         "InMemorySessionService session model_dump", ids=IDS, usage=S.USAGE,
         usage_note="each model event's usage_metadata", error_flags=[None, None, True, False],
         extra={"error_note": "book_hotel returns {status: error | success}; the others return plain "
-                             "values (no mark: None)"}),
+                             "values (no mark: None)",
+               # ADK wraps a non-dict return as {"result": value}; a dict return is kept as is
+               "result_outputs": [{"result": S.WEATHER_OUT}, {"result": S.TIME_OUT},
+                                  {"status": "error", "error_message": S.BOOK_ERROR},
+                                  {"status": "success", "report": S.BOOK_OUT}]}),
         ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out}")
 
