@@ -8,11 +8,13 @@ root="$(cd "$here/../.." && pwd)"
 venvs="${SDK_VENVS:-$root/.sdk-venvs}"
 PYTHON="${PYTHON:-python3}"
 sdks=("$@")
-[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack semantic_kernel llamaindex litellm openai_responses adk)
+[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack semantic_kernel llamaindex llamaindex_events litellm openai_responses adk)
 for sdk in "${sdks[@]}"; do
   v="$venvs/$sdk"
   # langchain-core is a test dependency of trajcheck itself: its producer runs in the project venv
   [ "$sdk" = langchain ] && v="${VENV:-$root/.venv}"
+  # the LlamaIndex event log is written by the LlamaIndex producer's environment
+  [ "$sdk" = llamaindex_events ] && v="$venvs/llamaindex"
   if [ ! -x "$v/bin/python" ]; then
     "$PYTHON" -m venv "$v"
     "$v/bin/pip" install -q -r "$here/requirements/$sdk.txt"

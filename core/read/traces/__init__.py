@@ -23,6 +23,7 @@ format name            source
 ``autogen``            AutoGen AgentChat ``TaskResult``, ``run_stream`` events, saved state
 ``langchain_events``   LangChain ``astream_events`` output (one run per root run)
 ``litellm``            LiteLLM standard logging payloads (grouped by trace id / message chain)
+``llamaindex_events``  LlamaIndex agent workflow events (``JsonSerializer`` lines), a run per StopEvent
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output
@@ -82,6 +83,7 @@ from . import (
     langfuse,
     langsmith,
     litellm,
+    llamaindex_events,
     messages,
     mlflow,
     native,
@@ -105,7 +107,7 @@ from .unread import unread_in_batch, unread_problem
 
 FORMATS: tuple[str, ...] = (
     "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
-    "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "litellm", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "litellm", "llamaindex_events", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "messages", "anthropic", "openai_chat", "plain",
 )
 _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
@@ -121,7 +123,7 @@ _ALIASES = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai
 _ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
                                   "langchain_events": langchain_events.read, "litellm": litellm.read}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
-            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, LiteLLM logging payloads, OTLP JSON, LangSmith runs, promptfoo "
+            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, LiteLLM logging payloads, LlamaIndex workflow events, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, Bedrock/Gemini/Cohere/Mistral/Haystack/LlamaIndex/Semantic Kernel/AG2 "
             "messages, or a list of {name, args} calls")
@@ -374,6 +376,8 @@ def _detect_new(obj: Any, raw: Any) -> str | None:
         return "langchain_events"
     if litellm.is_source(obj):
         return "litellm"
+    if llamaindex_events.is_source(obj):
+        return "llamaindex_events"
     if isinstance(obj, Mapping):
         if inspect_ai.is_log(obj):
             return "inspect_ai"
@@ -406,7 +410,8 @@ _READERS = {
 # formats whose records are grouped across lines/items into runs (by trace or session id)
 _GROUPED = {"openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,
             "mlflow": mlflow.read_all, "autogen": autogen.read_all,
-            "langchain_events": langchain_events.read_all, "litellm": litellm.read_all}
+            "langchain_events": langchain_events.read_all, "litellm": litellm.read_all,
+            "llamaindex_events": llamaindex_events.read_all}
 
 
 def read(obj: Any, format: str = "auto", *, error_pattern: str | re.Pattern[str] | None = None) -> Trajectory:
