@@ -29,7 +29,8 @@ from trajcheck.model import Case, Trajectory, did_you_mean
 CASE_KEYS: tuple[str, ...] = (
     "expected_calls", "optional_calls", "forbidden_calls", "precedence", "forbidden_sequences",
     "expected_final_state", "response_must_include", "max_steps", "optimal_steps", "args_mode",
-    "threshold", "user", "tools", "expected_route", "initial_state", "faults",
+    "threshold", "user", "tools", "expected_route", "initial_state", "faults", "read_only_calls",
+    "claim_patterns", "negation_patterns",
 )
 #: Per-row keys besides the case fields: the database before/after the run (final state),
 #: argument matchers per tool (``{tool or "*": {arg: spec}}``) and, for hosts whose flat call
@@ -427,17 +428,17 @@ def compute(key: str, traj: Trajectory, case: Case, opts: Options | None = None,
     if k == "error_recovery":
         from trajcheck.metrics.sequences import error_recovery
 
-        return error_recovery(traj, retry_budget=o.retry_budget)
+        return error_recovery(traj, retry_budget=o.retry_budget, case=case)
     if k == "false_success":
-        from trajcheck.metrics.recovery import is_false_success
+        from trajcheck.metrics.recovery import ClaimDetector, is_false_success
         from trajcheck.metrics.sequences import error_recovery
 
-        rec = error_recovery(traj, retry_budget=o.retry_budget)
+        rec = error_recovery(traj, retry_budget=o.retry_budget, case=case)
         if not rec.parts.get("errors"):
             return MetricResult(k, None, "not applicable: no tool call failed in this run",
                                 dict(rec.parts), None)
         out = _outcome(traj, case, o)
-        fs = is_false_success((traj, bool(out.passed)))
+        fs = is_false_success((traj, bool(out.passed)), detector=ClaimDetector.for_case(case))
         why = ("the final response claims success while the task failed" if fs else
                "no false claim of success" + (" (task succeeded)" if out.passed else ""))
         return MetricResult(k, 1.0 if fs else 0.0, f"{why}; outcome: {out.reason}",

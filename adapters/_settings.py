@@ -48,7 +48,7 @@ SETTING_KEYS: tuple[str, ...] = CASE_KEYS + ROW_KEYS
 #: Settings whose value is a list and whose layers are joined (union, first-seen order).
 UNION_KEYS: tuple[str, ...] = tuple(k for k in (
     "optional_calls", "forbidden_calls", "read_only_calls", "forbidden_sequences", "precedence",
-    "response_must_include") if k in SETTING_KEYS)
+    "response_must_include", "claim_patterns", "negation_patterns") if k in SETTING_KEYS)
 #: Settings that are lists of names (a promptfoo comma string is split into one).
 NAME_LIST_KEYS: tuple[str, ...] = tuple(k for k in (
     "optional_calls", "forbidden_calls", "read_only_calls", "response_must_include") if k in SETTING_KEYS)

@@ -118,7 +118,8 @@ _CASE_ARGS = tuple(k for k in _catalog.CASE_KEYS if k != "threshold")
 #: Constructor arguments that are case fields, and the metric options (one list for both classes).
 _SETTING_ARGS = ("expected_calls", "optional_calls", "forbidden_calls", "forbidden_sequences", "precedence",
                  "expected_final_state", "response_must_include", "max_steps", "optimal_steps",
-                 "args_mode", "user", "tools", "expected_route", "initial_state", "faults")
+                 "args_mode", "user", "tools", "expected_route", "initial_state", "faults",
+                 "read_only_calls", "claim_patterns", "negation_patterns")
 _OPTION_ARGS = ("match", "weights", "ignore", "id_args", "retry_budget", "semantic_scorer", "judge")
 
 
@@ -157,6 +158,9 @@ class _Common:
                  tools: Sequence[Mapping[str, Any]] | None = None,
                  expected_route: Any = None, initial_state: str | None = None,
                  faults: Sequence[Mapping[str, Any]] | None = None,
+                 read_only_calls: Sequence[str] | None = None,
+                 claim_patterns: Sequence[str] | None = None,
+                 negation_patterns: Sequence[str] | None = None,
                  match: Mapping[str, Mapping[str, Any]] | None = None,
                  weights: Mapping[str, float] | None = None, ignore: Sequence[str] | None = None,
                  id_args: Sequence[str] | None = None, retry_budget: int | None = None,

@@ -92,7 +92,8 @@ __all__ = [
 #: Instance settings that are case fields (RAGAS samples carry no metadata of their own).
 _SETTINGS = ("optional_calls", "forbidden_calls", "forbidden_sequences", "precedence",
              "args_mode", "max_steps", "optimal_steps", "response_must_include", "tools",
-             "expected_final_state", "user", "expected_route", "faults")
+             "expected_final_state", "user", "expected_route", "faults", "read_only_calls",
+             "claim_patterns", "negation_patterns")
 #: Other instance options (not case fields).
 _OPTIONS = ("match", "weights", "ignore", "id_args", "retry_budget", "semantic_scorer", "judge")
 
@@ -312,6 +313,9 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
     user: dict[str, t.Any] | None = None
     expected_route: t.Any = None
     faults: list[dict[str, t.Any]] | None = None
+    read_only_calls: list[str] | None = None
+    claim_patterns: list[str] | None = None
+    negation_patterns: list[str] | None = None
     weights: dict[str, float] | None = None
     ignore: list[str] | None = None
     id_args: list[str] | None = None

@@ -472,7 +472,8 @@ class ExpectedCall:
         return _frozen(cls, values)
 
 
-_CASE_TUPLE_FIELDS = ("optional_calls", "forbidden_calls", "response_must_include")
+_CASE_TUPLE_FIELDS = ("optional_calls", "forbidden_calls", "response_must_include", "read_only_calls",
+                      "claim_patterns", "negation_patterns")
 _EXPECTED_CALL_KEYS = frozenset({"name", "args", "match", "args_mode"})
 
 
@@ -589,7 +590,9 @@ _CASE_READERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = (
     ("forbidden_calls", _names_of), ("precedence", _pairs_of), ("expected_final_state", None),
     ("response_must_include", _texts_of), ("max_steps", None), ("optimal_steps", None),
     ("forbidden_sequences", _dicts_of), ("faults", _dicts_of), ("tools", _dicts_of),
-    ("expected_route", None), ("args_mode", None), ("threshold", None), ("metadata", _dict_of),
+    ("expected_route", None), ("args_mode", None), ("threshold", None),
+    ("read_only_calls", _names_of), ("claim_patterns", _texts_of), ("negation_patterns", _texts_of),
+    ("metadata", _dict_of),
 )
 
 
@@ -648,6 +651,9 @@ class Case:
     expected_route: Any = None
     args_mode: str | None = None
     threshold: float | None = None
+    read_only_calls: tuple[str, ...] = ()
+    claim_patterns: tuple[str, ...] = ()
+    negation_patterns: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -663,7 +669,9 @@ class Case:
         # list-of-names fields: a bare string or a non-string item is an error naming the
         # field, never split or coerced (seed 000's row shape lists names)
         for k, check in (("optional_calls", _names_of), ("forbidden_calls", _names_of),
-                         ("response_must_include", _texts_of), ("precedence", _pairs_of)):
+                         ("response_must_include", _texts_of), ("precedence", _pairs_of),
+                         ("read_only_calls", _names_of), ("claim_patterns", _texts_of),
+                         ("negation_patterns", _texts_of)):
             v = getattr(self, k)
             if v:
                 try:
@@ -674,6 +682,10 @@ class Case:
                     object.__setattr__(self, k, checked)
             elif type(v) is not tuple:
                 object.__setattr__(self, k, ())
+        if self.read_only_calls or self.tools:
+            read_only_tools(self)  # annotations and read_only_calls agree, else DatasetError
+        if self.claim_patterns or self.negation_patterns:
+            _check_patterns(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The dataset-row form: ``id`` and ``input`` always, other keys when set."""
@@ -731,8 +743,78 @@ class Case:
         except (KeyError, TypeError, ValueError) as e:
             raise DatasetError(f"case {d.get('id')!r}: malformed field {key!r} ({e})") from e
         if cls is Case:  # the readers gave each field the form __post_init__ would: not run again
-            return _from_present(cls, _CASE_TEMPLATE, values, post=False)
+            case = _from_present(cls, _CASE_TEMPLATE, values, post=False)
+            if case.read_only_calls or case.tools:
+                read_only_tools(case)  # annotations and read_only_calls agree, else DatasetError
+            if case.claim_patterns or case.negation_patterns:
+                _check_patterns(case)
+            return case
         return cls(**values)
+
+
+def _check_patterns(case: Case) -> None:
+    """Each of the case's ``claim_patterns`` / ``negation_patterns`` compiles on RE2 (regexes
+    from data, ``match.safe_regex``); else ``DatasetError`` naming the case, field and item."""
+    from .errors import MatcherError
+    from .match.safe_regex import compile_pattern
+
+    for k in ("claim_patterns", "negation_patterns"):
+        for i, p in enumerate(getattr(case, k)):
+            try:
+                compile_pattern(p, "i", where=f"{k}[{i}]")
+            except MatcherError as e:
+                raise DatasetError(f"case {case.id!r}: field {k!r}: {e}") from e
+
+
+def _tool_name(t: Mapping[str, Any]) -> Any:
+    fn = t.get("function")
+    return (fn if isinstance(fn, Mapping) else t).get("name")
+
+
+def read_only_tools(case: Case) -> frozenset[str]:
+    """The tools of ``case`` that cannot change state: ``read_only_calls`` and every tool
+    definition in ``case.tools`` whose MCP annotations say ``readOnlyHint: true``.
+
+    Only ``readOnlyHint`` declares a tool read-only. MCP's ``destructiveHint: false`` says
+    the tool's updates are additive (it still writes, and the hint means something only when
+    ``readOnlyHint`` is false), so it declares nothing here; neither do ``idempotentHint``
+    and ``openWorldHint``. The annotations are read from the case's own tool definitions
+    (the dataset author's, trusted), at the top level of an MCP tool definition
+    (``{"name", "inputSchema", "annotations": {...}}``) or beside an OpenAI definition's
+    ``function``. Source: the Model Context Protocol specification, ``ToolAnnotations``
+    (2025-03-26 and later).
+
+    Args:
+        case: the case.
+
+    Returns:
+        The tool names, possibly empty.
+
+    Raises:
+        DatasetError: naming the case and tool when ``annotations`` is not an object, when
+            ``readOnlyHint`` is not a boolean, or when a tool in ``read_only_calls`` is
+            defined with ``readOnlyHint: false`` (the case says both).
+    """
+    out = set(case.read_only_calls)
+    for k, t in enumerate(case.tools):
+        ann = t.get("annotations") if isinstance(t, Mapping) else None
+        if ann is None:
+            continue
+        name = _tool_name(t)
+        where = f"case {case.id!r}: tools[{k}] ({name!r})"
+        if not isinstance(ann, Mapping):
+            raise DatasetError(f"{where}: 'annotations' must be an object, got {type(ann).__name__}")
+        hint = ann.get("readOnlyHint")
+        if hint is None:
+            continue
+        if type(hint) is not bool:
+            raise DatasetError(f"{where}: annotations.readOnlyHint must be true or false, got {hint!r}")
+        if hint and isinstance(name, str) and name:
+            out.add(name)
+        elif not hint and name in case.read_only_calls:
+            raise DatasetError(f"{where}: read_only_calls names {name!r} but its definition says "
+                               "readOnlyHint: false; remove one of the two")
+    return frozenset(out)
 
 
 _CASE_TEMPLATE = _template(Case)
@@ -751,4 +833,5 @@ __all__ = [
     "ToolResult",
     "Trajectory",
     "Usage",
+    "read_only_tools",
 ]

@@ -18,7 +18,8 @@ from typing import Any
 CASE_KEYS = (
     "expected_calls", "optional_calls", "forbidden_calls", "precedence", "forbidden_sequences",
     "response_must_include", "max_steps", "optimal_steps", "args_mode", "user", "tools",
-    "expected_final_state", "expected_route", "initial_state", "faults",
+    "expected_final_state", "expected_route", "initial_state", "faults", "read_only_calls",
+    "claim_patterns", "negation_patterns",
 )
 # Readers the assertion/provider may be told to use explicitly (``format:`` in the config).
 READER_MODULES = {
@@ -178,12 +179,13 @@ def build_case(spec: Mapping[str, Any], *, case_id: str, case_input: Any) -> Any
     for k in CASE_KEYS:
         if k in spec and spec[k] is not None:
             v = maybe_json(spec[k], k)
-            if k in ("optional_calls", "forbidden_calls", "response_must_include") and isinstance(v, str):
+            if k in ("optional_calls", "forbidden_calls", "read_only_calls",
+                     "response_must_include") and isinstance(v, str):
                 # promptfoo's own tool assertions take a comma string of names
                 v = [p.strip() for p in v.split(",") if p.strip()]
             if k in ("expected_calls", "optional_calls", "forbidden_calls", "precedence",
                      "forbidden_sequences", "response_must_include", "tools",
-                     "faults") and not isinstance(v, list):
+                     "faults", "read_only_calls", "claim_patterns", "negation_patterns") and not isinstance(v, list):
                 raise InputProblem(f"{k}: expected a list, got {type(v).__name__} {v!r}")
             if k == "expected_calls":
                 for i, c in enumerate(v):

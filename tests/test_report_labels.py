@@ -119,16 +119,18 @@ def test_forbidden_calls_and_false_claims_are_shown_in_the_html_report() -> None
     sc = evaluate([bad, claim], cases, n_boot=50)
     r0, r1 = sc.run("f-0"), sc.run("f-1")
     assert violations(r0) == ["forbidden call 1: drop_table"]
-    # f-1 never called get (task failed) yet claims it updated the record
-    assert not r1.success and false_claim(r1) and not false_claim(r0)
+    # f-1 never called get (task failed) and claims it updated the record, but no call failed
+    # and no fault was injected: the scorecard decides no false success (null), so the page
+    # flags none either (issue 29: the page said "false success claim" where the JSON said null)
+    assert not r1.success and r1.false_success is None and not false_claim(r1) and not false_claim(r0)
     html = to_html(sc)
     d0 = html[html.index('id="run-f-0"'):]
     assert '<ul class="violations"><li>forbidden call 1: drop_table</li></ul>' in d0[:d0.index("</details>")]
     assert '<span class="st forbidden">forbidden</span>' in d0[:d0.index("</details>")]
     d1 = html[html.index('id="run-f-1"'):]
-    assert "False success claim" in d1 and "successfully updated the record" in d1[:d1.index("</details>")]
+    assert "False success claim" not in d1[:d1.index("</details>")]
     row1 = html[html.index('data-run="f-1" data-case'):]
-    assert "false success claim" in row1[:row1.index("</tr>")]
+    assert "false success claim" not in row1[:row1.index("</tr>")]
 
 
 def test_no_ordering_line_without_precedence_rules_and_passing_runs_kept() -> None:

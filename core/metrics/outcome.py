@@ -22,7 +22,7 @@ from ..errors import MetricInputError
 from ..match.explain import explain_mismatch, value_diff
 from ..match.matchers import MatchContext, exact_equal
 from ..match.matching import _hopcroft_karp, call_matches, call_matching, is_failed, match_calls
-from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory
+from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory, read_only_tools
 from ..score.run_matching import same_modes, shared
 from .calls import require_trajectory
 from .result import MetricResult
@@ -694,7 +694,7 @@ def _precondition_fails(traj: Trajectory, case: Case, j: int, mode: str | None,
     target = exp.args.get(key)
     if target is None:
         return None
-    read_only = set(case.optional_calls)
+    read_only = non_writing_tools(case)
     if any(e.name not in read_only and isinstance(e.args, Mapping) and e.args.get(key) == target
            for e in case.expected_calls[:j]):
         return None
@@ -731,7 +731,7 @@ def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
        the expected database was reached without it).
     """
     exp = case.expected_calls[j]
-    read_only = set(case.optional_calls)
+    read_only = non_writing_tools(case)
     earlier = [e for e in case.expected_calls[:j] if e.name not in read_only]
     pairs = traj.pairs() if case.metadata.get(REPLAYED_KEY) is True else []
     for i, (c, r) in enumerate(pairs):
@@ -748,6 +748,16 @@ def _no_effect_evidence(traj: Trajectory, case: Case, j: int, mode: str | None,
                 and exact_equal(item.get("args"), exp.args)):
             return str(item.get("evidence") or "the source records that it changed nothing")
     return None
+
+
+def non_writing_tools(case: Case) -> frozenset[str]:
+    """The tools whose calls the call-based outcome never counts as writes: the case's
+    ``optional_calls`` and its read-only tools (``read_only_calls`` and tool definitions
+    annotated ``readOnlyHint: true``, ``model.read_only_tools``). An optional call is also
+    free in precision; a read-only call that is not expected still costs precision (it is
+    counted and flagged unnecessary) but never fails the outcome."""
+    ro = read_only_tools(case) if case.read_only_calls or case.tools else ()
+    return frozenset(case.optional_calls).union(ro)
 
 
 def writes_made(n_expected: int) -> str:
@@ -774,8 +784,10 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
 
     tau-bench rewards a run when its final database equals the one produced by replaying
     the task's expected actions. Without a database, trajcheck approximates that from the
-    calls: tools named in ``case.optional_calls`` are read-only (they cannot change state);
-    every other tool is state-changing. Success needs:
+    calls: tools named in ``case.optional_calls`` or ``case.read_only_calls``, and tools whose
+    definition in ``case.tools`` carries the MCP annotation ``readOnlyHint: true``, are
+    read-only (they cannot change state; ``non_writing_tools``); every other tool is
+    state-changing. Success needs:
 
     1. every expected call that is not read-only paired one-to-one with a *successful*
        predicted call of a state-changing tool (``trajcheck.match.matching.match_calls``,
@@ -826,7 +838,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     if context is None:
         context = MatchContext(case_input=case.input if isinstance(case.input, str) else None,
                                user=case.user)
-    read_only = set(case.optional_calls)
+    read_only = non_writing_tools(case)
     exp_idx = [j for j, e in enumerate(case.expected_calls) if e.name not in read_only]
     expected = [case.expected_calls[j] for j in exp_idx]
     pred_idx: list[int] = []

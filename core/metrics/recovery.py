@@ -41,10 +41,29 @@ class ClaimDetector:
     ``claim`` pattern and no ``negation`` pattern ("the ticket could not be created" is not
     a claim). Patterns are regular expressions searched case-insensitively; empty tuples
     mean the defaults ``CLAIM_PATTERN`` / ``NEGATION_PATTERN`` of that module.
+    ``extra_claims`` / ``extra_negations`` are added to those (regexes from data, on RE2:
+    a case's ``claim_patterns`` / ``negation_patterns``, see ``for_case``).
     """
 
     claim: tuple[str, ...] = ()
     negation: tuple[str, ...] = ()
+    extra_claims: tuple[str, ...] = ()
+    extra_negations: tuple[str, ...] = ()
+
+    @classmethod
+    def for_case(cls, case: Any) -> ClaimDetector:
+        """The default cues plus the case's ``claim_patterns`` and ``negation_patterns``
+        (regexes from data, matched on RE2; docs/false-success.md).
+
+        Args:
+            case: a ``Case`` (or None: the defaults alone).
+
+        Returns:
+            The detector scoring uses for that case's runs.
+        """
+        if case is None:
+            return cls()
+        return cls(extra_claims=tuple(case.claim_patterns), extra_negations=tuple(case.negation_patterns))
 
     def __call__(self, text: str | None) -> bool:
         """True when ``text`` claims an action happened; None or empty text claims nothing."""
@@ -54,6 +73,7 @@ class ClaimDetector:
             text,
             pattern="|".join(f"(?:{p})" for p in self.claim) or None,
             negation="|".join(f"(?:{p})" for p in self.negation) or None,
+            extra_claims=self.extra_claims, extra_negations=self.extra_negations,
         )
 
 

@@ -542,7 +542,8 @@ def _action_terms(action: str) -> list[str]:
 
 
 def claims_success(text: str | None, action: str | None = None, *,
-                   pattern: str | None = None, negation: str | None = None) -> bool:
+                   pattern: str | None = None, negation: str | None = None,
+                   extra_claims: Sequence[str] = (), extra_negations: Sequence[str] = ()) -> bool:
     """Whether ``text`` claims, in some sentence, that an action happened.
 
     Args:
@@ -557,6 +558,11 @@ def claims_success(text: str | None, action: str | None = None, *,
         negation: regex (case-insensitive); a sentence matching it is not a claim; default
             ``NEGATION_PATTERN`` (not, n't, unable, failed, error, unfortunately, sorry,
             will/would/if/once/try, pending...).
+        extra_claims: regexes from data (a case's ``claim_patterns``), searched
+            case-insensitively on RE2 (``match.safe_regex``) beside ``pattern``: a sentence
+            matching one of them is a claim too ("Refund issued." with ``\bissued\b``).
+        extra_negations: regexes from data (a case's ``negation_patterns``), on RE2 beside
+            ``negation``: a sentence matching one of them is not a claim.
 
     Returns:
         True when some sentence (split at . ! ? ; and newlines) matches ``pattern``, does not
@@ -568,9 +574,12 @@ def claims_success(text: str | None, action: str | None = None, *,
 
     Raises:
         MetricInputError: ``pattern`` or ``negation`` is not a valid regex.
+        MatcherError: an ``extra_claims`` / ``extra_negations`` pattern RE2 refuses.
     """
     if not text:
         return False
+    if extra_claims or extra_negations:
+        return _claims(text, action, pattern, negation, tuple(extra_claims), tuple(extra_negations))
     if (type(text) is str and len(text) <= 8192 and (action is None or type(action) is str)
             and (pattern is None or type(pattern) is str)
             and (negation is None or type(negation) is str)):
@@ -587,18 +596,29 @@ def _claims_cached(text: str, action: str | None, pattern: str | None,
     return _claims(text, action, pattern, negation)
 
 
-def _claims(text: Any, action: str | None, pattern: str | None, negation: str | None) -> bool:
+def _extra(patterns: tuple[str, ...], where: str) -> list[Any]:
+    from ..match.safe_regex import compile_pattern
+
+    return [compile_pattern(p, "i", where=f"{where}[{k}]") for k, p in enumerate(patterns)]
+
+
+def _claims(text: Any, action: str | None, pattern: str | None, negation: str | None,
+            extra_claims: tuple[str, ...] = (), extra_negations: tuple[str, ...] = ()) -> bool:
     """``claims_success`` of a non-empty ``text`` (its docstring)."""
     try:
         claim = re.compile(pattern or CLAIM_PATTERN, re.IGNORECASE)
         neg = re.compile(negation or NEGATION_PATTERN, re.IGNORECASE)
     except re.error as e:
         raise MetricInputError(f"claims_success: invalid regex ({e})") from e
+    more = _extra(extra_claims, "claim_patterns")
+    less = _extra(extra_negations, "negation_patterns")
     terms = _action_terms(action) if action else []
     if action and not terms:
         terms = [action.lower()]
     for sentence in _SENTENCE.split(text):
-        if not claim.search(sentence) or neg.search(sentence):
+        if not (claim.search(sentence) or any(p.search(sentence) for p in more)):
+            continue
+        if neg.search(sentence) or any(p.search(sentence) for p in less):
             continue
         if terms:
             low = sentence.lower()
@@ -610,7 +630,7 @@ def _claims(text: Any, action: str | None, pattern: str | None, negation: str | 
 
 def error_recovery(traj: Trajectory, *, retry_budget: int = 2,
                    action_tools: Sequence[str] | None = None,
-                   claim_pattern: str | None = None) -> MetricResult:
+                   claim_pattern: str | None = None, case: Case | None = None) -> MetricResult:
     """Error-recovery counts on one run.
 
     Args:
@@ -620,6 +640,8 @@ def error_recovery(traj: Trajectory, *, retry_budget: int = 2,
         action_tools: fnmatch patterns of the tools whose success the final response may
             claim; default: the tools that had an error in this run.
         claim_pattern: regex overriding ``CLAIM_PATTERN`` in ``claims_success``.
+        case: when given, its ``claim_patterns`` / ``negation_patterns`` are added to the
+            claim and negation cues (``claims_success``'s ``extra_claims`` / ``extra_negations``).
 
     Returns:
         ``MetricResult`` named ``error_recovery``; ``score`` = recovered / errors in [0, 1],
@@ -678,10 +700,13 @@ def error_recovery(traj: Trajectory, *, retry_budget: int = 2,
         actions = list(action_tools)
     succeeded = [n for n, bad in zip(names, failed) if not bad]
     unsatisfied = [a for a in actions if not any(fnmatchcase(n, a) for n in succeeded)]
-    claim_any = claims_success(traj.final_response, pattern=claim_pattern)
+    more = case.claim_patterns if case is not None else ()
+    less = case.negation_patterns if case is not None else ()
+    claim_any = claims_success(traj.final_response, pattern=claim_pattern,
+                               extra_claims=more, extra_negations=less)
     false_for = [a for a in unsatisfied
                  if claims_success(traj.final_response, a.replace("*", " ").replace("?", " "),
-                                   pattern=claim_pattern)]
+                                   pattern=claim_pattern, extra_claims=more, extra_negations=less)]
     beyond = max(0, longest - retry_budget)
     unrecovered = errors - recovered
     parts = {"errors": errors, "recovered": recovered, "unrecovered": unrecovered,

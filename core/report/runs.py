@@ -112,9 +112,11 @@ def violations(r: RunResult) -> list[str]:
 
 
 def false_claim(r: RunResult) -> bool:
-    """The final response claims an action happened while the task failed (the fault-run
-    false-success flag, or the call table's ``claims_success`` on a failed run)."""
-    return bool(r.false_success) or (not r.success and bool((r.calls or {}).get("claims_success")))
+    """Whether the page flags the run as a false success claim: exactly the scorecard's
+    ``false_success`` (True), so the page and the JSON never disagree. A failed run whose
+    response merely reads as a claim (the call table's ``claims_success``) is not flagged
+    when the scorecard did not decide a false success (``false_success`` None or False)."""
+    return r.false_success is True
 
 
 def _tools(r: RunResult) -> list[str]:

@@ -116,7 +116,8 @@ class RunResult:
     ``metrics.efficiency.run_stats``' figures (None where the source has no figure).
     ``route`` is the route the run took (``run_route``), ``expected_route`` the case's. ``recorded_reward`` is the source's own reward
     (tau-bench), ``fault_run`` whether faults were injected, ``false_success`` whether the
-    final response claimed an action that did not happen (None unless a fault run).
+    final response claimed an action that did not happen (``metrics.recovery.is_false_success``;
+    None when faults were not injected and no call failed: nothing to hide).
     ``expected_tools``/``called_tools`` list tool names; ``matched`` the (expected, called)
     tool-name pairs of the maximum matching. ``metrics`` holds every metric's
     ``MetricResult.to_dict()`` by name; ``transcript`` the steps of a failing run for the

@@ -17,8 +17,9 @@ own (its arguments); it gives the plan by case id without building the ``Case``;
 A case outside the fast path's scope gets ``None`` and is scored by the general path
 (``scoring.score_run``): any expected call with a ``match`` spec or non-dict arguments, a
 case-level ``args_mode`` that disagrees with a call's own, forbidden sequences, precedence
-rules, faults, required response items, an expected route, or case metadata other than
-``category`` (composite weights, expected behaviour, replay and outcome-check settings).
+rules, faults, required response items, an expected route, read-only tools
+(``read_only_calls``, tool definitions annotated ``readOnlyHint: true``), claim or negation
+patterns, or case metadata other than ``category`` (composite weights, expected behaviour, replay and outcome-check settings).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 
 from ..match.exact_match import ExactPlan, plan_of
 from ..metrics.composite import DEFAULT_THRESHOLD, _case_int, _is_num
-from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall
+from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, read_only_tools
 
 _PLAN_ATTR = "_fast_plan"
 _NO_PLAN: Any = ()  # marker kept on a case outside the scope
@@ -133,7 +134,10 @@ def case_plan(case: Case) -> CasePlan | None:
 def _build(case: Case) -> CasePlan | None:
     if (type(case) is not Case or case.forbidden_sequences or case.precedence or case.faults
             or case.response_must_include or case.expected_route is not None
+            or case.read_only_calls or case.claim_patterns or case.negation_patterns
             or (case.metadata and not case.metadata.keys() <= _CASE_META)):
+        return None
+    if case.tools and read_only_tools(case):  # tools annotated readOnlyHint: general path
         return None
     items = []
     names: list[str] = []

@@ -29,6 +29,8 @@ from typing import Any
 from ..match.exact_match import _NoKey, rows_of
 from ..match.matching import _exact_key
 from ..metrics.calls import prf_counts
+from ..metrics.recovery import _final_text as final_text
+from ..metrics.sequences import claims_success
 from ..model import Case, Trajectory
 from ..report.scorecard import _r, run_result_of
 from .case_plan import CasePlan, case_plan, forbidden_match
@@ -156,13 +158,15 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
         latency = ((max(ends) - min(starts)) * 1000.0 if starts and ends
                    else (math.fsum(lats) if lats else None))
     return score_facts(plan, meta, [c.name for c in calls], [c.args for c in calls], call_step,
-                       n_agent, failed, total_tokens, cost, latency, pairs if json_like else None)
+                       n_agent, failed, total_tokens, cost, latency, pairs if json_like else None,
+                       final=lambda: final_text(traj))
 
 
 def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                 call_step: list[int], n_agent: int, failed: list[bool] | None,
                 total_tokens: Any, cost: Any, latency: Any,
-                pairs: Callable[[], list[Any]] | None) -> Any:
+                pairs: Callable[[], list[Any]] | None,
+                final: Callable[[], str | None] | None = None) -> Any:
     """The compact ``RunResult`` of a run against the case of ``plan`` from the facts read
     once from it, or None when a value calls for the general path (a call's arguments the
     exact rows cannot key, NaN or foreign values among them).
@@ -173,7 +177,9 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
     ``failed``: whether each call's result failed (None: no result failed); the run
     figures ``total_tokens``, ``cost``, ``latency`` as ``efficiency.run_stats`` reads them
     (None: unknown); ``pairs``: gives ``Trajectory.pairs()`` of the run when some result is
-    a JSON object (only those can show a write changed nothing), else None. Both readers
+    a JSON object (only those can show a write changed nothing), else None; ``final``:
+    gives the run's final response (``recovery._final_text``) when the false-success check
+    needs it (None: such a run takes the general path). Both readers
     of a run (``_score`` over a ``Trajectory``, ``fused_scoring`` over a parsed line) give
     their facts here, so both give the same result."""
     n = len(cnames)
@@ -270,6 +276,19 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                                     n_agent, plan)
         comp_passed = None if composite is None else composite >= plan.threshold
 
+    # --- false success (scoring: decided when a call failed; recovery.is_false_success): False
+    # unless the task failed and some failed tool never succeeded; then the final response
+    # decides, with the default cues (a case with its own is outside the scope)
+    false_success: bool | None = None
+    if failed is not None:
+        false_success = False
+        if not success:
+            ok_names = {nm for nm, bad in zip(cnames, failed) if not bad}
+            if any(bad and nm not in ok_names for nm, bad in zip(cnames, failed)):
+                if final is None:
+                    return None
+                false_success = claims_success(final())
+
     trial = meta.get("trial")
     g = meta.get("recorded_task_id")
     reward = meta.get("reward")
@@ -286,7 +305,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
         "tokens": int(total_tokens) if total_tokens is not None else None,
         "cost_usd": _r(cost), "latency_ms": _r(latency), "route": None, "expected_route": None,
         "recorded_reward": _r(reward) if isinstance(reward, (int, float)) else None,
-        "fault_run": False, "false_success": None,
+        "fault_run": False, "false_success": false_success,
         "expected_tools": names, "called_tools": tuple(knames), "matched": tuple(matched),
         "metrics": {"call_rates": {"parts": {"forbidden": forbidden_counted,
                                              "duplicate": duplicate}}},

@@ -268,16 +268,17 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
     rates = call_rates(traj, case, context=context)
     forb = check_forbidden_sequences(traj, case.forbidden_sequences) if case.forbidden_sequences else None
     order = ordering_accuracy(traj, case.precedence) if case.precedence else None
-    rec = error_recovery(traj)
+    rec = error_recovery(traj, case=case)
     comp = score_trajectory(traj, case, outcome=outcome, context=context)
     fault_run = bool(case.faults) or bool(meta.get("faults"))
     false_success: bool | None = None
-    if fault_run:
+    if fault_run or rec.parts.get("errors"):
         # DESIGN.md "Error recovery": SANDBOX's definition (claim of success while the task
-        # failed), applied to this one run; the suite rate is the share over fault runs.
-        from ..metrics.recovery import false_success_rate
+        # failed), applied to this one run, decided on fault runs and on any run where a call
+        # failed (a claim can hide only a failure); the suite rate is the share over fault runs.
+        from ..metrics.recovery import ClaimDetector, false_success_rate
 
-        fsr = false_success_rate([(traj, success)])
+        fsr = false_success_rate([(traj, success)], detector=ClaimDetector.for_case(case))
         false_success = bool(fsr.parts.get("n_false_success"))
     exp_tools, called, matched = _matched_tools(traj, case, context)
     stats = run_stats(traj, success)
