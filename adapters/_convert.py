@@ -232,6 +232,14 @@ def _parse_args(raw: Any, where: str) -> tuple[dict[str, Any] | None, str | None
 # --------------------------------------------------------------------------- DeepEval
 
 
+def call_type(call: Any) -> str | None:
+    """A DeepEval ``ToolCall``'s ``type`` (``ToolCallType.FUNCTION``/``MCP``, or its text) as
+    trajcheck's ``tool_type`` (``"function"``, ``"mcp"``); None when it has none."""
+    t = _getter(call)("type")
+    t = getattr(t, "value", t)
+    return str(t).lower() if t is not None else None
+
+
 def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called",
                     failed: Iterable[int] = (), offset: int = 0, start: int = 0,
                     parallel: Sequence[Sequence[int]] = ()) -> list[Step]:
@@ -255,10 +263,7 @@ def deepeval_called(calls: Sequence[Any] | None, *, where: str = "tools_called",
         if not isinstance(name, str) or not name:
             raise TraceFormatError(f"{where}[{i}]: tool call has no name")
         args, raw, err = _parse_args(g("input_parameters"), cid)
-        ttype = g("type")
-        ttype = getattr(ttype, "value", ttype)
-        built.append((_tool_call(name, args, cid, raw, err,
-                                 str(ttype).lower() if ttype is not None else None), g("output"), name))
+        built.append((_tool_call(name, args, cid, raw, err, call_type(c)), g("output"), name))
     steps: list[Step] = []
     k = start
     for i in range(len(built)):

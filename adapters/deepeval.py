@@ -364,7 +364,26 @@ class TrajcheckMetric(_Common, BaseMetric):  # type: ignore[misc]
         expected = _convert.deepeval_expected(exp_tools)
         case, provided, meta = self._case(test_case, getattr(test_case, "name", None) or "deepeval",
                                           test_case.input, expected, exp_tools is not None)
-        return traj, case, provided, meta
+        return traj, self._typed_expected(case, exp_tools), provided, meta
+
+    def _typed_expected(self, case: Case, exp_tools: Any) -> Case:
+        """``case`` with each expected call named by its DeepEval ``type`` when this metric is
+        a trajectory match in a dialect that pairs calls of the same tool type only (DeepEval's
+        ToolCorrectness since 4.1.9: an expected MCP tool matches an MCP call, never a function
+        call of the same name); the expected calls must be ``expected_tools`` themselves (not
+        replaced by an ``expected_calls`` setting, whose calls are function tools)."""
+        from trajcheck.metrics.trajectory import lookup_mode, typed_name
+
+        if self._row.key != "trajectory_match" or not exp_tools:
+            return case
+        row = lookup_mode(self._mode_name or "superset", self._mode_dialect)
+        if row is None or not row.compares_tool_type or len(exp_tools) != len(case.expected_calls):
+            return case
+        types = [_convert.call_type(t) for t in exp_tools]
+        if [e.name for e in case.expected_calls] != [getattr(t, "name", None) for t in exp_tools]:
+            return case
+        return replace(case, expected_calls=tuple(replace(e, name=typed_name(e.name, ty))
+                                                  for e, ty in zip(case.expected_calls, types)))
 
     def measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
         """Score ``test_case``; returns ``self.score`` (the core's score, see the module doc)."""

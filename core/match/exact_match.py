@@ -29,7 +29,8 @@ from .matching import _exact_key, _hopcroft_karp, _NoKey
 
 # per tool name, when all its expected calls key the same way: (argument names to key on,
 # or None for "any call with object arguments"; whether the call may carry no other
-# argument (exact_keys); {key: expected indices})
+# argument (exact_keys) -- with None keys: whether names alone are compared (mode ignore);
+# {key: expected indices})
 Block = tuple[tuple[str, ...] | None, bool, dict[Any, list[int]]]
 # per tool name keyed two ways: (expected index, args or None for any, mode) to compare one
 # by one (the rows are the pairwise loop's, the matching Hopcroft-Karp's)
@@ -84,7 +85,7 @@ def _block(loose: Loose) -> Block | None:
     shape: Any = _UNSET
     for j, args, mode in loose:
         if args is None:
-            s: Any = None
+            s: Any = "ignore" if mode == "ignore" else None  # names only, or any object arguments
             key: Any = ()
         else:
             try:
@@ -98,7 +99,11 @@ def _block(loose: Loose) -> Block | None:
         elif s != shape:
             return None
         table.setdefault(key, []).append(j)
-    return (None, False, table) if shape is None else (shape[0], shape[1], table)
+    if shape is None or shape == "ignore":
+        # keys None; the flag says the tool's calls compare names only (mode ignore), where a
+        # call whose arguments were not recorded may match too (the general path decides)
+        return (None, shape == "ignore", table)
+    return (shape[0], shape[1], table)
 
 
 _UNSET: Any = object()
@@ -143,8 +148,14 @@ def rows_of(plan: ExactPlan, calls: Iterable[tuple[str, Any]]) -> tuple[list[lis
     loose = False
     for name, pargs in calls:
         block = plan.get(name)
-        if block is None or (type(pargs) is not dict and not isinstance(pargs, Mapping)):
-            rows.append(_EMPTY)  # no expected call of the tool, or unparsed arguments
+        if block is None:
+            rows.append(_EMPTY)  # no expected call of the tool
+            continue
+        if type(pargs) is not dict and not isinstance(pargs, Mapping):
+            if pargs is None and (any(m == "ignore" for _, _, m in block) if isinstance(block, list)
+                                  else block[0] is None and block[1]):
+                return None  # unrecorded arguments may match by name: the general path decides
+            rows.append(_EMPTY)  # unparsed arguments never match
             continue
         if isinstance(block, list):
             loose = True

@@ -133,12 +133,20 @@ def _exact_args_ok(pargs: Mapping[str, Any], eargs: Mapping[str, Any], mode: str
     return True
 
 
+def _unrecorded(pred: ToolCall) -> bool:
+    """True when the source did not record the call's arguments (``args`` None with no parse
+    error: content recording off), as opposed to arguments that did not parse."""
+    return pred.args is None and pred.args_parse_error is None and pred.raw_args is None
+
+
 def _matches_compiled(pred: ToolCall, cc: CompiledCall, mode: str, ctx: MatchContext) -> bool:
     if pred.name != cc.name:
         return False
     pargs = pred.args
     if type(pargs) is not dict and not isinstance(pargs, Mapping):
-        return False  # unparsed / non-object args never match (DESIGN policy)
+        # unparsed / non-object args never match (DESIGN policy); arguments the source did
+        # not record (None, no parse error) match by name where names alone are compared
+        return mode == "ignore" and _unrecorded(pred)
     if mode == "ignore":
         return True
     if cc.exact_args is not None:
@@ -192,7 +200,9 @@ def call_matches(pred: ToolCall, exp: ExpectedCall, *, args_mode: str | None = N
     """Whether predicted call ``pred`` satisfies expected call ``exp``.
 
     Rules (DESIGN.md policies; seed 000 §3.2 ``call_matches``): the names must be equal.
-    ``pred.args`` None (did not parse) or not a dict never matches, in every mode.
+    ``pred.args`` that did not parse, or are not a dict, never match, in every mode; ``None``
+    arguments the source did not record (no ``args_parse_error``, no ``raw_args``) match by
+    name in ``"ignore"`` mode only.
     ``args_mode`` (None -> ``exp.args_mode``, else :data:`DEFAULT_ARGS_MODE`,
     ``"expected_keys"``): ``"ignore"`` compares names only; ``"expected_keys"`` checks every
     expected argument (extra predicted arguments allowed, the seed's
@@ -500,8 +510,12 @@ def compatibility(pred: Sequence[ToolCall], cexp: Sequence[CompiledCall | Expect
             raise MatcherError(f"predicted call {len(adj)} must be a ToolCall, got {type(p).__name__}")
         cand = by_name.get(p.name)
         pargs = p.args
-        if not cand or (type(pargs) is not dict and not isinstance(pargs, Mapping)):
-            adj.append([])  # no expected call of this tool, or unparsed args: never matches
+        if not cand:
+            adj.append([])  # no expected call of this tool
+            continue
+        if type(pargs) is not dict and not isinstance(pargs, Mapping):
+            # unparsed args never match; unrecorded ones match by name in ``ignore`` mode
+            adj.append([j for j in cand if modes[j] == "ignore"] if _unrecorded(p) else [])
             continue
         if len(cand) >= _INDEX_MIN:
             ix = indexes.get(p.name, _UNSET)

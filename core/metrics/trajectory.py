@@ -71,6 +71,56 @@ def _as_expected(x: Any, k: int) -> ExpectedCall:
     raise MetricInputError(f"reference call {k}: cannot use a {type(x).__name__} as an expected call")
 
 
+def _type_of(tool_type: Any) -> str:
+    t = str(getattr(tool_type, "value", tool_type) or "function").lower()
+    return "function" if t in ("function", "custom") else t
+
+
+def typed_name(name: str, tool_type: Any) -> str:
+    """``name`` for a dialect that compares tool types: unchanged for a function tool, else
+    ``"<name> [<type>]"`` (so an MCP call never pairs with a function call of the same name)."""
+    t = _type_of(tool_type)
+    return name if t == "function" else f"{name} [{t}]"
+
+
+def _typed(pred: Any, expected: Any) -> tuple[Any, Any]:
+    """``(pred, expected)`` with every call named by :func:`typed_name`: the predicted calls
+    by their ``tool_type``, expected ``ToolCall``s by theirs and expected dicts by their
+    ``tool_type`` (or DeepEval's ``type``) key; a Case's expected calls are function tools."""
+    from dataclasses import replace
+
+    if isinstance(pred, Trajectory):
+        renamed: dict[str, str] = {}
+        steps = []
+        for st in pred.steps:
+            if st.tool_calls:
+                calls = tuple(replace(c, name=typed_name(c.name, c.tool_type)) for c in st.tool_calls)
+                for c0, c1 in zip(st.tool_calls, calls):
+                    if c0.call_id is not None:
+                        renamed[c0.call_id] = c1.name
+                st = replace(st, tool_calls=calls)
+            r = st.tool_result
+            if r is not None and r.call_id in renamed:
+                st = replace(st, tool_result=replace(r, name=renamed[r.call_id]))
+            steps.append(st)
+        pred = replace(pred, steps=tuple(steps))
+    elif isinstance(pred, (list, tuple)):
+        pred = [replace(c, name=typed_name(c.name, c.tool_type)) if isinstance(c, ToolCall) else c for c in pred]
+    if isinstance(expected, Trajectory):
+        expected = expected.tool_calls()
+    if isinstance(expected, (list, tuple)):
+        out: list[Any] = []
+        for x in expected:
+            if isinstance(x, ToolCall):
+                x = replace(x, name=typed_name(x.name, x.tool_type))
+            elif isinstance(x, Mapping) and "name" in x and ("tool_type" in x or "type" in x):
+                x = {**{k: v for k, v in x.items() if k not in ("tool_type", "type")},
+                     "name": typed_name(x["name"], x.get("tool_type", x.get("type")))}
+            out.append(x)
+        expected = out
+    return pred, expected
+
+
 def _expected_list(expected: Any) -> tuple[list[ExpectedCall], Case | None]:
     if isinstance(expected, Case):
         return list(expected.expected_calls), expected
@@ -185,6 +235,9 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
     dialect="vertex"`` means superset). ``optional``: tool names whose unmatched calls are
     ignored (added to a Case's ``optional_calls``). ``args_mode``: overrides the argument
     mode (else the table row's, else each call's, else the case's, else ``expected_keys``).
+    A row that compares tool types (DeepEval's) pairs calls of the same ``tool_type`` only
+    (an expected ``ToolCall``'s type, or a dict's ``tool_type``/``type``; a Case's expected
+    calls and calls without a type are function tools).
 
     Binary modes give score 1.0/0.0 and ``passed``; ``precision``/``recall``/``f1`` (e.g.
     Vertex trajectory_precision, promptfoo tool-call-f1) give tool_call_prf's value, and
@@ -194,6 +247,8 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
     """
     row = lookup_mode(mode, dialect)
     neutral = mode if row is None else row.neutral
+    if row is not None and row.compares_tool_type:
+        pred, expected = _typed(pred, expected)
     eff_args_mode = args_mode if args_mode is not None else (row.args_mode if row else None)
     if eff_args_mode is not None and eff_args_mode not in ARGS_MODES:
         raise MetricInputError(f"unknown args_mode {eff_args_mode!r}; known: {', '.join(ARGS_MODES)}")

@@ -30,7 +30,8 @@ class ModeRow:
     framework's metric implies (None = the caller's / case's); ``documented``: what the
     framework's docs say; ``implementation_differs``: where the framework's own code
     differs from that (empty when it does not, as far as the research notes found);
-    ``source``: where that was established.
+    ``source``: where that was established. ``compares_tool_type``: the framework pairs a
+    call only with an expected call of the same tool type (function vs MCP).
     """
 
     dialect: str
@@ -41,10 +42,15 @@ class ModeRow:
     implementation_differs: str
     source: str
     aliases: tuple[str, ...] = ()
+    compares_tool_type: bool = False
 
 
 _AE_GREEDY = ("pairs calls greedily (first fit), so with a non-equivalence argument matcher "
               "(subset/superset/custom) it returns False where a one-to-one pairing exists")
+_DE_TYPES = ("names only by default (evaluation_params=[]; with INPUT_PARAMETERS arguments "
+             "are compared, give args_mode); a call pairs only with an expected call of the same "
+             "tool type, FUNCTION or MCP, in every mode (DeepEval >= 4.1.9; trajcheck reads the "
+             "type from the trace's tool_type and from typed expected calls)")
 _AE_SRC = "research/langsmith_agentevals.md §2.3-2.5 (agentevals 0.0.9, openevals 0.2.2, RAN)"
 
 _ADK_COMMON = ("whole argument objects compared with Python == after JSON parsing (1 == 1.0 and True == 1 "
@@ -69,39 +75,40 @@ _ST_SRC = ("research/landscape_2026-12.md §5 (strands-agents-evals 1.7.0 "
            "tools/evaluation_tools.py, READ and RAN)")
 _AZ_SRC = ("research/landscape_2026-12.md §13 (azure-ai-evaluation 1.18.10 "
            "_task_navigation_efficiency.py, READ)")
-_AZ_COMMON = ("steps are tool names, or (name, params) when ground_truth is a (names, "
-              "{name: params}) tuple: parameters are given once per tool name, so repeated "
-              "calls of one tool share them, and values are compared as str() (1 == '1', "
-              "1 != 1.0); an empty ground truth raises")
+_AZ_COMMON = ("steps are tool names, or (name, sorted parameter items) when ground_truth is a "
+              "(names, {name: params}) tuple: parameters are given once per tool name, so "
+              "repeated calls of one tool share them; a response or ground truth given as JSON "
+              "text is parsed first, so a dict equals its JSON text, and values compare with "
+              "Python == (1 == 1.0 == True, '1' != 1); an empty ground truth raises")
 _JV_SRC = ("research/landscape_2026-12.md §8 (judgeval docs; server-side APIScorer, no public "
            "implementation in judgeval 1.6.0)")
 
 MODE_TABLE: tuple[ModeRow, ...] = (
     # agentevals / openevals create_trajectory_match_evaluator(trajectory_match_mode=...)
-    ModeRow("agentevals", "strict", "exact", None,
+    ModeRow("agentevals", "strict", "exact", "exact_keys",
             "same tool calls in the same order",
             "compares the message skeleton: same message count and role at each position, "
             "parallel calls within one message as an unordered multiset, message content "
             "ignored; an extra user/tool/system message fails; " + _AE_GREEDY, _AE_SRC),
-    ModeRow("agentevals", "unordered", "unordered", None,
+    ModeRow("agentevals", "unordered", "unordered", "exact_keys",
             "same tool calls in any order",
             _AE_GREEDY + "; agentevals 0.0.9 passes (reference, output) to the argument "
             "matcher, inverting tool_args_match_mode subset/superset", _AE_SRC),
-    ModeRow("agentevals", "superset", "superset", None,
+    ModeRow("agentevals", "superset", "superset", "exact_keys",
             "output contains every reference call; extras allowed", _AE_GREEDY, _AE_SRC),
-    ModeRow("agentevals", "subset", "subset", None,
+    ModeRow("agentevals", "subset", "subset", "exact_keys",
             "every output call is in the reference",
             _AE_GREEDY + "; agentevals 0.0.9 swaps argument order; outputs=None scores as a "
             "pass (openevals PR #237)", _AE_SRC),
-    ModeRow("openevals", "strict", "exact", None,
+    ModeRow("openevals", "strict", "exact", "exact_keys",
             "same tool calls in the same order",
             "message skeleton as agentevals strict (roles per position, parallel calls "
             "unordered, content ignored); " + _AE_GREEDY, _AE_SRC),
-    ModeRow("openevals", "unordered", "unordered", None,
+    ModeRow("openevals", "unordered", "unordered", "exact_keys",
             "same tool calls in any order", _AE_GREEDY, _AE_SRC),
-    ModeRow("openevals", "superset", "superset", None,
+    ModeRow("openevals", "superset", "superset", "exact_keys",
             "output contains every reference call; extras allowed", _AE_GREEDY, _AE_SRC),
-    ModeRow("openevals", "subset", "subset", None,
+    ModeRow("openevals", "subset", "subset", "exact_keys",
             "every output call is in the reference",
             _AE_GREEDY + "; outputs=None scores as a pass (PR #237 open)", _AE_SRC),
     # Vertex AI Gen AI evaluation (server-side; docs only)
@@ -188,27 +195,27 @@ MODE_TABLE: tuple[ModeRow, ...] = (
             "makes 1 == 1.0 == True; rounded to 4 decimals",
             "research/deepeval_ragas.md §2, R3/R8 (RAN)"),
     # DeepEval 4.3.1 ToolCorrectnessMetric
-    ModeRow("deepeval", "ToolCorrectness", "recall", None,
+    ModeRow("deepeval", "ToolCorrectness", "recall", "ignore",
             "fraction of expected tools that were called (extras not penalised)",
-            "greedy pairing with a value-based used set: identical duplicate calls under-score "
+            _DE_TYPES + "; greedy pairing with a value-based used set: identical duplicate calls under-score "
             "(#3141); with argument partial credit the score depends on expected-list order "
             "(#3338); arguments get partial credit over the union of keys",
             "research/deepeval_ragas.md §1.5, D1/D2 (RAN)",
             ("ToolCorrectnessMetric", "ToolCorrectness(should_consider_ordering=False,"
-             "should_exact_match=False)")),
-    ModeRow("deepeval", "ToolCorrectness(should_consider_ordering=True)", "in_order", None,
+             "should_exact_match=False)"), True),
+    ModeRow("deepeval", "ToolCorrectness(should_consider_ordering=True)", "in_order", "ignore",
             "expected tools called in order (docs: a reordering with a repeat counts as correct)",
-            "graded weighted LCS / len(expected), not 0/1; the docs' claim is wrong (#3014)",
+            _DE_TYPES + "; graded weighted LCS / len(expected), not 0/1; the docs' claim is wrong (#3014)",
             "research/deepeval_ragas.md §1.5, D4 (RAN)",
             ("ToolCorrectnessMetric(should_consider_ordering=True)",
-             "ToolCorrectness(should_consider_ordering=True,should_exact_match=False)")),
-    ModeRow("deepeval", "ToolCorrectness(should_exact_match=True)", "exact", None,
+             "ToolCorrectness(should_consider_ordering=True,should_exact_match=False)"), True),
+    ModeRow("deepeval", "ToolCorrectness(should_exact_match=True)", "exact", "ignore",
             "same calls, same order, same length",
-            "score right; the reason text listed bogus type mismatches (#3245)",
+            _DE_TYPES + "; score right; the reason text listed bogus type mismatches (#3245)",
             "research/deepeval_ragas.md §1.5, D5 (RAN)",
             ("ToolCorrectnessMetric(should_exact_match=True)",
              "ToolCorrectness(should_consider_ordering=True,should_exact_match=True)",
-             "ToolCorrectness(should_consider_ordering=False,should_exact_match=True)")),
+             "ToolCorrectness(should_consider_ordering=False,should_exact_match=True)"), True),
     # MLflow 3 mlflow.genai.scorers (deterministic path: should_exact_match=True)
     ModeRow("mlflow", "ToolCallCorrectness(should_exact_match=True,should_consider_ordering=True)",
             "exact", "exact_keys", "the actual calls equal the expected calls position by position",
