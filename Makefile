@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: demo test lint typecheck venv clean fuzz sdk-traces host-exports
+.PHONY: demo test test-fast docs lint typecheck venv clean fuzz sdk-traces host-exports
 
 venv: $(STAMP)
 
@@ -30,8 +30,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy core
 
-test: lint typecheck
+test: lint typecheck docs
 	$(BIN)/python -m pytest -q
+
+# The core's tests only (no host, engine, browser, SDK or slow tests; tests/conftest.py has
+# the tiers): the quick loop while changing the core.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q --core-only
+
+# The docs site (mkdocs-material, API pages by mkdocstrings), every warning an error.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -q
 
 # The long run of tests/test_fuzz.py: 10,000 mutated traces of every format and 2,000 mutated
 # dataset rows (random examples; the suite runs a fixed few hundred). Result in README.

@@ -1,5 +1,5 @@
 """The pytest plugin (issue 30, item 4), run in a pytest of its own through pytester: a test
-file written from docs/testing.md alone (its example verbatim, plus a scripted agent that is
+file written from docs/pytest.md alone (its example verbatim, plus a scripted agent that is
 wrong on one trial) runs the fixture's assertions, fails with a readable diff naming the
 deciding argument, and writes the session scorecard with pass^k over the trials."""
 
