@@ -156,12 +156,11 @@ def test_generated_runs_equal_the_general_path(cr):
     # disagrees with a call's own (the matchings differ in which mode wins)
     mixed = case.args_mode is not None and any(e.args_mode not in (None, case.args_mode)
                                                for e in case.expected_calls)
-    # a call with args None against a names-only expected call of its tool: whether it was
-    # recorded without arguments (matches by name) or did not parse (never matches) is the
-    # general path's to tell
-    names_only = {e.name for e in case.expected_calls
-                  if (e.args_mode or case.args_mode) == "ignore"}
-    mixed = mixed or any(c.args is None and c.name in names_only for c in traj.tool_calls())
+    # a call with args None of an expected tool: whether it was recorded without arguments
+    # (matches by name, in name F1 too) or did not parse (never matches) is the general
+    # path's to tell
+    expected = {e.name for e in case.expected_calls}
+    mixed = mixed or any(c.args is None and c.name in expected for c in traj.tool_calls())
     assert same(traj, case) is not mixed
     # a context (semantic scorer, judge) changes nothing when every matcher is exact
     from trajcheck.match.matchers import MatchContext

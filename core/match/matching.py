@@ -133,6 +133,13 @@ def _exact_args_ok(pargs: Mapping[str, Any], eargs: Mapping[str, Any], mode: str
     return True
 
 
+def name_matchable(pred: ToolCall) -> bool:
+    """True when ``pred`` can match by name alone (``args_mode="ignore"``): its arguments
+    parsed to an object, or the source did not record them (:func:`_unrecorded`)."""
+    a = pred.args
+    return type(a) is dict or isinstance(a, Mapping) or _unrecorded(pred)
+
+
 def _unrecorded(pred: ToolCall) -> bool:
     """True when the source did not record the call's arguments (``args`` None with no parse
     error: content recording off), as opposed to arguments that did not parse."""

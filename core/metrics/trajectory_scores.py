@@ -40,12 +40,12 @@ failed-and-retried attempts set aside (as every trajcheck metric):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MetricInputError
 from ..match.matchers import MatchContext
-from ..match.matching import compatibility, compile_all
+from ..match.matching import compatibility, compile_all, name_matchable
 from ..model import ARGS_MODES, Trajectory
 from ..score.run_matching import shared
 from .calls import PRFResult, TrajLike, calls_and_retries, context_for, prf_counts, prf_from_calls
@@ -244,14 +244,14 @@ def _names_inputs(pred: TrajLike, expected: Any, optional: Sequence[str]) -> tup
 def _name_counts_prf(calls: Sequence[Any], retried: frozenset[int], exp_calls: Sequence[Any],
                      opt: set[str]) -> PRFResult:
     """``prf_from_calls`` with ``args_mode="ignore"``, from counts: per name, min(calls whose
-    arguments parsed, expected calls) are matched (any such pair is compatible); a call
-    whose arguments did not parse never matches; unmatched calls of optional tools do not
+    arguments parsed or were not recorded, expected calls) are matched (any such pair is
+    compatible); a call whose arguments did not parse never matches; unmatched calls of optional tools do not
     count (tests/test_trajectory_scores.py checks it equals ``tool_call_prf``)."""
     ok: dict[str, int] = {}  # per tool: kept calls whose arguments parsed, and the others
     bad: dict[str, int] = {}
     for i, c in enumerate(calls):
         if i not in retried:
-            d = ok if type(c.args) is dict or isinstance(c.args, Mapping) else bad
+            d = ok if name_matchable(c) else bad
             d[c.name] = d.get(c.name, 0) + 1
     want: dict[str, int] = {}
     for e in exp_calls:

@@ -19,12 +19,11 @@ own error, as before), ``shared`` gives None and every metric matches by itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..errors import TrajcheckError
 from ..match.matchers import DEFAULT_CONTEXT
-from ..match.matching import _hopcroft_karp, compatibility, retried_failures
+from ..match.matching import _hopcroft_karp, compatibility, name_matchable, retried_failures
 from ..model import ARGS_MODES, DEFAULT_ARGS_MODE, Case, ExpectedCall, ToolCall, Trajectory
 from .runmemo import memo_open, memoized
 
@@ -62,13 +61,12 @@ class RunMatching:
 
     def name_rows(self) -> list[list[int]]:
         """The kept calls' rows with ``args_mode="ignore"``: every expected call of the
-        call's tool when its arguments parsed to an object, else none (what
+        call's tool when its arguments parsed to an object or were not recorded, else none (what
         ``matching.compatibility`` gives in that mode)."""
         if self._name_rows is None:
             by_name = self._by_name
             self._name_rows = [
-                list(by_name.get(c.name, ())) if type(c.args) is dict or isinstance(c.args, Mapping)
-                else [] for c in self.kept_calls]
+                list(by_name.get(c.name, ())) if name_matchable(c) else [] for c in self.kept_calls]
         return self._name_rows
 
     def name_ml(self) -> list[int]:
