@@ -93,7 +93,10 @@ def core(kind: str, traj: Trajectory, case: Case, *, with_state: bool = True) ->
     if kind == "tool_call_f1":
         return tool_call_prf(traj, case, context=ctx)
     if kind.startswith("trajectory_match:"):
-        return trajectory_match(traj, case, kind.split(":", 1)[1], context=ctx)
+        # "trajectory_match:<mode>[@<dialect>]": a host metric built with a dialect is that
+        # dialect's row (its argument mode and tool-type pairing), not the neutral mode
+        mode, _, dialect = kind.split(":", 1)[1].partition("@")
+        return trajectory_match(traj, case, mode, dialect=dialect or None, context=ctx)
     if kind == "argument_correctness":
         return argument_accuracy(traj, case, context=ctx)
     if kind == "schema_validity":
@@ -189,11 +192,14 @@ def deepeval_metrics() -> list[tuple[str, Any]]:
 
     return [("tool_call_f1", ad.ToolCallF1Metric(threshold=0.5)),
             ("trajectory_match:superset", ad.TrajectoryMatchMetric(mode="superset")),
-            ("trajectory_match:exact", ad.TrajectoryMatchMetric(should_exact_match=True)),
-            ("trajectory_match:in_order", ad.TrajectoryMatchMetric(should_consider_ordering=True)),
-            ("trajectory_match:recall", ad.TrajectoryMatchMetric(threshold=0.5, should_exact_match=False,
+            ("trajectory_match:ToolCorrectness(should_exact_match=True)@deepeval",
+             ad.TrajectoryMatchMetric(should_exact_match=True)),
+            ("trajectory_match:ToolCorrectness(should_consider_ordering=True)@deepeval",
+             ad.TrajectoryMatchMetric(should_consider_ordering=True)),
+            ("trajectory_match:ToolCorrectness@deepeval", ad.TrajectoryMatchMetric(threshold=0.5, should_exact_match=False,
                                                                   should_consider_ordering=False)),
-            ("trajectory_match:unordered", ad.TrajectoryMatchMetric(mode="unordered", dialect="agentevals")),
+            ("trajectory_match:unordered@agentevals", ad.TrajectoryMatchMetric(mode="unordered",
+                                                                                  dialect="agentevals")),
             ("argument_correctness", ad.ArgumentAccuracyMetric(threshold=0.5)),
             ("schema_validity", ad.SchemaValidityMetric(threshold=1.0, tools=TOOL_DEFS)),
             ("forbidden", ad.ForbiddenCallsMetric()),
@@ -325,7 +331,7 @@ def ragas_metrics() -> list[tuple[str, Any]]:
     return [("tool_call_f1", ar.TrajcheckToolCallF1()),
             ("trajectory_match:exact", ar.TrajcheckToolCallAccuracy()),
             ("trajectory_match:unordered", ar.TrajcheckToolCallAccuracy(name="any_order", strict_order=False)),
-            ("trajectory_match:superset", ar.TrajcheckTrajectoryMatch(name="superset", match_mode="superset",
+            ("trajectory_match:superset@agentevals", ar.TrajcheckTrajectoryMatch(name="superset", match_mode="superset",
                                                                        dialect="agentevals")),
             ("argument_correctness", ar.TrajcheckArgumentAccuracy()),
             ("schema_validity", ar.TrajcheckSchemaValidity(tools=TOOL_DEFS)),
@@ -421,7 +427,7 @@ def to_messages(traj: Trajectory, style: str) -> list[Any]:
 
 LS_EVALUATORS: list[tuple[str, str, dict[str, Any]]] = [("tool_call_f1", "tool_call_f1", {}),
                  ("trajectory_match:superset", "trajectory_match", {"key": "superset"}),
-                 ("trajectory_match:exact", "trajectory_match",
+                 ("trajectory_match:strict@agentevals", "trajectory_match",
                   {"key": "strict", "mode": "strict", "dialect": "agentevals"}),
                  ("argument_correctness", "argument_correctness", {}),
                  ("schema_validity", "schema_validity", {"tools": TOOL_DEFS}),
@@ -538,7 +544,7 @@ def test_deepeval_example_prints_the_core_numbers(tmp_path):
                 optional_calls=tuple(tc.metadata["optional_calls"]),
                 forbidden_calls=tuple(tc.metadata["forbidden_calls"]))
     want = {"Tool Call F1 (trajcheck)": core("tool_call_f1", traj, case),
-            ex.METRICS[1].__name__: core("trajectory_match:in_order", traj, case),
+            ex.METRICS[1].__name__: core("trajectory_match:ToolCorrectness(should_consider_ordering=True)@deepeval", traj, case),
             "Forbidden Calls (trajcheck)": core("forbidden", traj, case),
             "Trajectory Composite (trajcheck)": core("composite", traj, case, with_state=False)}
     for name, r in want.items():
@@ -590,7 +596,7 @@ def test_langsmith_example_prints_the_core_numbers():
         case = Case(id=tid, input=text + "?", expected_calls=(ExpectedCall("get_ticket", {"id": tid}),),
                     optional_calls=("search_docs",) if tid == "INC-1042" else ())
         f1 = core("tool_call_f1", traj, case)
-        strict = core("trajectory_match:exact", traj, case)
+        strict = core("trajectory_match:strict@agentevals", traj, case)
         assert got == {"tool_f1": f1.score, "tool_f1_precision": f1.precision,  # type: ignore[attr-defined]
                        "tool_f1_recall": f1.recall, "traj_strict": strict.score}  # type: ignore[attr-defined]
         trials.setdefault(tid, []).append(strict.passed is True)

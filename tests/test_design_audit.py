@@ -145,9 +145,16 @@ def test_unparsed_args_never_match_but_count():
     r = tool_call_prf(calls, case)
     assert (r.precision, r.recall, r.n_counted) == (0.5, 1.0, 2)
     # even with no argument constraint and in args_mode ignore
-    assert not call_matches(ToolCall("t", None), ExpectedCall("t", None))
-    assert not call_matches(ToolCall("t", None), ExpectedCall("t", None), args_mode="ignore")
-    assert trajectory_match([ToolCall("t", None)], [ExpectedCall("t")], "superset").score == 0.0
+    bad = ToolCall("t", None, raw_args="{bad", args_parse_error="bad")
+    assert not call_matches(bad, ExpectedCall("t", None))
+    assert not call_matches(bad, ExpectedCall("t", None), args_mode="ignore")
+    assert trajectory_match([bad], [ExpectedCall("t")], "superset").score == 0.0
+    # arguments the source never recorded (args None, no raw text) are not unparsed: they
+    # match by name where only names are compared, and never where arguments are
+    unrec = ToolCall("t", None)
+    assert call_matches(unrec, ExpectedCall("t", None), args_mode="ignore")
+    assert not call_matches(unrec, ExpectedCall("t", None))
+    assert trajectory_match([unrec], [ExpectedCall("t")], "superset").score == 0.0
 
 
 # ---------------------------------------------------------------------------------------

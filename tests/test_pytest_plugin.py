@@ -15,7 +15,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "testing.md"
+DOC = ROOT / "docs" / "pytest.md"
 
 
 def _doc_example() -> str:
