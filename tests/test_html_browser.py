@@ -141,7 +141,14 @@ def test_case_by_trial_grid_and_drill_down(tau) -> None:
     reasons = b.js(f"Array.from({detail}.querySelectorAll('ol.reasons li')).map(li => li.textContent)")
     assert len(reasons) == 2 and "unexpected state-changing call 7" in reasons[1]
     assert b.js("document.body.innerText.search(/\\(and \\d+ more/)") == -1
-    assert "successfully booked" in b.js(f"{detail}.querySelector('.false-claim').textContent")
+    # the final response says "successfully booked" and book_reservation did run (with a
+    # wrong amount): a failed run, but not a false success claim, so the page shows none;
+    # it flags exactly the runs whose JSON says false_success true
+    assert sc.run("0-0").false_success is False
+    assert b.js(f"{detail}.querySelector('.false-claim')") is None
+    assert b.js("document.querySelectorAll('details.run-detail .false-claim').length") == \
+        sum(r.false_success is True for r in sc.runs) == 1
+    assert b.js("document.getElementById('run-15-0').querySelector('.false-claim')") is not None
     b.js(f"{detail}.querySelector('tr.pair a.call').click()")
     assert b.js("location.hash") == "#run-0-0-step-28"
     assert "book_reservation" in b.js("document.getElementById('run-0-0-step-28').textContent")
