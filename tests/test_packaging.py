@@ -7,8 +7,9 @@ pass. This happened with ``trajcheck.match.matchers``.
 """
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
