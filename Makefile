@@ -31,7 +31,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy core
 
 test: lint typecheck docs
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=30
 
 # The core's tests only (no host, engine, browser, SDK or slow tests; tests/conftest.py has
 # the tiers): the quick loop while changing the core.

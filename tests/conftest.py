@@ -30,6 +30,17 @@ TIERS: dict[str, tuple[str, ...]] = {
              "test_pytest_plugin", "test_thread_safety"),
 }
 
+# xdist group -> test file name prefixes: `make test` runs two workers (`-n 2 --dist
+# loadgroup`); files that share a fixed port (promptfoo's OTLP receiver on 4318), the one
+# PostgreSQL cluster, or a JVM / Ray cluster and its cache run in one worker, one after another
+GROUPS: dict[str, tuple[str, ...]] = {
+    "promptfoo": ("test_promptfoo_",),
+    "postgres": ("test_sandbox", "test_isolation_attacks"),
+    "jvm": ("test_engine_spark", "test_jvm_archive", "test_engines_"),
+    "ray": ("test_engine_ray",),
+    "side-venvs": ("test_differential_dialects", "test_sdk_traces_adk"),  # build .cache/*-venv
+}
+
 # import name -> the extra that installs it
 EXTRA_OF: dict[str, str] = {
     "deepeval": "deepeval", "ragas": "ragas", "langsmith": "langsmith",
@@ -126,6 +137,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tier = _tier(path)
         if tier:
             item.add_marker(getattr(pytest.mark, tier))
+        group = next((g for g, pre in GROUPS.items() if path.name.startswith(pre)), None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
         _, per_function = _file_needs(path)
         func = getattr(item, "originalname", None) or item.name.split("[")[0]
         if func in per_function:
