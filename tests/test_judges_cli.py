@@ -119,6 +119,21 @@ def test_model_spec_errors() -> None:
     assert m.complete([{"role": "user", "content": "x"}]).startswith('{"checks"')
 
 
+def test_judge_endpoint_without_the_judges_extra_exits_2(tmp_path: Path, monkeypatch) -> None:
+    # httpx not importable (the judges extra not installed): the endpoint judge fails at set-up
+    # with the install command, exit 2, before anything is scored; not "judge errors: N", exit 0
+    import sys
+
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    traces, cases = _files(tmp_path)
+    j = tmp_path / "r.json"
+    r = CliRunner().invoke(main, ["eval", str(traces), "--cases", str(cases), "-q", "--judge",
+                                  "http://127.0.0.1:9/v1#judge-mini", "--json", str(j)])
+    assert r.exit_code == 2, r.output
+    assert "pip install 'trajcheck[judges]'" in r.output
+    assert not j.exists()
+
+
 # ---------------------------------------------------------------- the help-desk example
 
 HELPDESK = Path(__file__).resolve().parents[1] / "examples" / "helpdesk"

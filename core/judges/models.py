@@ -148,6 +148,13 @@ class OpenAICompatibleModel:
     def __post_init__(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
             raise JudgeError(f"OpenAICompatibleModel: base_url must be an http(s) URL, got {self.base_url!r}")
+        # at construction, not at the first request: without httpx every judgement would fail
+        # one by one and `eval --judge` would report "judge errors: N" and exit 0
+        try:
+            import httpx  # noqa: F401
+        except ImportError as e:
+            raise JudgeError("OpenAICompatibleModel needs httpx, which the judges extra installs: "
+                             "pip install 'trajcheck[judges]'") from e
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             raise JudgeError(f"OpenAICompatibleModel: seed must be an int or None, got {self.seed!r}")
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
