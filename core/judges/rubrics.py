@@ -138,10 +138,10 @@ def _compiled(error_pattern: Any) -> Any:
     if error_pattern is None:
         return None
     from ..errors import TraceFormatError
-    from ..read.traces import _compile_pattern
+    from ..read.traces.error_pattern import compile_error_pattern
 
     try:
-        return _compile_pattern(error_pattern)
+        return compile_error_pattern(error_pattern)
     except TraceFormatError as e:
         raise MetricInputError(str(e)) from e
 

@@ -33,26 +33,17 @@ from typing import Any, cast
 from ...errors import TraceFormatError
 from ...model import Trajectory
 from ..limits import NOT_PLAIN, plain_loads
-from . import (
-    _GZ_SUFFIXES,
-    _SUFFIXES,
-    EXPECTED,
-    _Acc,
-    _bad_json_line,
-    _compile_pattern,
-    _json,
-    _norm_format,
-    _read_units,
-    _units,
-    detect,
-    host_exports,
-    load,
-    native,
-)
+from . import host_exports, load, native
 from .case_keys import qualify
+from .detection import detect
+from .error_pattern import compile_error_pattern
+from .formats import EXPECTED, norm_format
+from .io import GZ_SUFFIXES, SUFFIXES, bad_json_line, parse_json
+from .load_result import Accumulator
 from .native import read_line
 from .native_facts import LineRun, line_run
 from .record_groups import defers, needs_others
+from .units import read_units, split_units
 from .unread import call_shapes, unread_problem
 
 # formats read one record at a time (the rest need every record of their file together)
@@ -74,8 +65,8 @@ class TraceStream:
     def __init__(self, path: str | Path, format: str = "auto", *,
                  error_pattern: str | re.Pattern[str] | None = None) -> None:
         self.path = Path(path)
-        self.fmt = _norm_format(format)
-        self._acc = _Acc(error_pattern=_compile_pattern(error_pattern))
+        self.fmt = norm_format(format)
+        self._acc = Accumulator(error_pattern=compile_error_pattern(error_pattern))
         self.problems = self._acc.problems
         self.skipped = self._acc.skipped
         self.cases = self._acc.cases
@@ -101,7 +92,7 @@ class TraceStream:
         p = self.path
         if p.is_dir():
             files = sorted(f for f in p.rglob("*") if f.is_file() and (
-                f.suffix.lower() in _SUFFIXES or f.name.lower().endswith(_GZ_SUFFIXES)))
+                f.suffix.lower() in SUFFIXES or f.name.lower().endswith(GZ_SUFFIXES)))
             if not files:
                 raise TraceFormatError(f"{p}: directory holds no .json/.jsonl/.ndjson files")
             errors: list[str] = []
@@ -224,12 +215,12 @@ class TraceStream:
                     seen_any = True
                     where = f"{f}:{n}"
                     try:
-                        obj = _json(line, where, acc)
+                        obj = parse_json(line, where, acc)
                     except ValueError as e:
-                        bad.append(_bad_json_line(where, e))
+                        bad.append(bad_json_line(where, e))
                         continue
                 now: list[tuple[Any, str]] = []
-                for o, w in _units(obj, acc, label, where):
+                for o, w in split_units(obj, acc, label, where):
                     unit = (o, where + (f" {w}" if w else ""))
                     n_units += 1
                     kind = self.fmt if self.fmt != "auto" else detect(o)
@@ -237,13 +228,13 @@ class TraceStream:
                     grouped = kind in _GROUPING or (kind == "ragas" and host_exports.kind(o) is not None)  or defers(kind, o)
                     (deferred if grouped else now).append(unit)
                 if now:
-                    _read_units(now, self.fmt, acc, label, strict=False)
+                    read_units(now, self.fmt, acc, label, strict=False)
                     yield from self._drain()
         if not seen_any:
             acc.skip(f"{f}: empty file; no traces")
             return
         if deferred:
-            _read_units(deferred, self.fmt, acc, label, strict=False)
+            read_units(deferred, self.fmt, acc, label, strict=False)
             yield from self._drain()
         if strict and not n_units:
             reason = bad[0] if bad else "no JSON"
@@ -278,7 +269,7 @@ def read_row(text: str, where: str, format: str = "auto", *,
     Returns:
         (trajectories, problems), as ``load`` reads the text. Never raises for bad input.
     """
-    fmt = _norm_format(format)
+    fmt = norm_format(format)
     try:  # parsed once when plain_loads can (no lone surrogate in the text to encode)
         obj = plain_loads(text.encode("utf-8"))
     except UnicodeEncodeError:
@@ -298,17 +289,17 @@ def read_row(text: str, where: str, format: str = "auto", *,
             if unread is not None:
                 unread.append(f"{where}: {held}")
             return [t], [f"{where}: {held}"]
-    acc = _Acc(error_pattern=_compile_pattern(error_pattern))
+    acc = Accumulator(error_pattern=compile_error_pattern(error_pattern))
     if obj is NOT_PLAIN:
         if not text.strip():
             return [], []
         try:
-            obj = _json(text, where, acc)
+            obj = parse_json(text, where, acc)
         except ValueError as e:
-            acc.skip(_bad_json_line(where, e))
+            acc.skip(bad_json_line(where, e))
             return [], acc.problems
     now: list[tuple[Any, str]] = []
-    for o, w in _units(obj, acc, where, where):
+    for o, w in split_units(obj, acc, where, where):
         loc = where + (f" {w}" if w else "")
         kind = fmt if fmt != "auto" else detect(o)
         if (kind in _GROUPING or needs_others(kind, o)) and not whole:
@@ -322,7 +313,7 @@ def read_row(text: str, where: str, format: str = "auto", *,
             now.append((o, loc))
     if now:
         try:
-            _read_units(now, fmt, acc, where, strict=False)
+            read_units(now, fmt, acc, where, strict=False)
         except TraceFormatError as e:
             acc.skip(f"{e}; skipped")
     if unread is not None:
