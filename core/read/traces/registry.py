@@ -58,7 +58,8 @@ from .unread import unread_problem
 
 # readers of shapes once refused (detected in ``detection._detect_new``)
 _ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
-                                  "langchain_events": langchain_events.read, "litellm": litellm.read}
+                                  "langchain_events": langchain_events.read, "litellm": litellm.read,
+                                  "llamaindex_events": llamaindex_events.read}
 READERS: dict[str, Callable[[Any], Trajectory]] = {
     "trajcheck": native.read, "tau_bench": tau_bench.read, "tau2": tau2.read, "bfcl": bfcl_result.read, "otel": otel.read, "langsmith": langsmith.read,
     "promptfoo": promptfoo.read, "vertex": vertex.read, "openai_responses": openai_responses.read,
