@@ -19,9 +19,9 @@ Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
 - ``steps``: ``step_eval``, one verdict per expected and per predicted call (matched,
   wrong_args, optional, retried, unnecessary, forbidden, duplicate, parse_error); the
   counts behind ``sequences.call_rates`` and ``composite``.
-- ``outcome``: final-state diff (``state_diff``, ``check_final_state``),
-  ``response_includes``, ``task_success``, and ``outcome_from_calls`` (success judged from
-  the calls when there is no database).
+- ``final_state``: final-state diff (``state_diff``, ``check_final_state``).
+- ``outcome``: ``response_includes``, ``task_success``, and ``outcome_from_calls`` (success
+  judged from the calls when there is no database); re-exports ``final_state``'s names.
 - ``recovery``: over fault-injected runs only -- recovery rate, false success, retry budget.
 - ``efficiency``: ``run_stats`` (steps, calls, tokens, cost, latency of one run),
   ``efficiency_summary`` / ``efficiency_by_task`` (over successful runs, p50/p95/p99 by linear

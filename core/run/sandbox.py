@@ -2,7 +2,7 @@
 
 ``SQLiteSandbox`` (standard library, the default) loads a case's ``initial_state`` SQL
 fixture into a fresh database per trial, exposes the connection to the agent's tools and
-snapshots every table to ``{table: [row dicts]}`` -- the shape ``metrics.outcome.state_diff``
+snapshots every table to ``{table: [row dicts]}`` -- the shape ``metrics.final_state.state_diff``
 and ``check_final_state`` read. ``SQLAlchemySandbox`` (the ``sql`` extra) does the same for
 any SQLAlchemy URL, e.g. PostgreSQL, isolating each trial in a fresh schema.
 
