@@ -16,15 +16,21 @@ from trajcheck.model import ToolCall, ToolResult, Trajectory
 
 
 def trajectories(source: Any, *, format: str = "auto", error_pattern: str | None = None) -> list[Trajectory]:
-    """Every run in ``source``: a ``Trajectory``, a list of them, or anything
+    """Every run in ``source``: a ``Trajectory``, a list of them, what
+    ``trajcheck.read.traces.load`` returned (a ``LoadResult``), or anything
     ``trajcheck.read.traces.load`` reads (a path, a folder, a parsed object). ``error_pattern``
     (a regex) marks results whose text matches as failed (``traces.apply_error_pattern``;
     never overriding a source's own flag). Raises ``TraceFormatError`` when nothing is a
     trace."""
-    from trajcheck.read.traces import apply_error_pattern, load
+    from trajcheck.read.traces import LoadResult, apply_error_pattern, load
 
     if isinstance(source, Trajectory):
         out = [source]
+    elif isinstance(source, LoadResult):  # what traces.load returned: its runs, read once
+        if source.unread:
+            raise TraceFormatError(f"{len(source.unread)} record(s) of this load hold tool calls "
+                                   f"that were not read, first: {source.unread[0]}")
+        out = list(source.trajectories)
     elif isinstance(source, (list, tuple)) and source and all(isinstance(t, Trajectory) for t in source):
         out = list(source)
     else:
@@ -37,8 +43,8 @@ def one_trajectory(source: Any, *, format: str = "auto", error_pattern: str | No
     holds none or several (use :func:`trajectories` then)."""
     ts = trajectories(source, format=format, error_pattern=error_pattern)
     if len(ts) != 1:
-        raise TraceFormatError(f"expected one run, found {len(ts)}; build one test case per run "
-                               "(trajectories(...))")
+        raise TraceFormatError(f"expected one run, found {len(ts)}; build one test case per run: "
+                               "[test_case_from_trace(t) for t in traces.load(...)]")
     return ts[0]
 
 

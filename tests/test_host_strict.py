@@ -10,6 +10,7 @@ host's own convention, never a pass.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import uuid
@@ -25,7 +26,7 @@ os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ.pop("OPENAI_API_KEY", None)
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-from trajcheck.errors import DatasetError, MetricInputError  # noqa: E402
+from trajcheck.errors import DatasetError, MetricInputError, TraceFormatError  # noqa: E402
 from trajcheck.metrics.sequences import ordering_accuracy  # noqa: E402
 from trajcheck.model import Step, Trajectory  # noqa: E402
 from trajcheck.model import ToolCall as TC  # noqa: E402
@@ -267,7 +268,7 @@ OPENAI_RUN = {"messages": [
 EXP = [{"name": n, "args": a} for n, a in EXPECTED]
 
 
-def test_helpers_build_each_hosts_test_case_from_a_trace_with_failed_calls_marked():
+def test_helpers_build_each_hosts_test_case_from_a_trace_with_failed_calls_marked(tmp_path):
     pytest.importorskip("deepeval")
     pytest.importorskip("ragas")
     pytest.importorskip("langsmith")
@@ -306,6 +307,16 @@ def test_helpers_build_each_hosts_test_case_from_a_trace_with_failed_calls_marke
         assert got["score"] == pytest.approx(precision)
     with pytest.raises(DatasetError, match="did you mean 'precedence'"):
         ad.test_case_from_trace(OPENAI_RUN, precedense=PRECEDENCE)
+    # what traces.load returned serves as well as the raw trace; several runs name the fix
+    loaded = load(OPENAI_RUN)
+    assert ad.test_case_from_trace(loaded, expected_tools=EXP).tools_called == \
+        ad.test_case_from_trace(OPENAI_RUN, expected_tools=EXP).tools_called
+    f = tmp_path / "two.jsonl"
+    f.write_text("".join(json.dumps(OPENAI_RUN) + "\n" for _ in range(2)), encoding="utf-8")
+    two = load(f)
+    assert len(two) == 2
+    with pytest.raises(TraceFormatError, match=r"found 2; build one test case per run"):
+        ad.test_case_from_trace(two)
 
 
 def test_deepeval_conversational_ordering_and_missing_reference():
