@@ -47,6 +47,9 @@ def _env(paths: dict[str, str], tmp: Path, python: str) -> dict[str, str]:
         "HOME": str(tmp / "home"), "PROMPTFOO_CONFIG_DIR": str(tmp / "promptfoo-config"),
         "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
         "PROMPTFOO_DISABLE_SHARING": "1", "PROMPTFOO_DISABLE_REMOTE_GENERATION": "1",
+        # promptfoo polls its trace store 6 x 250 ms for the provider's spans by default; on a
+        # loaded 2-core CI the spans landed later and trajectory:* saw "Actual tools: (none)"
+        "PROMPTFOO_TRACE_FETCH_MAX_ATTEMPTS": "30", "PROMPTFOO_TRACE_FETCH_RETRY_DELAY_MS": "500",
         "PROMPTFOO_PYTHON": python,
     })
     env.pop("PYTHONPATH", None)

@@ -14,6 +14,9 @@ if [ -z "${PROMPTFOO_PYTHON:-}" ]; then
     if [ -x "$ROOT/.venv/bin/python" ]; then PROMPTFOO_PYTHON="$ROOT/.venv/bin/python"; else PROMPTFOO_PYTHON="$(command -v python3)"; fi
 fi
 export PROMPTFOO_PYTHON
+# promptfoo waits only 1.5 s for a run's spans by default; a busy machine needs longer
+export PROMPTFOO_TRACE_FETCH_MAX_ATTEMPTS="${PROMPTFOO_TRACE_FETCH_MAX_ATTEMPTS:-30}"
+export PROMPTFOO_TRACE_FETCH_RETRY_DELAY_MS="${PROMPTFOO_TRACE_FETCH_RETRY_DELAY_MS:-500}"
 cd "$HERE"
 run_config() {  # config, results file
     set +e
