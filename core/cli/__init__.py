@@ -1,4 +1,4 @@
-"""The ``trajcheck`` command. The commands live in ``app`` (and ``judges``)."""
+"""The ``trajcheck`` command. The group is built in ``app``, one module per command (``app`` says which)."""
 
 from .app import main
 

@@ -1,5 +1,5 @@
 """The judge and semantic-matcher commands of ``trajcheck``: ``calibrate-semantic`` and
-``validate-judge`` (registered on the ``trajcheck`` group by ``trajcheck.cli.app``).
+``validate-judge`` (added to the ``trajcheck`` group in ``trajcheck.cli.app``).
 
 Each is a thin wrapper over the library: ``trajcheck.match.semantic_calibration.calibrate`` and
 ``trajcheck.judges.validation.judge_agreement`` (through ``trajcheck.judges.validate_run``).
@@ -68,7 +68,7 @@ def calibrate_semantic_command(pairs: str, target_precision: float, thresholds_s
     from ..match.semantic import EmbeddingScorer, check_available
     from ..match.semantic_calibration import calibrate, default_thresholds, load_pairs
     from ..textsafe import SafeTable as Table
-    from .app import _fail
+    from .output import fail
 
     err = Console(stderr=True)
     ts = _parse_thresholds(thresholds_spec)
@@ -77,14 +77,14 @@ def calibrate_semantic_command(pairs: str, target_precision: float, thresholds_s
         for p in problems:
             err.print(f"skipped {p}", markup=False, highlight=False, soft_wrap=True)
         if not rows:
-            _fail(f"{pairs}: no usable labelled pair", err)
+            fail(f"{pairs}: no usable labelled pair", err)
         if model_path is None:
             check_available()
         cal = calibrate(rows, EmbeddingScorer(model_path),
                         thresholds=ts if ts is not None else default_thresholds(step),
                         target_precision=target_precision)
     except TrajcheckError as e:
-        _fail(e, err)
+        fail(e, err)
     con = Console()
     n_pos = sum(p.pair.label for p in cal.pairs)
     n_exact = sum(p.score is None for p in cal.pairs)
@@ -146,7 +146,7 @@ def validate_judge_command(traces: str, labels_path: str, judge_spec: str, cases
     from ..judges.validate_run import load_labels, validate_judge
     from ..read.traces import load
     from ..textsafe import SafeTable as Table
-    from .app import _fail
+    from .output import fail
 
     err = Console(stderr=True)
     try:
@@ -154,7 +154,7 @@ def validate_judge_command(traces: str, labels_path: str, judge_spec: str, cases
         for p in problems:
             err.print(f"skipped {p}", markup=False, highlight=False, soft_wrap=True)
         if not rows:
-            _fail(f"{labels_path}: no usable label line", err)
+            fail(f"{labels_path}: no usable label line", err)
         model = cached(model_from_spec(judge_spec), judge_cache or None)
         res = load(traces, format=trace_format, error_pattern=error_pattern)
         cases: dict[str, Any] = dict(res.cases)
@@ -164,7 +164,7 @@ def validate_judge_command(traces: str, labels_path: str, judge_spec: str, cases
             cases.update({c.id: c for c in load_cases(cases_path)})
         vr = validate_judge(model, res.trajectories, cases, rows, error_pattern=error_pattern)
     except TrajcheckError as e:
-        _fail(e, err)
+        fail(e, err)
     for p in vr.problems:
         err.print(f"skipped {p}", markup=False, highlight=False, soft_wrap=True)
     from rich import box
