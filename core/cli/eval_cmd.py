@@ -222,11 +222,10 @@ def _stream_eval(traces: str, loaded: Any, cases: Any, tally: Any, *, ks: Any, s
     bar on a terminal; fills ``counts`` for --strict (runs without / with an unknown case
     id, cases without runs)."""
     from ..read.traces.native_facts import LineRun
-    from ..score.pipeline import evaluate_stream
+    from ..score.pipeline import evaluate_stream, route_runs
 
-    # the usual native line comes as its scoring facts (no Trajectory built) unless every
-    # run's result goes out with its trajectory (evaluation events)
-    src = loaded.fused_runs() if on_result is None and keep_runs else loaded
+    # the route (fused or not) is the pipeline's choice, as for library callers
+    src = route_runs(loaded, on_result=on_result, keep_runs=keep_runs)
 
     def runs() -> Any:
         for t in src:

@@ -15,11 +15,10 @@ shape shares (tool names, modes, optional and forbidden tools), kept once, and t
 own (its arguments); it gives the plan by case id without building the ``Case``; ``plan_for(cases, cid)`` does that for any mapping of cases.
 
 A case outside the fast path's scope gets ``None`` and is scored by the general path
-(``scoring.score_run``): any expected call with a ``match`` spec or non-dict arguments, a
-case-level ``args_mode`` that disagrees with a call's own, forbidden sequences, precedence
-rules, faults, required response items, an expected route, read-only tools
-(``read_only_calls``, tool definitions annotated ``readOnlyHint: true``), claim or negation
-patterns, or case metadata other than ``category`` (composite weights, expected behaviour, replay and outcome-check settings).
+(``scoring.score_run``): a case outside ``fast_scope.case_in_scope`` (the whitelist of
+``Case`` fields and metadata keys), any expected call with a ``match`` spec or non-dict
+arguments, a case-level ``args_mode`` that disagrees with a call's own, or tool definitions
+annotated ``readOnlyHint: true``.
 """
 
 from __future__ import annotations
@@ -33,10 +32,10 @@ from typing import Any
 from ..match.exact_match import ExactPlan, plan_of
 from ..metrics.composite import DEFAULT_THRESHOLD, _case_int, _is_num
 from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, read_only_tools
+from .fast_scope import case_in_scope
 
 _PLAN_ATTR = "_fast_plan"
 _NO_PLAN: Any = ()  # marker kept on a case outside the scope
-_CASE_META = frozenset({"category"})
 _GLOB = frozenset("*?[")  # a pattern without these matches only its own text
 
 
@@ -132,10 +131,7 @@ def case_plan(case: Case) -> CasePlan | None:
 
 
 def _build(case: Case) -> CasePlan | None:
-    if (type(case) is not Case or case.forbidden_sequences or case.precedence or case.faults
-            or case.response_must_include or case.expected_route is not None
-            or case.read_only_calls or case.claim_patterns or case.negation_patterns
-            or (case.metadata and not case.metadata.keys() <= _CASE_META)):
+    if not case_in_scope(case):
         return None
     if case.tools and read_only_tools(case):  # tools annotated readOnlyHint: general path
         return None

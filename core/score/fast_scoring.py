@@ -34,11 +34,13 @@ from ..metrics.sequences import claims_success
 from ..model import Case, Trajectory
 from ..report.scorecard import _r, run_result_of
 from .case_plan import CasePlan, case_plan, forbidden_match
+from .fast_scope import RUN_META_FAST, run_in_scope
 from .fast_figures import argument_accuracy, composite_score, lcs_counts
 from .fast_outcome import max_matching, outcome
 
-#: run metadata the fast path knows to have no effect on the scores (anything else: general path)
-RUN_META = frozenset({"case_id", "trial", "run_id", "reward", "recorded_task_id", "problems"})
+#: run metadata the fast path knows to have no effect on the scores (anything else: general
+#: path): ``fast_scope``'s whitelist
+RUN_META = RUN_META_FAST
 _AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # efficiency.AGENT_STEP_KINDS
 
 #: how many runs took the general path, by reason ("case", "run", "args")
@@ -73,7 +75,7 @@ def fast_plan(traj: Trajectory, plan: CasePlan | None) -> Any:
         count(FALLBACKS, "case")
         return None
     meta = traj.metadata
-    if type(traj) is not Trajectory or not meta.keys() <= RUN_META:
+    if type(traj) is not Trajectory or not run_in_scope(meta):
         count(FALLBACKS, "run")
         return None
     r = _score(traj, plan, meta)

@@ -21,7 +21,8 @@ from ..model import Case
 from ..read.traces.native_facts import LineRun
 from ..report.scorecard import RunResult
 from .case_plan import plan_for
-from .fast_scoring import FAST, RUN_META, count, score_facts
+from .fast_scope import run_in_scope
+from .fast_scoring import FAST, count, score_facts
 from .scoring import score_compact_by_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,10 +43,10 @@ def line_compact(run: LineRun, cases: Mapping[str, Case], cid: str, *,
 def line_fast(run: LineRun, plan: Any) -> RunResult | None:
     """The compact result of ``run`` against the case of ``plan`` (``case_plan.plan_for``)
     from the run's facts, or None (nothing counted) when the fast scorer cannot vouch for
-    it: ``plan`` None (a case outside its scope), metadata outside ``RUN_META``, arguments
+    it: ``plan`` None (a case outside its scope), metadata outside ``fast_scope.RUN_META_FAST``, arguments
     the exact rows cannot key. Counted in ``fast_scoring.FAST`` when scored."""
     meta = run.metadata
-    if plan is None or not meta.keys() <= RUN_META:
+    if plan is None or not run_in_scope(meta):
         return None
     failed = run.failed
     if failed is None and run.any_fail:  # the ids do not settle the join: Trajectory.pairs does

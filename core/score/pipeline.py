@@ -117,6 +117,29 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory | LineR
     return part
 
 
+def route_runs(traces: Iterable[Trajectory], *, on_result: Callable[..., Any] | None = None,
+               keep_runs: int | None = DEFAULT_KEEP_RUNS) -> Iterator[Trajectory | LineRun]:
+    """The runs of ``traces`` as the scorer takes them: the one choice of route, for the CLI
+    and the library alike. A trace stream (``traces.TraceStream``) gives its usual native
+    lines as scoring facts (``native_facts.LineRun``, no ``Trajectory`` built: the fused
+    route) when every run's result is all that is needed until the end (no ``on_result``,
+    a cap on the kept runs); any other iterable, or a stream otherwise, gives its runs as
+    they are. ``score_into`` scores both kinds.
+
+    Args:
+        traces: a ``TraceStream`` or any iterable of ``Trajectory``.
+        on_result: as in ``score_into`` (given: every run's trajectory is needed).
+        keep_runs: as in ``evaluate_stream`` (None or 0: every run kept in full).
+
+    Returns:
+        An iterator over the runs, each a ``Trajectory`` or a ``LineRun``.
+    """
+    fused = getattr(traces, "fused_runs", None)
+    if fused is not None and on_result is None and keep_runs:
+        return iter(fused())
+    return iter(traces)
+
+
 def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Sequence[Case] | None = None,
                     *, ks: Sequence[int] | None = None, context: MatchContext | None = None,
                     seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_BOOTSTRAP,
@@ -140,11 +163,8 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
     errors as ``TraceFormatError``).
     """
     part = SuitePartial(keep_runs=keep_runs)
-    # a trace stream gives its usual native lines as scoring facts (no Trajectory built)
-    # when every run's result is all that is needed until the end (no on_result, a cap)
-    fused = getattr(traces, "fused_runs", None)
-    it: Iterator[Trajectory | LineRun] = (
-        fused() if fused is not None and on_result is None and keep_runs is not None else iter(traces))
+    it: Iterator[Trajectory | LineRun] = route_runs(traces, on_result=on_result,
+                                                    keep_runs=keep_runs)
     first: list[Trajectory | LineRun] = []
     for t in it:  # a tau-bench stream knows its cases once its first run is read
         first.append(t)
@@ -179,4 +199,4 @@ def evaluate_stream(traces: Iterable[Trajectory], cases: Mapping[str, Case] | Se
                          route_floors=route_floors)
 
 
-__all__ = ["DEFAULT_KEEP_RUNS", "evaluate_stream", "score_into", "scoring_gc"]
+__all__ = ["DEFAULT_KEEP_RUNS", "evaluate_stream", "route_runs", "score_into", "scoring_gc"]

@@ -8,9 +8,9 @@ itself, for the rows where that is plainly the same thing:
 
 - the row was read by ``limits.plain_loads`` (JSON values only, finite numbers) and has
   passed the schema and the duplicate-id check (``dataset._valid_cases``);
-- its keys are among ``DIRECT_KEYS`` (no initial state to resolve, no rules, precedence,
-  faults, tools, required response, route or final state), its metadata holds at most a
-  ``category``; its expected calls are names or objects with ``name``, ``args`` and
+- it is inside ``fast_scope.row_in_scope`` (its keys among ``ROW_KEYS_DIRECT``: no
+  initial state to resolve, no rules, precedence, faults, tools, required response, route
+  or final state; its metadata inside ``CASE_META_FAST``); its expected calls are names or objects with ``name``, ``args`` and
   ``args_mode`` only (no ``match``), no call's own mode disagrees with the case's; its
   step bounds are integers (not booleans) and its threshold a number.
 
@@ -29,13 +29,12 @@ from ..match import exact_match
 from ..match.exact_match import _block, plan_of
 from ..metrics.composite import DEFAULT_THRESHOLD
 from ..model import DEFAULT_ARGS_MODE
-from .case_plan import _CASE_META, shape_key
+from .case_plan import shape_key
+from .fast_scope import ROW_KEYS_DIRECT, row_in_scope
 from .fingerprint import HASH_CHARS, row_hash
 
-#: the row keys the direct way reads (any other key: the general way)
-DIRECT_KEYS = frozenset({"id", "input", "user", "expected_calls", "optional_calls",
-                         "forbidden_calls", "max_steps", "optimal_steps", "args_mode",
-                         "threshold", "metadata"})
+#: the row keys the direct way reads (any other key: the general way); ``fast_scope``'s
+DIRECT_KEYS = ROW_KEYS_DIRECT
 _CALL_KEYS = frozenset({"name", "args", "args_mode"})
 _MAX_EXACT_INT = 2**53
 _TOKENS = {str: "\x00str", bool: "\x00bool", type(None): "\x00NoneType", float: "\x00float"}
@@ -79,12 +78,10 @@ def _is_int(v: Any) -> bool:
 def direct(row: dict[str, Any]) -> Direct | None:
     """The plan, hash and stored form of a plain, schema-valid dataset row (module doc),
     or None when the row is outside the direct way's scope. Never raises."""
-    if not row.keys() <= DIRECT_KEYS:
+    if not row_in_scope(row):
         return None
     get = row.get
     meta = get("metadata")
-    if meta and (type(meta) is not dict or not meta.keys() <= _CASE_META):
-        return None
     opt_steps, max_steps, thr = get("optimal_steps"), get("max_steps"), get("threshold")
     if not (_is_int(opt_steps) and _is_int(max_steps)):
         return None
