@@ -48,7 +48,7 @@ def _metadata_keys_read() -> dict[str, set[str]]:
                 if isinstance(v, ast.Attribute) and v.attr == "metadata":
                     aliases.update(t.id for t in n.targets if isinstance(t, ast.Name))
 
-        def owner(e: ast.expr) -> str | None:
+        def owner(e: ast.expr, aliases: set[str] = aliases) -> str | None:
             if isinstance(e, ast.Attribute) and e.attr == "metadata":
                 return ast.unparse(e)
             return e.id if isinstance(e, ast.Name) and e.id in aliases else None

@@ -16,6 +16,7 @@ from itertools import repeat
 from typing import Any
 
 from ..errors import MatcherError
+from ..metrics.formulas import retried_indices
 from ..model import ARGS_MODES, DEFAULT_ARGS_MODE, ExpectedCall, ToolCall, ToolResult, Trajectory
 from ..score.runmemo import memoized
 from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher, exact_equal, get_matcher
@@ -253,6 +254,7 @@ def _hopcroft_karp(adj: Sequence[Sequence[int]], n_right: int) -> list[int]:
     match_r = [-1] * n_right
     # cheap greedy start; Hopcroft-Karp phases then make it maximum
     n_matched = 0
+    stuck = False  # a left vertex left free that has a candidate (an augmenting path may start there)
     for i, row in enumerate(adj):
         for j in row:
             if match_r[j] == -1:
@@ -260,9 +262,12 @@ def _hopcroft_karp(adj: Sequence[Sequence[int]], n_right: int) -> list[int]:
                 match_r[j] = i
                 n_matched += 1
                 break
-    if n_matched == n_left or n_matched == n_right:
-        # every left (or every right) vertex is matched: no augmenting path exists, so the
-        # first phase below would stop at once with this same matching
+        else:
+            stuck = stuck or bool(row)
+    if not stuck or n_matched == n_left or n_matched == n_right:
+        # every left vertex is matched or has no candidate, or every right vertex is
+        # matched: no augmenting path exists, so the first phase below would stop at once
+        # with this same matching
         return match_l
     dist = [0] * n_left
     while True:
@@ -613,14 +618,7 @@ def _retried_failures(traj: Trajectory) -> frozenset[int]:
     if not any(s.tool_result is not None and is_failed(s.tool_result) for s in traj.steps):
         return frozenset()  # no failed result at all: nothing to join (same answer, faster)
     pairs = traj.pairs()
-    out: set[int] = set()
-    seen_later: set[str] = set()
-    for i in range(len(pairs) - 1, -1, -1):
-        call, res = pairs[i]
-        if call.name in seen_later and is_failed(res):
-            out.add(i)
-        seen_later.add(call.name)
-    return frozenset(out)
+    return frozenset(retried_indices([c.name for c, _ in pairs], [is_failed(r) for _, r in pairs]))
 
 
 __all__ = [

@@ -9,11 +9,10 @@ set aside before matching (DESIGN.md, "Policies").
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from ..errors import MetricInputError, SchemaError
 from ..match.explain import explain_all, explain_mismatch
@@ -33,6 +32,7 @@ from ..match.matching import (
 from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, Step, ToolCall, Trajectory
 from ..score.run_matching import shared
 from ..score.runmemo import memoized
+from .formulas import argument_weight, mean_accuracy, n_counted, prf_counts
 from .result import MetricResult
 
 TrajLike = Trajectory | Sequence[ToolCall]
@@ -178,24 +178,6 @@ class PRFResult(MetricResult):
     n_expected: int = 0
 
 
-def prf_counts(tp: int, n_counted: int, n_expected: int) -> tuple[float, float, float]:
-    """(precision, recall, F1) from counts, with DESIGN.md's empty-case rules.
-
-    F1 = 2PR / (P + R) (seed 000 §2.3) is computed as 2 tp / (n_counted + n_expected), the
-    same value in one division, so it is the float nearest the exact fraction: P = 1, R = 1/9
-    gives 0.2, where 2PR / (P + R) in floats gives 0.19999999999999998."""
-    if n_counted:
-        p = tp / n_counted
-    else:
-        p = 1.0 if n_expected == 0 else 0.0
-    r = tp / n_expected if n_expected else 1.0
-    if tp:
-        f = 2 * tp / (n_counted + n_expected)
-    else:
-        f = 1.0 if p + r == 2.0 else 0.0  # nothing expected and nothing counted: 1, else 0
-    return p, r, f
-
-
 def prf_from_calls(calls: Sequence[ToolCall], retried: frozenset[int],
                    expected: Sequence[ExpectedCall], optional: Sequence[str], *,
                    args_mode: str | None, default_mode: str | None, ctx: MatchContext,
@@ -219,15 +201,18 @@ def kept_counts(m: Matched, call_names: Sequence[str], optional: Sequence[str]
     calls (every kept call except an unmatched call of an optional tool) and the kept calls
     that are counted but unmatched, in call order."""
     opt = set(optional)
-    counted = 0
+    tp = n_nonopt = nonopt_tp = 0
     extra: list[int] = []
     for i, j in zip(m.kept, m.match_of_kept):
-        if j == -1:
-            if call_names[i] in opt:
-                continue
+        o = call_names[i] in opt
+        if not o:
+            n_nonopt += 1
+        if j != -1:
+            tp += 1
+            nonopt_tp += not o
+        elif not o:
             extra.append(i)
-        counted += 1
-    return len(m.match_of_kept) - m.match_of_kept.count(-1), counted, extra
+    return tp, n_counted(tp, n_nonopt, nonopt_tp), extra
 
 
 def prf_result(m: Matched, call_names: Sequence[str], retried: frozenset[int],
@@ -559,7 +544,7 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     for preds, exps in groups.values():
         if not preds:
             continue
-        cells: dict[tuple[int, int], tuple[int, int, bool]] = {}
+        cells: dict[tuple[int, int], tuple[int, int, bool, float]] = {}
         weights: list[list[float]] = []
         for j in exps:
             cc = compiled[j]
@@ -574,10 +559,11 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
                     ok, tot = 1, 1
                 else:
                     ok, tot = argument_checks(calls[i].args, cc, ctx)  # type: ignore[arg-type]
-                    if tot == 0:
-                        ok, tot = (1 if exact else 0), 1
-                cells[(j, i)] = (ok, tot, exact)
-                row.append(ok / tot)
+                weight = argument_weight(ok, tot, exact, mode == "ignore")
+                if tot == 0:  # no argument constraint: the whole call is the one check
+                    ok, tot = (1 if exact else 0), 1
+                cells[(j, i)] = (ok, tot, exact, weight)
+                row.append(weight)
             weights.append(row)
         # one expected and one parsed call: the assignment pairs them (max_weight_assignment)
         assign = [0] if len(weights) == 1 and len(weights[0]) == 1 else max_weight_assignment(weights)
@@ -585,10 +571,10 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
             if col == -1:
                 continue
             j, i = exps[r], preds[col]
-            ok, tot, exact = cells[(j, i)]
+            ok, tot, exact, weight = cells[(j, i)]
             n_checks = len(compiled[j].checks) + len(compiled[j].unexpected)
             per_call.append({"expected": j, "predicted": i, "passed": ok if n_checks else None,
-                             "total": n_checks, "accuracy": ok / tot, "exact": exact})
+                             "total": n_checks, "accuracy": weight, "exact": exact})
     per_call.sort(key=lambda d: d["expected"])
     n_exp = len(case.expected_calls)
     if not per_call:
@@ -596,7 +582,7 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
                             reason="not applicable: no expected tool was called",
                             parts={"per_call": [], "pooled": None, "call_exact_correct": 0,
                                    "selected": 0, "n_expected": n_exp})
-    score = math.fsum(d["accuracy"] for d in per_call) / len(per_call)
+    score = cast(float, mean_accuracy([d["accuracy"] for d in per_call]))
     n_checks = sum(d["total"] for d in per_call)
     n_passed = sum(d["passed"] or 0 for d in per_call)
     pooled = n_passed / n_checks if n_checks else None

@@ -10,16 +10,15 @@ unless the case or the caller sets another threshold.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 from ..errors import DatasetError, MetricInputError
 from ..model import Case, Trajectory
 from .calls import argument_accuracy, require_trajectory, tool_call_prf
 from .efficiency import agent_steps, step_efficiency
+from .formulas import composite_from, nearest_simple
 from .result import MetricResult
 from .sequences import check_forbidden_sequences, ordering_accuracy
 
@@ -27,14 +26,7 @@ COMPONENTS: tuple[str, ...] = ("outcome", "tool_selection", "argument_correctnes
 DEFAULT_WEIGHTS: dict[str, float] = {"outcome": 0.50, "tool_selection": 0.25,
                                      "argument_correctness": 0.15, "efficiency": 0.10}
 DEFAULT_THRESHOLD = 0.80
-@functools.lru_cache(maxsize=4096)  # a suite's scores take few values; Fraction work is slow
-def _nearest_simple(x: float) -> float:
-    """The float nearest to the fraction of denominator <= 10**6 closest to ``x``, when that
-    fraction lies within float noise (1e-12) of ``x``; else ``x`` itself. Binary noise in
-    the weights (0.15, 0.1, renormalised weights) must not put a score that is exactly the
-    threshold below it; a value that is not such a fraction is returned as it is."""
-    simple = Fraction(x).limit_denominator(10**6)
-    return float(simple) if abs(float(simple) - x) <= 1e-12 else x
+_nearest_simple = nearest_simple  # the old private name (formulas.nearest_simple)
 
 
 _LABEL = {"outcome": "outcome", "tool_selection": "tool selection",
@@ -246,12 +238,8 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     values["efficiency"], details["efficiency"] = efficiency_score(traj, case)
 
     applicable = [k for k in COMPONENTS if values[k] is not None and w[k] > 0]
-    total_w = sum(w[k] for k in applicable)
-    eff_w = {k: (w[k] / total_w if k in applicable else 0.0) for k in COMPONENTS}
-    raw: float | None = None
-    if applicable:
-        raw = min(1.0, max(0.0, _nearest_simple(math.fsum(eff_w[k] * float(values[k] or 0.0)
-                                                          for k in applicable))))
+    raw, eff = composite_from([values[k] for k in COMPONENTS], [w[k] for k in COMPONENTS])
+    eff_w = dict(zip(COMPONENTS, eff))
 
     # the rules factor: critical forbidden violation -> 0, else the share of applicable
     # precedence rules that hold; None (no effect) when no rule applies
@@ -274,7 +262,7 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     if raw is None:
         return MetricResult("composite", None,
                             "not applicable: no weighted component applies" + warn_txt, parts, None)
-    score = raw if factor is None else _nearest_simple(raw * factor)
+    score = raw if factor is None else nearest_simple(raw * factor)
     passed = score >= thr
     if order.parts["violated"]:
         bad = next(x for x in order.parts["rules"] if x["status"] == "violated")

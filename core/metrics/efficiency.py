@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import MetricInputError
 from ..model import Trajectory
 from .calls import require_trajectory
+from .formulas import AGENT_KINDS, run_figures
 from .result import MetricResult
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: Step kinds that count as one agent step: each is one model turn that produced output.
-AGENT_STEP_KINDS: tuple[str, ...] = ("assistant", "tool_call", "final_response")
+AGENT_STEP_KINDS = AGENT_KINDS  # formulas.AGENT_KINDS: the step kinds that are agent turns
 
 _FIELDS = ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms")
 
@@ -70,11 +71,6 @@ class RunStats:
         return {"success": self.success, "steps": self.steps, "tool_calls": self.tool_calls,
                 "tokens": self.tokens, "cost_usd": self.cost_usd, "latency_ms": self.latency_ms,
                 "run_id": self.run_id, "task_id": self.task_id}
-
-
-def _sum_opt(values: Sequence[float | int | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return math.fsum(known) if known else None
 
 
 def agent_steps(traj: Trajectory) -> int:
@@ -116,24 +112,15 @@ def run_stats(traj: Trajectory, success: bool) -> RunStats:
         raise MetricInputError(f"run_stats: success must be a bool, got {success!r}")
     require_trajectory(traj, what="run_stats", needs="the agent's steps, usage, cost and timing")
     steps = agent_steps(traj)
-    tokens: float | int | None = None
-    if traj.total_usage is not None and traj.total_usage.total is not None:
-        tokens = traj.total_usage.total
-    else:
-        totals = [s.usage.total for s in traj.steps if s.usage is not None]
-        known = [t for t in totals if t is not None]
-        tokens = sum(known) if known else None
-    cost = traj.total_cost_usd
-    if cost is None:
-        cost = _sum_opt([s.cost_usd for s in traj.steps])
-    latency = traj.total_latency_ms
-    if latency is None:
-        starts = [s.start_time for s in traj.steps if s.start_time is not None]
-        ends = [s.end_time for s in traj.steps if s.end_time is not None]
-        if starts and ends:
-            latency = (max(ends) - min(starts)) * 1000.0
-        else:
-            latency = _sum_opt([s.latency_ms for s in traj.steps])
+    st = traj.steps
+    tu = traj.total_usage
+    tokens, cost, latency = run_figures(
+        tu.total if tu is not None else None,
+        [t for s in st if s.usage is not None and (t := s.usage.total) is not None],
+        traj.total_cost_usd, [s.cost_usd for s in st if s.cost_usd is not None],
+        traj.total_latency_ms, [s.start_time for s in st if s.start_time is not None],
+        [s.end_time for s in st if s.end_time is not None],
+        [s.latency_ms for s in st if s.latency_ms is not None])
     md = traj.metadata or {}
     run_id = md.get("run_id")
     task_id = md.get("case_id")

@@ -20,6 +20,7 @@ from ..model import Case, ExpectedCall, ToolCall
 from ..score.run_matching import shared
 from ..score.runmemo import memoized
 from .calls import TrajLike, as_trajectory, context_for
+from .formulas import duplicates_from
 from .result import MetricResult
 
 #: Verdicts, in the priority used when several flags apply to one predicted call.
@@ -237,7 +238,7 @@ def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) 
         js = sorted(pair_of.pop(i) for i in members if i in pair_of)
         for i, j in zip(members, js):
             pair_of[i] = j
-        for i in members[max(len(js), 1):]:
+        for i in members[duplicates_from(len(js)):]:
             duplicates[i] = members[0]
 
     unpaired = [i for i in counted if i not in pair_of]

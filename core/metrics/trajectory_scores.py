@@ -40,7 +40,7 @@ failed-and-retried attempts set aside (as every trajcheck metric):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 from ..errors import MetricInputError
@@ -48,7 +48,8 @@ from ..match.matchers import MatchContext
 from ..match.matching import compatibility, compile_all, name_matchable
 from ..model import ARGS_MODES, Trajectory
 from ..score.run_matching import shared
-from .calls import PRFResult, TrajLike, calls_and_retries, context_for, prf_counts, prf_from_calls
+from .calls import PRFResult, TrajLike, calls_and_retries, context_for, prf_from_calls
+from .formulas import n_counted, name_counts, prf_counts
 
 #: The graded neutral modes (``trajectory_match`` accepts them; ``f1`` etc. are the multiset forms).
 LCS_MODES: tuple[str, ...] = ("lcs_precision", "lcs_recall", "lcs_f1")
@@ -139,6 +140,58 @@ def matching_in_order(kept: Sequence[int], call_step: Sequence[int], ml: Sequenc
     return True
 
 
+def step_groups(kept: Sequence[int], call_step: Sequence[int]) -> list[list[int]]:
+    """The kept calls grouped by step (a parallel step is one group), as positions in
+    ``kept`` (``kept``: the kept calls' indices into ``call_step``, each call's step)."""
+    groups: list[list[int]] = []
+    last = None
+    for k, i in enumerate(kept):
+        st = call_step[i]
+        if groups and st == last:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+        last = st
+    return groups
+
+
+def lcs_counts(kept: Sequence[int], call_step: Sequence[int], ml: Sequence[int] | None,
+               rows: Callable[[], Sequence[Sequence[int]]], n_exp: int, knames: Sequence[str],
+               optional: Container[str], matched: tuple[int, int] | None = None
+               ) -> tuple[int, int]:
+    """``(aligned, aligned non-optional)`` calls of a longest in-order alignment of the kept
+    calls to the expected calls (``lcs_prf``; parallel steps unordered).
+
+    Args:
+        kept: the kept calls' indices into ``call_step`` (each call's step position).
+        ml: the kept calls' maximum matching (per kept call its expected index or -1), or
+            None when the caller has none.
+        rows: gives the kept calls' compatibility rows (called only when needed).
+        n_exp: the number of expected calls.
+        knames: the kept calls' tool names; ``optional``: the optional tool names.
+        matched: ``ml``'s (pairs, non-optional pairs) when the caller has counted them.
+
+    Returns:
+        The two counts for ``n_counted`` and ``prf_counts``. When ``ml`` runs in order
+        across steps (``matching_in_order``) it is a longest common subsequence and its
+        counts are returned; else the alignment is computed over ``rows``.
+
+    Raises:
+        Nothing for rows of indices below ``n_exp``.
+    """
+    if ml is not None and matching_in_order(kept, call_step, ml):
+        if matched is not None:
+            return matched
+        n = m = 0
+        for j, nm in zip(ml, knames):
+            if j != -1:
+                n += 1
+                m += nm not in optional
+        return n, m
+    return _lcs_groups(step_groups(kept, call_step), [set(r) for r in rows()], n_exp,
+                       [nm not in optional for nm in knames])
+
+
 def _inputs(pred: TrajLike, expected: Any, args_mode: str | None, context: MatchContext | None,
             optional: Sequence[str]) -> tuple[Any, ...]:
     from .trajectory import _expected_list  # one reading of "expected" for every mode
@@ -173,33 +226,18 @@ def lcs_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = None,
                                                                   context, optional)
     kept = [i for i in range(len(calls)) if i not in retried]
     kept_calls = [calls[i] for i in kept]
+    knames = [c.name for c in kept_calls]
     all_steps = ([s for s, _ in pred.iter_call_steps()] if isinstance(pred, Trajectory)
                  else list(range(len(calls))))
-    groups: list[list[int]] = []
-    last = None
-    for k, i in enumerate(kept):
-        if groups and all_steps[i] == last:
-            groups[-1].append(k)
-        else:
-            groups.append([k])
-        last = all_steps[i]
     cexp = compile_all(exp_calls)
-    nonopt = [c.name not in opt for c in kept_calls]
+    # the run's one maximum matching and rows (run_matching), or the rows built here
     sm = shared(pred, expected) if args_mode is None else None
-    if sm is not None and matching_in_order(kept, all_steps, sm.ml):
-        # the run's one maximum matching (run_matching) runs in order: it is an LCS
-        n_lcs = n_nonopt_aligned = 0
-        for j, no in zip(sm.ml, nonopt):
-            if j != -1:
-                n_lcs += 1
-                n_nonopt_aligned += no
-    else:
-        # the run's one set of rows, or the rows built here
-        rows = sm.rows if sm is not None else compatibility(kept_calls, cexp, args_mode, ctx,
-                                                             default_mode=default_mode)
-        adj = [set(a) for a in rows]
-        n_lcs, n_nonopt_aligned = _lcs_groups(groups, adj, len(cexp), nonopt)
-    counted = n_lcs + (sum(nonopt) - n_nonopt_aligned)
+    n_lcs, n_nonopt_aligned = lcs_counts(
+        kept, all_steps, sm.ml if sm is not None else None,
+        (lambda: sm.rows) if sm is not None else (  # type: ignore[union-attr]
+            lambda: compatibility(kept_calls, cexp, args_mode, ctx, default_mode=default_mode)),
+        len(cexp), knames, opt)
+    counted = n_counted(n_lcs, sum(nm not in opt for nm in knames), n_nonopt_aligned)
     p, r, f = prf_counts(n_lcs, counted, len(cexp))
     reason = (f"LCS {n_lcs}: precision {p:.3f} ({n_lcs}/{counted} counted calls in order), "
               f"recall {r:.3f} ({n_lcs}/{len(cexp)} expected calls in order), F1 {f:.3f}")
@@ -247,21 +285,17 @@ def _name_counts_prf(calls: Sequence[Any], retried: frozenset[int], exp_calls: S
     arguments parsed or were not recorded, expected calls) are matched (any such pair is
     compatible); a call whose arguments did not parse never matches; unmatched calls of optional tools do not
     count (tests/test_trajectory_scores.py checks it equals ``tool_call_prf``)."""
-    ok: dict[str, int] = {}  # per tool: kept calls whose arguments parsed, and the others
-    bad: dict[str, int] = {}
+    n_kept: dict[str, int] = {}  # per tool: kept calls, and those that can match by name
+    n_ok: dict[str, int] = {}
     for i, c in enumerate(calls):
         if i not in retried:
-            d = ok if name_matchable(c) else bad
-            d[c.name] = d.get(c.name, 0) + 1
-    want: dict[str, int] = {}
+            n_kept[c.name] = n_kept.get(c.name, 0) + 1
+            if name_matchable(c):
+                n_ok[c.name] = n_ok.get(c.name, 0) + 1
+    want: dict[str, list[Any]] = {}
     for e in exp_calls:
-        want[e.name] = want.get(e.name, 0) + 1
-    tp = counted = 0
-    for n in ok.keys() | bad.keys():  # sums: the order does not matter
-        n_ok = ok.get(n, 0)
-        m = min(n_ok, want.get(n, 0))
-        tp += m
-        counted += m if n in opt else n_ok + bad.get(n, 0)
+        want.setdefault(e.name, []).append(e)
+    tp, counted = name_counts(n_kept, n_ok, want, opt)
     p, r, f = prf_counts(tp, counted, len(exp_calls))
     reason = (f"precision {p:.3f} ({tp}/{counted} counted calls matched by name), recall {r:.3f} "
               f"({tp}/{len(exp_calls)} expected calls found), F1 {f:.3f}")
@@ -271,4 +305,4 @@ def _name_counts_prf(calls: Sequence[Any], retried: frozenset[int], exp_calls: S
     return PRFResult("multiset_prf", f, reason, parts, None, p, r, f, tp, counted, len(exp_calls))
 
 
-__all__ = ["LCS_MODES", "lcs_prf", "matching_in_order", "multiset_prf"]
+__all__ = ["LCS_MODES", "lcs_counts", "lcs_prf", "matching_in_order", "multiset_prf", "step_groups"]

@@ -1,20 +1,19 @@
-"""Figures of fast per-run scoring (``fast_scoring``) from the one matching of a run: the
-in-order (LCS) alignment count, the composite's argument accuracy and the composite score
-itself, each equal to its metric's value for a case inside the fast path's scope (every
-expected call ``exact``, the default composite weights)."""
+"""Facts of fast per-run scoring (``fast_scoring``) for the composite: the argument-accuracy
+weights of the one matching of a run and the composite score with the default weights,
+each computed by the formulas of ``metrics.formulas`` (``argument_weight``,
+``mean_accuracy``, ``composite_from``) for a case inside the fast path's scope (every
+expected call ``exact``)."""
 
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Sequence
 from typing import Any
 
 from ..match.matchers import exact_equal
 from ..match.matching import _exact_args_ok, max_weight_assignment
-from ..metrics.composite import COMPONENTS, DEFAULT_WEIGHTS, _nearest_simple
+from ..metrics.composite import COMPONENTS, DEFAULT_WEIGHTS
 from ..metrics.efficiency import step_efficiency
-from ..metrics.trajectory_scores import _lcs_groups, matching_in_order
+from ..metrics.formulas import argument_weight, composite_from, mean_accuracy
 from .case_plan import CasePlan
 
 _WEIGHTS = tuple(DEFAULT_WEIGHTS[k] for k in COMPONENTS)
@@ -24,7 +23,7 @@ def composite_score(success: bool, name_f1: float, arg_acc: float | None, n_agen
                     plan: CasePlan) -> float | None:
     """``metrics.composite.score_trajectory``'s raw score with the default weights: the
     weighted mean of outcome, tool selection (name F1), argument accuracy and step
-    efficiency over the applicable components, snapped by ``_nearest_simple`` and clipped
+    efficiency over the applicable components, snapped by ``formulas.nearest_simple`` and clipped
     to [0, 1]; None when no component applies. Raises what ``step_efficiency`` raises."""
     return _composite(success, name_f1, arg_acc, n_agent, plan.optimal_steps, plan.max_steps)
 
@@ -34,38 +33,8 @@ def composite_score(success: bool, name_f1: float, arg_acc: float | None, n_agen
 @functools.lru_cache(maxsize=65536)
 def _composite(success: bool, name_f1: float, arg_acc: float | None, n_agent: int,
                optimal_steps: int | None, max_steps: int | None) -> float | None:
-    values = (1.0 if success else 0.0, name_f1, arg_acc,
-              step_efficiency(n_agent, optimal_steps, max_steps))
-    applicable = [(w, v) for w, v in zip(_WEIGHTS, values) if v is not None and w > 0]
-    if not applicable:
-        return None
-    total_w = sum(w for w, _ in applicable)
-    return min(1.0, max(0.0, _nearest_simple(math.fsum(w / total_w * float(v or 0.0)
-                                                      for w, v in applicable))))
-
-
-def lcs_counts(kept: Sequence[int], call_step: list[int], ml: list[int], rows: list[list[int]],
-               n_exp: int, knames: list[str], opt: frozenset[str], tp: int,
-               nonopt_tp: int) -> tuple[int, int]:
-    """``trajectory_scores.lcs_prf``'s (aligned, aligned non-optional) counts over the
-    kept calls (``call_step``: each call's step, ``ml``/``rows`` the kept calls' maximum
-    matching and compatibility rows, ``knames`` their tool names, ``opt`` the optional tools;
-    ``tp``/``nonopt_tp`` the matching's counts). When the maximum matching already runs in
-    order across steps, it is a longest common subsequence: its pairs align, no alignment
-    has more (each is a matching), and every maximum matching pairs as many calls of each
-    tool, so as many non-optional ones (``trajectory_scores.matching_in_order``)."""
-    if matching_in_order(kept, call_step, ml):
-        return tp, nonopt_tp
-    groups: list[list[int]] = []
-    last = None
-    for k, i in enumerate(kept):
-        st = call_step[i]
-        if groups and st == last:
-            groups[-1].append(k)
-        else:
-            groups.append([k])
-        last = st
-    return _lcs_groups(groups, [set(r) for r in rows], n_exp, [nm not in opt for nm in knames])
+    return composite_from((1.0 if success else 0.0, name_f1, arg_acc,
+                           step_efficiency(n_agent, optimal_steps, max_steps)), _WEIGHTS)[0]
 
 
 def argument_accuracy(plan: CasePlan, knames: list[str], kargs: list[Any], ml: list[int],
@@ -107,20 +76,23 @@ def argument_accuracy(plan: CasePlan, knames: list[str], kargs: list[Any], ml: l
             continue
         acc.extend(weights[r][col] for r, col in enumerate(max_weight_assignment(weights))
                    if col != -1)
-    return math.fsum(acc) / len(acc)
+    return mean_accuracy(acc)
 
 
 def _weight(eargs: Any, mode: str, pargs: dict[str, Any]) -> float:
-    """One cell of ``argument_accuracy``'s weights (``matching.argument_checks``)."""
+    """One cell of ``argument_accuracy``'s weights: the facts of ``matching.argument_checks``
+    for exact expected arguments (each expected argument present and ``exact_equal``; with
+    no argument constraint, whether the whole call matches), weighed by
+    ``formulas.argument_weight``."""
     if mode == "ignore":
-        return 1.0
+        return argument_weight(0, 0, True, True)
     if not eargs:  # no argument constraint: the whole call decides
-        return 1.0 if eargs is None or _exact_args_ok(pargs, eargs, mode) else 0.0
+        return argument_weight(0, 0, eargs is None or _exact_args_ok(pargs, eargs, mode), False)
     ok = 0
     for k, ev in eargs.items():
         if k in pargs and exact_equal(ev, pargs[k]):
             ok += 1
-    return ok / len(eargs)
+    return argument_weight(ok, len(eargs), False, False)
 
 
-__all__ = ["argument_accuracy", "composite_score", "lcs_counts"]
+__all__ = ["argument_accuracy", "composite_score"]

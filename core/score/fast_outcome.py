@@ -21,24 +21,6 @@ from ..model import Trajectory
 from .case_plan import CasePlan
 
 
-def max_matching(rows: list[list[int]], n_right: int) -> list[int]:
-    """``matching._hopcroft_karp(rows, n_right)``: its greedy start, and the search for
-    augmenting paths only when a call left free has a candidate (a path starts there)."""
-    taken = [False] * n_right
-    out: list[int] = []
-    stuck = False
-    for row in rows:
-        for j in row:
-            if not taken[j]:
-                taken[j] = True
-                out.append(j)
-                break
-        else:
-            out.append(-1)
-            stuck = stuck or bool(row)
-    return _hopcroft_karp(rows, n_right) if stuck else out
-
-
 def outcome(cid: str, plan: CasePlan, cnames: list[str], cargs: list[Any],
             failed: list[bool] | None, kept: Sequence[int], knames: list[str],
             rows: list[list[int]], kml: list[int], all_paired: bool,
@@ -72,7 +54,7 @@ def outcome(cid: str, plan: CasePlan, cnames: list[str], cargs: list[Any],
                 continue
             pred_idx.append(i)
             out_rows.append([pos[j] for j in rows[k]])  # a row holds calls of its own (write) tool
-        ml = max_matching(out_rows, len(writes))
+        ml = _hopcroft_karp(out_rows, len(writes))
     n_w = len(writes)
     if n_w == len(ml) and -1 not in ml:  # every call pairs with a write: nothing missing or extra
         return True, writes_made(n_w)
@@ -146,4 +128,4 @@ def closest_call_note(plan: CasePlan, j: int, unmatched: set[int], cnames: list[
     return f"closest call {best} of the run differs: {why}"
 
 
-__all__ = ["closest_call_note", "max_matching", "outcome"]
+__all__ = ["closest_call_note", "outcome"]

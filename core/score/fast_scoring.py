@@ -20,28 +20,37 @@ general path). Anything else returns None and ``score_run`` takes the general pa
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..match.exact_match import _NoKey, rows_of
-from ..match.matching import _exact_key
-from ..metrics.calls import prf_counts
+from ..match.matching import _exact_key, _hopcroft_karp
+from ..metrics.formulas import (
+    AGENT_KINDS,
+    duplicates_from,
+    n_counted,
+    name_counts,
+    prf_counts,
+    retried_indices,
+    run_figures,
+)
 from ..metrics.recovery import _final_text as final_text
 from ..metrics.sequences import claims_success
+from ..metrics.trajectory_scores import lcs_counts
 from ..model import Case, Trajectory
 from ..report.scorecard import _r, run_result_of
 from .case_plan import CasePlan, case_plan, forbidden_match
+from .fast_figures import argument_accuracy, composite_score
+from .fast_outcome import outcome
 from .fast_scope import RUN_META_FAST, run_in_scope
-from .fast_figures import argument_accuracy, composite_score, lcs_counts
-from .fast_outcome import max_matching, outcome
 
 #: run metadata the fast path knows to have no effect on the scores (anything else: general
 #: path): ``fast_scope``'s whitelist
 RUN_META = RUN_META_FAST
-_AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # efficiency.AGENT_STEP_KINDS
+
+_AGENT_KINDS = frozenset(AGENT_KINDS)  # for lookups
 
 #: how many runs took the general path, by reason ("case", "run", "args")
 FALLBACKS: Counter[str] = Counter()
@@ -145,20 +154,19 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
     failed = ([r is not None and (r.is_error is True or bool(r.error)) for _, r in pairs()]
               if any_fail else None)
 
-    # --- run figures (metrics.efficiency.run_stats), from the per-step figures read
+    # --- run figures (formulas.run_figures, as efficiency.run_stats), from the per-step
+    # figures read
     tu = traj.total_usage
-    total_tokens: Any = (tu.total if tu is not None and tu.total is not None
-                         else (sum(tokens) if tokens else None))
-    cost = traj.total_cost_usd
-    if cost is None:
-        cost = math.fsum(costs) if costs else None
     latency = traj.total_latency_ms
-    if latency is None:
+    starts: list[Any] = []
+    ends: list[Any] = []
+    if latency is None and timed:
         steps = traj.steps
-        starts = [s.start_time for s in steps if s.start_time is not None] if timed else None
-        ends = [s.end_time for s in steps if s.end_time is not None] if timed else None
-        latency = ((max(ends) - min(starts)) * 1000.0 if starts and ends
-                   else (math.fsum(lats) if lats else None))
+        starts = [s.start_time for s in steps if s.start_time is not None]
+        ends = [s.end_time for s in steps if s.end_time is not None]
+    total_tokens, cost, latency = run_figures(
+        tu.total if tu is not None else None, tokens, traj.total_cost_usd, costs, latency,
+        starts, ends, lats)
     return score_facts(plan, meta, [c.name for c in calls], [c.args for c in calls], call_step,
                        n_agent, failed, total_tokens, cost, latency, pairs if json_like else None,
                        final=lambda: final_text(traj))
@@ -175,7 +183,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
 
     ``meta``: the run's metadata (keys inside ``RUN_META``); ``cnames``/``cargs``: every
     call's tool name and arguments (an object or None), in run order; ``call_step``: each
-    call's step position; ``n_agent``: agent turns (``efficiency.AGENT_STEP_KINDS``);
+    call's step position; ``n_agent``: agent turns (``formulas.AGENT_KINDS``);
     ``failed``: whether each call's result failed (None: no result failed); the run
     figures ``total_tokens``, ``cost``, ``latency`` as ``efficiency.run_stats`` reads them
     (None: unknown); ``pairs``: gives ``Trajectory.pairs()`` of the run when some result is
@@ -188,12 +196,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
     kept: Any = range(n)
     knames, kargs = cnames, cargs
     if failed is not None:  # matching.retried_failures: a failed call of a tool called again later
-        retried: set[int] = set()
-        seen: set[str] = set()
-        for i in range(n - 1, -1, -1):
-            if cnames[i] in seen and failed[i]:
-                retried.add(i)
-            seen.add(cnames[i])
+        retried = retried_indices(cnames, failed)
         if retried:
             kept = [i for i in range(n) if i not in retried]
             knames = [cnames[i] for i in kept]
@@ -210,7 +213,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
     rows = got[0]
     names = plan.exp_names
     n_exp = len(names)
-    ml = max_matching(rows, n_exp)
+    ml = _hopcroft_karp(rows, n_exp)
 
     # --- per call: counts for P/R/F1, name F1 and argument accuracy, the matched pairs
     opt = plan.optional
@@ -232,7 +235,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                 nonopt_tp += 1
             paired[nm] = paired.get(nm, 0) + 1
             matched.append((names[j], nm))
-    precision, recall, f1 = prf_counts(tp, tp + n_nonopt - nonopt_tp, n_exp)
+    precision, recall, f1 = prf_counts(tp, n_counted(tp, n_nonopt, nonopt_tp), n_exp)
 
     # --- duplicates (metrics.steps.step_eval): identical counted calls beyond those matched
     duplicate = False
@@ -244,7 +247,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                     classes.setdefault((nm, _exact_key(a)), []).append(k)
         except (_NoKey, RecursionError):
             return None  # NaN or foreign values: step_eval's own keys decide
-        duplicate = any(len(ks) > max(sum(ml[k] != -1 for k in ks), 1)
+        duplicate = any(len(ks) > duplicates_from(sum(ml[k] != -1 for k in ks))
                         for ks in classes.values() if len(ks) > 1)
     forbidden_counted = critical = False
     if plan.forbidden:
@@ -258,18 +261,13 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                               nonopt_tp == n_nonopt == n_exp, pairs)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
-    ntp = ncounted = 0
-    by_name = plan.by_name
-    for nm, n_all in all_n.items():
-        exps = by_name.get(nm)
-        m = 0 if exps is None else min(parsed.get(nm, 0), len(exps))
-        ntp += m
-        ncounted += m if nm in opt else n_all
+    ntp, ncounted = name_counts(all_n, parsed, plan.by_name, opt)
     name_f1 = prf_counts(ntp, ncounted, n_exp)[2]
 
-    # --- LCS F1 (trajectory_scores.lcs_prf) over the same rows
-    n_lcs, n_nonopt_lcs = lcs_counts(kept, call_step, ml, rows, n_exp, knames, opt, tp, nonopt_tp)
-    lcs_f1 = prf_counts(n_lcs, n_lcs + (n_nonopt - n_nonopt_lcs), n_exp)[2]
+    # --- LCS F1 (trajectory_scores.lcs_prf) over the same rows and matching
+    n_lcs, n_nonopt_lcs = lcs_counts(kept, call_step, ml, lambda: rows, n_exp, knames, opt,
+                                     (tp, nonopt_tp))
+    lcs_f1 = prf_counts(n_lcs, n_counted(n_lcs, n_nonopt, n_nonopt_lcs), n_exp)[2]
 
     # --- composite (metrics.composite.score_trajectory with the outcome given)
     composite: float | None

@@ -21,14 +21,14 @@ figures of ``metrics.efficiency.run_stats`` (tokens, cost, latency).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from ...metrics.formulas import AGENT_KINDS, run_figures
 from ...model import Trajectory
 from .native import _BIG_INT, _LINE_KEYS, _MAX_FLOAT, _USAGE_TPL, line_metadata, read_line
 
-_AGENT_KINDS = frozenset({"assistant", "tool_call", "final_response"})  # efficiency.AGENT_STEP_KINDS
+_AGENT_KINDS = frozenset(AGENT_KINDS)  # for lookups
 _USAGE_KEYS = tuple(_USAGE_TPL)
 
 
@@ -233,22 +233,16 @@ def line_run(d: Any) -> LineRun | None:
     r.failed = failed
     r.json_like = json_like
     r.unflagged = unflagged
-    r.tokens = total if total is not None else (sum(tokens) if tokens else None)
+    starts: list[Any] = []
+    ends: list[Any] = []
+    if latency is None and timed:
+        starts = [x for s in raw_steps if (x := s.get("start_time")) is not None]
+        ends = [x for s in raw_steps if (x := s.get("end_time")) is not None]
     try:  # fsum's intermediate overflow: the existing route meets it (and raises) as today
-        if cost is None and costs:
-            cost = math.fsum(costs)
-        if latency is None:
-            if timed:
-                starts = [x for s in raw_steps if (x := s.get("start_time")) is not None]
-                ends = [x for s in raw_steps if (x := s.get("end_time")) is not None]
-                if starts and ends:
-                    latency = (max(ends) - min(starts)) * 1000.0
-            if latency is None and lats:
-                latency = math.fsum(lats)
+        r.tokens, r.cost, r.latency = run_figures(total, tokens, cost, costs, latency, starts,
+                                                  ends, lats)
     except OverflowError:
         return None
-    r.cost = cost
-    r.latency = latency
     r._traj = None
     return r
 
