@@ -87,7 +87,9 @@ _BASE = Case("c1", "hi", expected_calls=(ExpectedCall("lookup", {"id": 1}),))
 _SET = {"precedence": (("lookup", "refund"),),
         "forbidden_sequences": ({"tool": "drop", "severity": "warning"},),
         "faults": ({"tool": "lookup", "error": "boom"},),
-        "response_must_include": ("done",), "expected_route": "billing"}
+        "response_must_include": ("done",), "expected_route": "billing",
+        "read_only_calls": ("lookup",), "claim_patterns": ("issued",),
+        "negation_patterns": ("not issued",)}
 
 
 def test_the_whitelist_decides_the_case_scope() -> None:
