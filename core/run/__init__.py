@@ -1,7 +1,10 @@
 """Running agents under test, beside the read -> score -> aggregate -> report pipeline.
 
-- ``runner``: the agent contract, ``load_agent``, ``run_suite`` (cases x trials, timeouts,
-  resume from the runs file, ``read_runs``) and scoring what it recorded;
+- ``runner``: the agent contract, ``run_suite`` (cases x trials, timeouts, resume from the
+  run file) and scoring what it recorded; beside it ``agent_loading`` (``load_agent``,
+  ``resolve_tools``), ``agent_return`` (``AgentRun``, reading what an agent returns),
+  ``run_file`` (``read_runs`` and the signed, locked writer) and ``trial_run`` (one
+  (case, trial) run in its thread, and its trace);
 - ``tools``: the tool registry that validates, runs and records an agent's calls;
 - ``sandbox``: a fresh database per trial from a case's fixture, and its snapshots;
 - ``faults``: injected tool failures, deterministic given a seed;
@@ -20,16 +23,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names for type checkers; at run time they load on first use
+    from .agent_loading import load_agent, resolve_tools
+    from .agent_return import AgentRun
     from .faults import FAULT_KINDS, Fault, InjectedFault, apply_faults, flaky, parse_faults
-    from .runner import (
-        AgentRun,
-        RecordedRuns,
-        SuiteRun,
-        load_agent,
-        read_runs,
-        resolve_tools,
-        run_suite,
-    )
+    from .run_file import RecordedRuns, read_runs
+    from .runner import SuiteRun, run_suite
     from .sandbox import SQLAlchemySandbox, SQLiteSandbox, call_tool, open_sandbox, resolve_fixture
     from .simulated_user import (
         GIVE_UP_MARKER,
@@ -51,8 +49,10 @@ if TYPE_CHECKING:  # the same names for type checkers; at run time they load on 
 _WHERE = {
     **dict.fromkeys(("FAULT_KINDS", "Fault", "InjectedFault", "apply_faults", "flaky", "parse_faults"),
                     "faults"),
-    **dict.fromkeys(("AgentRun", "RecordedRuns", "SuiteRun", "load_agent", "read_runs", "resolve_tools",
-                     "run_suite"), "runner"),
+    **dict.fromkeys(("load_agent", "resolve_tools"), "agent_loading"),
+    "AgentRun": "agent_return",
+    **dict.fromkeys(("RecordedRuns", "read_runs"), "run_file"),
+    **dict.fromkeys(("SuiteRun", "run_suite"), "runner"),
     **dict.fromkeys(("SQLAlchemySandbox", "SQLiteSandbox", "call_tool", "open_sandbox", "resolve_fixture"),
                     "sandbox"),
     **dict.fromkeys(("GIVE_UP_MARKER", "STOP_MARKER", "HiddenFact", "Scenario", "ScenarioRun",

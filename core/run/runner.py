@@ -88,29 +88,33 @@ the resulting state) and §4.3 (several trials per task), and DESIGN.md ("suite:
 trials").
 """
 
+
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
-import importlib
-import importlib.util
-import inspect
-import json
 import os
 import queue
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError, TrajcheckError
-from ..model import Case, Trajectory, Usage
-from ..read import limits
-from .tools import AgentTools, BoundTools, ToolRegistry
+from ..errors import AgentError
+from ..model import Case, Trajectory
+from .agent_loading import (
+    agent_name_of,
+    agent_name_of_spec,
+    load_agent,
+    resolve_tools,
+    tools_from_module,
+)
+from .agent_return import AgentRun, parse_agent_return
+from .run_file import RecordedRuns, RunWriter, read_runs
+from .trial_run import TrialJob, run_trial, trial_trace
 
 __all__ = [
     "AgentRun",
@@ -123,19 +127,8 @@ __all__ = [
     "run_suite",
 ]
 
-
-@dataclass(frozen=True)
-class AgentRun:
-    """What an agent may return instead of a bare string: the ``final_response`` text (None
-    for none), token ``usage``, ``cost_usd`` (US dollars), the ``route`` it took (for
-    routing metrics) and free-form ``metadata`` (kept under the trace's
-    ``metadata["agent_metadata"]``)."""
-
-    final_response: str | None = None
-    usage: Usage | None = None
-    cost_usd: float | None = None
-    route: Any = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+_Writer = RunWriter  # the former private names
+_final = parse_agent_return
 
 
 @dataclass(frozen=True)
@@ -154,448 +147,6 @@ class SuiteRun:
     notes: tuple[str, ...] = ()  # how it ran, for the user (not problems of the data)
 
 
-# ----------------------------------------------------------------------------- loading
-
-
-def load_agent(spec: str, *, add_cwd: bool = True, want_callable: bool = True) -> Any:
-    """The callable named by ``spec``: ``"package.module:attr"`` (``attr`` may be dotted) or
-    ``"path/to/file.py:attr"`` (loaded from the file; its folder is put on ``sys.path`` so
-    it can import its siblings). The working directory is on the import path, as with
-    ``python -m``. With ``add_cwd=False`` (an agent worker) the working directory is not
-    added and the file's folder goes to the end of ``sys.path``, so neither can shadow the
-    standard library. ``want_callable=False`` loads any object (``--tools`` naming a
-    ``ToolRegistry``).
-
-    Raises AgentError with a clear message when the spec has no ``:``, the module or file is
-    not found, importing it fails, the attribute is missing, or it is not callable.
-    """
-    if not isinstance(spec, str) or ":" not in spec:
-        raise AgentError(f"agent {spec!r}: expected module:callable (e.g. mypkg.agents:my_agent) "
-                         "or path/to/file.py:callable")
-    mod_part, attr = spec.rsplit(":", 1)
-    if not mod_part or not attr:
-        raise AgentError(f"agent {spec!r}: expected module:callable")
-    if mod_part.endswith(".py") or os.sep in mod_part or "/" in mod_part:
-        path = Path(mod_part)
-        if not path.is_file():
-            raise AgentError(f"agent {spec!r}: file {mod_part!r} not found")
-        d = str(path.resolve().parent)
-        if d not in sys.path:
-            if add_cwd:
-                sys.path.insert(0, d)
-            else:
-                sys.path.append(d)
-        name = f"_trajcheck_agent_{abs(hash(str(path.resolve())))}"
-        s = importlib.util.spec_from_file_location(name, path)
-        if s is None or s.loader is None:
-            raise AgentError(f"agent {spec!r}: cannot load {mod_part!r} as a Python module")
-        mod = importlib.util.module_from_spec(s)
-        sys.modules[name] = mod
-        try:
-            s.loader.exec_module(mod)
-        except Exception as e:
-            sys.modules.pop(name, None)
-            raise AgentError(f"agent {spec!r}: importing {mod_part!r} failed: {type(e).__name__}: {e}") from e
-    else:
-        if add_cwd and os.getcwd() not in sys.path and "" not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        try:
-            mod = importlib.import_module(mod_part)
-        except ModuleNotFoundError as e:
-            if e.name and (mod_part == e.name or mod_part.startswith(e.name + ".")):
-                raise AgentError(f"agent {spec!r}: module {mod_part!r} not found "
-                                 f"(no module named {e.name!r})") from e
-            raise AgentError(f"agent {spec!r}: importing {mod_part!r} failed: {e}") from e
-        except Exception as e:
-            raise AgentError(f"agent {spec!r}: importing {mod_part!r} failed: {type(e).__name__}: {e}") from e
-    obj: Any = mod
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            avail = sorted(n for n in dir(mod) if not n.startswith("_") and callable(getattr(mod, n)))
-            raise AgentError(f"agent {spec!r}: module {mod_part!r} has no attribute {attr!r}"
-                             + (f"; callables there: {', '.join(avail[:15])}" if avail else ""))
-        obj = getattr(obj, part)
-    if want_callable and not callable(obj):
-        raise AgentError(f"agent {spec!r}: {attr!r} is a {type(obj).__name__}, not a callable")
-    return obj  # type: ignore[no-any-return]
-
-
-def resolve_tools(agent: Any, tools: Any = None) -> ToolRegistry:
-    """The registry for ``agent`` (see the module doc): ``tools`` if given, else
-    ``agent.tools``, else the agent module's ``TOOLS``; each may be a ``ToolRegistry`` or a
-    zero-argument callable returning one. Raises AgentError for anything else."""
-    cand = tools
-    where = "tools"
-    if cand is None:
-        cand = getattr(agent, "tools", None)
-        where = "agent.tools"
-    if cand is None:
-        mod = sys.modules.get(getattr(agent, "__module__", "") or "")
-        cand = getattr(mod, "TOOLS", None) if mod is not None else None
-        where = "the agent module's TOOLS"
-    if cand is None:
-        return ToolRegistry()
-    if not isinstance(cand, ToolRegistry) and callable(cand):
-        cand = cand()
-    if not isinstance(cand, ToolRegistry):
-        raise AgentError(f"{where} must be a trajcheck.run.ToolRegistry, got {type(cand).__name__}")
-    return cand
-
-
-def _agent_name(agent: Any) -> str:
-    mod = getattr(agent, "__module__", None) or "?"
-    if mod.startswith("_trajcheck_agent_"):
-        f = getattr(sys.modules.get(mod), "__file__", None)
-        mod = Path(f).name if f else mod
-    return f"{mod}:{getattr(agent, '__qualname__', None) or type(agent).__name__}"
-
-
-# ----------------------------------------------------------------------------- the out file
-
-
-@dataclass(frozen=True)
-class RecordedRuns:
-    """What ``read_runs`` found in an out file: ``runs`` keyed by ``(case_id, trial)`` (the
-    first record of a pair wins), ``problems`` (line-numbered), the byte offset ``good_end``
-    up to which the file is whole lines, and whether the last line was truncated."""
-
-    runs: dict[tuple[str, int], Trajectory]
-    problems: tuple[str, ...] = ()
-    good_end: int = 0
-    truncated: bool = False
-
-
-def read_runs(path: str | os.PathLike[str], key: bytes | None = None) -> RecordedRuns:
-    """Read a run file written by ``run_suite`` (one ``Trajectory.to_dict()`` per line).
-
-    With ``key`` (the run file's, ``record_mac.load_key``) every line must carry a
-    ``trajcheck_mac`` that checks: a line that does not (appended by an agent, edited, or
-    from another tool) is reported with its line number and left out, so its run is redone.
-
-    A last line without its newline (a run killed mid-write) is reported as truncated and
-    left out; a line that is not JSON, not a trajectory, or lacks ``metadata.case_id`` /
-    an integer ``metadata.trial`` is reported (with its line number) and left out; a second
-    record of the same (case_id, trial) is reported and left out. A missing file reads as
-    empty. Raises TrajcheckError when the file exists but cannot be read.
-    """
-    p = Path(path)
-    if not p.exists():
-        return RecordedRuns({})
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise TrajcheckError(f"{p}: cannot read the run file ({e})") from e
-    runs: dict[tuple[str, int], Trajectory] = {}
-    problems: list[str] = []
-    end = data.rfind(b"\n") + 1
-    truncated = end < len(data) and bool(data[end:].strip())
-    if truncated:
-        last = data.count(b"\n", 0, end) + 1
-        problems.append(f"{p}: line {last} is truncated (run interrupted mid-write); dropped and redone")
-    for ln, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
-        if not raw.strip():
-            continue
-        if key is not None:
-            from .record_mac import check_line
-
-            why = check_line(key, raw)
-            if why is not None:
-                problems.append(f"{p}: line {ln}: {why}; refused")
-                continue
-        notes: list[str] = []
-        try:
-            obj = limits.loads(raw, notes)
-            if not isinstance(obj, dict) or not isinstance(obj.get("steps"), list):
-                raise ValueError("not a trajcheck trajectory (no 'steps' list)")
-            t = Trajectory.from_dict(obj)
-        except Exception as e:  # whatever the line holds, it is one unreadable record
-            problems.append(f"{p}: line {ln}: unreadable run record ({_describe(e)}); ignored")
-            continue
-        t, figs = limits.clean_figures(t)
-        problems.extend(f"{p}: line {ln}: {n}" for n in [*notes, *figs])
-        cid, trial = t.metadata.get("case_id"), t.metadata.get("trial")
-        if cid is None or isinstance(trial, bool) or not isinstance(trial, int):
-            problems.append(f"{p}: line {ln}: run record without metadata.case_id / integer "
-                            "metadata.trial; ignored")
-            continue
-        pair = (str(cid), trial)
-        if pair in runs:
-            problems.append(f"{p}: line {ln}: second record of case {cid!r} trial {trial}; ignored")
-            continue
-        runs[pair] = t
-    return RecordedRuns(runs, tuple(problems), end, truncated)
-
-
-def _lock(fd: int, path: Path) -> None:
-    """An exclusive lock on the out file for this process's run (POSIX ``flock``), so two
-    ``run``s on one ``--out`` cannot interleave their lines: the second is refused."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock, one writer per file is on the user
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as e:
-        os.close(fd)
-        raise AgentError(f"{path}: another trajcheck run is writing this file; refused (wait for it to "
-                         "finish, or use another --out)") from e
-
-
-def _json_line(traj: Trajectory) -> bytes:
-    """One standard-JSON object in UTF-8 for a run (no newline), whatever its values:
-    anything JSON cannot hold (NaN, lone surrogates, cycles, objects) is normalised by
-    ``limits.scrub``."""
-    d = traj.to_dict()
-    try:
-        return json.dumps(d, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
-        return json.dumps(limits.scrub(d), ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-
-class _Writer:
-    """Appends one JSON line per run with a single ``os.write`` followed by ``fsync``, holding
-    an exclusive lock on the file (a second writer is refused); each line signed with the run
-    file's key (``record_mac``: made with a new file, read from ``<out>.key`` for an existing
-    one). Raises AgentError for a file holding records but no key file."""
-
-    def __init__(self, path: Path, good_end: int | None = None) -> None:
-        from . import record_mac
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        _lock(self.fd, path)
-        self.path = path
-        try:
-            key = record_mac.load_key(path)
-            if key is None:
-                if os.fstat(self.fd).st_size > 0 and Path(path).read_bytes().strip():
-                    raise AgentError(f"{path}: holds records but no key file ({record_mac.key_path(path)}): it was "
-                                     "written by an older trajcheck or another tool, or its key was deleted, so "
-                                     "its records cannot be told from forged ones; use another --out")
-                key = record_mac.new_key(path)
-        except BaseException:
-            os.close(self.fd)
-            raise
-        self.key = key
-
-    def truncate_to(self, good_end: int) -> None:
-        """Cut a truncated last line (a run killed mid-write) before appending."""
-        if os.fstat(self.fd).st_size > good_end:
-            os.ftruncate(self.fd, good_end)
-
-    def write(self, traj: Trajectory) -> None:
-        from .record_mac import sign
-
-        b = sign(self.key, _json_line(traj))
-        n = 0
-        while n < len(b):
-            n += os.write(self.fd, b[n:])
-        os.fsync(self.fd)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-
-# ----------------------------------------------------------------------------- running
-
-
-@dataclass
-class _Job:
-    case: Case
-    trial: int
-    bound: BoundTools | None = None
-    before: Any = None
-    started: float = 0.0
-    t0: float = 0.0
-    loop: asyncio.AbstractEventLoop | None = None
-    task: asyncio.Task[Any] | None = None
-    abandoned: bool = False
-    worker: Any = None  # a worker's run: the worker (killed on timeout)
-    starting: bool = False  # a worker's run: its sandbox being set up (the clock not started yet)
-    isolation: str = ""  # the mode the run's agent ran in (recorded in the trace's metadata)
-
-
-async def _as_task(job: _Job, aw: Any) -> Any:
-    job.loop = asyncio.get_running_loop()
-    job.task = asyncio.current_task()
-    return await aw
-
-
-def _open_sandbox(case: Case, sandbox_url: str | None, base_dir: Any, fixture_roots: Sequence[Any] = ()) -> Any:
-    from .sandbox import open_sandbox
-
-    return open_sandbox(case.initial_state, url=sandbox_url, base_dir=base_dir, fixture_roots=fixture_roots)
-
-
-def _execute(job: _Job, agent: Callable[..., Any], registry: ToolRegistry, sandbox_url: str | None,
-             base_dir: Any, q: queue.Queue[tuple[_Job, str, Any]], fixture_roots: Sequence[Any] = (),
-             pool: Any = None, timeout_s: float | None = None) -> None:
-    """One run, in its own thread (which owns the sandbox's connection).
-
-    With a ``pool`` (process isolation) the agent runs in a worker process and this thread
-    serves its tool calls (``worker_pool.run_in_worker``). In-process, the agent gets a copy
-    of the case's input and an ``AgentTools`` (never the case or the record); an agent that
-    raises anything -- ``SystemExit`` from ``sys.exit`` included -- fails its own run, and
-    only ``KeyboardInterrupt`` stops the suite."""
-    try:
-        try:
-            sb = _open_sandbox(job.case, sandbox_url, base_dir, fixture_roots)
-            sb.open()
-        except TrajcheckError as e:
-            q.put((job, "setup", f"{type(e).__name__}: {e}"))
-            return
-        try:
-            job.before = sb.snapshot()
-            try:
-                job.bound = registry.bind(sb, case=job.case, trial=job.trial)
-            except TrajcheckError as e:
-                q.put((job, "setup", f"{type(e).__name__}: {e}"))
-                return
-            if pool is not None:
-                kind, payload = _run_isolated(job, pool, registry, timeout_s)
-                dur = (time.perf_counter() - job.t0) * 1000.0
-                q.put((job, kind, (payload, sb.snapshot(), dur)))
-                return
-            job.t0 = time.perf_counter()
-            try:
-                ret = agent(copy.deepcopy(job.case.input), AgentTools(job.bound))
-                if inspect.isawaitable(ret):
-                    ret = asyncio.run(_as_task(job, ret))
-                kind, payload = "ok", ret
-            except KeyboardInterrupt:
-                raise
-            except SystemExit as e:  # sys.exit() inside the agent ends its run, not the suite
-                kind, payload = "error", f"agent tried to exit the process (SystemExit: {e.code!r})"
-            except BaseException as e:  # Exception, or CancelledError after a timeout
-                kind, payload = "error", _describe(e)
-            dur = (time.perf_counter() - job.t0) * 1000.0
-            after = sb.snapshot()
-            q.put((job, kind, (payload, after, dur)))
-        finally:
-            sb.close()
-    except KeyboardInterrupt as e:
-        q.put((job, "interrupt", e))
-    except BaseException as e:  # a snapshot failed, or worse: record it, never hang the suite
-        q.put((job, "setup", _describe(e)))
-
-
-def _run_isolated(job: _Job, pool: Any, registry: ToolRegistry, timeout_s: float | None) -> tuple[str, Any]:
-    """The agent's run in a worker of ``pool``: ``("ok", its return)`` or ``("error", why)``.
-    The worker gets JSON copies of the input, user context, case id, trial and tool
-    definitions only; the run's clock starts once the worker is ready."""
-    from .worker_pool import run_in_worker
-
-    def started() -> None:
-        job.t0 = time.perf_counter()
-        job.starting = False
-
-    def set_worker(w: Any) -> None:
-        job.worker = w
-        if job.abandoned:  # timed out while waiting for the worker
-            w.kill()
-
-    run = {"input": job.case.input, "user": job.case.user, "case_id": job.case.id, "trial": job.trial,
-           "definitions": {f: registry.definitions(f) for f in ("openai", "anthropic", "plain")}}
-    job.starting = True
-    kind, payload = run_in_worker(pool, job.bound, run,
-                                  deadline=lambda: None if timeout_s is None else job.t0 + timeout_s,
-                                  on_worker=set_worker, on_start=started)
-    job.starting = False
-    if kind == "error" and payload == "timeout":
-        payload = f"timeout after {timeout_s:g}s"
-    return kind, payload
-
-
-def _describe(e: BaseException) -> str:
-    """``"<Type>: <message>"`` of an exception from untrusted code, whose ``__str__`` may
-    itself raise or hold text JSON cannot write."""
-    try:
-        msg = str(e)
-    except BaseException:
-        msg = "<unprintable>"
-    return limits.clean_text(f"{type(e).__name__}: {msg}".rstrip(": "))
-
-
-def parse_agent_return(ret: Any) -> tuple[str | None, Usage | None, float | None, Any, dict[str, Any],
-                                          str | None]:
-    """``(final_response, usage, cost_usd, route, agent metadata, error)`` from an agent's
-    return value: a str or None (the final response), an ``AgentRun``, or a dict with only
-    the keys ``final_response``, ``usage`` (dict or ``Usage``), ``cost_usd``, ``route``,
-    ``metadata``. Anything else gives ``error`` (a one-line message; the other fields empty)
-    instead of raising, so the caller records a failed run. Used by ``run_suite`` and by
-    ``trajcheck.run.simulated_user`` for each agent turn."""
-    try:
-        return _parse_return(ret)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # an odd object (a raising __eq__, __iter__, ...) fails the run
-        return None, None, None, None, {}, f"agent returned an unreadable {type(ret).__name__} ({_describe(e)})"
-
-
-def _text(v: Any) -> str:
-    """A plain ``str`` (not a subclass with its own methods), lone surrogates repaired."""
-    return limits.clean_text(str.__str__(v) if isinstance(v, str) else str(limits.scrub(v)))
-
-
-def _parse_return(ret: Any) -> tuple[str | None, Usage | None, float | None, Any, dict[str, Any], str | None]:
-    if ret is None or isinstance(ret, str):
-        return (None if ret is None else _text(ret)), None, None, None, {}, None
-    if isinstance(ret, AgentRun):
-        fr = ret.final_response
-        return (None if fr is None else _text(fr)), ret.usage if isinstance(ret.usage, Usage) else None, \
-            ret.cost_usd, ret.route, dict(ret.metadata) if isinstance(ret.metadata, Mapping) else {}, None
-    if isinstance(ret, Mapping) and set(ret) <= {"final_response", "usage", "cost_usd", "route", "metadata"}:
-        u = ret.get("usage")
-        usage = Usage.from_dict(u) if isinstance(u, Mapping) else u if isinstance(u, Usage) else None
-        fr = ret.get("final_response")
-        md = ret.get("metadata")
-        return (None if fr is None else _text(fr)), usage, ret.get("cost_usd"), ret.get("route"), \
-            dict(md) if isinstance(md, Mapping) else {}, None
-    return None, None, None, None, {}, (f"agent returned {type(ret).__name__}; expected str, None, "
-                                        "AgentRun or a dict with final_response")
-
-
-_final = parse_agent_return  # the former private name
-
-
-def _trace(job: _Job, agent_name: str, *, final: str | None = None, usage: Usage | None = None,
-           cost: float | None = None, route: Any = None, agent_meta: Mapping[str, Any] | None = None,
-           after: Any = None, duration_ms: float | None = None, error: str | None = None) -> Trajectory:
-    case = job.case
-    meta: dict[str, Any] = {"case_id": case.id, "trial": job.trial, "run_id": f"{case.id}-{job.trial}",
-                            "agent": agent_name, "started_at": round(job.started, 3)}
-    if job.isolation:
-        meta["isolation"] = job.isolation
-    if case.faults:
-        meta["faults"] = [dict(f) for f in case.faults]
-    if route is not None:
-        meta["route"] = limits.scrub(route)
-    if agent_meta:
-        meta["agent_metadata"] = limits.scrub(dict(agent_meta))
-    if job.before is not None:
-        meta["state_before"] = job.before
-    if after is not None:
-        meta["state_after"] = after
-    if duration_ms is not None:
-        meta["duration_ms"] = round(duration_ms, 3)
-    if error is not None:
-        meta["error"] = error
-        meta["terminated"] = False
-        meta["termination"] = error
-    if job.bound is not None:
-        t = job.bound.trajectory(final, usage=usage, cost_usd=cost,
-                                 latency_ms=round(duration_ms, 3) if duration_ms is not None else None,
-                                 metadata=meta)
-    else:
-        t = Trajectory(final_response=final, source_format="trajcheck", metadata=meta)
-    # what the agent reported (cost, usage) is checked at entry: a figure JSON cannot hold or
-    # that is not a number is recorded as unknown, with a problem naming the run
-    t, notes = limits.clean_figures(t)
-    if notes:
-        t = dataclasses.replace(t, metadata={**t.metadata, "problems": [*t.metadata.get("problems", ()),
-                                                                         *notes]})
-    return t
-
 
 def _progress(enabled: bool, total: int) -> Any:
     from rich.console import Console
@@ -604,6 +155,7 @@ def _progress(enabled: bool, total: int) -> Any:
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
                     console=Console(stderr=True), disable=not enabled, transient=False)
+
 
 
 def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials: int = 1,
@@ -686,15 +238,15 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
     iso = choose(isolation, network=network, hide=hidden, limits=limits)
     if isinstance(agent, str):
         spec = agent
-        name = agent_name or _spec_name(spec)
+        name = agent_name or agent_name_of_spec(spec)
         if iso.mode == "inline" or tools is None:
             agent = load_agent(spec)
-            if iso.mode != "inline" and _tools_from_module(agent):
+            if iso.mode != "inline" and tools_from_module(agent):
                 notes.append(f"the agent's module ({spec.rsplit(':', 1)[0]}) was imported into trajcheck's "
                              "process to find its TOOLS, so its top-level code ran beside the grader; name "
                              "the tools with --tools (a module without the agent) to keep it out")
     else:
-        name = agent_name or _agent_name(agent)
+        name = agent_name or agent_name_of(agent)
     registry = resolve_tools(agent, tools)
     problems: list[str] = []
     if worker_log is None and out is not None:
@@ -703,7 +255,7 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
 
     # the grader's own copy of the cases, made before any agent runs
     grading = {c.id: copy.deepcopy(c) for c in cases}
-    writer = _Writer(Path(out)) if out is not None else None  # locked before the file is read
+    writer = RunWriter(Path(out)) if out is not None else None  # locked before the file is read
     try:
         rec = read_runs(writer.path, key=writer.key) if writer is not None else RecordedRuns({})
         others = sorted({str(t.metadata.get("agent")) for t in rec.runs.values()
@@ -721,13 +273,13 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
     done: dict[tuple[str, int], Trajectory] = dict(rec.runs)
     new: dict[tuple[str, int], Trajectory] = {}
     setup_failed: dict[str, str] = {}
-    todo = [_Job(by_id[cid], t, isolation=iso.mode) for t in range(trials) for cid in by_id
+    todo = [TrialJob(by_id[cid], t, isolation=iso.mode) for t in range(trials) for cid in by_id
             if (cid, t) not in done]
 
     if writer is not None:
         writer.truncate_to(rec.good_end)
-    q: queue.Queue[tuple[_Job, str, Any]] = queue.Queue()
-    running: list[_Job] = []
+    q: queue.Queue[tuple[TrialJob, str, Any]] = queue.Queue()
+    running: list[TrialJob] = []
     pending = list(todo)
     try:
         with _progress(progress, len(todo)) as bar:
@@ -741,8 +293,8 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
                         continue
                     job.started = time.time()
                     job.t0 = time.perf_counter()
-                    th = threading.Thread(target=_execute, args=(job, agent, registry, sandbox_url, base_dir,
-                                                                 q, fixture_roots, pool, timeout_s), daemon=True,
+                    th = threading.Thread(target=run_trial, args=(job, agent, registry, sandbox_url, base_dir,
+                                                                   q, fixture_roots, pool, timeout_s), daemon=True,
                                           name=f"trajcheck-run-{job.case.id}-{job.trial}")
                     running.append(job)
                     th.start()
@@ -767,7 +319,7 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
                                 j.worker.kill()
                             if j.loop is not None and j.task is not None:
                                 j.loop.call_soon_threadsafe(j.task.cancel)
-                            t = _trace(j, name, duration_ms=timeout_s * 1000.0, error=why)
+                            t = trial_trace(j, name, duration_ms=timeout_s * 1000.0, error=why)
                             new[(j.case.id, j.trial)] = t
                             if writer is not None:
                                 writer.write(t)
@@ -785,12 +337,12 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
                     continue
                 if kind == "error":
                     err, after, dur = payload
-                    t = _trace(job, name, after=after, duration_ms=dur, error=err)
+                    t = trial_trace(job, name, after=after, duration_ms=dur, error=err)
                 else:
                     ret, after, dur = payload
                     fr, usage, cost, route, ameta, err = parse_agent_return(ret)
-                    t = _trace(job, name, final=fr, usage=usage, cost=cost, route=route, agent_meta=ameta,
-                               after=after, duration_ms=dur, error=err)
+                    t = trial_trace(job, name, final=fr, usage=usage, cost=cost, route=route, agent_meta=ameta,
+                                    after=after, duration_ms=dur, error=err)
                 if err is not None:
                     n_fail += 1
                 new[(job.case.id, job.trial)] = t
@@ -830,27 +382,11 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
                     tuple(problems), iso.describe(), tuple(notes))
 
 
+
 def _pool(agent: Any, iso: Any, log: Any) -> Any:
     from .worker_pool import pool_for
 
     return pool_for(agent, iso, log)
-
-
-def _spec_name(spec: str) -> str:
-    """The name recorded for an agent given by spec: ``file.py:attr`` for a file (its name,
-    not its folder), the spec itself for a module."""
-    mod, _, attr = spec.rpartition(":")
-    if mod.endswith(".py") or "/" in mod or os.sep in mod:
-        return f"{Path(mod).name}:{attr}"
-    return spec
-
-
-def _tools_from_module(agent: Any) -> bool:
-    """True when ``resolve_tools`` would take the tools from the agent's module or object."""
-    if getattr(agent, "tools", None) is not None:
-        return True
-    mod = sys.modules.get(getattr(agent, "__module__", "") or "")
-    return mod is not None and getattr(mod, "TOOLS", None) is not None
 
 
 def score_recorded(runs: Sequence[tuple[Trajectory, Case]], *, ks: Sequence[int] | None = None,

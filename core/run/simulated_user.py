@@ -295,7 +295,7 @@ def _call_agent(agent: Any, text: str, bound: Any, history: list[dict[str, str]]
 
 def _turn_inline(agent: Any, text: str, tools: Any, history: list[dict[str, str]]) -> tuple[str | None, str | None]:
     """``(reply, error)`` of one agent turn in this process."""
-    from .runner import parse_agent_return
+    from .agent_return import parse_agent_return
 
     try:
         reply, _, _, _, _, err = parse_agent_return(_call_agent(agent, text, tools, history))
@@ -321,7 +321,7 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
 
     ``agent``: the agent under test (``trajcheck run``'s contract); ``user_model``: a judge
     model (``ScriptedModel`` in tests); ``tools``: a ``ToolRegistry`` (else the agent's
-    ``tools``/``TOOLS``, as ``trajcheck.run.runner.resolve_tools``); ``sandbox_url``/``base_dir``
+    ``tools``/``TOOLS``, as ``trajcheck.run.agent_loading.resolve_tools``); ``sandbox_url``/``base_dir``
     as ``trajcheck.run.sandbox.open_sandbox``; ``fixture_roots``: folders besides ``base_dir``
     that the scenario's ``initial_state`` may come from (any other path is refused with a
     SecurityError, README "Security model"); ``isolation``: ``"process"`` runs each agent
@@ -341,7 +341,8 @@ def simulate_one(scenario: Scenario, agent: Callable[..., Any], user_model: Any,
     changes a model at temperature 0.
     """
     from ..judges import seeded_model
-    from .runner import parse_agent_return, resolve_tools
+    from .agent_loading import resolve_tools
+    from .agent_return import parse_agent_return
     from .sandbox import open_sandbox
     from .tools import AgentTools
     from .worker_pool import pool_for, run_in_worker
@@ -470,7 +471,7 @@ def load_user_model(spec: str, *, api_key_env: str = "OPENAI_API_KEY", timeout: 
     Raises JudgeError naming the spec when it cannot be loaded or gives no usable model.
     """
     from ..judges import OpenAICompatibleModel, as_model
-    from .runner import load_agent
+    from .agent_loading import load_agent
 
     if not isinstance(spec, str) or not spec.strip():
         raise JudgeError(f"user model: expected openai:MODEL@BASE_URL or module:callable, got {spec!r}")

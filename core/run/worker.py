@@ -172,7 +172,7 @@ def _wants_history(agent: Any) -> bool:
 def _run(sock: socket.socket, agent: Any, run: Mapping[str, Any]) -> dict[str, Any]:
     from dataclasses import asdict
 
-    from .runner import parse_agent_return
+    from .agent_return import parse_agent_return
 
     tools = WorkerTools(sock, run)
     try:
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(p, str) and p and p not in sys.path:
                 sys.path.append(p)
         from ..errors import AgentError
-        from .runner import load_agent
+        from .agent_loading import load_agent
 
         try:
             agent = load_agent(hello["agent"], add_cwd=False)

@@ -426,7 +426,7 @@ def run_in_worker(pool: WorkerPool, bound: Any, run: Mapping[str, Any], deadline
     """One run of the agent in a worker of ``pool``: send it ``run`` (the ``run`` message of
     ``trajcheck.run.worker``), serve its tool calls with ``bound`` (a ``BoundTools``: the
     registry runs, validates and records them), and return ``("ok", the agent's return as a
-    dict for runner.parse_agent_return)`` or ``("error", reason)``. ``deadline()`` gives the
+    dict for agent_return.parse_agent_return)`` or ``("error", reason)``. ``deadline()`` gives the
     run's end (perf_counter seconds; None for none), read after ``on_start`` is called and
     before a worker is started, so a new worker's start-up counts in the run's time;
     ``on_worker(w)`` hands the worker to the caller, whose ``w.kill()`` ends the run from

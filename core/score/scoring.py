@@ -165,7 +165,7 @@ def run_route(traj: Trajectory, case: Case) -> Any:
     """The route one run took, for the routing metrics (trajcheck policy, ``ROUTE_SOURCE``).
 
     1. ``traj.metadata["route"]`` when set: ``trajcheck run`` stores there the ``route`` an
-       agent returns (``runner.AgentRun.route``), and a trace author or reader may set it
+       agent returns (``run.agent_return.AgentRun.route``), and a trace author or reader may set it
        (e.g. the sub-agent a supervisor handed off to).
     2. Otherwise, only when the case carries an ``expected_route`` (a case that does not test
        routing gets no invented route): the first tool call's name -- a router that routes by
