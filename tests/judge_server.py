@@ -1,22 +1,34 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1 for the judge tests:
-``reply(prompt)`` gives each answer from the last message's text; every reply reports
-``usage`` (fixed ``prompt_tokens``/``completion_tokens``, and ``cost`` when given) as
-chat-completions servers do. ``requests`` records every request body."""
+``reply(prompt)`` gives each answer from the last message's text (with ``echo`` (default), a
+reply that is one JSON object gets the request's nonce, as a model following the judges'
+reply format writes it: ``fencing.echo_nonce``; ``echo=False`` sends it as scripted); every
+reply reports ``usage`` (fixed ``prompt_tokens``/``completion_tokens``, and ``cost`` when
+given) as chat-completions servers do. ``requests`` records every request body.
+``unfenced(text)`` is a prompt with the judges' data markers taken out, for scripted judges
+that answer by what the prompt says."""
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from trajcheck.judges.fencing import echo_nonce
+
 
 class ChatServer:
     def __init__(self, reply: Callable[[str], str], *, prompt_tokens: int = 100,
-                 completion_tokens: int = 20, cost: float | None = None) -> None:
+                 completion_tokens: int = 20, cost: float | None = None,
+                 echo: bool = True) -> None:
         self.requests: list[dict[str, Any]] = []
         outer = self
+
+        def _answer(messages: list[dict[str, Any]]) -> str:
+            got = reply(messages[-1]["content"])
+            return echo_nonce(messages, got) if echo else got
 
         class H(BaseHTTPRequestHandler):
             def log_message(self, *a: Any) -> None:
@@ -34,7 +46,7 @@ class ChatServer:
                                    "usage": usage,
                                    "choices": [{"index": 0, "finish_reason": "stop", "message": {
                                        "role": "assistant",
-                                       "content": reply(body["messages"][-1]["content"])}}]}).encode()
+                                       "content": _answer(body["messages"])}}]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -50,6 +62,14 @@ class ChatServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+_MARK = re.compile(r"</?data-[0-9a-f]{16}>")
+
+
+def unfenced(text: str) -> str:
+    """``text`` without the judges' ``<data-NONCE>``/``</data-NONCE>`` markers."""
+    return _MARK.sub("", text)
 
 
 def wilson(p: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from trajcheck.judges import (
     parse_json_reply,
     render_trajectory,
 )
+from trajcheck.judges.fencing import request_nonce
 from trajcheck.match.matchers import MatchContext, get_matcher
 from trajcheck.model import Case, Step, ToolCall, ToolResult, Trajectory
 
@@ -85,9 +87,11 @@ def test_trajectory_prompt_contains_rendered_trajectory() -> None:
     m = ScriptedModel([_checks()])
     judge_trajectory(m, _traj(fail=True, long_output="B" * 3000), max_output_chars=200)
     prompt = m.calls[0][1]["content"]
+    n = request_nonce(m.calls[0])
+    assert n is not None and len(n) == 16
     assert "B" * 200 + "... [truncated 2800 of 3000 chars]" in prompt
     assert "E" * 900 in prompt
-    assert "USER REQUEST: Open a ticket: laptop won't boot" in prompt
+    assert f"USER REQUEST: <data-{n}>Open a ticket: laptop won't boot</data-{n}>" in prompt
 
 
 # ------------------------------------------------------------------ trajectory judge
@@ -126,17 +130,32 @@ def test_na_when_a_tool_failed_is_reasked_then_accepted() -> None:
     v = judge_trajectory(m, _traj(fail=True))
     assert v.attempts == 2 and v.passed is True and v.score == 1.0
     reask = m.calls[1]
-    assert reask[-2] == {"role": "assistant", "content": bad}
+    # the model's reply as sent back (the scripted model wrote the request's nonce first)
+    assert reask[-2]["role"] == "assistant"
+    assert json.loads(reask[-2]["content"]) == {"nonce": request_nonce(reask), **json.loads(bad)}
     assert "failure_handled" in reask[-1]["content"] and "a tool call failed" in reask[-1]["content"]
 
 
-def test_code_fenced_and_chatty_replies_are_repaired_without_reask() -> None:
-    fenced = "Here you go:\n```json\n" + _checks() + "\n```\nHope this helps"
-    chatty = "Sure! " + _checks() + " -- done."
-    for reply in (fenced, chatty):
-        m = ScriptedModel([reply])
-        v = judge_trajectory(m, _traj())
-        assert v.passed is True and v.attempts == 1 and len(m.calls) == 1
+def _with_nonce(reply: str) -> Any:
+    """A script writing ``reply`` with the request's nonce put in its object, first."""
+    def fn(msgs: list[dict[str, str]]) -> str:
+        obj = json.dumps({"nonce": request_nonce(msgs), **json.loads(_checks())})
+        return reply.replace(_checks(), obj)
+    return fn
+
+
+def test_code_fenced_reply_accepted_chatty_reply_reasked() -> None:
+    # one code fence that is the whole reply is the object; prose around the object (even
+    # the right one, with the right nonce) is not a whole-reply object: re-asked
+    m = ScriptedModel(_with_nonce("```json\n" + _checks() + "\n```"), echo_nonce=False)
+    v = judge_trajectory(m, _traj())
+    assert v.passed is True and v.attempts == 1 and len(m.calls) == 1
+    for chatty in ("Here you go:\n```json\n" + _checks() + "\n```\nHope this helps",
+                   "Sure! " + _checks() + " -- done."):
+        m = ScriptedModel(_with_nonce(chatty), echo_nonce=False)
+        v = judge_trajectory(m, _traj(), retries=1)
+        assert v.passed is None and v.error is not None and len(m.calls) == 2
+        assert "not one JSON object and nothing else" in m.calls[1][-1]["content"]
 
 
 def test_unparseable_replies_become_judge_error_never_pass() -> None:
@@ -184,7 +203,8 @@ def test_task_completion_against_case_criteria() -> None:
     assert v.item("priority is high").reason == "no priority argument"
     assert v.extra["task_completed"] is False and v.passed is False
     assert v.score == pytest.approx(2 / 3)
-    assert "1. a ticket was created" in m.calls[0][1]["content"]
+    n = request_nonce(m.calls[0])
+    assert f"1. <data-{n}>a ticket was created</data-{n}>" in m.calls[0][1]["content"]
     # criteria argument overrides the case's; all met -> task_completed
     ok = json.dumps({"criteria": [{"criterion": "x", "met": "met", "evidence": "e"}]})
     v2 = judge_task_completion(ScriptedModel([ok]), _traj(), case, criteria=["x"])

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("anthropic")
 
 from trajcheck.judges import AnthropicModel, judge_trajectory  # noqa: E402
+from trajcheck.judges.fencing import echo_nonce, request_nonce  # noqa: E402
 from trajcheck.judges.rubrics import TRAJECTORY_CHECKS  # noqa: E402
 from trajcheck.judges.run import model_from_spec  # noqa: E402
 from trajcheck.model import Step, ToolCall, ToolResult, Trajectory  # noqa: E402
@@ -39,7 +40,9 @@ class _Messages:
                 else:
                     data = json.dumps({
                         "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
-                        "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn",
+                        "content": [{"type": "text", "text": echo_nonce(
+                            [{"role": "system", "content": body.get("system", "")}], REPLY)}],
+                        "stop_reason": "end_turn",
                         "stop_sequence": None, "usage": {"input_tokens": 321, "output_tokens": 45}}).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -66,14 +69,15 @@ def test_anthropic_judge_over_the_sdk() -> None:
     srv = _Messages()
     m = AnthropicModel("claude-test", api_key="k-test", base_url=srv.url, max_tokens=300)
     v = judge_trajectory(m, _traj())
-    assert v.passed is True and v.raw == REPLY
+    assert v.passed is True and json.loads(v.raw) == {"nonce": "<nonce>", **json.loads(REPLY)}
     req = srv.requests[0]
     assert req["path"] == "/v1/messages" and req["key"] == "k-test"
     body = req["body"]
     assert body["model"] == "claude-test" and body["max_tokens"] == 300 and body["temperature"] == 0.0
     assert body["system"].startswith("You are a strict evaluator")
     assert [t["role"] for t in body["messages"]] == ["user"]
-    assert body["messages"][0]["content"].startswith("USER REQUEST: Open a ticket")
+    n = request_nonce([{"role": "system", "content": body["system"]}])
+    assert body["messages"][0]["content"].startswith(f"USER REQUEST: <data-{n}>Open a ticket</data-{n}>")
     assert m.usage == {"input_tokens": 321, "output_tokens": 45, "calls": 1}
     assert v.audit["model"] == {"adapter": "AnthropicModel", "model": "claude-test",
                                 "sampling": {"temperature": 0.0, "max_tokens": 300},

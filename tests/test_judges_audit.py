@@ -21,6 +21,7 @@ from trajcheck.judges import (
     judge_trajectory,
     model_identity,
 )
+from trajcheck.judges.fencing import request_nonce
 from trajcheck.judges.rubrics import trajectory_messages
 from trajcheck.model import Step, ToolCall, ToolResult, Trajectory
 
@@ -44,12 +45,17 @@ def _reply(faithful: bool = True) -> str:
 def test_verdict_records_model_prompt_hash_rubric_and_raw_reply() -> None:
     m = ScriptedModel([_reply()])
     v = judge_trajectory(m, _traj())
-    sent = m.calls[0]  # the first ask, exactly as sent
+    sent = m.calls[0]  # the first ask, exactly as sent, its fresh nonce written as <nonce>
+    n = request_nonce(sent)
     blob = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert n is not None and blob.count(n) >= 3  # system rule, the fences, the reply shape
+    blob = blob.replace(n, "<nonce>")
     assert v.audit["prompt_sha256"] == hashlib.sha256(blob.encode()).hexdigest()
     assert v.audit["rubric_version"] == RUBRIC_VERSION
     assert v.audit["model"] == {"adapter": "ScriptedModel", "model": "ScriptedModel", "sampling": {}}
-    assert v.raw == _reply() and v.to_dict()["audit"] == v.audit
+    # the raw reply as the model wrote it (the request's nonce first), nonce masked
+    assert json.loads(v.raw) == {"nonce": "<nonce>", **json.loads(_reply())}
+    assert v.to_dict()["audit"] == v.audit
     oa = OpenAICompatibleModel("http://127.0.0.1:9/v1", "judge-mini", temperature=0.0,
                                extra_body={"seed": 7})
     assert model_identity(oa) == {"adapter": "OpenAICompatibleModel", "model": "judge-mini",

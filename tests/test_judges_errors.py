@@ -9,6 +9,7 @@ import pytest
 
 from trajcheck.errors import MetricInputError
 from trajcheck.judges import ScriptedModel, judge_trajectory, render_trajectory
+from trajcheck.judges.fencing import request_nonce
 from trajcheck.model import Step, ToolCall, ToolResult, Trajectory
 from trajcheck.read.traces import read
 
@@ -60,7 +61,9 @@ def test_error_pattern_marks_the_failure_like_the_metrics() -> None:
                        _reply(failure_handled={"pass": True, "reason": "told the user"})])
     v = judge_trajectory(m, traj, error_pattern=r"^Error:")
     assert v.attempts == 2 and v.item("failure_handled").passed is True
-    assert "RESULT delete_file (id c1) ERROR: Error: permission denied" in m.calls[0][1]["content"]
+    n = request_nonce(m.calls[0])
+    assert (f"RESULT <data-{n}>delete_file</data-{n}> (id <data-{n}>c1</data-{n}>) ERROR: "
+            f"<data-{n}>Error: permission denied</data-{n}>") in m.calls[0][1]["content"]
     with pytest.raises(MetricInputError, match="not a valid regular expression"):
         judge_trajectory(ScriptedModel([_reply()]), traj, error_pattern="(")
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
+from judge_server import unfenced
+
 from trajcheck.judges import (
     TRAJECTORY_CHECKS,
     ScriptedModel,
     judge_task_completion,
     judge_trajectory,
 )
+from trajcheck.judges.fencing import request_nonce
 from trajcheck.model import Case, Step, ToolCall, ToolResult, Trajectory
 
 NAMES = [n for n, _ in TRAJECTORY_CHECKS]
@@ -46,16 +49,18 @@ def test_case_gives_request_tools_and_reference_calls() -> None:
     v = judge_trajectory(m, _traj(), case)
     assert v.passed is True and v.reason == "all 4 checks passed"
     prompt = m.calls[0][1]["content"]
-    assert prompt.startswith("USER REQUEST: Open a high-priority ticket for my laptop\n\nAVAILABLE TOOLS:\n"
-                             + json.dumps(TOOL) + "\n\nREFERENCE CALLS")
-    assert '1. {"name": "create_ticket", "args": {"priority": "high"}' in prompt
+    n = request_nonce(m.calls[0])
+    assert prompt.startswith(f"USER REQUEST: <data-{n}>Open a high-priority ticket for my laptop"
+                             f"</data-{n}>\n\nAVAILABLE TOOLS:\n<data-{n}>" + json.dumps(TOOL)
+                             + f"</data-{n}>\n\nREFERENCE CALLS")
+    assert f'1. <data-{n}>{{"name": "create_ticket", "args": {{"priority": "high"}}' in prompt
     assert '3. "no_unrequested_actions": Did the agent take any action the user did not ask for' in prompt
     # without a case: no tools, no reference section
     m2 = ScriptedModel([_reply()])
     judge_trajectory(m2, _traj())
     p2 = m2.calls[0][1]["content"]
     assert "AVAILABLE TOOLS:\n(not given)" in p2 and "REFERENCE CALLS" not in p2
-    assert p2.startswith("USER REQUEST: My laptop won't boot")
+    assert unfenced(p2).startswith("USER REQUEST: My laptop won't boot")
 
 
 def test_empty_reason_is_reasked_and_never_accepted() -> None:

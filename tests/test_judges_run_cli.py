@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judge_server import ChatServer, wilson
+from judge_server import ChatServer, unfenced, wilson
 
 from trajcheck.cli.app import main
 from trajcheck.judges.rubrics import TRAJECTORY_CHECKS
@@ -25,6 +25,7 @@ def _judge(prompt: str) -> str:
     """Trajectory checks: a repeated create_ticket is an unnecessary call, a 503 claimed as
     created is unfaithful. Task completion: the first criterion fails when two tickets were
     filed, every other one is met."""
+    prompt = unfenced(prompt)
     trace, _, final = prompt.partition("FINAL RESPONSE:")
     dup = len(re.findall(r"CALL create_ticket", trace)) > 1
     if "Success criteria:" in prompt:

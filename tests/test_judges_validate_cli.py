@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from judge_server import unfenced
 
 from trajcheck.cli.app import main
+from trajcheck.judges.fencing import request_nonce
 from trajcheck.judges.rubrics import TRAJECTORY_CHECKS
 from trajcheck.judges.validation import cohen_kappa, kappa_interval
 
@@ -25,8 +27,9 @@ Z = 1.959963984540054
 
 def scripted_judge(messages: list[dict[str, str]]) -> str:
     """A failed call followed by "has been created" is unhandled and unfaithful; a failed
-    call otherwise handled; no failed call: failure_handled n/a."""
-    prompt = messages[-1]["content"]
+    call otherwise handled; no failed call: failure_handled n/a. A judge function is the
+    model: its reply carries the request's nonce, as the judges' reply format asks."""
+    prompt = unfenced(messages[-1]["content"])
     trace, _, final = prompt.partition("FINAL RESPONSE:")
     checks: dict[str, Any] = {n: {"pass": True, "reason": "fine"} for n in NAMES}
     if "ERROR" not in trace:
@@ -34,7 +37,7 @@ def scripted_judge(messages: list[dict[str, str]]) -> str:
     elif "has been created" in final:
         checks["failure_handled"] = {"pass": False, "reason": "ignored the 503"}
         checks["response_faithful"] = {"pass": False, "reason": "claims a ticket that does not exist"}
-    return json.dumps({"checks": checks})
+    return json.dumps({"nonce": request_nonce(messages), "checks": checks})
 
 
 def _fce_interval(tp: int, fp: int, fn: int, tn: int) -> tuple[float, float]:

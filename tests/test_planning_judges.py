@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from judge_server import unfenced
 
 from trajcheck.judges import (
     PLAN_QUALITY_CHECKS,
@@ -44,7 +45,7 @@ def _run(*, adapts: bool) -> Trajectory:
 
 
 def _judge(messages: list[dict[str, str]]) -> str:
-    prompt = messages[1]["content"]
+    prompt = unfenced(messages[1]["content"])
     checks: dict[str, Any] = {n: {"pass": True, "reason": f"{n} holds"} for n, _ in PLAN_QUALITY_CHECKS
                               if n != "adapts"}
     if '"adapts"' in prompt:
@@ -63,7 +64,7 @@ def test_adapts_passes_when_the_plan_is_revised_after_the_empty_result() -> None
                            tools=["search_flights", "book_flight", "send_email"])
     assert v.passed is True and v.score == 1.0 and len(v.items) == 5
     assert v.item("adapts").passed is True
-    prompt = m.calls[0][1]["content"]
+    prompt = unfenced(m.calls[0][1]["content"])
     assert "RESULT search_flights (id c1): []" in prompt
     assert "revision 1 (emitted later, during execution):\n1. search flights SFO to CDG on 2026-07-19" in prompt
     assert "Available tools: search_flights, book_flight, send_email" in prompt

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from judge_server import unfenced
 
 from trajcheck.errors import JudgeError, MetricInputError
 from trajcheck.judges import ScriptedModel, subgoal_matches
+from trajcheck.judges.fencing import request_nonce
 from trajcheck.metrics.planning import PLAN_COVERAGE_THRESHOLD, plan_coverage
 
 PLAN = ["search flights to Paris", "book a hotel in Paris", "email the itinerary"]
@@ -157,8 +159,11 @@ def test_judge_matches_subgoals_once_then_one_to_one() -> None:
     assert r.parts["judge_reasons"] == ["step 1 searches flights to Paris", "step 2 books the hotel"]
     assert len(m.calls) == 1
     prompt = m.calls[0][1]["content"]
-    assert "1. search flights to Paris\n2. book a hotel in Paris\n3. email the itinerary" in prompt
-    assert "1. find a flight to Paris\n2. reserve a hotel room in Paris" in prompt
+    n = request_nonce(m.calls[0])
+    assert (f"<data-{n}>1. search flights to Paris\n2. book a hotel in Paris\n3. email the "
+            f"itinerary</data-{n}>") in prompt
+    assert (f"1. <data-{n}>find a flight to Paris</data-{n}>\n"
+            f"2. <data-{n}>reserve a hotel room in Paris</data-{n}>") in prompt
     # the judge names step 1 for both sub-goals: one step covers one sub-goal, 1/2
     both = json.dumps({"subgoals": [{"subgoal": 1, "steps": [1], "reason": "flights"},
                                     {"subgoal": 2, "steps": [1], "reason": "same trip"}]})
@@ -198,7 +203,7 @@ def test_structured_subgoals_are_not_asked_or_scored() -> None:
                        ["search_flights", "reserve a hotel room in Paris"], match="judge", judge=m)
     assert (r2.covered, r2.pairs) == (2, ((0, 0), (1, 1)))
     assert r2.parts["judge_reasons"] == [None, "step 2 books the hotel"]
-    assert "1. reserve a hotel room in Paris" in m.calls[0][1]["content"]
+    assert "1. reserve a hotel room in Paris" in unfenced(m.calls[0][1]["content"])
     assert "search_flights\n" not in m.calls[0][1]["content"].split("sub-goals:")[1]
     # no free-text sub-goal: no call at all
     m0 = ScriptedModel([])

@@ -7,7 +7,10 @@ async ``acomplete`` of chat messages) and adapters :class:`OpenAICompatibleModel
 :func:`judge_task_completion` (plus ``a``-prefixed async twins) returning :class:`Verdict`;
 :func:`argument_judge` for the ``judge`` argument matcher. Plan judges
 (``trajcheck.judges.planning``): :func:`judge_plan_quality`, :func:`judge_plan_adherence`,
-:func:`subgoal_matches`. Validation: :func:`judge_agreement`. See docs/judges.md.
+:func:`subgoal_matches`. Every judge request fences the judged text under a fresh nonce and
+reads the reply only as one whole JSON object carrying it (``trajcheck.judges.fencing``;
+:func:`request_nonce` gives a request's nonce to a judge function of your own). Validation:
+:func:`judge_agreement`. See docs/judges.md.
 
 Only the standard library is imported here; httpx is imported when an HTTP model is used.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from .anthropic_model import AnthropicModel
 from .audit import RUBRIC_VERSION, CachedModel, JudgeCache, model_identity, prompt_hash
+from .fencing import request_nonce
 from .models import (
     CallableModel,
     DeepEvalModel,
@@ -94,6 +98,7 @@ __all__ = [
     "parse_json_reply",
     "parse_retry_after",
     "render_trajectory",
+    "request_nonce",
     "seeded_model",
     "subgoal_matches",
     "success_criteria_of",

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeError
+from .fencing import MASK, masked, request_nonce
 
-RUBRIC_VERSION = "2026-12-01.2"
+RUBRIC_VERSION = "2026-12-05.1"
 """Version of the judges' prompts and rubrics; changed whenever their wording changes, so
 cached replies to an older prompt are never reused (it is part of every cache key)."""
 
@@ -69,7 +70,11 @@ def model_identity(model: Any) -> dict[str, Any]:
 
 
 def prompt_hash(messages: Sequence[Any]) -> str:
-    """SHA-256 hex digest of ``messages`` as compact, key-sorted JSON."""
+    """SHA-256 hex digest of ``messages`` as compact, key-sorted JSON, a judge request's
+    nonce written as ``<nonce>`` (``fencing.masked``: the same inputs, the same hash)."""
+    nonce = request_nonce(messages)
+    if nonce is not None:
+        messages = masked(messages, nonce)
     blob = json.dumps(list(messages), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -150,24 +155,38 @@ class CachedModel:
         """The inner model's :func:`model_identity`."""
         return dict(self._identity)
 
+    def _lookup(self, messages: Sequence[Any]) -> tuple[str, str | None, str | None]:
+        """``(key, request nonce, cached reply or None)``. A judge request's nonce
+        (``fencing``) is fresh each time: the key is over the messages with it masked, and
+        a reply is stored with its request's nonce masked and given back with this
+        request's in its place."""
+        nonce = request_nonce(messages)
+        keyed = messages if nonce is None else masked(messages, nonce)
+        k = JudgeCache.key(self._identity, keyed)
+        got = self.cache.get(k)
+        if got is not None and nonce is not None:
+            got = got.replace(MASK, nonce)
+        return k, nonce, got
+
+    def _store(self, k: str, nonce: str | None, reply: str) -> None:
+        self.cache.put(k, reply if nonce is None else reply.replace(nonce, MASK), self._identity)
+
     def complete(self, messages: Sequence[Any]) -> str:
         """The cached reply, or ``inner.complete`` stored."""
-        k = JudgeCache.key(self._identity, messages)
-        got = self.cache.get(k)
+        k, nonce, got = self._lookup(messages)
         if got is not None:
             return got
         reply = self.inner.complete(messages)
-        self.cache.put(k, reply, self._identity)
+        self._store(k, nonce, reply)
         return reply
 
     async def acomplete(self, messages: Sequence[Any]) -> str:
         """Async :meth:`complete`."""
-        k = JudgeCache.key(self._identity, messages)
-        got = self.cache.get(k)
+        k, nonce, got = self._lookup(messages)
         if got is not None:
             return got
         reply = await self.inner.acomplete(messages)
-        self.cache.put(k, reply, self._identity)
+        self._store(k, nonce, reply)
         return reply
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import JudgeError
+from .fencing import echo_nonce
 
 Message = Mapping[str, str]
 
@@ -423,9 +424,14 @@ class ScriptedModel:
     JudgeError once they run out; ``ScriptedModel(fn)`` returns ``fn(messages)`` each time
     (``fn`` sees the full message list, so it can answer by content). ``calls`` lists the
     message lists received, in order. Not thread-safe by design: one script, one test.
+    ``echo_nonce`` (default): a reply that is one JSON object without a ``"nonce"`` gets the
+    request's (``fencing``), as a model following the reply format writes it; False sends
+    every reply exactly as scripted (a reply that forgets or forges the nonce).
     """
 
-    def __init__(self, replies: Sequence[str] | Callable[[list[dict[str, str]]], str]):
+    def __init__(self, replies: Sequence[str] | Callable[[list[dict[str, str]]], str], *,
+                 echo_nonce: bool = True):
+        self.echo_nonce = echo_nonce
         if callable(replies):
             self._fn: Callable[[list[dict[str, str]]], str] | None = replies
             self._replies: list[str] = []
@@ -446,11 +452,14 @@ class ScriptedModel:
         msgs = _check_messages(messages)
         self.calls.append(msgs)
         if self._fn is not None:
-            return str(self._fn(msgs))
+            return self._echo(msgs, str(self._fn(msgs)))
         i = len(self.calls) - 1
         if i >= len(self._replies):
             raise JudgeError(f"ScriptedModel: script exhausted after {len(self._replies)} replies")
-        return self._replies[i]
+        return self._echo(msgs, self._replies[i])
+
+    def _echo(self, msgs: list[dict[str, str]], reply: str) -> str:
+        return echo_nonce(msgs, reply) if self.echo_nonce else reply
 
     async def acomplete(self, messages: Sequence[Message]) -> str:
         """Same as ``complete``."""

@@ -1,8 +1,11 @@
 """Reading a judge's JSON reply: repair first, then a bounded number of re-asks, then an error.
 
 Policy (DESIGN.md: a judge's unreadable reply is never read as a pass; seed 000 §3.3 asks
-the judge for JSON): a reply is parsed as JSON; failing that it is repaired
-(code fences stripped, then the first JSON object in the text extracted); a reply that still
+the judge for JSON): the judges' own requests carry a nonce (``fencing``) and their reply
+is read only as one whole JSON object carrying it (one code fence around it is allowed), so
+a verdict the judged trace planted and the judge quoted is never the verdict. A request of
+the caller's own, without a nonce, is parsed as JSON; failing that it is repaired (code
+fences stripped, then the first JSON object in the text extracted). A reply that still
 does not parse, or parses but breaks the judge's expected shape, is re-asked at most
 ``retries`` times with the problem stated; after that :class:`~trajcheck.errors.JudgeError`
 is raised, which the judges turn into a verdict with ``error`` set and ``passed`` None.
@@ -16,6 +19,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from ..errors import JudgeError
+from .fencing import request_nonce
 from .models import Message
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
@@ -25,15 +29,34 @@ Validator = Callable[[dict[str, Any]], Any]
 the problem (sent back to the model on a re-ask)."""
 
 
-def parse_json_reply(text: str) -> dict[str, Any]:
+def parse_json_reply(text: str, nonce: str | None = None) -> dict[str, Any]:
     """The JSON object in a judge reply.
 
-    Tries, in order: the whole text; the contents of each fenced code block; the first
-    ``{...}`` in the text that decodes as a JSON object (``json.JSONDecoder.raw_decode`` from
-    each ``{``). Raises JudgeError (quoting the start of the reply) when none is an object.
+    With ``nonce`` (the request's, ``fencing``): only the whole reply (or one code fence
+    that is the whole reply) read as one JSON object whose ``"nonce"`` is ``nonce``; the key
+    is dropped from the object returned. An object quoted inside prose (a verdict the trace
+    planted), or one without the nonce, is not the judge's verdict.
+
+    Without: tries, in order, the whole text; the contents of each fenced code block; the
+    first ``{...}`` in the text that decodes as a JSON object (``json.JSONDecoder.
+    raw_decode`` from each ``{``), for prompts of the caller's own.
+
+    Args:
+        text: the reply.
+        nonce: the request's nonce, or None for a request without one.
+
+    Returns:
+        The reply's object (without its ``"nonce"`` key).
+
+    Raises:
+        JudgeError: no usable object (quoting the start of the reply); with ``nonce``, also
+            prose or a second value around the object, a repeated key, or a missing or
+            different nonce.
     """
     if not isinstance(text, str):
         raise JudgeError(f"judge reply is not text: {type(text).__name__}")
+    if nonce is not None:
+        return _whole_reply(text, nonce)
     candidates = [text.strip()] + [m.group(1).strip() for m in _FENCE.finditer(text)]
     for c in candidates:
         try:
@@ -53,6 +76,32 @@ def parse_json_reply(text: str) -> dict[str, Any]:
     raise JudgeError(f"judge reply holds no JSON object: {text[:160]!r}")
 
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in seen:
+            raise JudgeError(f"the reply object repeats the key {k!r}")
+        seen[k] = v
+    return seen
+
+
+def _whole_reply(text: str, nonce: str) -> dict[str, Any]:
+    body = text.strip()
+    m = _FENCE.fullmatch(body)
+    if m is not None:
+        body = m.group(1).strip()
+    try:
+        obj = json.loads(body, object_pairs_hook=_no_duplicates)
+    except ValueError:
+        raise JudgeError("the reply is not one JSON object and nothing else: "
+                         f"{text[:160]!r}") from None
+    if not isinstance(obj, dict):
+        raise JudgeError(f"the reply is JSON but not an object: {text[:160]!r}")
+    if obj.get("nonce") != nonce:
+        raise JudgeError(f'the reply object does not carry this request\'s "nonce": "{nonce}"')
+    return {k: v for k, v in obj.items() if k != "nonce"}
+
+
 def _reask(messages: Sequence[Message], reply: str, problem: str) -> list[dict[str, str]]:
     return [dict(m) for m in messages] + [
         {"role": "assistant", "content": reply},
@@ -70,12 +119,13 @@ def _ask_steps(messages: Sequence[Message], validate: Validator, retries: int
     if not isinstance(retries, int) or retries < 0:
         raise JudgeError(f"retries must be an int >= 0, got {retries!r}")
     msgs = [dict(m) for m in messages]
+    nonce = request_nonce(msgs)
     problem = ""
     reply = ""
     for attempt in range(retries + 1):
         reply = yield msgs
         try:
-            return validate(parse_json_reply(reply)), reply, attempt + 1
+            return validate(parse_json_reply(reply, nonce)), reply, attempt + 1
         except JudgeError as e:
             problem = str(e)
         msgs = _reask(messages, reply, problem)

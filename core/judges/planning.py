@@ -24,6 +24,8 @@ from typing import Any
 
 from ..errors import JudgeError, MetricInputError
 from ..model import Trajectory
+from .fencing import fence, new_nonce
+from .fencing import messages as request_messages
 from .models import as_model
 from .parsing import as_bool, ask_json
 from .rubrics import (
@@ -62,35 +64,41 @@ def _plan_text(plan: str | Sequence[Any]) -> str:
     return "\n".join(f"{i + 1}. {s}" for i, s in enumerate(plan))
 
 
-def _revisions_text(revisions: Sequence[str | Sequence[Any]]) -> str:
+def _revisions_text(revisions: Sequence[str | Sequence[Any]], nonce: str) -> str:
     return "".join(f"\n\nThe agent's plan, revision {k + 1} (emitted later, during execution):\n"
-                   f"{_plan_text(r)}" for k, r in enumerate(revisions))
+                   f"{fence(_plan_text(r), nonce)}" for k, r in enumerate(revisions))
 
 
 def plan_quality_messages(plan: str | Sequence[Any], task: str, tools: Sequence[str] = (), *,
                           traj: Trajectory | None = None,
                           revisions: Sequence[str | Sequence[Any]] = (),
-                          max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> list[dict[str, str]]:
+                          max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                          nonce: str | None = None) -> list[dict[str, str]]:
     """The chat messages the plan-quality judge sends: the task, the tools, the plan, and,
     when ``traj`` is given, the later plan ``revisions`` and the execution (rendered as for
-    the trajectory judge, errors never cut); ``adapts`` is asked only with an execution."""
+    the trajectory judge, errors never cut); ``adapts`` is asked only with an execution.
+    The task, tool names, plans and execution are fenced as data under ``nonce`` (fresh
+    when None)."""
+    nonce = nonce or new_nonce()
     checks = [(n, q) for n, q in PLAN_QUALITY_CHECKS if traj is not None or n != "adapts"]
     listed = "\n".join(f'- "{n}": {q}' for n, q in checks)
-    tool_line = f"Available tools: {', '.join(tools)}\n" if tools else ""
+    tool_line = (f"Available tools: {', '.join(fence(t, nonce) for t in tools)}\n"
+                 if tools else "")
     run = ""
     if traj is not None:
-        run = (f"{_revisions_text(revisions)}\n\nWhat the agent then did:\n"
-               f"{render_trajectory(traj, max_output_chars=max_output_chars)}")
+        run = (f"{_revisions_text(revisions, nonce)}\n\nWhat the agent then did:\n"
+               f"{render_trajectory(traj, max_output_chars=max_output_chars, nonce=nonce)}")
         scope = ('Judge the first plan on each check; for "adapts", read the execution and '
                  "the revisions")
     else:
         scope = "Judge the plan (not any execution) on each check"
-    user = (f"The user's task: {task}\n{tool_line}\nThe agent's plan:\n{_plan_text(plan)}{run}\n\n"
+    user = (f"The user's task: {fence(task, nonce)}\n{tool_line}\nThe agent's plan:\n"
+            f"{fence(_plan_text(plan), nonce)}{run}\n\n"
             f"{scope}:\n{listed}\n\n"
             'Reply as JSON: {"checks": {"<name>": {"pass": true|false'
             + (' (or "n/a" for adapts)' if traj is not None else "")
             + ', "reason": "<one line>"}, ...}}')
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+    return request_messages(_SYSTEM, user, nonce)
 
 
 def _quality_validator(with_run: bool) -> Callable[[dict[str, Any]], list[VerdictItem]]:
@@ -178,10 +186,14 @@ def _plan_steps(plan: str | Sequence[Any]) -> list[str]:
 
 def plan_adherence_messages(plan: Sequence[str], traj: Trajectory, *,
                             revisions: Sequence[str | Sequence[Any]] = (),
-                            max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> list[dict[str, str]]:
-    """The chat messages the plan-adherence judge sends."""
-    user = (f"The agent's plan:\n{_plan_text(plan)}{_revisions_text(revisions)}\n\n"
-            f"What it then did:\n{render_trajectory(traj, max_output_chars=max_output_chars)}\n\n"
+                            max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                            nonce: str | None = None) -> list[dict[str, str]]:
+    """The chat messages the plan-adherence judge sends (plans and execution fenced as
+    data under ``nonce``, fresh when None)."""
+    nonce = nonce or new_nonce()
+    user = (f"The agent's plan:\n{fence(_plan_text(plan), nonce)}"
+            f"{_revisions_text(revisions, nonce)}\n\nWhat it then did:\n"
+            f"{render_trajectory(traj, max_output_chars=max_output_chars, nonce=nonce)}\n\n"
             "For each step of the first plan, in order, give its status: \"executed\" (done "
             "as planned), \"revised\" (the agent explicitly changed or dropped the step: it "
             "said so, or a later revision of the plan changes or omits it) or "
@@ -190,7 +202,7 @@ def plan_adherence_messages(plan: Sequence[str], traj: Trajectory, *,
             'Reply as JSON: {"steps": [{"step": "<text>", "status": "executed"|"revised"|'
             '"not_followed", "evidence": "<one line>"}, ...], "unplanned_actions": '
             '["<action>", ...]}')
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+    return request_messages(_SYSTEM, user, nonce)
 
 
 def _status(g: Mapping[str, Any], i: int) -> str:
@@ -272,16 +284,19 @@ async def ajudge_plan_adherence(model: Any, plan: str | Sequence[Any], traj: Tra
 # --------------------------------------------------------------------------- sub-goals
 
 
-def subgoal_messages(steps: Sequence[str], subgoals: Sequence[str]) -> list[dict[str, str]]:
-    """The chat messages :func:`subgoal_matches` sends."""
-    user = ("The agent's plan:\n" + _plan_text(steps) + "\n\nThe user's sub-goals:\n"
-            + "\n".join(f"{i + 1}. {g}" for i, g in enumerate(subgoals))
+def subgoal_messages(steps: Sequence[str], subgoals: Sequence[str],
+                     nonce: str | None = None) -> list[dict[str, str]]:
+    """The chat messages :func:`subgoal_matches` sends (the plan and each sub-goal fenced as
+    data under ``nonce``, fresh when None)."""
+    nonce = nonce or new_nonce()
+    user = ("The agent's plan:\n" + fence(_plan_text(steps), nonce) + "\n\nThe user's sub-goals:\n"
+            + "\n".join(f"{i + 1}. {fence(g, nonce)}" for i, g in enumerate(subgoals))
             + "\n\nFor each sub-goal, in order, list the numbers of the plan steps that address "
               "it (carried out, they would achieve that sub-goal; a step about a different "
               "object, place or action does not), or an empty list, with a one-line reason. "
               'Reply as JSON: {"subgoals": [{"subgoal": <number>, "steps": [<step number>, '
               '...], "reason": "<one line>"}, ...]}')
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+    return request_messages(_SYSTEM, user, nonce)
 
 
 def subgoal_matches(model: Any, steps: Sequence[str], subgoals: Sequence[str], *,

@@ -22,6 +22,8 @@ from typing import Any
 from ..errors import JudgeError, MetricInputError
 from ..metrics.result import MetricResult
 from ..model import Case, Trajectory
+from .fencing import MASK, fence, new_nonce, request_nonce
+from .fencing import messages as request_messages
 from .models import as_model
 from .parsing import aask_json, as_bool, ask_json
 
@@ -223,7 +225,7 @@ def _cut(text: str, limit: int, pattern: Any = None) -> str:
 
 
 def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
-                      error_pattern: Any = None) -> str:
+                      error_pattern: Any = None, nonce: str | None = None) -> str:
     """The trajectory as numbered lines a judge reads.
 
     One line per user/assistant/reasoning/system message (``[i] USER: ...``), per tool call
@@ -238,7 +240,12 @@ def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_O
     an error (a dict with an ``error``/``errors``/``error_message``/``exception`` key, or
     text starting with "error", "exception" or "traceback"), and, inside any other long
     output, every line holding an error word or an ``error_pattern`` match (``_cut``).
+    With ``nonce`` (a judge request's, ``fencing``), every text the run wrote (messages,
+    tool names, arguments, outputs, errors, the final response) is fenced as data.
     """
+    def f(text: str) -> str:
+        return text if nonce is None else fence(text, nonce)
+
     if max_output_chars < 1:
         raise MetricInputError(f"max_output_chars must be >= 1, got {max_output_chars}")
     traj = _with_pattern(traj, error_pattern)
@@ -248,18 +255,18 @@ def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_O
     lines: list[str] = []
     for i, s in enumerate(traj.steps):
         if s.kind in ("user", "system", "assistant", "reasoning") and s.content is not None:
-            lines.append(f"[{i}] {s.kind.upper()}: {s.content}")
+            lines.append(f"[{i}] {s.kind.upper()}: {f(str(s.content))}")
         for c in s.tool_calls:
-            cid = f" (id {c.call_id})" if c.call_id else ""
+            cid = f" (id {f(c.call_id)})" if c.call_id else ""
             if c.args is None:
-                lines.append(f"[{i}] CALL {c.name}{cid} with unparsed arguments {c.raw_args!r}"
-                             f" ({c.args_parse_error})")
+                lines.append(f"[{i}] CALL {f(c.name)}{cid} with unparsed arguments "
+                             f"{f(repr(c.raw_args))} ({f(str(c.args_parse_error))})")
             else:
-                lines.append(f"[{i}] CALL {c.name}{cid} {_as_text(c.args)}")
+                lines.append(f"[{i}] CALL {f(c.name)}{cid} {f(_as_text(c.args))}")
         r = s.tool_result
         if r is not None:
-            cid = f" (id {r.call_id})" if r.call_id else ""
-            name = r.name or names.get(r.call_id or "", "?")
+            cid = f" (id {f(r.call_id)})" if r.call_id else ""
+            name = f(r.name or names.get(r.call_id or "", "?"))
             failed = _is_error_result(r)
             out = _as_text(r.output) if r.output is not None else ""
             if failed or _looks_like_error(r.output):
@@ -268,12 +275,13 @@ def render_trajectory(traj: Trajectory, *, max_output_chars: int = DEFAULT_MAX_O
                 body = _cut(out, max_output_chars, pat)
             if failed:
                 err = r.error or ""
-                text = f"ERROR: {err}" + (f" | output: {body}" if body and body != err else "")
+                text = f"ERROR: {f(err)}" + (f" | output: {f(body)}" if body and body != err
+                                             else "")
                 lines.append(f"[{i}] RESULT {name}{cid} {text}")
             else:
-                lines.append(f"[{i}] RESULT {name}{cid}: {body}")
+                lines.append(f"[{i}] RESULT {name}{cid}: {f(body)}")
     if traj.final_response is not None:
-        lines.append(f"FINAL RESPONSE: {traj.final_response}")
+        lines.append(f"FINAL RESPONSE: {f(str(traj.final_response))}")
     elif not any(s.kind == "final_response" for s in traj.steps):
         lines.append("FINAL RESPONSE: (none)")
     return "\n".join(lines)
@@ -301,35 +309,39 @@ _SYSTEM = ("You are a strict evaluator of an AI agent's tool use. Judge only fro
            "material shown. Reply with a single JSON object and nothing else.")
 
 
-def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
-    return "\n".join(_as_text(t) for t in tools) if tools else "(not given)"
+def _tools_text(tools: Sequence[Mapping[str, Any]], nonce: str) -> str:
+    return "\n".join(fence(_as_text(t), nonce) for t in tools) if tools else "(not given)"
 
 
-def _expected_text(expected: Sequence[Any]) -> str:
+def _expected_text(expected: Sequence[Any], nonce: str) -> str:
     rows = [e.to_dict() if hasattr(e, "to_dict") else e for e in expected]
-    return "\n".join(f"{i + 1}. {_as_text(r)}" for i, r in enumerate(rows))
+    return "\n".join(f"{i + 1}. {fence(_as_text(r), nonce)}" for i, r in enumerate(rows))
 
 
 def trajectory_messages(traj: Trajectory, *, task: str | None = None,
                         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
                         error_pattern: Any = None, tools: Sequence[Mapping[str, Any]] = (),
-                        expected_calls: Sequence[Any] = ()) -> list[dict[str, str]]:
+                        expected_calls: Sequence[Any] = (),
+                        nonce: str | None = None) -> list[dict[str, str]]:
     """The chat messages the trajectory judge sends (system + one user message): the USER
     REQUEST, the AVAILABLE TOOLS (``tools``, tool-schema dicts as in ``Case.tools``), a
     reference trajectory when ``expected_calls`` are given (guidance, not the only valid
-    path), the AGENT TRACE, then the checks (seed 000 §3.3)."""
+    path), the AGENT TRACE, then the checks (seed 000 §3.3). The request, each tool schema,
+    each reference call and every text of the trace are fenced as data under ``nonce`` (a
+    fresh one when None; ``fencing``)."""
+    nonce = nonce or new_nonce()
     checks = "\n".join(f'{i + 1}. "{n}": {q}' for i, (n, q) in enumerate(TRAJECTORY_CHECKS))
     shape = ", ".join(f'"{n}": {{"pass": true|false, "reason": "<one line>"}}'
                       for n, _ in TRAJECTORY_CHECKS)
     ref = (f"REFERENCE CALLS (one valid way to do the task; other paths may be fine too):\n"
-           f"{_expected_text(expected_calls)}\n\n" if expected_calls else "")
-    user = (f"USER REQUEST: {task if task else '(see the trace)'}\n\n"
-            f"AVAILABLE TOOLS:\n{_tools_text(tools)}\n\n{ref}"
+           f"{_expected_text(expected_calls, nonce)}\n\n" if expected_calls else "")
+    user = (f"USER REQUEST: {fence(task, nonce) if task else '(see the trace)'}\n\n"
+            f"AVAILABLE TOOLS:\n{_tools_text(tools, nonce)}\n\n{ref}"
             "AGENT TRACE (long tool outputs are truncated; errors are shown whole):\n"
-            f"{render_trajectory(traj, max_output_chars=max_output_chars, error_pattern=error_pattern)}\n\n"
+            f"{render_trajectory(traj, max_output_chars=max_output_chars, error_pattern=error_pattern, nonce=nonce)}\n\n"
             f"Answer each check with pass true or false and a one-line reason (required):\n{checks}\n\n"
             f'Only "failure_handled" may be "n/a". Reply as JSON: {{"checks": {{{shape}}}}}')
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+    return request_messages(_SYSTEM, user, nonce)
 
 
 def _reason(v: Mapping[str, Any], key: str, what: str, answer: bool | None) -> str:
@@ -437,6 +449,13 @@ def _audit(m: Any, messages: list[dict[str, str]], hits_before: int) -> dict[str
             "cached_replies": m.cache.hits - hits_before if isinstance(m, CachedModel) else 0}
 
 
+def _masked_raw(raw: str, messages: list[dict[str, str]]) -> str:
+    """The raw reply as a verdict keeps it: the request's nonce written as ``<nonce>``
+    (a rerun from the cache gives the same verdict)."""
+    nonce = request_nonce(messages)
+    return raw if nonce is None else raw.replace(nonce, MASK)
+
+
 def _hits(m: Any) -> int:
     from .audit import CachedModel
 
@@ -450,6 +469,7 @@ def _run(model: Any, judge: str, messages: list[dict[str, str]],
     before = _hits(m)
     try:
         items, raw, n = ask_json(m, messages, validate, retries=retries)
+        raw = _masked_raw(raw, messages)
     except JudgeError as e:
         if raise_on_error:
             raise
@@ -464,6 +484,7 @@ async def _arun(model: Any, judge: str, messages: list[dict[str, str]],
     before = _hits(m)
     try:
         items, raw, n = await aask_json(m, messages, validate, retries=retries)
+        raw = _masked_raw(raw, messages)
     except JudgeError as e:
         if raise_on_error:
             raise
@@ -491,16 +512,20 @@ def success_criteria_of(case: Case | None, criteria: Sequence[str] | None) -> li
 
 
 def task_completion_messages(traj: Trajectory, criteria: Sequence[str], *, task: str | None = None,
-                             max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> list[dict[str, str]]:
-    """The chat messages the task-completion judge sends."""
-    listed = "\n".join(f"{i + 1}. {c}" for i, c in enumerate(criteria))
-    user = ((f"The user's task: {task}\n\n" if task else "")
-            + f"Trajectory:\n{render_trajectory(traj, max_output_chars=max_output_chars)}\n\n"
+                             max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                             nonce: str | None = None) -> list[dict[str, str]]:
+    """The chat messages the task-completion judge sends (the task, each criterion and the
+    trajectory fenced as data under ``nonce``, a fresh one when None)."""
+    nonce = nonce or new_nonce()
+    listed = "\n".join(f"{i + 1}. {fence(c, nonce)}" for i, c in enumerate(criteria))
+    user = ((f"The user's task: {fence(task, nonce)}\n\n" if task else "")
+            + "Trajectory:\n"
+            f"{render_trajectory(traj, max_output_chars=max_output_chars, nonce=nonce)}\n\n"
             f"Success criteria:\n{listed}\n\nFor each criterion, in order, say whether the "
             "trajectory shows it met, quoting or pointing to the step that is the evidence. "
             'Reply as JSON: {"criteria": [{"criterion": "<text>", "met": true|false, '
             '"evidence": "<one line>"}, ...]}')
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+    return request_messages(_SYSTEM, user, nonce)
 
 
 def _criteria_validator(criteria: Sequence[str]) -> Callable[[dict[str, Any]], list[VerdictItem]]:
@@ -578,11 +603,11 @@ def argument_judge(model: Any, *, retries: int = 2) -> Callable[[str, Any, Any],
         return bool(as_bool(obj.get("match"), '"match"'))
 
     def judge(rubric: str, expected: Any, predicted: Any) -> bool:
-        user = (f"{rubric}\n\nExpected (or the request): {_as_text(expected)}\n"
-                f"Predicted argument value: {_as_text(predicted)}\n\n"
+        nonce = new_nonce()
+        user = (f"{rubric}\n\nExpected (or the request): {fence(_as_text(expected), nonce)}\n"
+                f"Predicted argument value: {fence(_as_text(predicted), nonce)}\n\n"
                 'Reply as JSON: {"match": true|false, "reason": "<one line>"}')
-        ok, _, _ = ask_json(m, [{"role": "system", "content": _SYSTEM},
-                                {"role": "user", "content": user}], validate, retries=retries)
+        ok, _, _ = ask_json(m, request_messages(_SYSTEM, user, nonce), validate, retries=retries)
         return bool(ok)
 
     return judge
