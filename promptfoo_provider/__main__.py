@@ -1,8 +1,8 @@
 """``python -m trajcheck.promptfoo path|init [DIR]``: where promptfoo finds trajcheck.
 
-* ``path`` prints the folder holding ``assertion.py``, ``provider.py`` and ``summary.py`` of the
-  installed package (for ``file://<folder>/assertion.py`` in a promptfoo config).
-* ``init [DIR]`` writes three entry files into DIR (default: the current folder) that import
+* ``path`` prints the folder holding ``assertion.py``, ``provider.py``, ``summary.py`` and
+  ``scoring.py`` of the installed package (for ``file://<folder>/assertion.py`` in a config).
+* ``init [DIR]`` writes four entry files into DIR (default: the current folder) that import
   the installed package, so a config can say ``file://trajcheck_assert.py``; existing files are
   left alone unless ``--force``.
 """
@@ -19,6 +19,9 @@ ENTRY_FILES = {
                               "from trajcheck.promptfoo.provider import call_api"),
     "trajcheck_summary.py": ("trajcheck's suite summary hook (extensions: file://trajcheck_summary.py:extension_hook)",
                              "from trajcheck.promptfoo.summary import extension_hook"),
+    "trajcheck_scoring.py": ("trajcheck's test scoring function, leaves not-applicable assertions out "
+                             "(assertScoringFunction: file://trajcheck_scoring.py:score_test)",
+                             "from trajcheck.promptfoo.scoring import score_test"),
 }
 
 

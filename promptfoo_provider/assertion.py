@@ -267,18 +267,25 @@ NAMED_PARTS = {"tool_call_prf": ("precision", "recall"),
                "composite": ("outcome", "tool_selection", "argument_correctness", "efficiency")}
 
 
-def _named_scores(res: Any, label: str | None, negated: bool) -> dict[str, float]:
+def _named_scores(res: Any, label: str | None, negated: bool, lower_is_better: bool = False,
+                  name: str | None = None) -> dict[str, float]:
     """Sub-scores for promptfoo's ``namedScores``: ``<label>.<part>`` for the metric's parts.
 
     ``label`` is the assertion's ``metric:`` name (promptfoo already records the assertion's
-    score under it), else the core metric's name, which then also gets the score. promptfoo
-    averages a name across the assertions of a test, so a negated assertion reports none (its
-    raw parts would mix with un-negated ones).
+    score under it), else ``name`` (the metric's, see :func:`_unlabeled_name`), which then
+    also gets the value. A rate where lower is better keeps its own value under its own name
+    (``duplicate_call_rate``), or under ``<label>.rate`` beside the label promptfoo fills with
+    the score (1 - rate), so a rate never averages with higher-is-better figures under one
+    name. promptfoo averages a name across the assertions of a test, so a negated assertion
+    reports none (its raw parts would mix with un-negated ones).
     """
     if negated:
         return {}
-    out: dict[str, float] = {} if label else {res.name: float(res.score)}
-    prefix = label or res.name
+    name = name or res.name
+    out: dict[str, float] = {} if label else {name: float(res.score)}
+    if label and lower_is_better:
+        out[f"{label}.rate"] = float(res.score)
+    prefix = label or name
     for k in NAMED_PARTS.get(res.name, ()):
         v = (res.parts or {}).get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -314,7 +321,16 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         score >= threshold (and the metric's own verdict where it has one). Default
         thresholds: f1 1.0 (as promptfoo's tool-call-f1), trajectory_match 1.0, forbidden 1.0,
         composite 0.80 (DESIGN.md); the assertion's own ``threshold:`` is used when the config
-        has none.
+        has none. A rate where lower is better (``duplicate_call_rate``, ``false_success``, ...)
+        passes at value <= threshold and scores ``1 - value``, since promptfoo averages scores
+        into the test's score as higher-is-better; its raw value goes to ``namedScores``
+        (under its own name, or ``<label>.rate``).
+
+    Not applicable (the core's score is None: error recovery on a run with no failed call,
+    ...): promptfoo has no skipped state, so the assertion passes, negated or not, with score 1,
+    the reason saying so and ``metadata.trajcheck.not_applicable``; the test scoring function
+    ``trajcheck.promptfoo.scoring.score_test`` (``assertScoringFunction``) leaves it out of the
+    test's score and named scores.
 
     Negation (DESIGN.md policy "Negated assertions ... flip pass and report score = 1 - value"):
         for ``not-python`` (found by ``find_own_assertion``), the score returned is
@@ -323,8 +339,8 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         ``componentResults``). Put the threshold of a negated assertion in ``config``:
         promptfoo applies an assertion-level ``threshold`` to the returned score before flipping.
 
-    Errors: bad input (unreadable output, malformed expectation, a missing reference, a score
-    that does not apply, trajcheck not importable) gives pass=false (after any negation),
+    Errors: bad input (unreadable output, malformed expectation, a missing reference,
+    trajcheck not importable) gives pass=false (after any negation),
     score 0 and a reason naming the field -- for ``python`` and ``not-python`` alike, as
     promptfoo itself treats a Python assertion that cannot run (its ``handlePython`` turns a
     raised error into pass false, score 0, whatever the ``not-``; promptfoo has no skipped
@@ -356,7 +372,7 @@ def _under_promptfoo(context: Any) -> bool:
 
 
 class AssertionNotScored(RuntimeError):
-    """The assertion failed (missing reference, bad input, score not applicable) and cannot
+    """The assertion failed (missing reference, bad input) and cannot
     tell whether promptfoo will negate its result; raised so that promptfoo records the
     failure itself (pass false, score 0 for ``python`` and ``not-python`` alike). Not a
     ``TrajcheckError`` subclass so that it also works when trajcheck cannot be imported."""
@@ -412,8 +428,10 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
                                    "give it in the assertion's config (or the test's vars)")
         except TrajcheckError as e:
             raise InputProblem(f"{type(e).__name__}: {e}") from e
-        if res.score is None or not math.isfinite(float(res.score)):
-            raise InputProblem(f"{res.name} is not applicable here: {res.reason}")
+        if res.score is None:
+            return _not_applicable(res, entry, negated, source)
+        if not math.isfinite(float(res.score)):
+            raise InputProblem(f"{res.name} gave no finite score here: {res.reason}")
         raw_pass = bool(_catalog.passed(row, res, threshold))
         note = _names_only_note(spec, case, opts.mode, opts.dialect) if row.key == "trajectory_match" else ""
     except InputProblem as e:
@@ -421,12 +439,17 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
             raise AssertionNotScored(f"trajcheck: {e}") from e
         return _fail(str(e), negated=negated)
     value = float(res.score)
-    score = 1.0 - value if negated else value
+    # promptfoo averages assertion scores into the test's score and compares them with
+    # thresholds as higher-is-better: a rate where 0 is best is given as 1 - rate
+    good = 1.0 - value if row.lower_is_better else value
+    score = 1.0 - good if negated else good
     verdict = "passes" if raw_pass else "fails"
     cmp = "<=" if row.lower_is_better else ">="
     label_name = _catalog.display_name(row.key, opts.mode, opts.dialect).replace(" (trajcheck)", "")
-    reason = (f"trajcheck {label_name} = {value:.4g} (pass at {cmp} {threshold:g}, {verdict}"
-              f"{'; negated: not-python scores 1 - value = ' + format(score, '.4g') if negated else ''}): "
+    as_score = (f"; lower is better, promptfoo score 1 - {value:.4g} = {good:.4g}"
+                if row.lower_is_better else "")
+    reason = (f"trajcheck {label_name} = {value:.4g} (pass at {cmp} {threshold:g}, {verdict}{as_score}"
+              f"{'; negated: not-python scores 1 - score = ' + format(score, '.4g') if negated else ''}): "
               f"{note}{res.reason} [read from {source}]")
     problems = traj.metadata.get("problems") if isinstance(traj.metadata, Mapping) else None
     if problems:
@@ -436,7 +459,35 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     # keep ours in a component result, which promptfoo shows but does not score (notes §1.4).
     components = ([{"pass": raw_pass != negated, "score": score, "reason": reason}] if negated else [])
     return {"pass": raw_pass, "score": score, "reason": reason,
-            "componentResults": components, "namedScores": _named_scores(res, label, negated)}
+            "componentResults": components,
+            "namedScores": _named_scores(res, label, negated, row.lower_is_better,
+                                         _unlabeled_name(row.key, opts.mode, opts.dialect, res.name))}
+
+
+def _unlabeled_name(key: str, mode: str | None, dialect: str | None, name: str) -> str:
+    """The named score of an assertion without a ``metric:`` label: the metric's name, and
+    for a trajectory match its mode and dialect too (``trajectory_in_order``,
+    ``trajectory_exact_agentevals_strict``), so two modes never average under one name."""
+    if key != "trajectory_match":
+        return name
+    from trajcheck.adapters import _catalog
+
+    return _catalog.default_key(key, mode, dialect).removeprefix("trajcheck_")
+
+
+def _not_applicable(res: Any, entry: Mapping[str, Any] | None, negated: bool, source: str) -> dict[str, Any]:
+    """The result of a figure that does not apply to this run (the core's score None: error
+    recovery on a run with no failed call, ordering with no applicable rule, ...): a pass with
+    the reason (promptfoo has no skipped state; a passing assertion is its neutral, as for an
+    assertion of weight 0), score 1.0 and ``metadata.trajcheck.not_applicable`` so that
+    trajcheck's test scoring function (``scoring.py``, ``assertScoringFunction``) leaves it
+    out of the test's score and named scores. For ``not-python`` the pass is returned
+    un-flipped (promptfoo flips it), so the assertion passes either way."""
+    reason = (f"trajcheck {res.name}: not applicable, not counted ({res.reason}) [read from {source}]")
+    components = [{"pass": True, "score": 1.0, "reason": reason,
+                   "metadata": {"trajcheck": {"not_applicable": True}}}] if negated else []
+    return {"pass": not negated, "score": 1.0, "reason": reason, "componentResults": components,
+            "namedScores": {}, "metadata": {"trajcheck": {"not_applicable": True, "metric": res.name}}}
 
 
 def _with_case_file(spec: Mapping[str, Any], context: Mapping[str, Any]) -> dict[str, Any]:

@@ -240,10 +240,11 @@ class _NoRedirect:
         return H()
 
 
-def post_spans(payload: Mapping[str, Any], endpoint: str, *, timeout: float = 5.0,
+def post_spans(payload: Mapping[str, Any], endpoint: str, *, timeout: float = 30.0,
                allow_remote: bool = False) -> int:
     """POST an OTLP/JSON payload to ``endpoint`` (redirects not followed); returns the HTTP
-    status. Raises ``OSError`` on failure, ``PermissionError`` (an ``OSError``) when
+    status. ``timeout`` in seconds: promptfoo's receiver shares one Node event loop with the
+    whole eval, which on a busy machine answered after more than 5 s. Raises ``OSError`` on failure, ``PermissionError`` (an ``OSError``) when
     ``endpoint_refusal`` refuses the endpoint."""
     import urllib.request
 

@@ -322,12 +322,14 @@ def test_promptfoo_assertion_every_cell_and_negation():
                 ctx = {"prompt": c.input, "vars": {}, "config": cfg, "metadata": meta,
                        "test": {"assert": [{"type": typ, "value": "file://assertion.py", "config": cfg}]}}
                 r = get_assert("", ctx)
-                if want is None:  # not applicable: the assertion fails (negated too)
-                    assert r["score"] == 0.0 and r["pass"] is (typ == "not-python"), (cid, label)
+                if want is None:  # not applicable: passes after promptfoo's flip, flagged
+                    assert r["score"] == 1.0 and r["pass"] is (typ == "python"), (cid, label)
+                    assert r["metadata"]["trajcheck"]["not_applicable"] is True
                     continue
-                score = want if typ == "python" else 1.0 - want
-                assert r["score"] == pytest.approx(score, abs=1e-15), (cid, label, typ, r["reason"])
                 row = _catalog.BY_KEY[k]
+                good = 1.0 - want if row.lower_is_better else want  # promptfoo: higher is better
+                score = good if typ == "python" else 1.0 - good
+                assert r["score"] == pytest.approx(score, abs=1e-15), (cid, label, typ, r["reason"])
                 raw = want <= row.threshold if row.lower_is_better else want >= row.threshold
                 if k == "forbidden_calls":
                     raw = want == 1.0

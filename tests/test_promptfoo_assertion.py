@@ -135,7 +135,7 @@ def test_negated_assertion_reports_one_minus_value_and_promptfoo_flip_gives_verd
     assert _promptfoo_inverse(r) == (True, pytest.approx(0.2))
     assert r["namedScores"] == {}
     assert len(r["componentResults"]) == 1 and r["componentResults"][0]["pass"] is True
-    assert "1 - value" in r["componentResults"][0]["reason"]
+    assert "1 - score = 0.2" in r["componentResults"][0]["reason"]
     # same assertion not negated: score 0.8, pass False
     r2 = get_assert(out, ctx(cfg, test_assert=[{"type": "python", "value": OWN, "config": cfg}]))
     assert r2["score"] == pytest.approx(0.8) and r2["pass"] is False and r2["componentResults"] == []

@@ -113,7 +113,10 @@ def test_stats(results):
 def test_passing_case_every_assertion(results):
     _, rows = results
     row = rows["books a flight (passes)"]
-    assert row["success"] is True and row["score"] == 1
+    failed = [(c.get("assertion") or {}).get("type") + ": " + str(c.get("reason"))
+              for c in row["gradingResult"]["componentResults"] if not c.get("pass")]
+    spans = ((row.get("response") or {}).get("metadata") or {}).get("spans")
+    assert row["success"] is True and row["score"] == 1, (failed, spans)
     c = _components(row)
     # F1 over 2 expected / 2 called, args under expected_keys: 1.0
     assert (c["tool_f1"]["pass"], c["tool_f1"]["score"]) == (True, 1)

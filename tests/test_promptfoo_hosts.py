@@ -67,11 +67,19 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
     assert p.returncode == 100, f"rc {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
     rows = {r["testCase"]["description"]: r for r in json.loads(out.read_text())["results"]["results"]}
     assert set(rows) == set(CASES)
-    n = composites = 0
+    from trajcheck.adapters import _catalog
+
+    n = composites = not_applicable = 0
     for cid, row in rows.items():
         assert not row.get("error") or row["failureReason"] == 1, row.get("error")
+        counted: list[float] = []  # the scores trajcheck_scoring.score_test averages
+        na_labels: set[str] = set()
+        seen: set[str] = set()
         for comp in row["gradingResult"]["componentResults"]:
             a = comp.get("assertion") or {}
+            # promptfoo flattens an assertion's own componentResults after it, with its assertion
+            first = json.dumps(a, sort_keys=True) not in seen
+            seen.add(json.dumps(a, sort_keys=True))
             if a.get("type") == "tool-call-f1":  # promptfoo's own, on trajcheck's provider output
                 assert comp["pass"] is True and comp["score"] == 1, comp["reason"]
                 continue
@@ -81,17 +89,40 @@ def test_refund_desk_every_cell_in_the_promptfoo_cli(tmp_path):
             key = cfg["metric"]
             if a["type"] == "not-python":  # no_delete: F1 against [delete_order] is 0 -> 1 - 0
                 assert (comp["pass"], comp["score"]) == (True, 1), comp
+                counted += [comp["score"]] if first else []
                 continue
             want = core_value(key, RUNS[cid], CASES[cid], cfg.get("mode"), cfg.get("dialect"))
-            if want is None:  # not applicable: the assertion fails, saying so
-                assert comp["pass"] is False and "not applicable" in comp["reason"], (cid, a["metric"])
+            if want is None:  # not applicable: passes, saying so, and is left out of the score
+                assert (comp["pass"], comp["score"]) == (True, 1), (cid, a["metric"])
+                assert "not applicable, not counted" in comp["reason"]
+                assert comp["metadata"]["trajcheck"]["not_applicable"] is True
+                na_labels.add(a["metric"])
+                not_applicable += 1
             else:
-                assert comp["score"] == pytest.approx(want, abs=1e-15), (cid, a["metric"], comp["reason"])
+                # a rate where lower is better scores 1 - rate (promptfoo averages scores as
+                # higher-is-better); its raw value is the named score <label>.rate
+                lower = _catalog.row_metric(key, "metric").lower_is_better
+                assert comp["score"] == pytest.approx(1 - want if lower else want, abs=1e-15), \
+                    (cid, a["metric"], comp["reason"])
+                if lower:
+                    assert row["namedScores"][f"{a['metric']}.rate"] == pytest.approx(want, abs=1e-15)
+                counted += [comp["score"]] if first else []
             if key == "composite" and cid in REFUND_ORDER:  # refund e-mail before the refund
                 assert (comp["score"], comp["pass"]) == (REFUND_ORDER[cid], cid == "order_kept"), comp
                 composites += 1
             n += 1
+        # the test's score and named scores leave the not-applicable assertions out
+        # (defaultTest.assertScoringFunction: trajcheck_scoring.py:score_test); other assertions
+        # of this suite have weight 1 and no threshold
+        others = [c for c in row["gradingResult"]["componentResults"]
+                  if (c.get("assertion") or {}).get("type") == "tool-call-f1"
+                  or ((c.get("assertion") or {}).get("type") == "python"
+                      and "metric" not in ((c.get("assertion") or {}).get("config") or {}))]
+        counted += [c["score"] for c in others]
+        assert row["score"] == pytest.approx(sum(counted) / len(counted), abs=1e-12), cid
+        assert not na_labels & set(row["namedScores"]), (cid, na_labels & set(row["namedScores"]))
     assert composites == 2
+    assert not_applicable >= 8  # error_recovery on every run without a failed call, at least
     assert n >= 8 * 20 + 30  # every row metric on every run, the modes on one
     summary = json.loads((tmp_path / "summary.json").read_text())
     from trajcheck.metrics.reliability import pass_hat_k, success_rate
@@ -192,7 +223,7 @@ def test_per_assertion_conventions_and_fixture_final_state_in_the_promptfoo_cli(
         comps.setdefault((c.get("assertion") or {}).get("metric"), c)
     got = {k: (c["pass"], c["score"]) for k, c in comps.items()}
     assert got == {"f1": (True, 1), "order_missing": (False, 0), "order_missing_negated": (False, 0),
-                   "recovery_na": (False, 0), "recovery_na_negated": (False, 0),
+                   "recovery_na": (True, 1), "recovery_na_negated": (True, 1),
                    "same_py": (False, 0), "same_not": (False, 0),
                    "fixture_ok": (True, FIXTURE_WANT["fixture_ok"]),
                    "fixture_bad": (False, FIXTURE_WANT["fixture_bad"])}, got
