@@ -91,7 +91,7 @@ def score_test(named_scores: Mapping[str, float], context: Mapping[str, Any]) ->
         reason += f" ({skipped} not-applicable trajcheck assertion(s) not counted)"
     # a label's score: the weighted mean of the counted assertions carrying it
     sums: dict[str, list[float]] = {}
-    na_labels = set()
+    na_labels: set[str] = set()
     for r in results:
         a = r.get("assertion")
         label = a.get("metric") if isinstance(a, Mapping) else None
@@ -100,11 +100,11 @@ def score_test(named_scores: Mapping[str, float], context: Mapping[str, Any]) ->
         if _not_applicable(r):
             na_labels.add(label)
             continue
-        s = sums.setdefault(label, [0.0, 0.0])
-        s[0] += float(r.get("score") or 0.0) * _weight(r)
-        s[1] += _weight(r)
+        acc = sums.setdefault(label, [0.0, 0.0])
+        acc[0] += float(r.get("score") or 0.0) * _weight(r)
+        acc[1] += _weight(r)
     named = {k: v for k, v in named_scores.items() if k not in na_labels or k in sums}
-    for label, (s, w) in sums.items():
+    for label, (total, w) in sums.items():
         if label in na_labels and w > 0:
-            named[label] = s / w
+            named[label] = total / w
     return {"pass": passed, "score": score, "reason": reason, "namedScores": named}
