@@ -48,6 +48,19 @@ def _frozen(cls: type[_T], values: dict[str, Any]) -> _T:
     return obj
 
 
+def _frozen_plain(cls: type[_T], values: dict[str, Any]) -> _T:
+    """:func:`_frozen` for a class with no ``__post_init__`` (``ToolCall``, ``ToolResult``,
+    ``Step``, ``Usage``): ``values`` (every field, in field order) set as the instance dict,
+    without looking the method up (the readers build thousands of these per trace)."""
+    obj = _new(cls)
+    _set_attr(obj, "__dict__", values)
+    return obj
+
+
+_new = object.__new__
+_set_attr = object.__setattr__
+
+
 def _template(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]:
     """``({field: default (None when it has no plain default)}, ((field, default_factory), ...))``
     of a dataclass, in field order: the starting point of :func:`_from_present`."""

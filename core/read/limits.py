@@ -43,21 +43,32 @@ _DIGITS_AS_9 = bytes.maketrans(b"0123456789", b"9" * 10)
 _DIGIT_RUN = b"9" * 19
 
 
+_CONTAINERS = (Mapping, list, tuple)
+# types that are never containers (checked by identity first: an ABC ``isinstance`` costs ~10x more)
+_LEAVES = frozenset({str, int, float, bool, type(None), bytes})
+_PLAIN_CONTAINERS = frozenset({dict, list, tuple})
+
+
 def depth_exceeds(obj: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when ``obj`` nests lists/tuples/mappings more than ``limit`` levels deep
-    (iterative, so the check itself cannot overflow the stack)."""
-    todo: list[tuple[Any, int]] = [(obj, 0)]
-    while todo:
-        node, d = todo.pop()
-        if isinstance(node, Mapping):
-            kids: Any = node.values()
-        elif isinstance(node, (list, tuple)):
-            kids = node
-        else:
-            continue
+    """True when ``obj`` nests lists/tuples/mappings more than ``limit`` levels deep.
+
+    Walked one level at a time (iterative, so the check itself cannot overflow the stack, and
+    linear in the containers and leaves of ``obj``); a container that holds itself counts as
+    nesting without end."""
+    level = [obj] if type(obj) in _PLAIN_CONTAINERS or isinstance(obj, _CONTAINERS) else []
+    d = 0
+    while level:
         if d >= limit:
             return True
-        todo.extend((k, d + 1) for k in kids if isinstance(k, (Mapping, list, tuple)))
+        nxt: list[Any] = []
+        for node in level:
+            kids = node.values() if type(node) is dict or isinstance(node, Mapping) else node
+            for k in kids:
+                t = type(k)
+                if t in _PLAIN_CONTAINERS or (t not in _LEAVES and isinstance(k, _CONTAINERS)):
+                    nxt.append(k)
+        level = nxt
+        d += 1
     return False
 
 
@@ -106,6 +117,22 @@ def loads(text: str | bytes, notes: list[str] | None = None, *, max_depth: int |
             notes.append("lone UTF-16 surrogate escapes replaced by U+FFFD")
         val = fixed
     return val
+
+
+_DIGIT_RUN_TEXT = re.compile("[0-9]{19}")
+
+
+def json_loads(s: str) -> Any:
+    """``json.loads(s)``: the same value, or the same error (``ValueError`` /
+    ``RecursionError``), parsed by orjson when installed and ``s`` holds no run of 19 digits
+    (orjson makes floats of integers beyond 64 bits; whatever it refuses goes to
+    ``json.loads``). For the many small JSON texts inside a trace (one per tool call)."""
+    if _orjson_loads is not None and not _DIGIT_RUN_TEXT.search(s):
+        try:
+            return _orjson_loads(s)
+        except _OrjsonError:
+            pass
+    return json.loads(s)
 
 
 NOT_PLAIN = _NOT_PARSED
@@ -304,4 +331,5 @@ def object_lines(path: str | Path, what: str) -> Iterator[tuple[str, int, dict[s
 
 
 __all__ = ["MAX_DEPTH", "NOT_PLAIN", "clean_figures", "InputLimitError", "clean_text", "depth_exceeds", "finite",
+           "json_loads",
            "loads", "object_lines", "plain_loads", "scrub"]

@@ -21,6 +21,7 @@ The final response is the last assistant step with text that did not request too
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -70,26 +71,54 @@ def _same_args(a: ToolCall, b: ToolCall) -> bool:
     return a.args is not None and a.args == b.args
 
 
-def _pick(c: ToolCall, requested: Sequence[ToolCall], free: list[int]) -> int | None:
-    """The free requested call that ``c`` executed: same id; else (``c`` has no id) same name
-    and arguments; else same name."""
-    if c.call_id is not None:
-        return next((i for i in free if requested[i].call_id == c.call_id), None)
-    hit = next((i for i in free if requested[i].name == c.name and _same_args(requested[i], c)), None)
-    return hit if hit is not None else next((i for i in free if requested[i].name == c.name), None)
+class _Requested:
+    """The requested calls still free, looked up as ``_pick`` defines, in time linear in the
+    calls (a model turn that requested thousands of calls and the thousands of tool runs that
+    follow it are paired without scanning the free list per run): the free indices per call id
+    and per name, in request order, taken ones dropped as they come to the front."""
+
+    def __init__(self, requested: Sequence[ToolCall]) -> None:
+        self.requested = requested
+        self.taken = bytearray(len(requested))
+        self.by_id: dict[str, deque[int]] = {}
+        self.by_name: dict[str, deque[int]] = {}
+        for i, q in enumerate(requested):
+            if q.call_id is not None:
+                self.by_id.setdefault(q.call_id, deque()).append(i)
+            self.by_name.setdefault(q.name, deque()).append(i)
+
+    def _front(self, d: deque[int] | None) -> deque[int] | None:
+        while d and self.taken[d[0]]:
+            d.popleft()
+        return d or None
+
+    def pick(self, c: ToolCall) -> int | None:
+        """The free requested call that ``c`` executed, now taken: the first (in request
+        order) with the same id; else (``c`` has no id) the first with the same name and
+        arguments; else the first with the same name. None when there is none."""
+        if c.call_id is not None:
+            d = self._front(self.by_id.get(c.call_id))
+            hit = d[0] if d else None
+        else:
+            d = self._front(self.by_name.get(c.name))
+            hit = None
+            if d:
+                hit = next((i for i in d if not self.taken[i] and _same_args(self.requested[i], c)), d[0])
+        if hit is not None:
+            self.taken[hit] = 1
+        return hit
 
 
 def _order(runs: list[ToolRun], requested: Sequence[ToolCall]) -> list[ToolRun]:
     """``runs`` in the order the model requested them; ids adopted from the requested calls."""
-    free = list(range(len(requested)))
+    free = _Requested(requested)
     placed: list[tuple[int, int, ToolRun]] = []
     for j, r in enumerate(runs):
         c = r.call
-        pick = _pick(c, requested, free)
+        pick = free.pick(c)
         if pick is None:
             placed.append((len(requested) + j, j, r))
             continue
-        free.remove(pick)
         q = requested[pick]
         if c.call_id is None and q.call_id is not None:
             r = replace(r, call=replace(c, call_id=q.call_id),
@@ -148,8 +177,7 @@ def build(events: Sequence[ModelTurn | ToolRun], sl: StepList) -> None:
             sl.call([r.call for r in runs], content=turn.content if turn is not None else None, **kw)
             for r in runs:
                 if r.result is not None:
-                    sl.result(r.result, latency_ms=r.latency_ms, start_time=r.start, end_time=r.end,
-                              span_id=r.span_id, parent_id=r.parent_id, agent_name=r.agent_name)
+                    sl.run_result(r.result, r.latency_ms, r.start, r.end, r.span_id, r.parent_id, r.agent_name)
         elif turn is not None:
             kw = {"usage": turn.usage, "cost_usd": turn.cost_usd, "model": turn.model,
                   "latency_ms": turn.latency_ms, "start_time": turn.start, "end_time": turn.end,

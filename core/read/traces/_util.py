@@ -8,20 +8,26 @@ object (pydantic model, dataclass, LangChain message). ``get`` reads a field fro
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
 from datetime import datetime
 from typing import Any, TypeGuard
 
 from ...errors import TraceFormatError
-from ...model import Step, ToolCall, ToolResult, Usage
+from ...model import Step, ToolCall, ToolResult, Usage, _frozen_plain
+from ..limits import json_loads
 
 _MISSING = object()
 
 
 def get(obj: Any, *keys: str, default: Any = None) -> Any:
     """The first present, non-None field among ``keys`` of a mapping or an object; else ``default``."""
+    if type(obj) is dict:  # parsed JSON: the common case, without the ABC check per key
+        for k in keys:
+            v = obj.get(k)
+            if v is not None:
+                return v
+        return default
     for k in keys:
         if isinstance(obj, Mapping):
             v = obj.get(k, _MISSING)
@@ -53,12 +59,17 @@ def as_plain(obj: Any) -> Any:
 
 def is_seq(obj: Any) -> TypeGuard[Sequence[Any]]:
     """True for a list or tuple (not a string or mapping)."""
+    t = type(obj)
+    if t is list or t is tuple:
+        return True
+    if t is dict or t is str or obj is None:
+        return False
     return isinstance(obj, Sequence) and not isinstance(obj, (str, bytes, bytearray, Mapping))
 
 
 def mapping(v: Any) -> Mapping[str, Any]:
     """``v`` if it is a mapping, else an empty dict."""
-    return v if isinstance(v, Mapping) else {}
+    return v if type(v) is dict or (v is not None and isinstance(v, Mapping)) else {}
 
 
 def tool_name(value: Any, problems: list[str], where: str, field: str = "name") -> str:
@@ -82,13 +93,13 @@ def parse_args(raw: Any, problems: list[str], where: str) -> tuple[dict[str, Any
     """
     if raw is None:
         return {}, None, None
-    if isinstance(raw, Mapping):
+    if type(raw) is not str and isinstance(raw, Mapping):
         return dict(raw), None, None
     if isinstance(raw, str):
         if not raw.strip():
             return {}, raw, None
         try:
-            val = json.loads(raw)
+            val = json_loads(raw)
         except (ValueError, RecursionError) as e:
             err = f"arguments are not valid JSON: {e}"
             problems.append(f"{where}: {err}")
@@ -243,6 +254,11 @@ def sum_usage(steps: Sequence[Step]) -> Usage | None:
     return total
 
 
+# Step's fields in order at their defaults (metadata's factory is called per step)
+_STEP_DEFAULTS: dict[str, Any] = {f.name: None if f.default is MISSING else f.default for f in fields(Step)}
+_N_STEP = len(_STEP_DEFAULTS)
+
+
 class StepList:
     """Accumulates steps with consecutive indices (a small mutable builder used inside one read)."""
 
@@ -251,7 +267,18 @@ class StepList:
 
     def add(self, kind: str, **kw: Any) -> Step:
         """Append a step of ``kind`` with the next index and return it."""
-        s = Step(index=len(self.steps), kind=kind, **kw)
+        # built from its fields at once (``model._frozen_plain``): what Step(...) gives, for
+        # keywords that are Step's optional fields (any other raises the constructor's TypeError)
+        d = _STEP_DEFAULTS.copy()
+        d.update(kw)
+        if len(d) == _N_STEP and "index" not in kw and "kind" not in kw:
+            d["index"] = len(self.steps)
+            d["kind"] = kind
+            if "metadata" not in kw:
+                d["metadata"] = {}
+            s = _frozen_plain(Step, d)
+        else:
+            s = Step(index=len(self.steps), kind=kind, **kw)
         self.steps.append(s)
         return s
 
@@ -262,6 +289,21 @@ class StepList:
     def result(self, r: ToolResult, **kw: Any) -> Step:
         """Append a ``tool_result`` step."""
         return self.add("tool_result", tool_result=r, **kw)
+
+    def run_result(self, r: ToolResult, latency_ms: float | None, start_time: float | None,
+                   end_time: float | None, span_id: str | None, parent_id: str | None,
+                   agent_name: str | None) -> Step:
+        """``result(r, latency_ms=..., ...)`` with those fields given in full: the step of one
+        executed tool's result (span readers add one per tool span), built from Step's fields
+        in their order at once."""
+        steps = self.steps
+        s: Step = _frozen_plain(Step, {
+            "index": len(steps), "kind": "tool_result", "content": None, "tool_calls": (), "tool_result": r,
+            "usage": None, "cost_usd": None, "latency_ms": latency_ms, "model": None, "start_time": start_time,
+            "end_time": end_time, "agent_name": agent_name, "span_id": span_id, "parent_id": parent_id,
+            "metadata": {}})
+        steps.append(s)
+        return s
 
 
 def finalize(steps: list[Step]) -> tuple[tuple[Step, ...], str | None]:

@@ -57,7 +57,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...errors import TraceFormatError
-from ...model import ToolCall, ToolResult, Trajectory, Usage
+from ...model import ToolCall, ToolResult, Trajectory, Usage, _frozen_plain
 from . import otel_layouts as layouts
 from ._turns import ModelTurn, ToolRun, build, mark_final
 from ._util import (
@@ -76,6 +76,7 @@ from ._util import (
 
 FORMAT = "otel"
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
+_LOWER_HEX = "0123456789abcdef"
 
 
 def is_otlp(obj: Any) -> bool:
@@ -97,6 +98,8 @@ def norm_id(v: Any, width: int = 0) -> str | None:
     An integer id (the OTel Python SDK's ``SpanContext`` ints, as in span dumps that did not
     format them) is written as hex padded to ``width`` digits (32 for a trace id, 16 for a
     span id); 0 means no id."""
+    if type(v) is str and v and not v.strip(_LOWER_HEX):
+        return v  # already lower-case hex (the usual id): what the steps below give
     if v is None:
         return None
     if isinstance(v, int) and not isinstance(v, bool):
@@ -117,7 +120,7 @@ def norm_id(v: Any, width: int = 0) -> str | None:
 
 def any_value(v: Any, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` (camel or snake case) as a plain Python value."""
-    if not isinstance(v, Mapping) or depth > 50:
+    if depth > 50 or not (type(v) is dict or isinstance(v, Mapping)):
         return v
     for k in ("stringValue", "string_value"):
         if k in v:
@@ -149,17 +152,25 @@ def any_value(v: Any, depth: int = 0) -> Any:
 
 def attrs(a: Any, depth: int = 0) -> dict[str, Any]:
     """OTLP ``attributes`` (a list of ``{key, value}``) or an already-flat dict -> a flat dict."""
-    if isinstance(a, Mapping):
+    if type(a) is dict or isinstance(a, Mapping):
         return dict(a)
     out: dict[str, Any] = {}
     for kv in a or ():
-        if isinstance(kv, Mapping) and isinstance(kv.get("key"), str):
-            out[kv["key"]] = any_value(kv.get("value"), depth)
+        if type(kv) is dict or isinstance(kv, Mapping):
+            k = kv.get("key")
+            if type(k) is str or isinstance(k, str):
+                v = kv.get("value")
+                # a text value, the usual one, without the call: what any_value gives for it
+                out[k] = v["stringValue"] if type(v) is dict and "stringValue" in v and depth <= 50 \
+                    else any_value(v, depth)
     return out
 
 
 def _ns_to_s(v: Any) -> float | None:
-    i = to_int(v)
+    if type(v) is str and v.isdigit() and v.isascii():  # the usual text of an int64: what to_int gives
+        i: int | None = int(v)
+    else:
+        i = to_int(v)
     if i is not None and abs(i) < 10 ** 30:  # beyond that, not a timestamp (and no float)
         return i / 1e9
     return None
@@ -175,16 +186,19 @@ def _time(v: Any) -> float | None:
 
 
 def _span_record(sp: Mapping[str, Any], order: int, res_attrs: dict[str, Any]) -> dict[str, Any]:
-    ctx = mapping(sp.get("context"))
-    start = _ns_to_s(get(sp, "startTimeUnixNano", "start_time_unix_nano"))
-    end = _ns_to_s(get(sp, "endTimeUnixNano", "end_time_unix_nano"))
+    g = sp.get
+    ctx = mapping(g("context"))
+    v = g("startTimeUnixNano")
+    start = _ns_to_s(v if v is not None else g("start_time_unix_nano"))
+    v = g("endTimeUnixNano")
+    end = _ns_to_s(v if v is not None else g("end_time_unix_nano"))
     if start is None:
         start = _time(sp.get("start_time"))
     if end is None:
         end = _time(sp.get("end_time"))
     parent = sp.get("parent")
     parent_id = get(sp, "parentSpanId", "parent_span_id", "parent_id")
-    if parent_id is None and isinstance(parent, Mapping):
+    if parent_id is None and parent is not None and isinstance(parent, Mapping):
         parent_id = parent.get("span_id")
     st = mapping(sp.get("status"))
     code = get(st, "code", "status_code", default=sp.get("status_code"))
@@ -193,7 +207,7 @@ def _span_record(sp: Mapping[str, Any], order: int, res_attrs: dict[str, Any]) -
     if "openinference.span.kind" not in a and isinstance(sp.get("span_kind"), str):
         a["openinference.span.kind"] = sp["span_kind"]
     events = []
-    for ev in sp.get("events") or ():
+    for ev in g("events") or ():
         if isinstance(ev, Mapping):
             events.append({"name": ev.get("name"), "attributes": attrs(ev.get("attributes"))})
     return {
@@ -340,7 +354,7 @@ def collect_spans(obj: Any) -> list[dict[str, Any]]:
                     if not isinstance(ss, Mapping):
                         continue
                     for sp in ss.get("spans") or ():
-                        if isinstance(sp, Mapping):
+                        if type(sp) is dict or isinstance(sp, Mapping):
                             spans.append(_span_record(sp, len(spans), ra))
         elif is_otlp_logs(d):
             found = True
@@ -386,7 +400,10 @@ def _first(a: Mapping[str, Any], *keys: str) -> Any:
 
 
 def _first_key(a: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
-    return next((k for k in keys if a.get(k) is not None), None)
+    for k in keys:
+        if a.get(k) is not None:
+            return k
+    return None
 
 
 # Tool-call arguments and results by emitter, first found wins: OTel GenAI semconv (current),
@@ -581,7 +598,8 @@ def _tool_run(s: dict[str, Any], problems: list[str], w: str, times: dict[str, A
     out = a.get(rkey) if rkey else None
     if rkey is None:
         out = layouts.event_result(s)[1]
-    exc = next((e for e in s["events"] if e.get("name") in ("exception", "gen_ai.execute_tool.exception")), None)
+    exc = next((e for e in s["events"] if e.get("name") in ("exception", "gen_ai.execute_tool.exception")),
+               None) if s["events"] else None
     etype = a.get("error.type")
     flag = layouts.flagged_error(a)
     is_err = bool(s["status_error"] or etype or exc or flag)
@@ -589,10 +607,12 @@ def _tool_run(s: dict[str, Any], problems: list[str], w: str, times: dict[str, A
     if is_err:
         error = s["status_message"] or (exc["attributes"].get("exception.message") if exc else None) \
             or (str(etype) if etype else None) or flag or "error"
-    call = ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=err,
-                    tool_type=str(a["gen_ai.tool.type"]) if a.get("gen_ai.tool.type") else None)
-    return ToolRun(call=call, result=ToolResult(call_id=cid, name=name, output=out, is_error=is_err, error=error),
-                   **times)
+    # the model's classes built from their fields at once (``model._frozen_plain``: what their
+    # constructors give, at a third of the cost; a trace may hold thousands of tool spans)
+    call = _frozen_plain(ToolCall, {"name": name, "args": args, "call_id": cid, "raw_args": raw_s, "args_parse_error": err,
+                              "tool_type": str(a["gen_ai.tool.type"]) if a.get("gen_ai.tool.type") else None})
+    res = _frozen_plain(ToolResult, {"call_id": cid, "name": name, "output": out, "is_error": is_err, "error": error})
+    return ToolRun(call, res, **times)
 
 
 def _is_inputs_spec(v: Any) -> bool:
@@ -655,7 +675,8 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     events: list[ModelTurn | ToolRun] = []
     answer: str | None = None  # smolagents' final_answer tool
     for s in spans:
-        layouts.lift_details(s)
+        if s["events"]:
+            layouts.lift_details(s)
         a = s["attrs"]
         session = session or a.get("gen_ai.conversation.id") or a.get("session.id")
         lat = (s["end"] - s["start"]) * 1000.0 if s["start"] is not None and s["end"] is not None else None

@@ -67,6 +67,8 @@ def unwrap_call(raw: Any, attrs: Mapping[str, Any], problems: list[str], where: 
     Returns:
         The kwargs with the positional arguments named, or ``raw`` when it is not that wrapper.
     """
+    if isinstance(raw, str) and "kwargs" not in raw and "\\u" not in raw:
+        return raw  # JSON text that cannot hold the key (parsing it here would parse it twice)
     val = _json(raw)
     if not (isinstance(val, Mapping) and set(val) == {"args", "kwargs"} and is_seq(val["args"])
             and isinstance(val["kwargs"], Mapping)):
@@ -113,6 +115,8 @@ def event_args(span: Mapping[str, Any]) -> Any:
 def event_result(span: Mapping[str, Any]) -> tuple[bool, Any]:
     """``(found, output)`` of a tool span's result kept in a span event (``gen_ai.choice``
     ``message``, or the details event's ``gen_ai.output.messages`` tool_call_response part)."""
+    if not span["events"] and span["attrs"].get("gen_ai.output.messages") is None:
+        return False, None  # the usual tool span: neither place holds anything
     for ev in span["events"]:
         a = ev["attributes"]
         if ev.get("name") == "gen_ai.choice" and "message" in a:
