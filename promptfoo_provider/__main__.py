@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -44,20 +45,36 @@ def init(target: Path, force: bool = False) -> list[Path]:
     return out
 
 
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m trajcheck.promptfoo",
+                                description="Where promptfoo finds trajcheck's assertion, provider, "
+                                            "summary hook and scoring function.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{path,init}")
+    sub.add_parser("path", help="print the installed trajcheck.promptfoo folder")
+    init_p = sub.add_parser("init", help="write the entry files (trajcheck_assert.py, ...) into DIR")
+    init_p.add_argument("dir", nargs="?", type=Path, default=None,
+                        help="target folder (default: the current folder)")
+    init_p.add_argument("--force", action="store_true", help="overwrite existing entry files")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["path"]:
+    """Run ``path`` or ``init``; ``--help`` exits 0, a bad command or option exits 2 (argparse)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    if argv and not argv[0].startswith("-") and argv[0] not in ("path", "init"):
+        import difflib
+
+        near = difflib.get_close_matches(argv[0], ["path", "init"], n=1)
+        parser.error(f"unknown command {argv[0]!r}" + (f"; did you mean {near[0]!r}?" if near
+                                                      else "; the commands are path and init"))
+    args = parser.parse_args(argv)
+    if args.command == "path":
         print(folder())
         return 0
-    if args[:1] == ["init"]:
-        force = "--force" in args
-        rest = [a for a in args[1:] if a != "--force"]
-        written = init(Path(rest[0]) if rest else Path.cwd(), force)
-        for p in written:
-            print(f"wrote {p}")
-        return 0
-    print(__doc__, file=sys.stderr)
-    return 2
+    for p in init(args.dir if args.dir is not None else Path.cwd(), args.force):
+        print(f"wrote {p}")
+    return 0
 
 
 if __name__ == "__main__":

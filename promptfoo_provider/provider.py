@@ -275,16 +275,16 @@ def assistant_message(traj: Any) -> dict[str, Any]:
     """The run as one OpenAI Chat assistant message: ``{"role": "assistant", "content": <final
     response>, "tool_calls": [{"id", "type": "function", "function": {"name", "arguments":
     <JSON text>}}]}`` -- the shape promptfoo's own ``tool-call-f1`` and
-    ``is-valid-openai-tools-call`` assertions read (research notes promptfoo.md §3.B-C)."""
+    ``is-valid-openai-tools-call`` assertions read (research notes promptfoo.md §3.B-C);
+    ``tool_calls`` is ``[]`` for a run without calls."""
     calls = []
     for i, c in enumerate(traj.tool_calls()):
         args = json.dumps(c.args) if c.args is not None else (c.raw_args or "")
         calls.append({"id": c.call_id or f"call_{i}", "type": "function",
                       "function": {"name": c.name, "arguments": args}})
-    msg: dict[str, Any] = {"role": "assistant", "content": traj.final_response or ""}
-    if calls:
-        msg["tool_calls"] = calls
-    return msg
+    # tool_calls always present (an empty list for a run without calls), so a promptfoo
+    # check such as output.tool_calls.length === 0 works on every run
+    return {"role": "assistant", "content": traj.final_response or "", "tool_calls": calls}
 
 
 def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,23 @@ def test_agent_keyword_arguments_and_trajectory_return(tmp_path):
     assert r["cost"] == 0.25
 
 
+def test_output_always_carries_tool_calls_even_when_the_run_made_none(tmp_path):
+    """An empty run's output has ``tool_calls: []`` (issue 29: omitting it broke promptfoo checks
+    such as ``output.tool_calls.length === 0``); a run with calls lists them in order."""
+    (tmp_path / "ag.py").write_text(
+        "from trajcheck.model import Trajectory, Step, ToolCall\n"
+        "def run(prompt, vars):\n"
+        "    calls = tuple(ToolCall(n, {'q': 'Zürich'}, call_id=f'c{i}') for i, n in enumerate(vars['tools']))\n"
+        "    steps = (Step(0, 'tool_call', tool_calls=calls),) if calls else ()\n"
+        "    return Trajectory(steps=steps, final_response='ok')\n")
+    cfg = {"config": {"agent": "ag.py:run", "basePath": str(tmp_path)}}
+    empty = call_api("hi", cfg, {"vars": {"tools": []}})["output"]
+    assert empty == {"role": "assistant", "content": "ok", "tool_calls": []}
+    two = call_api("hi", cfg, {"vars": {"tools": ["a", "b"]}})["output"]["tool_calls"]
+    assert [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in two] == \
+        [("c0", "a", {"q": "Zürich"}), ("c1", "b", {"q": "Zürich"})]
+
+
 @pytest.mark.parametrize("config,needle", [
     ({"agent": "nocolon"}, "must be 'module:callable'"),
     ({"agent": "missing.py:run"}, "does not exist"),
@@ -147,3 +164,25 @@ def test_provider_config_is_strict_error_pattern_applies_and_text_output():
     r = call_api("Book a flight from SFO to JFK", opts(error_pattern='"status": "booked"', output="text"), {})
     assert r["output"] == "Booked FL100 from SFO to JFK; confirmation CNF-7."
     assert [c.get("is_error") for c in r["metadata"]["toolCalls"]] == [None, True]
+
+
+def test_module_command_help_typo_and_init(tmp_path):
+    """``python -m trajcheck.promptfoo``: --help exits 0 (it exited 2, issue 29), a misspelled
+    command names the right one, init writes the four entry files, each importing its entry."""
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "trajcheck.promptfoo", *args], capture_output=True,
+                              text=True, timeout=60)
+    h = run("--help")
+    assert h.returncode == 0 and "{path,init}" in h.stdout
+    typo = run("inti")
+    assert typo.returncode == 2 and "did you mean 'init'?" in typo.stderr
+    i = run("init", str(tmp_path))
+    assert i.returncode == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["trajcheck_assert.py", "trajcheck_provider.py", "trajcheck_scoring.py",
+                       "trajcheck_summary.py"]
+    assert "from trajcheck.promptfoo.scoring import score_test" in (tmp_path / "trajcheck_scoring.py").read_text()
+    assert run("init", str(tmp_path)).stdout == ""  # existing files left alone without --force
