@@ -54,7 +54,9 @@ def depth_exceeds(obj: Any, limit: int = MAX_DEPTH) -> bool:
 
     Walked one level at a time (iterative, so the check itself cannot overflow the stack, and
     linear in the containers and leaves of ``obj``); a container that holds itself counts as
-    nesting without end."""
+    nesting without end. A container met twice in one level (shared or cyclic references,
+    which parsed JSON never has) is walked once, so no level holds more than the distinct
+    containers of ``obj``."""
     level = [obj] if type(obj) in _PLAIN_CONTAINERS or isinstance(obj, _CONTAINERS) else []
     d = 0
     while level:
@@ -67,6 +69,8 @@ def depth_exceeds(obj: Any, limit: int = MAX_DEPTH) -> bool:
                 t = type(k)
                 if t in _PLAIN_CONTAINERS or (t not in _LEAVES and isinstance(k, _CONTAINERS)):
                     nxt.append(k)
+        if len(nxt) > 1 and len(set(map(id, nxt))) < len(nxt):
+            nxt = list({id(k): k for k in nxt}.values())
         level = nxt
         d += 1
     return False
