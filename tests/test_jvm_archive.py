@@ -35,7 +35,11 @@ print(s.sparkContext.parallelize(range(7)).count())
 
 
 def _env(cache: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, TRAJCHECK_CACHE_DIR=str(cache), **extra)
+    """The environment of a session using ``cache``, its record key in a folder beside it
+    (``extra`` may name another: ``XDG_STATE_HOME``)."""
+    env = dict(os.environ, TRAJCHECK_CACHE_DIR=str(cache),
+               XDG_STATE_HOME=str(cache.parent / "state"))
+    env.update(extra)
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     return env
 
@@ -84,10 +88,11 @@ def test_the_first_spark_eval_writes_the_archive_at_exit(written):
     final = jvm_archive.archive_path(LEAN_JVM)
     assert final is not None and final.name.startswith("spark-driver-")
     files = sorted(p.name for p in cache.iterdir())
-    # moved into place with its size noted: no temporary file, no failure marker
-    assert files == [final.name, final.with_suffix(".size").name]
+    # moved into place with its record (size, digest, HMAC): no temporary file, no marker
+    assert files == [final.name, final.with_suffix(".record").name]
     size = (cache / final.name).stat().st_size
-    assert size > 10 << 20 and (cache / final.with_suffix(".size").name).read_text() == str(size)
+    rec = (cache / final.with_suffix(".record").name).read_text().split()
+    assert size > 10 << 20 and rec[0] == str(size) and len(rec[1]) == 64
 
 
 def test_later_sessions_map_spark_classes_from_the_archive(written, tmp_path):
@@ -95,6 +100,7 @@ def test_later_sessions_map_spark_classes_from_the_archive(written, tmp_path):
     log = tmp_path / "classes.log"
     out = _run(["-c", SESSION, str(log)], _env(cache))
     assert out.returncode == 0 and out.stdout.split() == ["7"], out.stderr[-3000:]
+    assert "trajcheck: warning" not in out.stderr
     assert _source(log, "org.apache.spark.SparkContext") == "shared objects file (top)"
 
 
@@ -112,31 +118,67 @@ def _damaged(cache: Path, tmp_path: Path, how: str) -> Path:
     return arch
 
 
-def test_a_cut_archive_is_never_given_to_the_jvm(written, tmp_path, monkeypatch):
-    """Its size is not the one noted: set aside, and no archive from then on."""
-    arch = _damaged(written[1], tmp_path, "cut")
+@pytest.mark.parametrize("how", ["cut", "zeroed"])
+def test_a_damaged_archive_is_never_given_to_the_jvm(written, tmp_path, monkeypatch, how):
+    """Cut, or of its size with a quarter zeroed: its size or digest is not the recorded
+    one; set aside, and a new one written instead."""
+    arch = _damaged(written[1], tmp_path, how)
     monkeypatch.setenv("TRAJCHECK_CACHE_DIR", str(arch.parent))
-    assert jvm_archive.plan(LEAN_JVM) == jvm_archive.Plan()
+    monkeypatch.setenv("XDG_STATE_HOME", str(written[1].parent / "state"))
+    p = jvm_archive.plan(LEAN_JVM)
+    assert p.maps is None and p.writes is not None and "SharedArchiveFile" not in p.extra
+    why = "its size (" if how == "cut" else "its SHA-256 digest is not the recorded one"
+    assert p.note.startswith(f"Spark class-data archive {arch} not mapped: {why}")
     stem = arch.name[: -len(".jsa")]
-    assert {p.name for p in arch.parent.iterdir()} == {f"{stem}.failed", f"{stem}.jsa.bad",
-                                                      f"{stem}.size"}
+    assert {p.name for p in arch.parent.iterdir()} == {f"{stem}.jsa.bad", f"{stem}.record"}
 
 
-def test_a_damaged_archive_is_set_aside_and_the_session_still_starts(written, tmp_path,
-                                                                    monkeypatch):
-    """An archive of the right size but damaged makes the JVM crash: the session starts
-    again without it (its crash report in the cache, not the working directory), and
-    later sessions do not try it (nor write a new one) again."""
+def test_a_poisoned_archive_is_not_mapped_and_the_session_starts_without_it(written, tmp_path,
+                                                                            monkeypatch):
+    """A planted copy with one class constant changed, its size and record kept: the JVM
+    loads Spark's classes from the jars, one warning line says why, the session runs, and
+    a new archive of this user's is written when the process ends."""
+    bad = tmp_path / "cache_poisoned"
+    shutil.copytree(written[1], bad)
+    arch = next(bad.glob("*.jsa"))
+    data = arch.read_bytes()
+    at = data.find(b"spark.app.name")
+    assert at > 0
+    arch.write_bytes(data[:at] + b"spark.app.nbme" + data[at + 14:])
+    log = tmp_path / "classes.log"
+    env = _env(bad, XDG_STATE_HOME=str(written[1].parent / "state"))  # the archive's key
+    out = _run(["-c", SESSION, str(log)], env)
+    assert out.returncode == 0 and out.stdout.split() == ["7"], out.stderr[-3000:]
+    warned = [x for x in out.stderr.splitlines() if x.startswith("trajcheck: warning:")]
+    assert warned == [f"trajcheck: warning: Spark class-data archive {arch} not mapped: its "
+                      "SHA-256 digest is not the recorded one (changed since written); set "
+                      f"aside as {arch.name}.bad; the Spark session starts without it"]
+    assert _source(log, "org.apache.spark.SparkContext") != "shared objects file (top)"
+    assert "shared objects file (top)" not in log.read_text()  # the JDK's own base archive only
+    assert arch.with_suffix(".jsa.bad").read_bytes()[at:at + 14] == b"spark.app.nbme"
+    monkeypatch.setenv("XDG_STATE_HOME", env["XDG_STATE_HOME"])
+    assert arch.stat().st_size > 10 << 20 and jvm_archive.check(arch) is None  # the new one
+
+
+def test_an_archive_the_jvm_crashes_on_is_set_aside_and_the_session_still_starts(
+        written, tmp_path, monkeypatch):
+    """An archive that passes its check (re-signed here with our key) but makes the JVM
+    crash: the session starts again without it (its crash report in the cache, not the
+    working directory), and later sessions do not try it (nor write a new one) again."""
     arch = _damaged(written[1], tmp_path, "zeroed")
     bad = arch.parent
+    monkeypatch.setenv("XDG_STATE_HOME", str(written[1].parent / "state"))
+    dump = arch.with_name(arch.name + ".1.resign.tmp")
+    os.replace(arch, dump)
+    assert jvm_archive.install(dump) and jvm_archive.verified(arch)
     log = tmp_path / "classes.log"
-    out = _run(["-c", SESSION, str(log)], _env(bad))
+    out = _run(["-c", SESSION, str(log)], _env(bad, XDG_STATE_HOME=str(written[1].parent / "state")))
     assert out.returncode == 0 and out.stdout.split()[-1:] == ["7"], out.stderr[-3000:]
     assert "A fatal error" in out.stdout and list(bad.glob("hs_err_pid*.log"))
     assert not list(Path.cwd().glob("hs_err_pid*.log"))
     stem = arch.name[: -len(".jsa")]
     left = {p.name for p in bad.iterdir()} - {p.name for p in bad.glob("hs_err_pid*.log")}
-    assert left == {f"{stem}.failed", f"{stem}.jsa.bad", f"{stem}.size"}
+    assert left == {f"{stem}.failed", f"{stem}.jsa.bad", f"{stem}.record"}
     monkeypatch.setenv("TRAJCHECK_CACHE_DIR", str(bad))
     assert jvm_archive.plan(LEAN_JVM) == jvm_archive.Plan()
 
@@ -144,6 +186,7 @@ def test_a_damaged_archive_is_set_aside_and_the_session_still_starts(written, tm
 def test_plan_and_prepare_without_starting_spark(written, tmp_path, monkeypatch):
     _, cache = written
     monkeypatch.setenv("TRAJCHECK_CACHE_DIR", str(cache))
+    monkeypatch.setenv("XDG_STATE_HOME", str(cache.parent / "state"))
     final = jvm_archive.archive_path(LEAN_JVM)
     p = jvm_archive.plan(LEAN_JVM)
     assert p.maps == final and p.writes is None and f"-XX:SharedArchiveFile={final}" in p.extra

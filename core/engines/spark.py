@@ -96,6 +96,8 @@ def session(workers: int = 2, app: str = "trajcheck", *, lean: bool = False) -> 
 
     b, p = builder(workers, app, lean=lean)
     fresh = SparkContext._gateway is None  # this call starts the JVM: its options apply
+    if fresh:
+        jvm_archive.warn(p)  # an unsafe cache, or an archive that failed its check
     try:
         s = b.getOrCreate()
     except Exception:
