@@ -30,7 +30,7 @@ from ...model import Step, ToolCall, ToolResult, Usage
 from ._util import StepList
 
 
-@dataclass
+@dataclass(slots=True)
 class ModelTurn:
     """One model call: its output ``content``, ``requested`` calls (what the model asked for;
     ``requested_any`` is True when it asked for tools even if the calls could not be read),
@@ -52,7 +52,7 @@ class ModelTurn:
     agent_name: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolRun:
     """One executed tool: the ``call`` and its ``result`` (None when the source has none), the
     run's times (unix seconds), latency (ms) and ids."""

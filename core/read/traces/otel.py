@@ -681,9 +681,11 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
         session = session or a.get("gen_ai.conversation.id") or a.get("session.id")
         lat = (s["end"] - s["start"]) * 1000.0 if s["start"] is not None and s["end"] is not None else None
         agent = a.get("gen_ai.agent.name") or a.get("agent.name")
+        kind = _kind(a)
+        if kind is None:
+            continue
         times: dict[str, Any] = {"start": s["start"], "end": s["end"], "latency_ms": lat, "span_id": s["span_id"],
                                  "parent_id": s["parent_id"], "agent_name": agent if isinstance(agent, str) else None}
-        kind = _kind(a)
         w = f"span {s['span_id']} ({s['name']})"
         if kind == "tool":
             run = _tool_run(s, problems, w, times)
