@@ -7,8 +7,9 @@ inputs:
 
 - ``build`` gives exactly the steps of the pairwise definition it replaced: a run joins the
   group when it starts, under the group's parent, before the end of some run of the group
-  (every run of the group checked, none without an end), and a run takes the first free
-  requested call with its id, else with its name and arguments, else with its name;
+  (every run of the group checked, none without an end), a run takes the first free
+  requested call with its id, else with its name and arguments, else with its name, and a
+  later prompt's tool message answers the first open call with its id;
 - tool spans read from an OTLP document form one ``tool_call`` step per connected component
   of the overlap graph (two spans under one parent overlap when the one read later -- spans
   are read by start, then end -- starts before the other ends), the components found by
@@ -29,7 +30,7 @@ from hypothesis import strategies as st
 from trajcheck.model import Step, ToolCall, ToolResult
 from trajcheck.read.limits import json_loads
 from trajcheck.read.traces import load
-from trajcheck.read.traces._turns import ModelTurn, ToolRun, _join_results, build
+from trajcheck.read.traces._turns import ModelTurn, ToolRun, build
 from trajcheck.read.traces._util import StepList
 
 # ---------------------------------------------------------------- the pairwise definition
@@ -66,6 +67,23 @@ def _order(runs: list[ToolRun], requested: Sequence[ToolCall]) -> list[ToolRun]:
                         and r.result.call_id is None else r.result)
         placed.append((pick, j, r))
     return [r for _, _, r in sorted(placed, key=lambda x: (x[0], x[1]))]
+
+
+def _join_results(results: Sequence[ToolResult], open_calls: list[ToolCall], sl: StepList) -> None:
+    """The open calls' results from a later prompt, scanning the open calls per result."""
+    ids = {c.call_id for c in open_calls if c.call_id is not None}
+    if ids:
+        for r in results:
+            if r.call_id in ids:
+                c = next(c for c in open_calls if c.call_id == r.call_id)
+                open_calls.remove(c)
+                ids.discard(r.call_id)
+                sl.result(replace(r, name=r.name or c.name))
+        return
+    tail = list(results)[-len(open_calls):] if results else []
+    for c, r in zip(list(open_calls), tail):
+        open_calls.remove(c)
+        sl.result(replace(r, name=r.name or c.name))
 
 
 def brute_build(events: Sequence[ModelTurn | ToolRun]) -> list[Step]:
@@ -272,3 +290,17 @@ def _outcome(f: Any, s: str) -> Any:
                  st.text(alphabet='{}[]",:0123456789.eE+-tnulfalsNI \\ud', max_size=30)))
 def test_json_loads_is_json_loads(text: str) -> None:
     assert _outcome(json_loads, text) == _outcome(json.loads, text)
+
+
+def test_results_of_thousands_of_open_calls_joined_by_id() -> None:
+    # a model-only source: one turn requested 3,000 calls, the next prompt holds their results
+    # (in reverse order, plus one for an unknown id); each answers the open call with its id
+    n = 3000
+    req = [ToolCall(name=f"f{i % 7}", args={"i": i}, call_id=f"id{i}") for i in range(n)]
+    results = [ToolResult(call_id=f"id{i}", name=None, output=i) for i in reversed(range(n))]
+    sl = StepList()
+    build([ModelTurn(requested=req, requested_any=True),
+           ModelTurn(input_results=[*results, ToolResult(call_id="other", name=None, output=-1)], content="done")], sl)
+    got = [s.tool_result for s in sl.steps if s.kind == "tool_result"]
+    assert [(r.call_id, r.name, r.output) for r in got] == [(f"id{i}", f"f{i % 7}", i) for i in reversed(range(n))]
+    assert [s.kind for s in sl.steps[:1] + sl.steps[-1:]] == ["tool_call", "assistant"]

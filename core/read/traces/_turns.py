@@ -209,14 +209,18 @@ def _join_results(results: Sequence[ToolResult], open_calls: list[ToolCall], sl:
     """Result steps for the still-open requested calls from a later prompt's tool messages:
     by call id when the calls have ids, else the prompt's last tool messages by position (a
     prompt repeats the whole history, so the newest results come last)."""
-    ids = {c.call_id for c in open_calls if c.call_id is not None}
-    if ids:
+    first: dict[str, int] = {}  # call id -> the first open call with it (each id is answered once)
+    for i, c in enumerate(open_calls):
+        if c.call_id is not None and c.call_id not in first:
+            first[c.call_id] = i
+    if first:
+        taken: set[int] = set()
         for r in results:
-            if r.call_id in ids:
-                c = next(c for c in open_calls if c.call_id == r.call_id)
-                open_calls.remove(c)
-                ids.discard(r.call_id)
-                sl.result(replace(r, name=r.name or c.name))
+            j = first.pop(r.call_id, None) if r.call_id is not None else None
+            if j is not None:
+                taken.add(j)
+                sl.result(replace(r, name=r.name or open_calls[j].name))
+        open_calls[:] = [c for i, c in enumerate(open_calls) if i not in taken]
         return
     tail = list(results)[-len(open_calls):] if results else []
     for c, r in zip(list(open_calls), tail):
