@@ -21,6 +21,21 @@ ROUTE_NONE = "(none)"
 
 
 def tool_confusion_block(self: SuitePartial) -> dict[str, Any]:
+    """The suite's tool confusion table from a partial's counts.
+
+    Args:
+        self: the suite partial: ``confusion`` ((expected, called) -> matched pairs),
+            ``n_expected`` and ``n_called`` (tool -> calls).
+
+    Returns:
+        ``{"labels", "matrix", "rows", "columns"}``: the tools in name order then ``(none)``;
+        ``matrix[e][c]`` counts calls expected as tool ``e`` and made as tool ``c`` (row
+        ``(none)``: extra calls, column ``(none)``: expected calls never made).
+
+    Raises:
+        MetricInputError: the matched pairs hold more calls of a tool than were expected or
+            called (counts merged from inconsistent partials).
+    """
     cells: dict[tuple[str, str], int] = dict(self.confusion)
     # missed = expected less matched, extra = called less matched, tool by tool
     missed = dict(self.n_expected)

@@ -47,7 +47,7 @@ from .trajectory_modes import (
     normalize_mode,
     ragas_mode,
 )
-from .trajectory_scores import LCS_MODES, lcs_prf, multiset_prf
+from .trajectory_scores import LCS_MODES, lcs_prf, multiset_prf, step_groups
 
 # ---------------------------------------------------------------------------------------
 
@@ -161,15 +161,7 @@ def _window_matching(group: Sequence[int], adj: list[set[int]], j: int, t: int) 
 
 def _groups(steps: Sequence[int]) -> list[list[int]]:
     """Kept call indices grouped by step (calls of one parallel step together), in order."""
-    out: list[list[int]] = []
-    last = None
-    for i, s in enumerate(steps):
-        if out and s == last:
-            out[-1].append(i)
-        else:
-            out.append([i])
-        last = s
-    return out
+    return step_groups(range(len(steps)), steps)
 
 
 def _exact_ok_steps(kept_calls: Sequence[ToolCall], adj: list[set[int]], n_exp: int,
