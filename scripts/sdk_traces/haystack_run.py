@@ -48,8 +48,9 @@ def _call(cid: str, name: str, args: dict) -> dict:
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
 
 
-def main() -> None:
-    replies = [
+def scripted_replies() -> list[dict]:
+    """The scripted model's four chat completions (also played by haystack_otel_run.py)."""
+    return [
         _reply(0, {"role": "assistant", "content": None, "tool_calls": [
             _call("call_w1", "get_weather", S.WEATHER_ARGS), _call("call_t1", "get_time", S.TIME_ARGS)]},
             S.USAGE[0], "tool_calls"),
@@ -59,6 +60,10 @@ def main() -> None:
             _call("call_b2", "book_hotel", S.BOOK_OK_ARGS)]}, S.USAGE[2], "tool_calls"),
         _reply(3, {"role": "assistant", "content": S.FINAL}, S.USAGE[3], "stop"),
     ]
+
+
+def main() -> None:
+    replies = scripted_replies()
     srv = S.Scripted(replies)
     try:
         gen = OpenAIChatGenerator(api_key=Secret.from_token("test-key"), model="gpt-4o-mini",

@@ -58,6 +58,7 @@ from typing import Any
 
 from ...errors import TraceFormatError
 from ...model import ToolCall, ToolResult, Trajectory, Usage, _frozen_plain
+from . import otel_haystack as haystack
 from . import otel_layouts as layouts
 from ._turns import ModelTurn, ToolRun, build, mark_final
 from ._util import (
@@ -677,6 +678,8 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     for s in spans:
         if s["events"]:
             layouts.lift_details(s)
+        if isinstance(s["name"], str) and s["name"].startswith(haystack.PREFIX):
+            haystack.lift(s)
         a = s["attrs"]
         session = session or a.get("gen_ai.conversation.id") or a.get("session.id")
         lat = (s["end"] - s["start"]) * 1000.0 if s["start"] is not None and s["end"] is not None else None

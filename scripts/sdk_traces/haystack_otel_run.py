@@ -1,0 +1,86 @@
+"""haystack-ai writes the trace as OpenTelemetry spans: the Haystack ``Agent`` of
+``haystack_run.py`` (``OpenAIChatGenerator`` against the scripted OpenAI-compatible server on
+127.0.0.1, three function tools, the failing booking caught by the tool invoker) with
+Haystack's OpenTelemetry tracer (``opentelemetry-haystack``'s ``OpenTelemetryTracer``) and
+content tracing on (``HAYSTACK_CONTENT_TRACING_ENABLED=true``, without which no argument,
+result or message is recorded). The SDK's in-memory exporter collects the spans; they are
+written as an OTLP JSON ``TracesData`` document (the protobuf encoder of
+``opentelemetry-exporter-otlp-proto-common``, ids as hex as the OTLP JSON encoding says).
+Artifact: ``haystack/otel_spans.json``: ``haystack.agent.run`` > ``haystack.agent.step`` >
+``haystack.agent.step.llm`` (the generator's input and replies as content tags) and one
+``haystack.agent.step.tool`` per call (``haystack.tool.name``, ``...tool.input`` /
+``...tool.output``, ``haystack.tool.error``).
+
+Run with its own venv (``make sdk-traces``, requirements/haystack_otel.txt): haystack-ai==3.4.1,
+opentelemetry-haystack==2.0.0, opentelemetry-sdk==1.45.2.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from pathlib import Path
+
+os.environ["HAYSTACK_CONTENT_TRACING_ENABLED"] = "true"  # read when haystack.tracing is imported
+sys.path.insert(0, str(Path(__file__).parent))
+import _scripted as S  # noqa: E402
+import haystack  # noqa: E402
+import haystack_run as H  # noqa: E402
+from google.protobuf.json_format import MessageToDict  # noqa: E402
+from haystack import tracing  # noqa: E402
+from haystack.components.agents import Agent  # noqa: E402
+from haystack.components.generators.chat.openai import OpenAIChatGenerator  # noqa: E402
+from haystack.dataclasses import ChatMessage  # noqa: E402
+from haystack.tools import create_tool_from_function  # noqa: E402
+from haystack.utils import Secret  # noqa: E402
+from haystack_integrations.tracing.opentelemetry import OpenTelemetryTracer  # noqa: E402
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
+from opentelemetry.sdk.resources import Resource  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+
+
+def _hex_ids(obj: object) -> object:
+    """OTLP JSON wants hex trace/span ids; protobuf's JSON mapping writes bytes as base64."""
+    if isinstance(obj, dict):
+        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_hex_ids(v) for v in obj]
+    return obj
+
+
+def main() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "haystack-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.enable_tracing(OpenTelemetryTracer(provider.get_tracer("haystack")))
+    replies = H.scripted_replies()
+    srv = S.Scripted(replies)
+    try:
+        gen = OpenAIChatGenerator(api_key=Secret.from_token("test-key"), model="gpt-4o-mini",
+                                  api_base_url=srv.url + "/v1")
+        agent = Agent(chat_generator=gen, tools=[create_tool_from_function(f) for f in
+                                                 (H.get_weather, H.get_time, H.book_hotel)])
+        agent.warm_up()
+        out = agent.run(messages=[ChatMessage.from_user(S.USER)])
+    finally:
+        srv.close()
+        tracing.disable_tracing()
+    assert out["messages"][-1].text == S.FINAL
+    provider.force_flush()
+    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    version = str(getattr(haystack.__version__, "__version__", haystack.__version__))
+    S.write("haystack", "otel_spans", doc, S.truth(
+        "haystack-ai (Agent, OpenAIChatGenerator) with opentelemetry-haystack's OpenTelemetryTracer",
+        version, "OTLP JSON TracesData of the run's spans (in-memory exporter, content tracing on)",
+        ids=["call_w1", "call_t1", "call_b1", "call_b2"], usage=S.USAGE,
+        usage_note="each haystack.agent.step.llm span's output tag holds the replies with meta.usage",
+        error_flags=[False, False, True, False],
+        extra={"result_ids_from": "the tool span's input matched to the model's requested calls"}))
+
+
+if __name__ == "__main__":
+    main()
