@@ -32,9 +32,10 @@ arrive the same way. Constructor settings win. A missing reference raises ``Miss
 (an error Feedback in MLflow, never a pass); a core score of None (not applicable) is a
 Feedback with ``value=None`` and the reason.
 
-``suite_figures(rows, scorer)`` gives pass^k, pass@k, the success rate and routing macro-F1
-over the rows you evaluate (MLflow's aggregations see one scorer's values without the task
-they belong to), grouping rows by ``inputs["case_id"]``. ``row_from_trace`` and ``log_trace``
+``suite_figures(rows_or_result, scorer)`` gives pass^k, pass@k, the success rate and routing
+macro-F1 over the rows you evaluate or the ``EvaluationResult`` that ``mlflow.genai.evaluate``
+returned (MLflow's aggregations see one scorer's values without the task they belong to),
+grouping rows by ``inputs["case_id"]``. ``row_from_trace`` and ``log_trace``
 turn a recorded run into an evaluate row or a real MLflow trace.
 """
 
@@ -199,35 +200,115 @@ class TrajcheckScorer(Scorer):  # type: ignore[misc]
         return fb[0] if len(fb) == 1 else fb
 
 
-def suite_figures(rows: Sequence[Mapping[str, Any]], scorer: TrajcheckScorer | None = None, *,
+def suite_figures(rows: Any, scorer: TrajcheckScorer | None = None, *,
                   figures: Sequence[str] = ("pass_hat_k", "pass_at_k", "success_rate", "routing_macro_f1"),
                   k: int | None = None, confidence: float = 0.95, n_boot: int = 2000,
                   seed: int = 0) -> dict[str, MetricResult]:
-    """pass^k, pass@k, the success rate and routing macro-F1 over the rows given to
-    ``mlflow.genai.evaluate`` (dicts with ``inputs``, ``outputs``, ``expectations``,
-    ``trace``). Rows are grouped into tasks by ``inputs["case_id"]`` (else each row is its
-    own task); a run succeeds when ``scorer`` (default ``TrajcheckScorer("task_success")``)
-    passes (a missing reference or a skipped score is a failure). Returns ``{figure:
-    MetricResult}`` (``_suite.compute_figures``: core ``metrics.reliability``/``routing``)."""
+    """pass^k, pass@k, the success rate and routing macro-F1 over an evaluation.
+
+    Args:
+        rows: the rows given to ``mlflow.genai.evaluate`` (dicts with ``inputs``,
+            ``outputs``, ``expectations``, ``trace``), or the ``EvaluationResult`` it
+            returned (its ``result_df``: each row's ``request``, ``response``, trace and the
+            trace's assessments -- the expectations logged on it and the scorer's Feedback of
+            that evaluation's run).
+        scorer: the row metric whose verdict is a run's success (default
+            ``TrajcheckScorer("task_success")``). On an ``EvaluationResult``, a row's
+            Feedback under the scorer's name from that run is read (its value, judged by
+            the scorer's pass mark; an error Feedback is a failure); a row without one is
+            scored now from its outputs or trace and expectations, as for ``rows``.
+        figures, k, confidence, n_boot, seed: as ``_suite.compute_figures``.
+
+    Returns:
+        ``{figure: MetricResult}`` (``_suite.compute_figures``: core ``metrics.reliability``
+        / ``routing``). Rows are grouped into tasks by ``inputs["case_id"]`` (else each row
+        is its own task); a missing reference or a skipped score is a failure.
+
+    Raises:
+        MetricInputError: no rows, or a task with fewer than ``k`` runs.
+        TraceFormatError: a row with no run (see :func:`trajectory_of`), or an
+            ``EvaluationResult`` without a result table.
+        DatasetError: a row's expectations with an unknown key.
+    """
     from . import _suite
 
     sc = scorer if scorer is not None else TrajcheckScorer("task_success")
+    if hasattr(rows, "result_df") and not isinstance(rows, Mapping):
+        scored = _result_rows(rows, sc.name)
+    else:
+        scored = [(r, _UNSCORED) for r in rows]
     out: list[tuple[str, Any, Any, MetricResult | None]] = []
-    for i, r in enumerate(rows):
+    for i, (r, recorded) in enumerate(scored):
         inputs = r.get("inputs")
         task = inputs.get("case_id") if isinstance(inputs, Mapping) else None
         task = str(task if task is not None else i)
         traj = trajectory_of(r.get("outputs"), r.get("trace"), sc.source)
         ref, given = _reference(r.get("expectations"))
         case, _p = sc._spec.case_for(traj, ref, case_id=task, expected_given=given)
-        try:
-            res: MetricResult | None = sc.compute(inputs=inputs, outputs=r.get("outputs"),
-                                                  expectations=r.get("expectations"), trace=r.get("trace"))
-        except _catalog.MissingReference:
-            res = None
+        res: MetricResult | None
+        if recorded is not _UNSCORED:
+            res = recorded
+        else:
+            try:
+                res = sc.compute(inputs=inputs, outputs=r.get("outputs"),
+                                 expectations=r.get("expectations"), trace=r.get("trace"))
+            except _catalog.MissingReference:
+                res = None
         out.append((task, traj, case, res))
     return _suite.compute_figures(_spec.suite_records(out, sc._spec), figures, k=k, confidence=confidence,
                                   n_boot=n_boot, seed=seed)
+
+
+#: A row of an ``EvaluationResult`` without the scorer's Feedback: score it now.
+_UNSCORED: Any = object()
+
+
+def _trace_entity(t: Any) -> Any:
+    """A result table's ``trace`` cell (a JSON string in MLflow 3.x, or a ``Trace``) as a ``Trace``."""
+    from mlflow.entities import Trace
+
+    if isinstance(t, str):
+        return Trace.from_json(t)
+    if isinstance(t, Mapping):
+        return Trace.from_dict(dict(t))
+    return t
+
+
+def _result_rows(result: Any, name: str) -> list[tuple[dict[str, Any], Any]]:
+    """``(row, recorded result)`` per row of an ``EvaluationResult``: the row as
+    ``evaluate`` takes it (``inputs`` = ``request``, ``outputs`` = ``response``,
+    ``expectations`` = the trace's Expectation assessments by name, ``trace``), and the
+    scorer ``name``'s Feedback of the result's run as a ``MetricResult`` (None for an error
+    Feedback; :data:`_UNSCORED` when the row has none)."""
+    from mlflow.entities import Expectation
+
+    df = result.result_df
+    if df is None:
+        raise TraceFormatError("EvaluationResult has no result_df to read the rows from; pass the rows "
+                               "given to evaluate instead")
+    run_id = getattr(result, "run_id", None)
+    out: list[tuple[dict[str, Any], Any]] = []
+    for i in range(len(df)):
+        cell = df.iloc[i]
+        trace = _trace_entity(cell.get("trace"))
+        assessments = list(getattr(getattr(trace, "info", None), "assessments", None) or [])
+        expectations = {a.name: a.value for a in assessments if isinstance(a, Expectation)}
+        mine = [a for a in assessments if isinstance(a, Feedback) and a.name == name
+                and (run_id is None or (a.metadata or {}).get("mlflow.assessment.sourceRunId") in (None, run_id))]
+        recorded: Any = _UNSCORED
+        if mine:
+            fb = mine[-1]
+            if fb.error is not None:
+                recorded = None
+            else:
+                flag = (fb.metadata or {}).get("passed")
+                value = fb.value if isinstance(fb.value, (int, float)) and not isinstance(fb.value, bool) else None
+                recorded = MetricResult(name, None if value is None else float(value), fb.rationale or "", {},
+                                        None if flag in (None, "skipped") else flag == "true")
+        row = {"inputs": cell.get("request"), "outputs": cell.get("response"),
+               "expectations": expectations or None, "trace": trace}
+        out.append((row, recorded))
+    return out
 
 
 def row_from_trace(trace: Any, *, expected_calls: Sequence[Any] | None = None, format: str = "auto",

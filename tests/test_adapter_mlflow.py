@@ -196,3 +196,54 @@ def test_expectations_logged_on_traces_and_search_traces(store):
         assert df["trajcheck_tool_call_f1/value"].iloc[i] == core_value("tool_call_f1", RUNS[cid], CASES[cid])
         assert df["trajcheck_ordering_accuracy/value"].iloc[i] == core_value("ordering_accuracy", RUNS[cid],
                                                                              CASES[cid])
+
+
+def test_suite_figures_of_evaluation_result(store):
+    """``suite_figures`` on what ``mlflow.genai.evaluate`` returns: three tasks with 3-4 trials
+    each, the verdict read from each row's Feedback (tool_call_f1 passes only at 1.0: the
+    duplicate and forbidden runs score 0.8), an error Feedback (no expected calls) a failure.
+
+    Per task, successes c of n trials: t1 = optional P, duplicate F, retry P (2 of 3);
+    t2 = parallel P, order_kept P, no_tool P, a row without expected calls F (3 of 4);
+    t3 = forbidden F, duplicate F, order_broken P (1 of 3).
+    pass^2 = mean C(c,2)/C(n,2) = (1/3 + 3/6 + 0)/3 = 5/18; pass@2 = mean 1 - C(n-c,2)/C(n,2)
+    = (1 + 1 + (1 - 1/3))/3 = 8/9; pass^3 (k defaults to the fewest trials, 3) = (0 + 1/4 + 0)/3
+    = 1/12; success rate 6/10."""
+    plan = {"t1": ["optional", "duplicate", "retry"], "t2": ["parallel", "order_kept", "no_tool", None],
+            "t3": ["forbidden", "duplicate", "order_broken"]}
+    rows = []
+    for task, cids in plan.items():
+        for cid in cids:
+            row = (am.row_from_trace(RUNS["optional"]) if cid is None else
+                   am.row_from_trace(RUNS[cid], expected_calls=expected(CASES[cid]), **settings(CASES[cid])))
+            row["inputs"]["case_id"] = task
+            rows.append(row)
+    f1 = am.TrajcheckScorer("tool_call_f1")
+    res = mlflow.genai.evaluate(data=rows, scorers=[f1])
+    assert len(res.result_df) == 10
+
+    figs2 = am.suite_figures(res, f1, k=2)
+    assert figs2["pass_hat_k"].score == pytest.approx(5 / 18)
+    assert figs2["pass_at_k"].score == pytest.approx(8 / 9)
+    assert figs2["success_rate"].score == pytest.approx(0.6)
+    assert figs2["routing_macro_f1"].score is None
+    figs = am.suite_figures(res, f1)
+    assert figs["pass_hat_k"].parts["k"] == 3 and figs["pass_hat_k"].score == pytest.approx(1 / 12)
+    assert figs["pass_at_k"].score == pytest.approx(1.0)
+    # the same figures (intervals included) as from the rows given to evaluate
+    for got, want in ((figs2, am.suite_figures(rows, f1, k=2)), (figs, am.suite_figures(rows, f1))):
+        assert {f: (r.score, r.reason) for f, r in got.items()} == {f: (r.score, r.reason) for f, r in want.items()}
+
+    # the values come from the recorded Feedback, judged by the given scorer's pass mark: at
+    # threshold 0.5 the two 0.8 rows pass; a scorer of another metric under the same name reads
+    # the recorded F1 values too (recall, computed afresh, is 1.0 on the duplicate run)
+    assert am.suite_figures(res, am.TrajcheckScorer("tool_call_f1", threshold=0.5), k=2)["success_rate"].score \
+        == pytest.approx(0.9)
+    assert am.suite_figures(res, am.TrajcheckScorer("tool_call_recall", name=f1.name), k=2)["success_rate"].score \
+        == pytest.approx(0.6)
+    # a scorer evaluate did not run is computed from each row's outputs and expectations:
+    # task_success holds on the nine runs with a reference; the row without one fails
+    ts = am.suite_figures(res, k=2)
+    assert ts["success_rate"].score == pytest.approx(0.9)
+    assert ts["pass_hat_k"].score == pytest.approx((1 + 3 / 6 + 1) / 3)
+    assert ts["pass_hat_k"].score == am.suite_figures(rows, k=2)["pass_hat_k"].score
