@@ -17,7 +17,11 @@ Where the run comes from (``source=``):
   ``Trajectory`` -- else the span tree pydantic-evals recorded while the task ran
   (``ctx.span_tree``; pydantic-ai's OpenTelemetry spans read by trajcheck's OTel reader: a tool
   span per call, status ERROR for a failed one, e.g. ``ModelRetry``; the tool spans under one
-  model response one step).
+  model response one step). As pydantic-evals' own span evaluators count them, an output
+  function's span and an output tool (``final_result``) are the run's answer, not calls, and a
+  deferred call (``ApprovalRequired`` / ``CallDeferred`` / ``requires_approval``) did not run
+  (it is listed in the trajectory's ``metadata["deferred_calls"]``); a span whose tool name is
+  not a string is no call (a problem names it).
 * ``"output"`` / ``"span_tree"``: that one only. No run raises ``TraceFormatError``.
 
 The reference is the case's metadata ``{"trajcheck": {...}}`` (``Case(metadata=...)``):

@@ -70,7 +70,10 @@ _MLF_ADK_BUILD = ("mlflow-skinny 3.17.2 builds ToolTrajectoryCriterion without t
                   "(ValidationError)")
 _PE_SRC = "research/landscape_2026-12.md §4 (pydantic-evals 2.62.0 evaluators/agentic.py, READ)"
 _PE_FAILED = ("every failed attempt is dropped (include_failed=False), trajcheck sets aside only "
-              "failed attempts that were retried")
+              "failed attempts that were retried; a span is a tool call only under pydantic-ai's tool "
+              "span names ('running tool', 'execute_tool <name>'), trajcheck reads every span carrying "
+              "gen_ai.tool.name (other emitters name their tool spans otherwise); both leave out output "
+              "functions and output tools (final_result), deferred calls and tool names that are not strings")
 _ST_SRC = ("research/landscape_2026-12.md §5 (strands-agents-evals 1.7.0 "
            "tools/evaluation_tools.py, READ and RAN)")
 _AZ_SRC = ("research/landscape_2026-12.md §13 (azure-ai-evaluation 1.18.10 "

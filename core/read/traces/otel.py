@@ -60,6 +60,7 @@ from ...errors import TraceFormatError
 from ...model import ToolCall, ToolResult, Trajectory, Usage, _frozen_plain
 from . import otel_haystack as haystack
 from . import otel_layouts as layouts
+from . import otel_pydantic_ai as pyd
 from ._turns import ModelTurn, ToolRun, build, mark_final
 from ._util import (
     StepList,
@@ -675,6 +676,8 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     session = None
     events: list[ModelTurn | ToolRun] = []
     answer: str | None = None  # smolagents' final_answer tool
+    answers: list[str] = []  # pydantic-ai output functions' results
+    deferred: list[dict[str, Any]] = []  # pydantic-ai calls deferred, not run
     for s in spans:
         if s["events"]:
             layouts.lift_details(s)
@@ -691,6 +694,8 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
                                  "parent_id": s["parent_id"], "agent_name": agent if isinstance(agent, str) else None}
         w = f"span {s['span_id']} ({s['name']})"
         if kind == "tool":
+            if not pyd.tool_span_is_call(s, problems, w, deferred, answers):
+                continue
             run = _tool_run(s, problems, w, times)
             if run.call.name == layouts.FINAL_ANSWER_TOOL:
                 got = (run.call.args or {}).get("answer")
@@ -699,6 +704,10 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
             events.append(run)
         elif kind == "llm":
             text, req, any_req = _messages_out(a, problems, w)
+            outs = pyd.output_tools(a)
+            if outs and any(c.name in outs for c in req):  # pydantic-ai output tools: the answer
+                req = [c for c in req if c.name not in outs]
+                any_req = bool(req)
             first_user, in_results = _messages_in(a)
             if user is None and first_user:
                 user = first_user
@@ -710,10 +719,16 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
                 problems.append(f"{w}: LLM span has error status: {s['status_message']}")
     if user is not None:
         sl.add("user", content=user)
+    for s in spans:  # after the tool spans' own deferrals, which name the kind
+        if layouts.is_agent_span(s):
+            deferred.extend({"name": n, "call_id": c, "deferral": "DeferredToolRequests"}
+                            for n, c in pyd.deferred_requests(s["attrs"]))
+    if deferred:
+        events = pyd.drop_deferred(events, deferred)
     build(_drop_final_answer_calls(events, answer), sl)
     final_steps, final = mark_final(sl.steps)
     if final is None:
-        answer = answer or next((x for x in (layouts.agent_answer(s) for s in spans if layouts.is_agent_span(s)) if x),
+        answer = answer or (answers[-1] if answers else None) or next((x for x in (layouts.agent_answer(s) for s in spans if layouts.is_agent_span(s)) if x),
                                 None)
         if answer:
             sl.add("final_response", content=answer)
@@ -722,6 +737,8 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     ends = [s["end"] for s in spans if s["end"] is not None]
     costs = [st.cost_usd for st in final_steps if st.cost_usd is not None]
     meta: dict[str, Any] = {"problems": problems} if problems else {}
+    if deferred:
+        meta["deferred_calls"] = pyd.unique_deferred(deferred)
     cid = _case_id(spans, roots)
     if cid is not None:
         meta["case_id"] = cid

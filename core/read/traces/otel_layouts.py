@@ -16,7 +16,8 @@ mapping of keys:
   or more is error).
 - the final answer carried only on the agent span (Strands ``invoke_agent``, Semantic Kernel
   ``invoke_agent``, smolagents' OpenInference ``AGENT`` span): its ``gen_ai.output.messages``
-  text, its ``gen_ai.choice`` event's ``message``, or its ``output.value``.
+  text, its ``gen_ai.choice`` event's ``message``, or its ``output.value``; pydantic-ai's
+  ``invoke_agent`` span's ``final_result`` (the run's output, unless it deferred calls).
 - smolagents' ``final_answer`` tool: the run's answer (its ``answer`` argument), not a call.
 """
 
@@ -26,6 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from . import otel_pydantic_ai as pyd
 from ._util import is_seq, text_of
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
@@ -170,8 +172,10 @@ def agent_answer(span: Mapping[str, Any]) -> str | None:
     for ev in span["events"]:
         if ev.get("name") == "gen_ai.choice" and ev["attributes"].get("message") is not None:
             return _text(ev["attributes"]["message"])
-    for k in ("output.value", "traceloop.entity.output", "gen_ai.output"):
+    for k in ("output.value", "traceloop.entity.output", "gen_ai.output", "final_result"):
         if a.get(k) is not None:
+            if k == "final_result" and pyd.deferred_requests(a):
+                return None  # pydantic-ai's DeferredToolRequests: the run ended without an answer
             return _text(a[k])
     return None
 

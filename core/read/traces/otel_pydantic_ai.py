@@ -1,0 +1,133 @@
+"""pydantic-ai's marks on its OpenTelemetry spans: which tool spans and requested calls are
+not calls of the run.
+
+pydantic-ai (instrumentation v2 and v3+) writes one tool span per execution attempt, and also:
+
+- output functions (``output_type=func``, ``ToolOutput(func)``): a span like a tool's
+  (``execute_tool final_result``, ``gen_ai.tool.name``) told apart by ``logfire.msg``
+  ``"running output function: <name>"`` (v3+) or the span name ``running output function``
+  (v2). It computes the run's output: it is the answer, not a call.
+- output tools (``output_type=SomeModel``): no span at all; the model's ``final_result`` call is
+  in the chat span's output messages, and the chat span's ``model_request_parameters`` lists
+  it under ``output_tools``. Not a call either.
+- deferred calls (a tool raising ``ApprovalRequired`` / ``CallDeferred``): a tool span with
+  ``pydantic_ai.tool.deferral.name``; a tool declared ``requires_approval=True`` gets no span,
+  and the run's output (the agent span's ``final_result``) is a ``DeferredToolRequests``
+  (``calls`` / ``approvals`` with ``tool_call_id``). The call did not run in this run: not a
+  call; its name and id are kept in the trajectory's ``metadata["deferred_calls"]``.
+
+pydantic-evals' span evaluators (``ToolCorrectness``, ``TrajectoryMatch``) count tool calls
+the same way (docs/modes.md, pydantic_evals rows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ._turns import ModelTurn, ToolRun
+from ._util import is_seq
+
+DEFERRAL_ATTR = "pydantic_ai.tool.deferral.name"
+OUTPUT_FUNCTION_MSG = "running output function:"
+V2_OUTPUT_FUNCTION_SPAN = "running output function"
+
+
+def _json(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
+def is_output_function(span: Mapping[str, Any]) -> bool:
+    """Whether a tool-like span is a pydantic-ai output function's run (module doc)."""
+    msg = span["attrs"].get("logfire.msg")
+    return span["name"] == V2_OUTPUT_FUNCTION_SPAN or (isinstance(msg, str) and msg.startswith(OUTPUT_FUNCTION_MSG))
+
+
+def deferral(attrs: Mapping[str, Any]) -> str | None:
+    """The deferral kind (``ApprovalRequired`` / ``CallDeferred``) of a tool span whose call was
+    deferred, else None."""
+    v = attrs.get(DEFERRAL_ATTR)
+    return None if v is None else str(v)
+
+
+def output_tools(attrs: Mapping[str, Any]) -> frozenset[str]:
+    """The output tool names a pydantic-ai chat span offered the model
+    (``model_request_parameters.output_tools``); empty for other spans."""
+    mrp = _json(attrs.get("model_request_parameters"))
+    tools = mrp.get("output_tools") if isinstance(mrp, Mapping) else None
+    return frozenset(str(t["name"]) for t in (tools if is_seq(tools) else ())
+                     if isinstance(t, Mapping) and t.get("name") is not None)
+
+
+def deferred_requests(attrs: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """``(name, call id)`` of the calls a pydantic-ai agent span's output defers (its
+    ``final_result`` a ``DeferredToolRequests``: ``calls`` and ``approvals``); [] otherwise."""
+    out = _json(attrs.get("final_result"))
+    if not (isinstance(out, Mapping) and set(out) >= {"calls", "approvals"}):
+        return []
+    got = []
+    for part in [*(out["calls"] if is_seq(out["calls"]) else ()), *(out["approvals"] if is_seq(out["approvals"]) else ())]:
+        if isinstance(part, Mapping) and isinstance(part.get("tool_name"), str):
+            cid = part.get("tool_call_id")
+            got.append((part["tool_name"], None if cid is None else str(cid)))
+    return got
+
+
+def tool_span_is_call(s: dict[str, Any], problems: list[str], w: str, deferred: list[dict[str, Any]],
+                      answers: list[str]) -> bool:
+    """Whether a tool span of the ``otel`` reader is a call of the run: not when its tool name is not a string (a
+    problem), nor a pydantic-ai output function's run (its result text goes to ``answers``),
+    nor a deferred call (recorded in ``deferred``)."""
+    a = s["attrs"]
+    raw = next((a[k] for k in ("gen_ai.tool.name", "tool.name", "ai.toolCall.name") if a.get(k) is not None), None)
+    if raw is not None and not isinstance(raw, str):
+        problems.append(f"{w}: tool name is not a string ({type(raw).__name__} {raw!r}); not read as a call")
+        return False
+    if is_output_function(s):
+        out = a.get("gen_ai.tool.call.result", a.get("tool_response"))
+        if isinstance(out, str) and out:
+            answers.append(out)
+        return False
+    kind = deferral(a)
+    if kind is not None:
+        cid = a.get("gen_ai.tool.call.id", a.get("tool_call_id"))
+        deferred.append({"name": raw, "call_id": None if cid is None else str(cid), "deferral": kind})
+        return False
+    return True
+
+
+def drop_deferred(events: list[ModelTurn | ToolRun], deferred: list[dict[str, Any]]) -> list[ModelTurn | ToolRun]:
+    """Model turns without the requested calls that were deferred (by call id, else by name)."""
+    ids = {d["call_id"] for d in deferred if d["call_id"] is not None}
+    names = {d["name"] for d in deferred if d["call_id"] is None}
+    out: list[ModelTurn | ToolRun] = []
+    for ev in events:
+        if isinstance(ev, ModelTurn) and any(c.call_id in ids or c.name in names for c in ev.requested):
+            rest = [c for c in ev.requested if not (c.call_id in ids or c.name in names)]
+            ev = replace(ev, requested=rest, requested_any=bool(rest))
+        out.append(ev)
+    return out
+
+
+def unique_deferred(deferred: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Deferred calls once each (a call deferred by its tool span and listed in the run's
+    output is one call): the first record per call id."""
+    seen: set[Any] = set()
+    out: list[dict[str, Any]] = []
+    for d in deferred:
+        key = d["call_id"] if d["call_id"] is not None else (d["name"], len(out))
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+__all__ = ["DEFERRAL_ATTR", "deferral", "deferred_requests", "drop_deferred", "is_output_function", "output_tools",
+           "tool_span_is_call", "unique_deferred"]
