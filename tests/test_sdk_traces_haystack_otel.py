@@ -57,3 +57,18 @@ def test_content_tracing_off_still_names_every_call_and_the_failure(tmp_path) ->
     probs = t.metadata["problems"]
     assert len([m for m in probs if "records no arguments" in m]) == 4
     assert t.final_response is None and t.total_usage is None
+
+
+def test_a_pipelines_chat_generator_component_span_is_a_model_turn() -> None:
+    # haystack-ai 3.4.1 Pipeline with one OpenAIChatGenerator offered the tools: the model's first
+    # turn of the scenario (the parallel pair) is in its haystack.component.run span only
+    res = load(DATA / "otel_pipeline_spans.json")
+    assert res.problems == [] and res.unread == []
+    t = res[0]
+    assert [(c.name, c.args, c.call_id) for c in t.tool_calls()] == [
+        ("get_weather", {"city": "Zürich", "units": {"temp": "°C", "wind": ["km/h", "Bft"]}}, "call_w1"),
+        ("get_time", {"tz": "Europe/Zurich"}, "call_t1")]
+    assert [s.kind for s in t.steps] == ["user", "tool_call"]
+    assert (t.total_usage.input_tokens, t.total_usage.output_tokens) == (120, 40)
+    assert t.steps[1].model == "gpt-4o-mini"
+    assert t.user_input.startswith("Plane Zoës Reise nach Zürich")

@@ -18,6 +18,7 @@ opentelemetry-haystack==2.0.0, opentelemetry-sdk==1.45.2.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import sys
 from pathlib import Path
@@ -52,11 +53,43 @@ def _hex_ids(obj: object) -> object:
     return obj
 
 
-def main() -> None:
+def _traced() -> tuple[InMemorySpanExporter, TracerProvider]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "haystack-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracing.enable_tracing(OpenTelemetryTracer(provider.get_tracer("haystack")))
+    return exporter, provider
+
+
+def pipeline_run() -> None:
+    """A one-component Pipeline (the chat generator offered the tools; haystack-ai 3.x has no
+    ToolInvoker component, the Agent runs tools): its ``haystack.component.run`` span holds the
+    model's first turn, the parallel pair, as requested calls. Artifact ``otel_pipeline_spans.json``
+    (no truth file: one model turn of the scenario, checked in tests/test_sdk_traces_haystack_otel.py)."""
+    from haystack import Pipeline
+
+    exporter, provider = _traced()
+    srv = S.Scripted(H.scripted_replies()[:1])
+    try:
+        gen = OpenAIChatGenerator(api_key=Secret.from_token("test-key"), model="gpt-4o-mini",
+                                  api_base_url=srv.url + "/v1",
+                                  tools=[create_tool_from_function(f) for f in (H.get_weather, H.get_time)])
+        pipe = Pipeline()
+        pipe.add_component("llm", gen)
+        out = pipe.run({"llm": {"messages": [ChatMessage.from_user(S.USER)]}})
+    finally:
+        srv.close()
+        tracing.disable_tracing()
+    assert [c.id for c in out["llm"]["replies"][0].tool_calls] == ["call_w1", "call_t1"]
+    provider.force_flush()
+    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    path = S.DATA / "haystack" / "otel_pipeline_spans.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    exporter, provider = _traced()
     replies = H.scripted_replies()
     srv = S.Scripted(replies)
     try:
@@ -84,3 +117,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    pipeline_run()
