@@ -24,6 +24,8 @@ format name            source
 ``langchain_events``   LangChain ``astream_events`` output (one run per root run)
 ``litellm``            LiteLLM standard logging payloads (grouped by trace id / message chain)
 ``llamaindex_events``  LlamaIndex agent workflow events (``JsonSerializer`` lines), a run per StopEvent
+``crewai_events``      CrewAI event bus events (JSON Lines), a run per crew kickoff
+``ag2_chats``          AG2 ``ChatResult`` lines / ``chat_id`` messages, a run per conversation
 ``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
 ``langsmith``          LangSmith run trees
 ``promptfoo``          promptfoo provider output

@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import (
+    ag2_chats,
     anthropic_managed,
     atif,
     autogen,
     bfcl_result,
+    crewai_events,
     deepeval,
     inspect_ai,
     langchain,
@@ -212,6 +214,10 @@ def _detect_new(obj: Any, raw: Any) -> str | None:
         return "litellm"
     if llamaindex_events.is_source(obj):
         return "llamaindex_events"
+    if crewai_events.is_source(obj):
+        return "crewai_events"
+    if ag2_chats.is_source(obj):
+        return "ag2_chats"
     if isinstance(obj, Mapping):
         if inspect_ai.is_log(obj):
             return "inspect_ai"

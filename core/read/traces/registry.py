@@ -19,12 +19,14 @@ from typing import Any, Protocol
 from ...errors import TraceFormatError
 from ...model import Trajectory
 from . import (
+    ag2_chats,
     anthropic,
     anthropic_managed,
     atif,
     autogen,
     bfcl_result,
     case_keys,
+    crewai_events,
     deepeval,
     host_exports,
     inspect_ai,
@@ -59,7 +61,8 @@ from .unread import unread_problem
 # readers of shapes once refused (detected in ``detection._detect_new``)
 _ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
                                   "langchain_events": langchain_events.read, "litellm": litellm.read,
-                                  "llamaindex_events": llamaindex_events.read}
+                                  "llamaindex_events": llamaindex_events.read,
+                                  "crewai_events": crewai_events.read, "ag2_chats": ag2_chats.read}
 READERS: dict[str, Callable[[Any], Trajectory]] = {
     "trajcheck": native.read, "tau_bench": tau_bench.read, "tau2": tau2.read, "bfcl": bfcl_result.read, "otel": otel.read, "langsmith": langsmith.read,
     "promptfoo": promptfoo.read, "vertex": vertex.read, "openai_responses": openai_responses.read,
@@ -74,7 +77,8 @@ GROUPED: dict[str, Callable[[list[Any]], list[Trajectory]]] = {
     "openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,
     "mlflow": mlflow.read_all, "autogen": autogen.read_all,
     "langchain_events": langchain_events.read_all, "litellm": litellm.read_all,
-    "llamaindex_events": llamaindex_events.read_all}
+    "llamaindex_events": llamaindex_events.read_all, "crewai_events": crewai_events.read_all,
+    "ag2_chats": ag2_chats.read_all}
 
 
 def guarded(fn: Any, obj: Any, fmt: str) -> Any:

@@ -54,11 +54,13 @@ _CALL_TYPES = frozenset({
     "tool_use", "server_tool_use", "mcp_tool_use", "function_call", "tool_call", "tool-call",
     "custom_tool_call", "toolcall", "ToolCall", "FunctionCall", "FunctionCallContent",
     "function-call", "ToolCallPart", "tool-call-part", "toolCall", "mcp_call",
+    "tool_usage_started",  # CrewAI event bus
 })
 _RESULT_TYPES = frozenset({
     "tool_result", "function_call_output", "tool-result", "tool_call_result", "function_result",
     "ToolReturnPart", "FunctionResultContent", "ToolCallResult", "ToolCallExecutionEvent",
     "custom_tool_call_output", "mcp_tool_result", "function_response", "toolResult",
+    "tool_usage_finished", "tool_usage_error",  # CrewAI event bus
 })
 _TYPE_FIELDS = ("type", "block_type", "content_type", "kind", "part_kind", "event_type")
 _TEXT_MARKERS = ("tool_call", "function_call", "functionCall", "toolUse", "tool_use",
@@ -132,7 +134,7 @@ def _attr(shapes: Shapes, key: str, value: Any, path: str) -> None:
 _MARKS = ("tool_call", "toolcall", "tool-call", "tool_use", "tooluse", "functioncall", "function_call",
           "function-call", "functionresponse", "function_response", "function_result", "functionresult",
           "tool_result", "toolresult", "tool-result", "toolreturn", "gen_ai.tool", "execute_tool",
-          '"tool"', "tool_responses")
+          '"tool"', "tool_responses", "tool_usage_")
 
 
 def _may_hold(obj: Any) -> bool:
