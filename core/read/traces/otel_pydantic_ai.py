@@ -45,21 +45,41 @@ def _json(v: Any) -> Any:
 
 
 def is_output_function(span: Mapping[str, Any]) -> bool:
-    """Whether a tool-like span is a pydantic-ai output function's run (module doc)."""
+    """Whether a tool-like span is a pydantic-ai output function's run (module doc).
+
+    Args:
+        span: one span as the ``otel`` reader holds it (``name``, ``attrs``).
+
+    Returns:
+        True for the v2 span name ``running output function`` or a ``logfire.msg`` starting
+        ``running output function:``.
+    """
     msg = span["attrs"].get("logfire.msg")
     return span["name"] == V2_OUTPUT_FUNCTION_SPAN or (isinstance(msg, str) and msg.startswith(OUTPUT_FUNCTION_MSG))
 
 
 def deferral(attrs: Mapping[str, Any]) -> str | None:
-    """The deferral kind (``ApprovalRequired`` / ``CallDeferred``) of a tool span whose call was
-    deferred, else None."""
+    """The deferral kind of a tool span whose call was deferred.
+
+    Args:
+        attrs: the span's attributes.
+
+    Returns:
+        ``pydantic_ai.tool.deferral.name`` (``ApprovalRequired`` / ``CallDeferred``), else None.
+    """
     v = attrs.get(DEFERRAL_ATTR)
     return None if v is None else str(v)
 
 
 def output_tools(attrs: Mapping[str, Any]) -> frozenset[str]:
-    """The output tool names a pydantic-ai chat span offered the model
-    (``model_request_parameters.output_tools``); empty for other spans."""
+    """The output tool names a pydantic-ai chat span offered the model.
+
+    Args:
+        attrs: the span's attributes.
+
+    Returns:
+        The names in ``model_request_parameters.output_tools``; empty for other spans.
+    """
     mrp = _json(attrs.get("model_request_parameters"))
     tools = mrp.get("output_tools") if isinstance(mrp, Mapping) else None
     return frozenset(str(t["name"]) for t in (tools if is_seq(tools) else ())
@@ -67,8 +87,15 @@ def output_tools(attrs: Mapping[str, Any]) -> frozenset[str]:
 
 
 def deferred_requests(attrs: Mapping[str, Any]) -> list[tuple[str, str | None]]:
-    """``(name, call id)`` of the calls a pydantic-ai agent span's output defers (its
-    ``final_result`` a ``DeferredToolRequests``: ``calls`` and ``approvals``); [] otherwise."""
+    """The calls a pydantic-ai agent span's output defers.
+
+    Args:
+        attrs: the agent span's attributes.
+
+    Returns:
+        ``(name, call id)`` of each of ``calls`` and ``approvals`` when its ``final_result`` is a
+        ``DeferredToolRequests``; [] otherwise.
+    """
     out = _json(attrs.get("final_result"))
     if not (isinstance(out, Mapping) and set(out) >= {"calls", "approvals"}):
         return []
@@ -82,9 +109,19 @@ def deferred_requests(attrs: Mapping[str, Any]) -> list[tuple[str, str | None]]:
 
 def tool_span_is_call(s: dict[str, Any], problems: list[str], w: str, deferred: list[dict[str, Any]],
                       answers: list[str]) -> bool:
-    """Whether a tool span of the ``otel`` reader is a call of the run: not when its tool name is not a string (a
-    problem), nor a pydantic-ai output function's run (its result text goes to ``answers``),
-    nor a deferred call (recorded in ``deferred``)."""
+    """Whether a tool span of the ``otel`` reader is a call of the run.
+
+    Args:
+        s: the span (``name``, ``attrs``).
+        problems: receives a message when its tool name is not a string.
+        w: the span's location for that message.
+        deferred: receives ``{name, call_id, deferral}`` when its call was deferred.
+        answers: receives an output function's result text.
+
+    Returns:
+        False for a tool name that is not a string, a pydantic-ai output function's run or a
+        deferred call; True otherwise.
+    """
     a = s["attrs"]
     raw = next((a[k] for k in ("gen_ai.tool.name", "tool.name", "ai.toolCall.name") if a.get(k) is not None), None)
     if raw is not None and not isinstance(raw, str):
@@ -104,7 +141,15 @@ def tool_span_is_call(s: dict[str, Any], problems: list[str], w: str, deferred: 
 
 
 def drop_deferred(events: list[ModelTurn | ToolRun], deferred: list[dict[str, Any]]) -> list[ModelTurn | ToolRun]:
-    """Model turns without the requested calls that were deferred (by call id, else by name)."""
+    """The model turns without the requested calls that were deferred.
+
+    Args:
+        events: model turns and tool runs in execution order.
+        deferred: the deferred calls (``name``, ``call_id``).
+
+    Returns:
+        ``events`` with each turn's deferred requests (by call id, else by name) removed.
+    """
     ids = {d["call_id"] for d in deferred if d["call_id"] is not None}
     names = {d["name"] for d in deferred if d["call_id"] is None}
     out: list[ModelTurn | ToolRun] = []
@@ -118,7 +163,14 @@ def drop_deferred(events: list[ModelTurn | ToolRun], deferred: list[dict[str, An
 
 def unique_deferred(deferred: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Deferred calls once each (a call deferred by its tool span and listed in the run's
-    output is one call): the first record per call id."""
+    output is one call).
+
+    Args:
+        deferred: the records in the order found.
+
+    Returns:
+        The first record per call id (records without an id all kept).
+    """
     seen: set[Any] = set()
     out: list[dict[str, Any]] = []
     for d in deferred:
