@@ -11,10 +11,16 @@
 # role, over TCP and the socket alike (no trust: an agent under test cannot log in as the
 # admin). The admin's password is in $DIR/admin.pass and the URL (with its role's password) in
 # $DIR/url, both mode 0600. The URL printed is for the role `trajcheck`, which is NOT a
-# superuser: it owns the database `trajcheck` and may create roles (CREATEROLE), so that
-# trajcheck's sandbox can run each trial's fixture and tools as a fresh login role of its
-# own that owns nothing but the trial's schema (no COPY ... PROGRAM, no server files, no
-# other schema). The bootstrap superuser `trajcheck_admin` is used only by this script.
+# superuser and has no CREATEROLE (before PostgreSQL 16 a CREATEROLE role may grant itself
+# pg_execute_server_program and so run shell commands: it equals superuser). It owns the
+# database `trajcheck`. Each sandbox trial's role is made by two SECURITY DEFINER functions,
+# trajcheck_trials.open_trial / close_trial, owned by the NOLOGIN role `trajcheck_trials`
+# (the only role with CREATEROLE besides the superuser): they create a login role with fixed
+# attributes (no superuser, CREATEDB, CREATEROLE, membership or replication) owning only the
+# trial's schema, and drop only roles they made. So trajcheck's sandbox runs each trial's
+# fixture and tools as a fresh role that owns nothing but the trial's schema (no COPY ...
+# PROGRAM, no server files, no other schema), and the handed-out role cannot become more.
+# The bootstrap superuser `trajcheck_admin` is used only by this script.
 # Everything but the URL goes to stderr, so `export TRAJCHECK_PG_URL=$(scripts/start_postgres.sh)`
 # works. A cluster made by an older version of this script (whose `trajcheck` role was the
 # superuser) is recreated.
@@ -33,7 +39,8 @@ LOG="$DIR/server.log"
 URLFILE="$DIR/url"
 PGUSER_NAME=trajcheck
 ADMIN_NAME=trajcheck_admin
-LAYOUT=3  # 3: as 2 (superuser trajcheck_admin + non-superuser trajcheck owning database trajcheck), scram passwords
+LAYOUT=4  # 4: as 3 (superuser trajcheck_admin, non-superuser trajcheck owning database trajcheck, scram
+          # passwords), trajcheck without CREATEROLE, trial roles made by trajcheck_trials' functions
 
 log() { echo "start_postgres: $*" >&2; }
 
@@ -150,9 +157,13 @@ if [ ! -f "$DIR/roles_done" ]; then
     [ -x "$PSQL" ] || PSQL=$(command -v psql)
     PGPASSWORD="$(cat "$DIR/admin.pass")" "$PSQL" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PORT" \
         -U "$ADMIN_NAME" -d postgres >&2 <<SQL
-CREATE ROLE $PGUSER_NAME LOGIN PASSWORD '$(cat "$DIR/user.pass")' NOSUPERUSER NOCREATEDB CREATEROLE NOREPLICATION NOBYPASSRLS;
+CREATE ROLE $PGUSER_NAME LOGIN PASSWORD '$(cat "$DIR/user.pass")' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
 CREATE DATABASE $PGUSER_NAME OWNER $PGUSER_NAME;
 SQL
+    # The trial-role functions, in the database the URL names (quoted heredoc: $$ is SQL's).
+    PGPASSWORD="$(cat "$DIR/admin.pass")" "$PSQL" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PORT" \
+        -U "$ADMIN_NAME" -d "$PGUSER_NAME" -v app_role="$PGUSER_NAME" -v db="$PGUSER_NAME" \
+        -f "$ROOT/scripts/postgres_trial_roles.sql" >&2
     touch "$DIR/roles_done"
     echo "$LAYOUT" >"$DIR/layout"
 fi

@@ -142,7 +142,55 @@ def test_start_postgres_role_is_not_a_superuser(pg_url: str) -> None:
     with eng.connect() as c:
         row = c.exec_driver_sql("SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname = current_user").one()
     eng.dispose()
-    assert tuple(row) == (False, True)
+    assert tuple(row) == (False, False)
+
+
+def _pg_attack(pg_url: str, sql: str, params: dict | None = None) -> str:
+    """Run ``sql`` as the handed-out role; the refusal's first line (the test fails if it ran)."""
+    import sqlalchemy as sa
+
+    eng = sa.create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
+    try:
+        with eng.connect() as c:
+            with pytest.raises(Exception) as ei:
+                c.execute(sa.text(sql), params or {})
+    finally:
+        eng.dispose()
+    return str(getattr(ei.value, "orig", ei.value)).splitlines()[0]
+
+
+def test_handed_out_role_cannot_make_itself_a_superuser(pg_url: str, tmp_path: Path) -> None:
+    # Before PostgreSQL 16 a CREATEROLE role could grant itself these and run shell commands.
+    for grp in ("pg_execute_server_program", "pg_write_server_files", "pg_read_server_files"):
+        assert _pg_attack(pg_url, f"GRANT {grp} TO current_user") == f'must have admin option on role "{grp}"'
+    assert "pg_execute_server_program" in _pg_attack(
+        pg_url, f"COPY (SELECT 1) TO PROGRAM 'touch {tmp_path}/pwned'")
+    assert list(tmp_path.iterdir()) == []
+    assert _pg_attack(pg_url, "CREATE ROLE evil LOGIN") == "permission denied to create role"
+    # the trial-role functions' owner cannot be borrowed, their code cannot be replaced
+    assert _pg_attack(pg_url, "SET ROLE trajcheck_trials") == 'permission denied to set role "trajcheck_trials"'
+    assert _pg_attack(pg_url, "CREATE OR REPLACE FUNCTION trajcheck_trials.close_trial(r text) RETURNS void "
+                              "LANGUAGE sql AS 'SELECT 1'") == "permission denied for schema trajcheck_trials"
+    assert _pg_attack(pg_url, "ALTER ROLE trajcheck_trials LOGIN").startswith("permission denied")
+
+
+def test_trial_role_functions_make_only_confined_roles(pg_url: str) -> None:
+    # close_trial drops only what open_trial made; open_trial takes only a trial role's name
+    assert _pg_attack(pg_url, "SELECT trajcheck_trials.close_trial('trajcheck')") == (
+        "close_trial: trajcheck was not made by open_trial")
+    assert _pg_attack(pg_url, "SELECT trajcheck_trials.open_trial(:r, 'x')", {"r": 'Evil"; DROP'}).startswith(
+        'open_trial: Evil"; DROP is not a trial role name')
+    with SQLAlchemySandbox(pg_url, fixture_sql="CREATE TABLE t (x int);") as sb:
+        # a live trial's role cannot be made again (with a password the caller chose)
+        assert _pg_attack(pg_url, "SELECT trajcheck_trials.open_trial(:r, 'x')", {"r": sb.schema}) == (
+            f'role "{sb.schema}" already exists')
+        attrs = sb.execute("SELECT rolsuper, rolcreaterole, rolcreatedb, rolinherit, rolreplication, rolbypassrls "
+                           "FROM pg_roles WHERE rolname = current_user")[0]
+        assert set(attrs.values()) == {False}
+        assert sb.execute("SELECT count(*) AS n FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.member "
+                          "WHERE r.rolname = current_user") == [{"n": 0}]
+        assert _pg_error(sb, "SELECT trajcheck_trials.close_trial(current_user)").startswith(
+            "permission denied for schema trajcheck_trials")
 
 
 def test_postgres_fixture_and_tools_run_as_an_unprivileged_trial_role(pg_url: str, tmp_path: Path) -> None:

@@ -499,6 +499,7 @@ class SQLAlchemySandbox:
         self._admin: Any = None  # PostgreSQL: the connecting role's connection, when trials get a role
         self._admin_engine: Any = None
         self._role: str | None = None
+        self._role_by_function = False  # made by trajcheck_trials.open_trial (dropped by close_trial)
 
     def open(self) -> SQLAlchemySandbox:
         """Connect, create the trial's schema, load the fixture; returns self."""
@@ -546,30 +547,41 @@ class SQLAlchemySandbox:
         return self
 
     def _open_pg_trial(self, sa: Any, url: Any) -> None:
-        """PostgreSQL confinement (README "Security model"): when the connecting role may
-        create roles (CREATEROLE or superuser), the trial gets a fresh login role of its own
-        -- not a superuser, no CREATEDB/CREATEROLE, member of nothing -- that owns the trial's
-        schema, and the fixture and the tools run on a connection as that role. So a fixture
-        or an agent's SQL cannot run ``COPY ... PROGRAM``, read or write server files, or
-        touch another trial's schema. The connecting role (``scripts/start_postgres.sh``
-        makes a non-superuser one) keeps only the admin connection, used to create and drop
-        the trial role and schema. Without CREATEROLE the trial runs as the connecting role
-        in its own schema (isolated from other trials' data, but not a privilege boundary)."""
+        """PostgreSQL confinement (docs/security.md): the trial gets a fresh login role of its
+        own -- not a superuser, no CREATEDB/CREATEROLE, member of nothing -- that owns the
+        trial's schema, and the fixture and the tools run on a connection as that role. So a
+        fixture or an agent's SQL cannot run ``COPY ... PROGRAM``, read or write server files,
+        or touch another trial's schema. The connecting role keeps only the admin connection,
+        used to make and drop the trial role and schema: through the functions
+        ``trajcheck_trials.open_trial`` / ``close_trial`` where the database has them
+        (``scripts/start_postgres.sh`` installs them and hands out a role without CREATEROLE,
+        which before PostgreSQL 16 equals superuser), else directly when the connecting role
+        may create roles. Otherwise the trial runs as the connecting role in its own schema
+        (isolated from other trials' data, but not a privilege boundary)."""
         import secrets
 
         admin = self._conn
         row = admin.exec_driver_sql(
-            "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user").first()
-        if not row or not row[0]:
+            "SELECT rolsuper OR rolcreaterole, "
+            "to_regprocedure('trajcheck_trials.open_trial(text,text)') IS NOT NULL "
+            "AND has_function_privilege('trajcheck_trials.open_trial(text,text)', 'EXECUTE') "
+            "AND has_function_privilege('trajcheck_trials.close_trial(text)', 'EXECUTE') "
+            "FROM pg_roles WHERE rolname = current_user").first()
+        may_create, has_functions = (bool(row[0]), bool(row[1])) if row else (False, False)
+        role, pw = self.schema, secrets.token_hex(16)
+        if has_functions:
+            admin.execute(sa.text("SELECT trajcheck_trials.open_trial(:r, :p)"), {"r": role, "p": pw})
+            self._role_by_function = True
+        elif may_create:
+            admin.exec_driver_sql(f'CREATE ROLE "{role}" LOGIN PASSWORD \'{pw}\' NOSUPERUSER NOCREATEDB '
+                                  "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 2")
+            admin.exec_driver_sql(f'GRANT "{role}" TO current_user')
+            admin.exec_driver_sql(f'CREATE SCHEMA "{self.schema}" AUTHORIZATION "{role}"')
+            admin.exec_driver_sql(f'ALTER ROLE "{role}" SET search_path TO "{self.schema}"')
+        else:
             admin.exec_driver_sql(f'CREATE SCHEMA "{self.schema}"')
             return
-        role, pw = self.schema, secrets.token_hex(16)
-        admin.exec_driver_sql(f'CREATE ROLE "{role}" LOGIN PASSWORD \'{pw}\' NOSUPERUSER NOCREATEDB '
-                              "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 2")
         self._role = role
-        admin.exec_driver_sql(f'GRANT "{role}" TO current_user')
-        admin.exec_driver_sql(f'CREATE SCHEMA "{self.schema}" AUTHORIZATION "{role}"')
-        admin.exec_driver_sql(f'ALTER ROLE "{role}" SET search_path TO "{self.schema}"')
         self._admin, self._admin_engine = admin, self._engine
         self._engine = sa.create_engine(url.set(username=role, password=pw), isolation_level="AUTOCOMMIT")
         try:
@@ -600,15 +612,20 @@ class SQLAlchemySandbox:
             self._admin = self._admin_engine = None
         if self._conn is not None:
             try:
-                if self.schema is not None:
-                    self._conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
-                if self._role is not None:
-                    self._conn.exec_driver_sql(f'DROP OWNED BY "{self._role}"')
-                    self._conn.exec_driver_sql(f'DROP ROLE IF EXISTS "{self._role}"')
+                if self._role is not None and self._role_by_function:
+                    import sqlalchemy as sa
+
+                    self._conn.execute(sa.text("SELECT trajcheck_trials.close_trial(:r)"), {"r": self._role})
+                else:
+                    if self.schema is not None:
+                        self._conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+                    if self._role is not None:
+                        self._conn.exec_driver_sql(f'DROP OWNED BY "{self._role}"')
+                        self._conn.exec_driver_sql(f'DROP ROLE IF EXISTS "{self._role}"')
             except Exception:
                 pass
             finally:
-                self._role = None
+                self._role, self._role_by_function = None, False
                 self._conn.close()
                 self._conn = None
         self._dispose()
