@@ -73,7 +73,8 @@ def report(city: str, temp: int) -> str:
     return f"{city}: {temp} °C"
 
 
-def _run(turns: list[list[Any]], output_type: Any, tools: list[Any], approval: tuple[Any, ...] = ()) -> SpanTree:
+def _run(turns: list[list[Any]], output_type: Any, tools: list[Any],
+         approval: tuple[Any, ...] = ()) -> tuple[SpanTree, list[Any]]:
     exp = InMemorySpanExporter()
     tp = TracerProvider()
     tp.add_span_processor(SimpleSpanProcessor(exp))
@@ -87,10 +88,10 @@ def _run(turns: list[list[Any]], output_type: Any, tools: list[Any], approval: t
         agent.tool_plain(t)
     for t in approval:
         agent.tool_plain(requires_approval=True)(t)
-    agent.run_sync("Wetter in Zürich und São Paulo?")
+    result = agent.run_sync("Wetter in Zürich und São Paulo?")
     tree = SpanTree()
     tree.add_readable_spans(list(exp.get_finished_spans()))
-    return tree
+    return tree, result.all_messages()
 
 
 def _ctx(tree: SpanTree) -> EvaluatorContext:
@@ -142,8 +143,13 @@ def _ours(mode: str, expected: list[str], ctx: EvaluatorContext) -> float:
 
 
 @pytest.fixture(scope="module")
-def trees() -> dict[str, SpanTree]:
+def runs() -> dict[str, tuple[SpanTree, list[Any]]]:
     return {k: make() for k, (make, _, _) in RUNS.items()}
+
+
+@pytest.fixture(scope="module")
+def trees(runs: dict[str, tuple[SpanTree, list[Any]]]) -> dict[str, SpanTree]:
+    return {k: v[0] for k, v in runs.items()}
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))
@@ -233,3 +239,20 @@ def test_divergence_a_tool_name_on_a_span_of_another_name_is_a_call() -> None:
                            _node(1, "execute_tool search", SEARCH)]))
     assert _theirs(ToolCorrectness(expected_tools=["search"]), ctx) == 1.0
     assert _ours("ToolCorrectness", ["search"], ctx) == 0.0
+
+
+@pytest.mark.parametrize("run", ["output_tool", "output_function"])
+def test_the_message_history_leaves_out_the_output_tool_too(run: str, runs: dict) -> None:
+    # source="output": the task returns result.all_messages(); pydantic-ai marks the output
+    # tool's call only by its return text ("Final result processed.")
+    tree, history = runs[run]
+    ctx = _ctx(tree)
+    ctx.output = history
+    t = trajectory_of(ctx, "output")
+    assert [c.name for c in t.tool_calls()] == ["get_weather", "get_weather", "book", "book"]
+    assert t.final_response == '{"city":"Zürich","temp":12}'
+    for expected in _expectations(run):
+        for make, mode in CHECKS:
+            ev = TrajcheckEvaluator("trajectory_match", mode=mode, dialect="pydantic_evals", source="output",
+                                    settings={"expected_calls": expected})
+            assert float(ev.evaluate(ctx).value) == _theirs(make(expected), ctx), (mode, expected)

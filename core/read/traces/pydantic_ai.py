@@ -23,6 +23,12 @@ Part mapping (``pydantic_ai.messages``, by ``part_kind``):
   ``usage.cost`` when numeric is its cost in USD, ``model_name`` its model.
 
 The final response is the text of the last response that called no tool.
+
+Calls that are not calls of the run (as pydantic-evals' span evaluators count, where these
+have no tool span): an output tool's call (``final_result``; its return is pydantic-ai's
+``"Final result processed."`` or ``"Output tool not used - ..."``) is the run's output -- its
+arguments, as JSON text, are the final response when no text answers -- and a function tool
+call pydantic-ai skipped (``"Tool not executed - ..."``) did not run; both leave the steps.
 """
 
 from __future__ import annotations
@@ -50,6 +56,29 @@ from ._util import (
 
 FORMAT = "pydantic_ai"
 _KINDS = ("request", "response")
+# the tool-return texts pydantic-ai writes for output tools and for tools it did not run
+_OUTPUT_RETURNS = ("Final result processed.", "Output tool not used")
+_SKIPPED_RETURN = "Tool not executed"
+
+
+def _not_calls(msgs: list[Any]) -> tuple[set[str], set[str]]:
+    """Call ids of output tool calls and of skipped tool calls (the module doc), by their returns."""
+    outputs: set[str] = set()
+    skipped: set[str] = set()
+    for m in msgs:
+        m = mapping(m)
+        if m.get("kind") != "request":
+            continue
+        for p in m.get("parts") or ():
+            p = mapping(p)
+            c, cid = p.get("content"), p.get("tool_call_id")
+            if p.get("part_kind") != "tool-return" or not isinstance(c, str) or cid is None:
+                continue
+            if c.startswith(_OUTPUT_RETURNS):
+                outputs.add(str(cid))
+            elif c.startswith(_SKIPPED_RETURN):
+                skipped.add(str(cid))
+    return outputs, skipped
 
 
 def _dump(msgs: list[Any]) -> list[Any]:
@@ -122,6 +151,8 @@ def read(obj: Any) -> Trajectory:
     sl = StepList()
     names: dict[str, str] = {}
     seen_instructions: set[str] = set()
+    outputs, skipped = _not_calls(msgs)
+    output_args: str | None = None
     for i, m in enumerate(msgs):
         m = mapping(m)
         w = f"messages[{i}]"
@@ -143,6 +174,8 @@ def read(obj: Any) -> Trajectory:
                 elif pk in ("tool-return", "builtin-tool-return", "retry-prompt"):
                     cid = p.get("tool_call_id")
                     cid = str(cid) if cid is not None else None
+                    if pk == "tool-return" and (cid in outputs or cid in skipped):
+                        continue
                     name = p.get("tool_name")
                     if pk == "retry-prompt" and not name:
                         sl.add("user", content=str(_content_text(p.get("content"))))
@@ -184,6 +217,10 @@ def read(obj: Any) -> Trajectory:
                 args, raw_s, perr = parse_args(p.get("args"), problems, pw)
                 cid = p.get("tool_call_id")
                 cid = str(cid) if cid is not None else None
+                if cid in skipped or (cid in outputs and pk == "tool-call"):
+                    if cid in outputs and args is not None:
+                        output_args = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+                    continue
                 if cid:
                     names[cid] = name
                 calls.append(ToolCall(name=name, args=args, call_id=cid, raw_args=raw_s, args_parse_error=perr,
@@ -200,6 +237,9 @@ def read(obj: Any) -> Trajectory:
         else:
             sl.add("assistant", content=text, **kw)
     steps, final = mark_last_reply(list(sl.steps))
+    if final is None and output_args is not None:
+        sl.add("final_response", content=output_args)
+        steps, final = list(sl.steps), output_args
     fs = tuple(steps)
     costs = [s.cost_usd for s in fs if s.cost_usd is not None]
     first = mapping(msgs[0])
