@@ -149,3 +149,24 @@ def test_a_malformed_line_is_named_and_nothing_else_is_lost(tmp_path: Path, sdk:
     whole = load(D / sdk / name)
     assert [t.tool_calls() for t in res] == [t.tool_calls() for t in whole]
     assert [t.final_response for t in res] == [t.final_response for t in whole]
+
+
+@pytest.mark.parametrize("how", ["load", "stream"])
+def test_ag2_runtime_log_reads_as_two_conversations_and_names_its_text_lines(how: str) -> None:
+    # autogen.runtime_logging's file logger: JSON lines of events, model calls (reprs) and tool
+    # runs, plus plain-text lines it writes itself (banner, "Failed to log ..."): those are
+    # named as not read; the received_message events give the two conversations
+    want = truth("ag2")
+    p = D / "ag2" / "runtime.log"
+    src = load(p) if how == "load" else stream(p)
+    runs = list(src)
+    assert src.formats == {"ag2_chats": 2} and src.unread == []
+    text_lines = [i for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                  if not line.startswith("{")]
+    assert len(text_lines) == 9
+    assert [s.split(": ", 1)[0] for s in src.skipped] == [f"{p}:{i}" for i in text_lines]
+    assert src.faults == []
+    for t in runs:
+        check_run(t, want, usage=True)  # usage from each model call's CompletionUsage repr
+    if how == "load":
+        assert load(p).sources[str(p)].grouped["ag2_chats"].endswith("into 2 runs by runtime log termination")

@@ -7,7 +7,11 @@ conversations are written, the two ways AG2 users keep chat histories as JSON Li
 - ``chat_results.jsonl``: one ``ChatResult`` per line (``dataclasses.asdict``: ``chat_id``,
   ``chat_history``, ``summary``, ``cost``, ``human_input``);
 - ``chat_messages.jsonl``: one ``chat_history`` message per line, each with its
-  conversation's ``chat_id`` added.
+  conversation's ``chat_id`` added;
+
+and AG2's own runtime log of both (``autogen.runtime_logging.start(logger_type="file")``):
+``runtime.log``, JSON lines of agent events, model calls and tool runs, with the few plain-text
+lines the file logger writes itself (its session banner, "Failed to log ..." notes).
 
 AG2 runs a raising tool itself and answers ``"Error: <message>"`` in the tool response; its
 messages carry no error flag. Writes ``truth.json`` from the scenario.
@@ -56,14 +60,17 @@ def converse(base: str) -> Any:
 
 
 def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
     srv, base = scripted_openai_server.start()
+    (OUT / "runtime.log").unlink(missing_ok=True)  # the file logger appends
+    autogen.runtime_logging.start(logger_type="file", config={"filename": str(OUT / "runtime.log")})
     try:
         results = [converse(base), converse(base)]
     finally:
+        autogen.runtime_logging.stop()
         srv.shutdown()
     for r in results:
         assert r.chat_history[-1]["content"] == scenario.FINAL, r.chat_history[-1]
-    OUT.mkdir(parents=True, exist_ok=True)
     with (OUT / "chat_results.jsonl").open("w", encoding="utf-8") as f:
         for r in results:
             f.write(json.dumps(dataclasses.asdict(r), ensure_ascii=False, default=str) + "\n")

@@ -6,7 +6,9 @@ Two layouts, each grouped into one run per conversation:
   ``chat_history``, ``summary``, ``cost``, ``human_input``): a run per result;
 - one ``chat_history`` message per line, each carrying its conversation's ``chat_id``: the
   messages of one ``chat_id`` are one run (in order of each conversation's first message), so
-  interleaved conversations are still apart.
+  interleaved conversations are still apart;
+- AG2's own runtime log to a file (``autogen.runtime_logging``, ``ag2_runtime``): its
+  ``received_message`` events, a run ending where the chat terminates.
 
 A chat history is seen from the initiating agent (``initiate_chat``): its own messages have
 role ``assistant`` and the other agent's ``user``, so roles say nothing about who is the agent
@@ -29,6 +31,7 @@ from typing import Any
 
 from ...errors import TraceFormatError
 from ...model import ToolResult, Trajectory, Usage
+from . import ag2_runtime
 from ._util import StepList, as_plain, finalize, is_seq, mapping, to_float, to_int, usage_or_none
 from .messages import openai_calls
 
@@ -50,12 +53,13 @@ def is_message(obj: Any) -> bool:
 
 
 def is_source(obj: Any) -> bool:
-    """True for a ``ChatResult`` dump, a ``chat_id`` message, or a list of them."""
+    """True for a ``ChatResult`` dump, a ``chat_id`` message, a record of AG2's file runtime
+    log (``ag2_runtime``), or a list of them."""
     obj = as_plain(obj)
     if is_seq(obj):
         items = [as_plain(x) for x in obj]
-        return bool(items) and all(is_chat_result(x) or is_message(x) for x in items)
-    return is_chat_result(obj) or is_message(obj)
+        return bool(items) and all(is_chat_result(x) or is_message(x) or ag2_runtime.is_record(x) for x in items)
+    return is_chat_result(obj) or is_message(obj) or ag2_runtime.is_record(obj)
 
 
 def _usage(cost: Any, problems: list[str], where: str) -> tuple[Usage | None, float | None]:
@@ -138,7 +142,8 @@ def read_all(objs: list[Any]) -> list[Trajectory]:
             flat.append((o, f"item {i}"))
     out: list[Trajectory] = []
     groups: dict[str, list[tuple[Any, str]]] = {}
-    order: list[tuple[str, Any]] = []  # ("result", obj) or ("chat", chat_id) in first-seen order
+    order: list[tuple[str, Any]] = []  # ("result", obj), ("chat", chat_id), ("runtime", None): first seen
+    runtime: list[tuple[Any, str]] = []
     for o, w in flat:
         o = as_plain(o)
         if is_chat_result(o):
@@ -149,6 +154,10 @@ def read_all(objs: list[Any]) -> list[Trajectory]:
                 groups[key] = []
                 order.append(("chat", key))
             groups[key].append((o, w))
+        elif ag2_runtime.is_record(o):
+            if ("runtime", None) not in order:
+                order.append(("runtime", None))
+            runtime.append((o, w))
     if not order:
         raise TraceFormatError(f"{FORMAT}: no AG2 ChatResult or chat_id message")
     for kind, x in order:
@@ -161,8 +170,11 @@ def read_all(objs: list[Any]) -> list[Trajectory]:
             if o.get("chat_id") is not None:
                 meta["chat_id"] = str(o["chat_id"])
             out.append(_run(hist, meta, usage, cost, o.get("summary"), problems))
-        else:
+        elif kind == "chat":
             out.append(_run(groups[x], {"grouped_by": GROUPED_BY, "chat_id": x}, None, None, None, problems))
+        else:
+            for msgs, usage in ag2_runtime.conversations(runtime):
+                out.append(_run(msgs, {"grouped_by": "runtime log termination"}, usage, None, None, []))
     return out
 
 
