@@ -8,6 +8,7 @@ the ``pydantic_evals`` dialect on the same ``EvaluatorContext`` must give the sa
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -74,7 +75,7 @@ def report(city: str, temp: int) -> str:
 
 
 def _run(turns: list[list[Any]], output_type: Any, tools: list[Any],
-         approval: tuple[Any, ...] = ()) -> tuple[SpanTree, list[Any]]:
+         approval: tuple[Any, ...] = (), *, version: int | None = None) -> tuple[SpanTree, list[Any]]:
     exp = InMemorySpanExporter()
     tp = TracerProvider()
     tp.add_span_processor(SimpleSpanProcessor(exp))
@@ -82,8 +83,11 @@ def _run(turns: list[list[Any]], output_type: Any, tools: list[Any],
     def script(messages: list[Any], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=turns[sum(1 for m in messages if m.kind == "response")])
 
-    agent = Agent(FunctionModel(script), output_type=output_type,
-                  capabilities=[Instrumentation(settings=InstrumentationSettings(tracer_provider=tp))])
+    kw = {} if version is None else {"version": version}
+    with warnings.catch_warnings():  # version 2 is deprecated, and still what older setups write
+        warnings.simplefilter("ignore")
+        settings = InstrumentationSettings(tracer_provider=tp, **kw)
+    agent = Agent(FunctionModel(script), output_type=output_type, capabilities=[Instrumentation(settings=settings)])
     for t in tools:
         agent.tool_plain(t)
     for t in approval:
@@ -106,18 +110,18 @@ FINAL = [ToolCallPart("final_result", {"city": "Zürich", "temp": 12}, tool_call
 
 RUNS = {
     # output tool: pydantic-ai writes no span for final_result; the chat span lists it as an output tool
-    "output_tool": (lambda: _run([W, *RETRY, FINAL], Answer, [get_weather, book]),
+    "output_tool": (lambda v: _run([W, *RETRY, FINAL], Answer, [get_weather, book], version=v),
                     ["get_weather", "get_weather", "book"], '{"city":"Zürich","temp":12}'),
     # output function: an execute_tool final_result span marked 'running output function'
-    "output_function": (lambda: _run([W, *RETRY, FINAL], report, [get_weather, book]),
+    "output_function": (lambda v: _run([W, *RETRY, FINAL], report, [get_weather, book], version=v),
                         ["get_weather", "get_weather", "book"], "Zürich: 12 °C"),
     # deferred from inside the tools (spans with pydantic_ai.tool.deferral.name) and by declaration (no span)
-    "deferred": (lambda: _run([[*W, ToolCallPart("delete_db", {"table": "users"}, tool_call_id="d1"),
-                                ToolCallPart("later", {"job": {"id": 7, "tags": ["ä"]}}, tool_call_id="l1")]],
-                              [str, DeferredToolRequests], [get_weather, delete_db, later]),
+    "deferred": (lambda v: _run([[*W, ToolCallPart("delete_db", {"table": "users"}, tool_call_id="d1"),
+                                  ToolCallPart("later", {"job": {"id": 7, "tags": ["ä"]}}, tool_call_id="l1")]],
+                                [str, DeferredToolRequests], [get_weather, delete_db, later], version=v),
                  ["get_weather", "get_weather"], None),
-    "approval_alone": (lambda: _run([W, [ToolCallPart("drop_table", {"table": "users"}, tool_call_id="x1")]],
-                                    [str, DeferredToolRequests], [get_weather], approval=(drop_table,)),
+    "approval_alone": (lambda v: _run([W, [ToolCallPart("drop_table", {"table": "users"}, tool_call_id="x1")]],
+                                      [str, DeferredToolRequests], [get_weather], approval=(drop_table,), version=v),
                        ["get_weather", "get_weather"], None),
 }
 
@@ -142,9 +146,19 @@ def _ours(mode: str, expected: list[str], ctx: EvaluatorContext) -> float:
     return float(ev.evaluate(ctx).value)
 
 
+# pydantic-ai's instrumentation versions: 2 ('running tool' / 'running output function' spans) and
+# the current default ('execute_tool <name>', output functions told apart by logfire.msg)
+VERSIONS = (2, None)
+
+
 @pytest.fixture(scope="module")
-def runs() -> dict[str, tuple[SpanTree, list[Any]]]:
-    return {k: make() for k, (make, _, _) in RUNS.items()}
+def all_runs() -> dict[tuple[str, int | None], tuple[SpanTree, list[Any]]]:
+    return {(k, v): make(v) for k, (make, _, _) in RUNS.items() for v in VERSIONS}
+
+
+@pytest.fixture(scope="module", params=VERSIONS, ids=lambda v: f"v{v or 'default'}")
+def runs(request: pytest.FixtureRequest, all_runs: dict) -> dict[str, tuple[SpanTree, list[Any]]]:
+    return {k: all_runs[(k, request.param)] for k in RUNS}
 
 
 @pytest.fixture(scope="module")
