@@ -170,3 +170,18 @@ def test_ag2_runtime_log_reads_as_two_conversations_and_names_its_text_lines(how
         check_run(t, want, usage=True)  # usage from each model call's CompletionUsage repr
     if how == "load":
         assert load(p).sources[str(p)].grouped["ag2_chats"].endswith("into 2 runs by runtime log termination")
+
+
+@pytest.mark.parametrize(("sdk", "name"), [("crewai", "events.jsonl"), ("ag2", "chat_messages.jsonl")])
+def test_an_engine_row_never_reads_one_event_or_message_as_a_run(sdk: str, name: str) -> None:
+    from trajcheck.read.traces.stream import read_row
+
+    lines = (D / sdk / name).read_text(encoding="utf-8").splitlines()
+    row = next(x for x in lines if '"tool_usage_started"' in x or '"tool_calls": [' in x)
+    got: list[str] = []
+    trajs, problems = read_row(row, "row 7", unread=got)
+    assert trajs == [] and "not one row at a time" in problems[0]
+    assert len(got) == 1 and got[0].startswith("row 7: holds ")
+    # every record of the file in one cell (an engine's group-by) reads as load does
+    whole, _ = read_row("[" + ",".join(lines) + "]", "row 0", whole=True)
+    assert [t.tool_calls() for t in whole] == [t.tool_calls() for t in load(D / sdk / name)]
