@@ -88,6 +88,47 @@ def pipeline_run() -> None:
     print(f"wrote {path}")
 
 
+def openinference_run() -> None:
+    """The same Agent, run in a Pipeline, traced by OpenInference's Haystack instrumentation
+    (``openinference-instrumentation-haystack``, its ``HaystackInstrumentor`` patching the
+    components; Haystack's own tracer off). Artifact ``otel_openinference_spans.json``: an LLM span
+    per model call (``llm.output_messages.*.tool_calls`` without call ids, ``llm.token_count.*``)
+    and CHAIN spans for the Agent and the Pipeline; the tools the Agent runs get no span and the
+    prompt's tool messages carry no content, so results, their errors and call ids are not
+    recorded (the truth says so)."""
+    from haystack import Pipeline
+    from openinference.instrumentation.haystack import HaystackInstrumentor
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "haystack-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    HaystackInstrumentor().instrument(tracer_provider=provider)
+    srv = S.Scripted(H.scripted_replies())
+    try:
+        gen = OpenAIChatGenerator(api_key=Secret.from_token("test-key"), model="gpt-4o-mini",
+                                  api_base_url=srv.url + "/v1")
+        agent = Agent(chat_generator=gen, tools=[create_tool_from_function(f) for f in
+                                                 (H.get_weather, H.get_time, H.book_hotel)])
+        pipe = Pipeline()
+        pipe.add_component("agent", agent)
+        out = pipe.run({"agent": {"messages": [ChatMessage.from_user(S.USER)]}})
+    finally:
+        srv.close()
+        HaystackInstrumentor().uninstrument()
+    assert out["agent"]["messages"][-1].text == S.FINAL
+    provider.force_flush()
+    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    version = str(getattr(haystack.__version__, "__version__", haystack.__version__))
+    S.write("haystack", "otel_openinference_spans", doc, S.truth(
+        "haystack-ai (Agent in a Pipeline) with openinference-instrumentation-haystack's HaystackInstrumentor",
+        version, "OTLP JSON TracesData of the run's spans (in-memory exporter)",
+        ids=[None, None, None, None], usage=S.USAGE,
+        usage_note="each LLM span's llm.token_count.prompt / .completion",
+        error_flags=[None, None, None, None],
+        extra={"result_outputs": [None, None, None, None],
+               "cannot_know": "tool outputs, their errors and call ids: no tool span, tool messages without content"}))
+
+
 def main() -> None:
     exporter, provider = _traced()
     replies = H.scripted_replies()
@@ -118,3 +159,4 @@ def main() -> None:
 if __name__ == "__main__":
     main()
     pipeline_run()
+    openinference_run()
