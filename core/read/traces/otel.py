@@ -589,7 +589,7 @@ def _tool_run(s: dict[str, Any], problems: list[str], w: str, times: dict[str, A
     if raw is None:
         # never {}: a call whose arguments were not recorded must not match a no-argument call
         problems.append(f"{w}: tool span records no arguments (none of {', '.join(_ARG_KEYS[:3])}, ...); "
-                        "args unknown")
+                        "args unknown" + (haystack.CONTENT_HINT if str(s["name"]).startswith(haystack.PREFIX) else ""))
         err: str | None = "no arguments recorded"
         args, raw_s = None, None
     else:

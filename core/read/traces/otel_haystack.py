@@ -44,6 +44,8 @@ LLM_SPAN = "haystack.agent.step.llm"
 AGENT_SPAN = "haystack.agent.run"
 COMPONENT_SPAN = "haystack.component.run"
 PREFIX = "haystack."
+#: added to the problem of a Haystack tool span without arguments
+CONTENT_HINT = " (Haystack records them only with HAYSTACK_CONTENT_TRACING_ENABLED=true)"
 
 
 def _json(v: Any) -> Any:
@@ -160,4 +162,4 @@ def lift(span: dict[str, Any]) -> None:
                 {"type": "text", "content": "\n".join(said[-1].texts)}]}])
 
 
-__all__ = ["AGENT_SPAN", "COMPONENT_SPAN", "LLM_SPAN", "PREFIX", "TOOL_SPAN", "lift"]
+__all__ = ["AGENT_SPAN", "COMPONENT_SPAN", "CONTENT_HINT", "LLM_SPAN", "PREFIX", "TOOL_SPAN", "lift"]
