@@ -185,3 +185,47 @@ def test_an_engine_row_never_reads_one_event_or_message_as_a_run(sdk: str, name:
     # every record of the file in one cell (an engine's group-by) reads as load does
     whole, _ = read_row("[" + ",".join(lines) + "]", "row 0", whole=True)
     assert [t.tool_calls() for t in whole] == [t.tool_calls() for t in load(D / sdk / name)]
+
+
+def test_a_record_whose_type_is_not_a_string_is_still_detected_as_its_format() -> None:
+    from trajcheck.read.traces.detection import detect
+
+    # the CrewAI check runs before most formats: an unhashable "type" must not fail detection
+    assert detect({"messages": [{"role": "user", "content": "x"}], "type": {"k": 1}}) == "openai_chat"
+
+
+@pytest.mark.parametrize(("sdk", "name"), [("crewai", "events.jsonl"), ("ag2", "chat_results.jsonl"),
+                                           ("ag2", "chat_messages.jsonl"), ("ag2", "runtime.log")])
+def test_odd_field_values_raise_only_trace_format_errors(sdk: str, name: str) -> None:
+    import random
+
+    from trajcheck.errors import TraceFormatError
+    from trajcheck.read.traces import ag2_chats, crewai_events
+
+    mod = crewai_events if sdk == "crewai" else ag2_chats
+    recs = []
+    for line in (D / sdk / name).read_text(encoding="utf-8").splitlines():
+        try:
+            recs.append(json.loads(line))
+        except ValueError:
+            pass
+    odd: list[Any] = [None, 1, [], "x", {}, [1, "a"], {"a": 1}, True, -5, "{bad"]
+    rnd = random.Random(7)
+
+    def mutate(d: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+        d = dict(d)
+        for k in list(d):
+            r = rnd.random()
+            if r < 0.15:
+                d[k] = rnd.choice(odd)
+            elif isinstance(d[k], dict) and depth < 3 and r < 0.5:
+                d[k] = mutate(d[k], depth + 1)
+            elif isinstance(d[k], list) and r < 0.5:
+                d[k] = [mutate(x, depth + 1) if isinstance(x, dict) else x for x in d[k]]
+        return d
+
+    for _ in range(60):
+        try:
+            mod.read_all([mutate(r) for r in recs])
+        except TraceFormatError:
+            pass

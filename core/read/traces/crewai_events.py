@@ -68,7 +68,8 @@ _ID_KEYS = ("event_id", "source_fingerprint", "emission_sequence")
 def is_event(obj: Any) -> bool:
     """True for one CrewAI event dump: a known ``type`` with CrewAI's ``timestamp`` and an id
     field (``event_id``, ``source_fingerprint`` or ``emission_sequence``)."""
-    return (isinstance(obj, Mapping) and obj.get("type") in _TYPES and "timestamp" in obj
+    return (isinstance(obj, Mapping) and isinstance(obj.get("type"), str) and obj["type"] in _TYPES
+            and "timestamp" in obj
             and any(k in obj for k in _ID_KEYS))
 
 
