@@ -270,3 +270,41 @@ def test_the_message_history_leaves_out_the_output_tool_too(run: str, runs: dict
             ev = TrajcheckEvaluator("trajectory_match", mode=mode, dialect="pydantic_evals", source="output",
                                     settings={"expected_calls": expected})
             assert float(ev.evaluate(ctx).value) == _theirs(make(expected), ctx), (mode, expected)
+
+
+# pydantic-evals' own tests of its tool-span selection (tests/evals/test_agentic_evaluators.py,
+# pydantic-ai 2.62), their span shapes rebuilt here: (spans, expected tools, their verdict)
+_V2 = {"logfire.msg": "running tool: search", "tool_arguments": "{}", "gen_ai.tool.name": "search"}
+PEER_CASES = {
+    "ignore_output_function_spans": (
+        [_node(0, "running tool", _V2),
+         _node(1, "running output function", {"gen_ai.tool.name": "format_answer",
+                                              "logfire.msg": "running output function: format_answer"}),
+         _node(2, "execute_tool final_answer", {"gen_ai.tool.name": "final_answer",
+                                                "logfire.msg": "running output function: final_answer"})],
+        ["search"], True),
+    "ignore_deferred_tool_calls": (
+        [_node(0, "running tool", _V2),
+         _node(1, "execute_tool delete_account", {"gen_ai.tool.name": "delete_account",
+                                                  "logfire.msg": "running tool: delete_account",
+                                                  "gen_ai.tool.call.arguments": "{}",
+                                                  "pydantic_ai.tool.deferral.name": "ApprovalRequired"})],
+        ["search"], True),
+    "deferred_call_does_not_satisfy_its_expectation": (
+        None, ["search", "delete_account"], False),
+    "skip_non_string_tool_name": (
+        [_node(0, "running tool", {"gen_ai.tool.name": 123, "logfire.msg": "running tool: 123"})], [], True),
+    "v2_output_function_with_no_logfire_msg": (
+        [_node(0, "running output function", {"gen_ai.tool.name": "format_answer"}),
+         _node(1, "running tool", _V2)], ["search"], True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PEER_CASES))
+def test_pydantic_evals_own_selection_verdicts(case: str) -> None:
+    spans, expected, verdict = PEER_CASES[case]
+    if spans is None:
+        spans = PEER_CASES["ignore_deferred_tool_calls"][0]
+    ctx = _ctx(_hand_tree(spans))
+    assert ToolCorrectness(expected_tools=expected).evaluate(ctx).value is verdict
+    assert _ours("ToolCorrectness", expected, ctx) == float(verdict)
