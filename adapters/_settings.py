@@ -6,7 +6,7 @@ hands this module its *layers* of settings -- what the metric's constructor (or 
 assertion ``config``) says, and what the test case says (DeepEval metadata, a RAGAS
 sample's first ``HumanMessage`` metadata, a LangSmith/MLflow reference, an Inspect sample's
 or pydantic-evals case's metadata, promptfoo test vars) -- and gets one ``Case`` back from
-:func:`resolve`. The rules (docs/hosts/settings.md says them for users):
+:func:`resolve`. The rules (docs/hosts/<host>.md say them for users):
 
 * **Every key is known**, at every level: a settings mapping (:func:`read`), each expected
   call inside it (``name``, ``args``, ``match``, ``args_mode``: ``"arg"`` or MLflow's
@@ -60,6 +60,10 @@ SHARED_NAMES: frozenset[str] = frozenset({
 })
 #: Setting names only trajcheck uses: read at the top level of a shared mapping too.
 OWN_KEYS: tuple[str, ...] = tuple(k for k in SETTING_KEYS if k not in SHARED_NAMES)
+#: Row keys that describe the run's calls by index (DeepEval's flat ``tools_called`` list has no
+#: error flag or step grouping): read by the DeepEval adapter only, an error elsewhere, where
+#: the run itself marks failed calls and steps.
+FLAT_RUN_KEYS: tuple[str, ...] = ("failed_calls", "parallel_calls")
 #: Keys of one expected call.
 CALL_KEYS: tuple[str, ...] = ("name", "args", "match", "args_mode")
 #: Other hosts' names for an expected call's keys, and trajcheck's.
@@ -331,8 +335,20 @@ class Resolved:
     provided: frozenset[str]
 
 
+def check_flat_run_keys(settings: Mapping[str, Any], where: str) -> None:
+    """Raise ``DatasetError`` when ``settings`` holds a :data:`FLAT_RUN_KEYS` key: outside
+    DeepEval it would be accepted and do nothing; the error says where the run marks it."""
+    for k in FLAT_RUN_KEYS:
+        if settings.get(k) is not None:
+            raise DatasetError(
+                f"{where}: {k!r} is read from DeepEval test cases only (its ToolCall list has no error "
+                "flag or step); here the run marks them itself: a failed result by its error flag "
+                "(a tool message's is_error/error/status, an ERROR span) or error_pattern, calls issued "
+                "together by one assistant message or model span")
+
+
 def resolve(case_id: str, case_input: Any, host_expected: Sequence[ExpectedCall] | None,
-            layers: Sequence[Layer], *, expected_given: bool = False) -> Resolved:
+            layers: Sequence[Layer], *, expected_given: bool = False, flat_run: bool = False) -> Resolved:
     """One case from a host's expected calls and its settings layers.
 
     Args:
@@ -344,6 +360,8 @@ def resolve(case_id: str, case_input: Any, host_expected: Sequence[ExpectedCall]
         layers: :class:`Layer` s, each already :func:`read`.
         expected_given: the host's own expected-call field was set (even to ``[]``: the
             no-tool case).
+        flat_run: the host's run is a flat call list that :data:`FLAT_RUN_KEYS` index
+            (DeepEval); elsewhere those keys are an error (:func:`check_flat_run_keys`).
 
     Returns:
         :class:`Resolved`.
@@ -356,6 +374,8 @@ def resolve(case_id: str, case_input: Any, host_expected: Sequence[ExpectedCall]
     from ._convert import apply_match, build_case, provided_keys
 
     merged = merge(layers, case_id)
+    if not flat_run:
+        check_flat_run_keys(merged, f"case {case_id!r}")
     case = build_case(case_id, case_input, host_expected, {k: v for k, v in merged.items() if k != "match"})
     match = merged.get("match")
     if match:

@@ -76,7 +76,8 @@ class MetricSpec:
 
         ``reference``: the row's settings (any of ``_convert.SETTING_KEYS``, checked strictly:
         an unknown key raises ``DatasetError`` naming the closest), with ``expected_calls``
-        as names or ``{"name", "args"}`` dicts; the constructor's settings win over it.
+        as names or ``{"name", "args"}`` dicts; joined with the constructor's settings by
+        ``_settings.merge`` (lists joined, a scalar set differently in both an error).
         ``expected_given``: whether the host gave expected calls (default: ``expected_calls``
         is a key of ``reference``; an explicit empty list is the no-tool case).
         ``before_state``/``after_state`` for the final state are read from ``reference``,

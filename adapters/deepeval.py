@@ -1,5 +1,7 @@
 """trajcheck's metrics as DeepEval 4.3.x metrics (``deepeval.metrics.BaseMetric``).
 
+User guide (every settings key, the test-case shape, errors): docs/hosts/deepeval.md.
+
 Use them like any DeepEval metric: in ``evaluate()`` (async or sync), in ``assert_test``
 under pytest, or on a span with ``@observe(metrics=[...])``. No LLM and no API key is
 involved. ``TrajcheckMetric(metric=<key>)`` exposes any row of the metric table
@@ -23,7 +25,7 @@ Reading the test case:
   ``forbidden_sequences``, ``expected_final_state``, ``response_must_include``,
   ``max_steps``, ``optimal_steps``, ``args_mode``, ``tools``, ``user``, ``expected_calls``)
   come from ``test_case.metadata["trajcheck"]`` (or the metadata itself when it has no
-  ``"trajcheck"`` block) and from the metric's constructor, the constructor winning.
+  ``"trajcheck"`` block) and from the metric's constructor: lists (forbidden, optional, read-only calls, ...) are joined, a setting given in both with different values is an error.
   ``match`` (``{tool or "*": {arg: matcher spec}}``) attaches argument matchers. Final-state
   metrics read ``before_state`` and ``after_state`` (``{table: [row, ...]}``) there too.
   Every key is checked: an unknown or misspelled one raises ``DatasetError`` naming the
@@ -268,7 +270,7 @@ class _Common:
         r = _settings.resolve(case_id, case_input, expected,
                               [_settings.Layer("test_case.metadata", meta),
                                _settings.Layer(where, _settings.read(own, where), per_case=False)],
-                              expected_given=expected_given)
+                              expected_given=expected_given, flat_run=True)
         return r.case, r.provided, dict(r.settings)
 
     def _run(self, traj: Trajectory, case: Case, provided: frozenset[str],

@@ -1,5 +1,7 @@
 """trajcheck's metrics as Inspect AI scorers, and pass^k / pass@k as epoch reducers.
 
+User guide (every settings key, the sample shape, errors): docs/hosts/inspect_ai.md.
+
 ``trajcheck_scorer(metric=<key>)`` is an Inspect ``@scorer``: it reads the sample's
 ``TaskState.messages`` (assistant ``tool_calls`` are the calls, a ``tool`` message with an
 ``error`` a failed result, calls of one assistant message one parallel step -- read by
@@ -12,7 +14,7 @@ The reference rides in the sample's metadata, ``Sample(metadata={"trajcheck": {.
 ``expected_calls`` (names or ``{"name", "args"}``), any case setting (``optional_calls``,
 ``forbidden_calls``, ``precedence``, ``expected_final_state`` with ``before_state``/``after_state``,
 ``response_must_include``, ``max_steps``, ``tools``, ``match``, ...); unknown keys raise
-``DatasetError`` naming the closest known one. Scorer settings win. A metric whose reference is
+``DatasetError`` naming the closest known one. Scorer and sample settings: lists (forbidden, optional, read-only calls, ...) are joined, a setting given in both with different values is an error. A metric whose reference is
 missing scores ``NaN`` with ``reason="scoring_failed"`` and the message as explanation; a score
 that does not apply (error recovery with no failed call) scores ``NaN`` with
 ``reason="not_applicable"``. NaN is Inspect's "unscored": reducers and metrics skip it; it is

@@ -1,5 +1,7 @@
 """trajcheck's metrics as LangSmith 0.15.x evaluators (row and summary).
 
+User guide (every settings key, output and reference shapes, errors): docs/hosts/langsmith.md.
+
 Row evaluators (``TrajcheckEvaluator``, a ``langsmith.evaluation.RunEvaluator``) work in
 ``evaluate(..., upload_results=False)`` with no API key, keep their feedback keys however
 they are wrapped (``feedback_keys`` is static), and can also be called directly in the
@@ -19,7 +21,7 @@ Reading a row:
   ``trajectory``/``messages`` (its calls become expected calls, arguments included), plus
   any case settings (``optional_calls``, ``forbidden_calls``, ``forbidden_sequences``,
   ``precedence``, ``expected_final_state``, ``response_must_include``, ``max_steps``, ...).
-  Constructor settings win. ``before_state``/``after_state`` for final-state metrics are
+  Evaluator and reference settings: lists (forbidden, optional, read-only calls, ...) are joined, a setting given in both with different values is an error. ``before_state``/``after_state`` for final-state metrics are
   read from the outputs first, then the reference.
 * ``inputs`` (``example.inputs``): the case input is ``inputs["input"]`` (or the only value,
   or the whole dict); the case id is the example id.

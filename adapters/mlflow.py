@@ -1,5 +1,7 @@
 """trajcheck's metrics as MLflow 3 scorers (``mlflow.genai.scorers.Scorer``).
 
+User guide (every settings key, row and expectation shapes, errors): docs/hosts/mlflow.md.
+
 ``TrajcheckScorer(metric=<key>)`` is a class-based scorer for ``mlflow.genai.evaluate`` (or
 called directly, ``scorer(outputs=..., expectations=...)``); it returns MLflow ``Feedback``
 whose ``value`` is the core's score and whose ``rationale`` is the core's reason, under the
@@ -28,7 +30,7 @@ reads it), and any case setting (``optional_calls``, ``forbidden_calls``, ``prec
 (``expected_response``, ``expected_facts``, ``guidelines``, ...) may sit beside them; any other
 key is an error naming the closest known one -- or put the settings in an
 ``expectations["trajcheck"]`` block. Expectations logged on a trace (``mlflow.log_expectation``)
-arrive the same way. Constructor settings win. A missing reference raises ``MissingReference``
+arrive the same way. Scorer and expectations: lists (forbidden, optional, read-only calls, ...) are joined, a setting given in both with different values is an error. A missing reference raises ``MissingReference``
 (an error Feedback in MLflow, never a pass); a core score of None (not applicable) is a
 Feedback with ``value=None`` and the reason.
 

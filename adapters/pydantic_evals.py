@@ -1,5 +1,7 @@
 """trajcheck's metrics as pydantic-evals evaluators (``pydantic_evals.evaluators.Evaluator``).
 
+User guide (every settings key, output and metadata shapes, errors): docs/hosts/pydantic_evals.md.
+
 ``TrajcheckEvaluator(metric=<key>)`` is an ``Evaluator`` dataclass for ``Dataset(evaluators=...)``
 (offline, no model). It returns ``EvaluationReason(value=<core score>, reason=<core reason>)``
 under its name (``trajcheck_<metric>``; a trajectory match names its mode and dialect,
@@ -28,7 +30,7 @@ The reference is the case's metadata ``{"trajcheck": {...}}`` (``Case(metadata=.
 ``expected_calls`` (names or ``{"name", "args"}``), any case setting (``optional_calls``,
 ``forbidden_calls``, ``precedence``, ``expected_final_state`` with ``before_state``/``after_state``,
 ``response_must_include``, ``max_steps``, ``tools``, ``match``, ...); unknown keys raise
-``DatasetError`` naming the closest known one. Evaluator settings win.
+``DatasetError`` naming the closest known one. Evaluator and case settings: lists (forbidden, optional, read-only calls, ...) are joined, a setting given in both with different values is an error.
 
 ``TrajcheckReportEvaluator`` is a ``ReportEvaluator``: pass^k, pass@k and the success rate over
 ``Dataset.evaluate(..., repeat=n)`` (runs grouped by their source case), plus routing macro-F1

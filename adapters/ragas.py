@@ -1,5 +1,7 @@
 """trajcheck's metrics as RAGAS 0.4.x metrics.
 
+User guide (every settings key, the sample shape, errors): docs/hosts/ragas.md.
+
 Two forms of every metric, with identical numbers:
 
 * **Legacy** (``ragas.metrics.base.MultiTurnMetric`` dataclasses), the only form
@@ -26,7 +28,7 @@ sequences, weights) live on the metric instance; case settings that differ per s
 ``max_steps``, ``optimal_steps``, ``args_mode``, ``user``, ``tools``, ``match``,
 ``expected_calls`` with per-call matchers, ``before_state``/``after_state`` for the final
 state) may instead ride on the sample's first ``HumanMessage(metadata={"trajcheck": {...}})``,
-which RAGAS keeps; the instance's settings win. Every key there is checked: an unknown or
+which RAGAS keeps; with the instance's: lists (forbidden, optional, read-only calls, ...) are joined, a setting given in both with different values is an error. Every key there is checked: an unknown or
 misspelled one raises ``DatasetError`` naming the closest known key. A metric whose reference
 is missing (``reference_tool_calls`` None and no ``expected_calls``, no ``precedence`` for
 ordering accuracy, ...) raises ``MissingReference``; ``ragas.evaluate`` records that as NaN
@@ -155,8 +157,9 @@ def to_trajcheck(user_input: Sequence[Any], reference_tool_calls: Sequence[Any] 
 
     Per-sample settings come from the first ``HumanMessage``'s ``metadata["trajcheck"]``
     (``_convert.message_settings``; an unknown or misspelled key raises ``DatasetError``
-    naming the closest known key); the metric's own (non-None) settings win over them, and
-    its ``match`` entries over the sample's. An ``expected_calls`` list there (dataset-row
+    naming the closest known key); joined with the metric's own settings by
+    ``_settings.merge`` (lists joined, ``match`` per tool and argument, a scalar set
+    differently in both a ``DatasetError``). An ``expected_calls`` list there (dataset-row
     form, with per-call ``match``/``args_mode``) replaces ``reference_tool_calls``.
     """
     return _to_trajcheck(user_input, reference_tool_calls, settings, match, case_id)[:2]  # type: ignore[return-value]

@@ -1,5 +1,7 @@
 """trajcheck as a promptfoo Python assertion (promptfoo 0.123.x, ``type: python``).
 
+User guide (every config and vars key, output shapes, errors): docs/hosts/promptfoo.md.
+
 Use it from a promptfoo config::
 
     assert:
@@ -136,6 +138,7 @@ def _spec(context: Mapping[str, Any]) -> dict[str, Any]:
         spec = _settings.merge([_settings.Layer("the test's vars", from_vars),
                                 _settings.Layer("the assertion's config", from_cfg, per_case=False)],
                                _case_id(context, {**from_vars, **from_cfg}))
+        _settings.check_flat_run_keys(spec, "promptfoo settings")
         exp = spec.get("expected_calls")
         if isinstance(exp, list):
             names = [c if isinstance(c, str) else c.get("name") for c in exp]
