@@ -75,18 +75,20 @@ class ErrorHintTally:
                                         else text[:60])
                     break
 
-    def hint(self) -> str | None:
-        """The hint line, or None when no unflagged result looked like an error."""
+    def hint(self, option: str = "--error-pattern") -> str | None:
+        """The hint line, or None when no unflagged result looked like an error. ``option`` is
+        how the setting is spelled where the hint is shown (``error_pattern:`` in a promptfoo
+        assertion's config)."""
         if not self.hits:
             return None
         pattern = "|".join(self.used)
         return (f"hint: {self.hits} of {self.n_unflagged} tool results from a source without an "
                 f"error flag ({', '.join(sorted(self.formats))}) look like errors (e.g. "
-                f"{self.example!r}) and count as successful calls; --error-pattern '{pattern}' "
+                f"{self.example!r}) and count as successful calls; {option} '{pattern}' "
                 "would mark them failed")
 
 
-def error_pattern_hint(trajectories: Iterable[Trajectory]) -> str | None:
+def error_pattern_hint(trajectories: Iterable[Trajectory], option: str = "--error-pattern") -> str | None:
     """One line naming the ``--error-pattern`` that would mark the error-looking results of
     a source without an error channel, or None when there is nothing to say.
 
@@ -94,12 +96,13 @@ def error_pattern_hint(trajectories: Iterable[Trajectory]) -> str | None:
     text looks like an error when it starts with "Error", holds a JSON ``"error":`` key with a
     value that is not a false flag (``false``, ``null``, ``0``, ``""``, ``{}``, ``[]``), a
     5xx/429 status followed by its phrase, or a traceback/exception. The suggestion joins
-    the patterns of the kinds seen. Never raises.
+    the patterns of the kinds seen; ``option`` is the setting's spelling in the line. Never
+    raises.
     """
     tally = ErrorHintTally()
     for t in trajectories:
         tally.see(t)
-    return tally.hint()
+    return tally.hint(option)
 
 
 __all__ = ["ErrorHintTally", "error_pattern_hint"]

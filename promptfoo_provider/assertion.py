@@ -432,7 +432,7 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         except TrajcheckError as e:
             raise InputProblem(f"{type(e).__name__}: {e}") from e
         if res.score is None:
-            return _not_applicable(res, entry, negated, source)
+            return _not_applicable(res, entry, negated, source, _failure_visibility_note(traj, spec))
         if not math.isfinite(float(res.score)):
             raise InputProblem(f"{res.name} gave no finite score here: {res.reason}")
         raw_pass = bool(_catalog.passed(row, res, threshold))
@@ -457,6 +457,7 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     problems = traj.metadata.get("problems") if isinstance(traj.metadata, Mapping) else None
     if problems:
         reason += f" [{len(problems)} trace problem(s): {problems[0]}]"
+    reason += _failure_visibility_note(traj, spec)
     label = entry.get("metric") if entry is not None and isinstance(entry.get("metric"), str) else None
     # promptfoo replaces the reason of a negated assertion with its own ("Assertion passed"):
     # keep ours in a component result, which promptfoo shows but does not score (notes §1.4).
@@ -465,6 +466,24 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
             "componentResults": components,
             "namedScores": _named_scores(res, label, negated, row.lower_is_better,
                                          _unlabeled_name(row.key, opts.mode, opts.dialect, res.name))}
+
+
+def _failure_visibility_note(traj: Any, spec: Mapping[str, Any]) -> str:
+    """What the output cannot show about failed calls, so a pass is never read as more than
+    it is: an output with calls and no tool results at all (an assistant message from the
+    team's own provider) cannot show a failed call; results from a source without an error
+    flag that look like errors get the ``error_pattern`` that would mark them."""
+    n_calls = len(traj.tool_calls())
+    if n_calls and not traj.tool_results():
+        return (f" [the output holds {n_calls} tool call(s) and no tool results, so a failed call "
+                "cannot be seen: return the whole message list (or a trace) from the provider, "
+                "or use trajcheck's provider]")
+    if spec.get("error_pattern") is not None:
+        return ""
+    from trajcheck.hints import error_pattern_hint
+
+    hint = error_pattern_hint([traj], option="error_pattern:")
+    return f" [{hint}]" if hint else ""
 
 
 def _unlabeled_name(key: str, mode: str | None, dialect: str | None, name: str) -> str:
@@ -478,7 +497,8 @@ def _unlabeled_name(key: str, mode: str | None, dialect: str | None, name: str) 
     return _catalog.default_key(key, mode, dialect).removeprefix("trajcheck_")
 
 
-def _not_applicable(res: Any, entry: Mapping[str, Any] | None, negated: bool, source: str) -> dict[str, Any]:
+def _not_applicable(res: Any, entry: Mapping[str, Any] | None, negated: bool, source: str,
+                    note: str = "") -> dict[str, Any]:
     """The result of a figure that does not apply to this run (the core's score None: error
     recovery on a run with no failed call, ordering with no applicable rule, ...): a pass with
     the reason (promptfoo has no skipped state; a passing assertion is its neutral, as for an
@@ -486,7 +506,7 @@ def _not_applicable(res: Any, entry: Mapping[str, Any] | None, negated: bool, so
     trajcheck's test scoring function (``scoring.py``, ``assertScoringFunction``) leaves it
     out of the test's score and named scores. For ``not-python`` the pass is returned
     un-flipped (promptfoo flips it), so the assertion passes either way."""
-    reason = (f"trajcheck {res.name}: not applicable, not counted ({res.reason}) [read from {source}]")
+    reason = (f"trajcheck {res.name}: not applicable, not counted ({res.reason}) [read from {source}]{note}")
     components = [{"pass": True, "score": 1.0, "reason": reason,
                    "metadata": {"trajcheck": {"not_applicable": True}}}] if negated else []
     return {"pass": not negated, "score": 1.0, "reason": reason, "componentResults": components,

@@ -275,3 +275,30 @@ def test_never_raises_and_always_well_formed(output, expected):
     r = get_assert(output, ctx({"expected_calls": expected}))
     check_shape(r)
     assert math.isfinite(r["score"]) and 0.0 <= r["score"] <= 1.0
+
+
+def test_assistant_message_output_says_failures_cannot_be_seen():
+    # the team's own provider returns the assistant message: calls, no results. A metric that
+    # needs a failed call is not applicable here, and the reason says why it cannot know.
+    r = get_assert(OPENAI_MSG, ctx({"metric": "false_success"}))
+    assert r["pass"] is True and r["metadata"]["trajcheck"]["not_applicable"] is True
+    assert ("the output holds 2 tool call(s) and no tool results, so a failed call cannot be seen"
+            in r["reason"])
+    r = get_assert(OPENAI_MSG, ctx({"expected_calls": EXPECTED}))
+    assert r["score"] == 1.0 and "no tool results" in r["reason"]
+
+
+def test_error_looking_results_without_a_flag_get_the_error_pattern_hint():
+    msgs = [{"role": "user", "content": "book"}, OPENAI_MSG,
+            {"role": "tool", "tool_call_id": "c1", "content": '{"flights": ["FL100"]}'},
+            {"role": "tool", "tool_call_id": "c2", "content": "Error: 503 service unavailable"},
+            {"role": "assistant", "content": "Your flight is booked."}]
+    r = get_assert(msgs, ctx({"expected_calls": EXPECTED}))
+    assert r["score"] == 1.0
+    assert ("hint: 1 of 2 tool results from a source without an error flag (openai_chat) look like errors "
+            "(e.g. 'Error: 503 service unavailable') and count as successful calls; "
+            "error_pattern: '^\\s*(Error|ERROR|error)\\b' would mark them failed") in r["reason"]
+    # with the pattern given, the call is failed and no hint is printed
+    r = get_assert(msgs, ctx({"expected_calls": EXPECTED, "error_pattern": "^Error", "metric": "false_success"}))
+    assert "hint:" not in r["reason"] and "no tool results" not in r["reason"]
+    assert r["score"] == 0.0 and r["pass"] is False  # a claim after a failed booking: 1 - rate 1.0
