@@ -162,7 +162,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
     RowMetric("response_includes", "Response Includes", ("response_must_include",),
               "metrics.outcome.response_includes"),
     RowMetric("final_state", "Final State", ("expected_final_state",),
-              "metrics.outcome.check_final_state"),
+              "metrics.final_state.check_final_state"),
     RowMetric("task_success", "Task Success", ("expected_calls", "expected_final_state",
                                               "response_must_include"),
               "suite.run_outcome"),

@@ -38,6 +38,8 @@ Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
   ``trajcheck.match.matching`` / ``trajcheck.match.matchers``.
 - ``reliability``: ``pass_hat_k``, ``pass_at_k``, ``bootstrap_ci`` (seeded, over tasks),
   ``wilson_interval``, ``rule_of_three``, ``paired_compare``.
+- ``catalog``: ``PUBLIC_METRICS``, the public metric functions by name (each docstring
+  has Args, Returns and a doctest example; tests/test_metric_docs.py runs them).
 - ``composite``: ``score_trajectory`` -- outcome 0.50, tool selection 0.25, arguments 0.15,
   efficiency 0.10 by default; a critical forbidden-sequence violation makes it 0.
 

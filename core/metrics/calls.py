@@ -273,26 +273,42 @@ def tool_call_prf(traj: TrajLike, case: Case, *, args_mode: str | None = None,
                   context: MatchContext | None = None) -> PRFResult:
     """Tool-call precision, recall and F1 of a run against ``case.expected_calls``.
 
-    ``traj``: a Trajectory (retries detectable) or a list of ToolCall. Calls are paired with
-    expected calls by maximum one-to-one matching (:func:`trajcheck.match.matching.match_calls`).
-    DESIGN.md policies applied here:
+    Args:
+        traj: a Trajectory (retries detectable) or a list of ToolCall.
+        case: the dataset row: expected calls, optional calls, args mode.
+        args_mode: overrides every expected call's mode (else the call's, else
+            ``case.args_mode``, else ``expected_keys``).
+        context: a ``MatchContext``; ``case_input``/``user`` come from the case when unset.
+
+    Returns:
+        ``PRFResult`` with ``precision``, ``recall``, ``f1`` in [0, 1]; ``score`` is F1,
+        ``passed`` is None (threshold it).
+
+    Raises:
+        MetricInputError: ``traj`` is not a trajectory or ``case`` not a Case.
+        MatcherError: a bad matcher spec (SchemaError for a bad schema matcher).
+
+    Examples:
+        An extra lookup costs precision, not recall:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c1", input="refund order 7",
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> run = [ToolCall("get_order", {"order": 7}), ToolCall("refund", {"order": 7})]
+        >>> r = tool_call_prf(run, case)
+        >>> r.precision, r.recall, round(r.f1, 4)
+        (0.5, 1.0, 0.6667)
+
+    Calls are paired with expected calls by maximum one-to-one matching
+    (:func:`trajcheck.match.matching.match_calls`), with the DESIGN.md policies:
 
     - failed-and-retried attempts are set aside before matching (neither precision nor recall);
     - precision = matched / counted, where every predicted call counts except an unmatched
       call of a tool in ``case.optional_calls``; with no counted calls precision is 1.0 when
       nothing was expected, else 0.0;
-    - a call whose arguments did not parse (``args`` None or not an object) never matches
-      an expected call but still counts as a predicted call;
+    - a call whose arguments did not parse never matches but still counts as predicted;
     - recall = matched / len(expected), 1.0 when nothing was expected;
-    - F1 = 2PR/(P+R), 0.0 when P + R = 0. ``score`` is F1; ``passed`` is None (threshold it).
-
-    ``args_mode`` overrides every expected call's mode (else the call's, else
-    ``case.args_mode``, else ``expected_keys``). ``context`` gets ``case_input``/``user`` from the
-    case when unset. Result range [0, 1]. Raises MetricInputError for a non-trajectory or
-    non-Case, MatcherError/SchemaError for bad matcher specs.
-    Worked example (seed 000 §2.3): expected create_ticket(priority=high), predicted search_docs,
-    get_ticket, create_ticket(medium), create_ticket(high), optional search_docs/get_ticket
-    -> P 0.5, R 1.0, F1 0.667.
+    - F1 = 2PR/(P+R), 0.0 when P + R = 0.
     """
     case = _check_case(case)
     calls, retried = calls_and_retries(traj)
@@ -333,20 +349,37 @@ def _final_text(traj: TrajLike) -> str:
 def selection_accuracy(cases: Sequence[tuple[TrajLike, Case]]) -> MetricResult:
     """Fraction of cases whose run selected the right tools (names only).
 
-    ``cases``: a non-empty list of ``(trajectory, case)``. Per case, after setting aside
-    failed-and-retried attempts and calls to ``case.optional_calls`` tools that are not
-    expected, the set of called tool names must equal the set of expected tool names.
-    The expected behaviour is ``case.metadata["expected_behavior"]`` when given, else
-    ``"tool"`` with expected calls and ``"no_tool"`` without:
+    Args:
+        cases: a non-empty list of ``(trajectory, case)``.
+
+    Returns:
+        ``MetricResult`` with ``score`` in [0, 1] and ``parts["per_case"]``, each case's verdict.
+
+    Raises:
+        MetricInputError: an empty list or a malformed item.
+
+    Examples:
+        Arguments are not judged here, so the first run is right; the second picked the wrong
+        tool:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c1", input="refund order 7",
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> selection_accuracy([([ToolCall("refund", {"order": 8})], case),
+        ...                     ([ToolCall("get_order", {"order": 7})], case)]).score
+        0.5
+
+    Per case, after setting aside failed-and-retried attempts and calls to
+    ``case.optional_calls`` tools that are not expected, the expected behaviour
+    (``case.metadata["expected_behavior"]``, else ``"tool"`` with expected calls and
+    ``"no_tool"`` without) decides:
 
     - ``no_tool``: correct iff no (non-optional) tool was called;
-    - ``clarify`` (the right answer is a clarifying question): correct iff no (non-optional)
-      tool was called and the final response contains a question mark;
-    - ``tool``: correct iff the called name set equals the expected name set.
+    - ``clarify``: correct iff no (non-optional) tool was called and the final response
+      contains a question mark;
+    - ``tool``: correct iff the set of called names equals the set of expected names.
 
-    Arguments and call counts are not judged here (see ``tool_call_prf``, ``call_rates``).
-    Score in [0, 1]; ``parts["per_case"]`` lists each case's verdict. Raises
-    MetricInputError for an empty list or malformed items. Source: the tool-selection
+    Call counts are judged by ``tool_call_prf`` and ``call_rates``. Source: the tool-selection
     accuracy of BFCL's relevance/irrelevance categories and DESIGN.md.
     """
     if not isinstance(cases, (list, tuple)) or not cases:
@@ -414,13 +447,29 @@ def tool_schemas(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def schema_errors(calls: TrajLike, tools: Sequence[Mapping[str, Any]]) -> MetricResult:
     """Validate each call's arguments against its tool's JSON Schema (Draft 2020-12).
 
-    ``calls``: a Trajectory or list of ToolCall; ``tools``: tool definitions (see
-    :func:`tool_schemas`). A call is an error when its tool is unknown, its arguments did
-    not parse (``args`` None) or parsed to a non-object, or they fail validation (every
-    failure is listed with its JSON path). Score = fraction of valid calls, None when there
-    are no calls; ``passed`` = no errors; ``parts["errors"]`` holds
-    ``{"index", "name", "error"}`` items. Raises SchemaError naming the tool when a tool's
-    schema is not a valid JSON Schema. jsonschema is imported on first use.
+    Args:
+        calls: a Trajectory or list of ToolCall.
+        tools: tool definitions (see :func:`tool_schemas`).
+
+    Returns:
+        ``MetricResult``: ``score`` = fraction of valid calls, None when there are no calls;
+        ``passed`` = no errors; ``parts["errors"]`` holds ``{"index", "name", "error"}`` items.
+
+    Raises:
+        SchemaError: a tool's schema is not a valid JSON Schema (names the tool).
+
+    Examples:
+        >>> from trajcheck.model import ToolCall
+        >>> tools = [{"name": "refund", "parameters": {
+        ...     "type": "object", "properties": {"order": {"type": "integer"}}}}]
+        >>> r = schema_errors([ToolCall("refund", {"order": 7}), ToolCall("refund", {"order": "7"})],
+        ...                   tools)
+        >>> r.score, r.parts["errors"][0]["index"]
+        (0.5, 1)
+
+    A call is an error when its tool is unknown, its arguments did not parse (``args`` None)
+    or parsed to a non-object, or they fail validation (every failure is listed with its JSON
+    path). jsonschema is imported on first use.
     """
     from ..match.matchers import compile_schema
 
@@ -479,15 +528,36 @@ def call_exact_correct(traj: TrajLike, case: Case, *, args_mode: str | None = No
                        context: MatchContext | None = None) -> MetricResult:
     """Of the expected calls whose tool was called, the fraction called exactly right.
 
-    Seed 000 §2.2: ``call_exact_correct = tool name matches AND all required args
-    matched``, per expected call; here the share of such calls. Denominator: the maximum
-    number of expected calls that can be paired one-to-one with a (non-retried) predicted
-    call of the same name (arguments ignored). Numerator: the maximum number paired when the
-    whole call must match (``call_matches`` under ``args_mode``, so under ``exact_keys`` an
+    Args:
+        traj: a Trajectory or a list of ToolCall.
+        case: the dataset row.
+        args_mode: overrides every expected call's argument mode.
+        context: a ``MatchContext`` for the matchers.
+
+    Returns:
+        ``MetricResult`` with ``score`` in [0, 1], or None when no expected tool was called (not
+        applicable, never a vacuous 1.0; cf. deepeval #2242).
+
+    Raises:
+        MetricInputError: as ``tool_call_prf``.
+        MatcherError: as ``tool_call_prf``.
+
+    Examples:
+        The right tool with a wrong argument:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c1", input="refund order 7",
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> call_exact_correct([ToolCall("refund", {"order": 8})], case).score
+        0.0
+        >>> call_exact_correct([ToolCall("get_order", {"order": 7})], case).score is None
+        True
+
+    Seed 000 §2.2: ``call_exact_correct = tool name matches AND all required args matched``.
+    Denominator: the maximum number of expected calls that can be paired one-to-one with a
+    (non-retried) predicted call of the same name. Numerator: the maximum number paired when
+    the whole call must match (``call_matches`` under ``args_mode``; under ``exact_keys`` an
     extra argument also fails it). This separates argument errors from selection errors.
-    Score in [0, 1], or None when no expected tool was called (not applicable, never a
-    vacuous 1.0; cf. deepeval #2242). Raises MetricInputError / MatcherError as
-    ``tool_call_prf``.
     """
     case = _check_case(case)
     calls, retried = calls_and_retries(traj)
@@ -514,6 +584,31 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     """Per-argument accuracy: expected arguments matched / expected arguments, per expected
     call whose tool was called, averaged over those calls (seed 000 §2.2 ``arg_accuracy``).
 
+    Args:
+        traj: a Trajectory or a list of ToolCall.
+        case: the dataset row.
+        args_mode: overrides every expected call's argument mode.
+        context: a ``MatchContext`` for semantic, judge or input-checked matchers.
+
+    Returns:
+        ``MetricResult``: ``score`` in [0, 1], None when no expected tool was called (a
+        selection error, not an argument error). ``parts``: ``per_call`` (``{"expected",
+        "predicted", "passed", "total", "accuracy", "exact"}`` per pair), ``pooled`` (all passed
+        checks / all checks, seed 001's ``arg_correctness``; None with no checks),
+        ``call_exact_correct`` (pairs whose whole call matched).
+
+    Raises:
+        MetricInputError: as ``tool_call_prf``.
+        MatcherError: as ``tool_call_prf``.
+
+    Examples:
+        One of two arguments right:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c2", input="x", expected_calls=[{"name": "a", "args": {"x": 1, "y": 2}}])
+        >>> argument_accuracy([ToolCall("a", {"x": 1, "y": 3})], case).score
+        0.5
+
     Pairing: each expected call is paired with a distinct (non-retried, parsed) predicted
     call of the same tool; as many pairs as possible, and among those the pairing with the
     most argument credit (a maximum-weight assignment, never first-fit). Per pair, one check
@@ -521,13 +616,6 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     entry without an expected value. An expected call with no argument constraint scores 1.0
     when the whole call matches (``call_matches``; under ``exact_keys`` an extra argument
     fails it), else 0.0. Under ``args_mode="ignore"`` every paired call scores 1.0.
-
-    Score in [0, 1], None when no expected tool was called (a selection error, not an
-    argument error). ``parts``: ``per_call`` (``{"expected", "predicted", "passed",
-    "total", "accuracy", "exact"}`` per pair), ``pooled`` (all passed checks / all checks,
-    seed 001's ``arg_correctness``; None with no checks), ``call_exact_correct`` (pairs whose
-    whole call matched; :func:`call_exact_correct` gives the maximum-matching share).
-    Raises MetricInputError / MatcherError as ``tool_call_prf``.
     """
     case = _check_case(case)
     calls, retried = calls_and_retries(traj)
@@ -608,10 +696,33 @@ def call_correctness(traj: TrajLike, case: Case, *, args_mode: str | None = None
                      context: MatchContext | None = None) -> MetricResult:
     """Exact call correctness: 1.0 iff the calls are exactly the expected ones, else 0.0.
 
+    Args:
+        traj: a Trajectory or a list of ToolCall.
+        case: the dataset row.
+        args_mode: overrides every expected call's argument mode.
+        context: a ``MatchContext`` for the matchers.
+
+    Returns:
+        ``MetricResult`` with ``score`` 1.0 or 0.0 and ``passed``.
+
+    Raises:
+        MetricInputError: as ``tool_call_prf``.
+        MatcherError: as ``tool_call_prf``.
+
+    Examples:
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c1", input="refund order 7",
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> call_correctness([ToolCall("refund", {"order": 7})], case).score
+        1.0
+        >>> call_correctness([ToolCall("get_order", {"order": 7}), ToolCall("refund", {"order": 7})],
+        ...                  case).score
+        0.0
+
     After setting aside failed-and-retried attempts, every expected call must be matched
-    (name and arguments) and every counted predicted call must be matched (unmatched calls
-    of optional tools are allowed) -- i.e. precision = recall = 1 in ``tool_call_prf``.
-    Order is not judged (see ``trajectory_match``). Raises as ``tool_call_prf``.
+    (name and arguments) and every counted predicted call must be matched (unmatched calls of
+    optional tools are allowed): precision = recall = 1 in ``tool_call_prf``. Order is not
+    judged (see ``trajectory_match``).
     """
     r = tool_call_prf(traj, case, args_mode=args_mode, context=context)
     ok = r.precision == 1.0 and r.recall == 1.0
@@ -662,15 +773,35 @@ def argument_provenance(traj: Trajectory, case: Case,
                         id_args: Sequence[str] | Callable[[str], bool] | None = None) -> MetricResult:
     """Fraction of ID-like argument values that are grounded (DESIGN.md, "Provenance").
 
-    An ID-like argument (``id_args``: a list of names, a predicate on the name, or None for
-    :func:`default_is_id_arg`) is grounded when its value occurs, case-insensitively at token
-    boundaries (not inside a longer run of letters, digits or ``_``), in the case input, the
-    case's ``user`` context, a user message before the call, or the output of a tool result
-    that came before the call. An integer ID matches its digits; a list value is checked
-    item by item. Top-level arguments only; calls whose arguments did not parse are skipped.
-    Score = grounded / checked, None when no ID-like argument was used. ``parts["ungrounded"]``
-    lists ``{"call_index", "name", "arg", "value"}``. Raises MetricInputError for a
-    non-Trajectory or non-Case.
+    Args:
+        traj: the run.
+        case: the dataset row (its input and ``user`` context are sources).
+        id_args: the ID-like argument names: a list, a predicate on the name, or None for
+            :func:`default_is_id_arg`.
+
+    Returns:
+        ``MetricResult``: ``score`` = grounded / checked, None when no ID-like argument was
+        used; ``parts["ungrounded"]`` lists ``{"call_index", "name", "arg", "value"}``.
+
+    Raises:
+        MetricInputError: ``traj`` is not a Trajectory or ``case`` not a Case.
+
+    Examples:
+        Order 7 was in the request, order 9 came from nowhere:
+
+        >>> from trajcheck.model import Case, Trajectory
+        >>> case = Case(id="c1", input="refund order 7")
+        >>> run = Trajectory.from_dict({"steps": [{"index": 0, "kind": "tool_call", "tool_calls": [
+        ...     {"name": "refund", "args": {"order_id": 7}},
+        ...     {"name": "refund", "args": {"order_id": 9}}]}]})
+        >>> argument_provenance(run, case).score
+        0.5
+
+    A value is grounded when it occurs, case-insensitively at token boundaries, in the case
+    input, the case's ``user`` context, a user message before the call, or the output of a
+    tool result that came before the call. An integer ID matches its digits; a list value is
+    checked item by item. Top-level arguments only; calls whose arguments did not parse are
+    skipped.
     """
     case = _check_case(case)
     traj = require_trajectory(traj, what="argument_provenance",

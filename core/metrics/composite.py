@@ -79,12 +79,23 @@ def _case_int(case: Case, field: str) -> int | None:
 def efficiency_score(traj: Trajectory, case: Case) -> tuple[float, str]:
     """Efficiency component in [0, 1] and how it was computed (DESIGN.md "Policies: Composite").
 
-    The policy itself lives in one place, ``metrics.efficiency.step_efficiency``: with
-    ``case.optimal_steps``, min(1, optimal / actual) (1.0 when actual is 0); else with
-    ``case.max_steps``, 1 - excess / max_steps floored at 0, excess = max(0, actual -
-    max_steps) (max_steps 0: 1.0 if actual is 0 else 0.0); else 1.0. Steps per
-    ``count_steps`` (agent turns). Raises MetricInputError naming the case for a
-    negative or non-int bound.
+    Args:
+        traj: the run (steps per ``count_steps``: agent turns).
+        case: its ``optimal_steps`` and ``max_steps``.
+
+    Returns:
+        ``(score, how)``: the score of ``metrics.efficiency.step_efficiency``, the one place
+        the policy is written, and a short text saying how it was computed.
+
+    Raises:
+        MetricInputError: a negative or non-int bound (naming the case).
+
+    Examples:
+        >>> from trajcheck.model import Case, ToolCall
+        >>> from trajcheck.metrics.calls import as_trajectory
+        >>> run = as_trajectory([ToolCall("get_order"), ToolCall("refund")])
+        >>> efficiency_score(run, Case(id="c1", input="x", optimal_steps=1))
+        (0.5, 'optimal 1 / actual 2 steps')
     """
     actual = count_steps(traj)
     opt = _case_int(case, "optimal_steps")
@@ -145,6 +156,39 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
         threshold: pass mark in [0, 1]; default ``case.threshold``, else 0.80.
         args_mode: overrides the argument mode of every expected call.
 
+    Returns:
+        ``MetricResult`` named ``composite``: ``score`` in [0, 1] (or None), ``passed`` =
+        score >= threshold (False on a critical violation or when a precedence rule is
+        broken and the factored score falls under the threshold), ``parts`` with each
+        component, ``rules`` (the factor, or None), ``weights``, ``effective_weights``,
+        ``threshold``, ``outcome_source``, ``actual_steps``, ``details`` (each component's
+        reason and the rules' reason), ``forbidden`` (``critical``, ``warning``,
+        ``violations``), ``precedence`` (held, violated, applicable and per-rule rows of
+        ordering accuracy) and ``raw_score`` (the weighted sum before the factor); a
+        one-line reason naming the broken rule or the weakest part (``"all parts 1.000"``
+        when every applicable part is 1.0).
+
+    Raises:
+        MetricInputError: not a Trajectory (a list of ToolCall has no steps, results or
+            response: the message says so)/Case, bad weights, threshold or step bounds, an
+            outcome that is not a MetricResult, a malformed precedence rule (names the case).
+        DatasetError: a malformed forbidden rule (names the case).
+        MatcherError: from the matching (SchemaError for a bad schema matcher).
+
+    Examples:
+        The lookup is optional, so tool selection, arguments and outcome are all 1; two agent
+        turns against an optimum of one make efficiency 1/2:
+        0.50 + 0.25 + 0.15 + 0.10 * 0.5 = 0.95.
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> from trajcheck.metrics.calls import as_trajectory
+        >>> case = Case(id="c1", input="refund order 7", optional_calls=["get_order"],
+        ...             optimal_steps=1, expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> run = as_trajectory([ToolCall("get_order", {"order": 7}), ToolCall("refund", {"order": 7})])
+        >>> r = score_trajectory(run, case)
+        >>> r.score, r.parts["efficiency"], r.passed
+        (0.95, 0.5, True)
+
     Components, each in [0, 1]:
         * outcome: from ``outcome``; when None, judged from the calls by
           ``metrics.outcome.outcome_from_calls`` if the case states any expected call, final
@@ -182,24 +226,6 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     selection an F1 of names and scores order here instead, so a run that keeps every
     rule scores exactly the seed's weighted sum. Forbidden-sequence warnings are listed in
     ``parts["forbidden"]`` and do not change the score (seed 001 reports them apart).
-
-    Returns:
-        ``MetricResult`` named ``composite``: ``score`` in [0, 1] (or None), ``passed`` =
-        score >= threshold (False on a critical violation or when a precedence rule is
-        broken and the factored score falls under the threshold), ``parts`` with each
-        component, ``rules`` (the factor, or None), ``weights``, ``effective_weights``,
-        ``threshold``, ``outcome_source``, ``actual_steps``, ``details`` (each component's
-        reason and the rules' reason), ``forbidden`` (``critical``, ``warning``,
-        ``violations``), ``precedence`` (held, violated, applicable and per-rule rows of
-        ordering accuracy) and ``raw_score`` (the weighted sum before the factor); a
-        one-line reason naming the broken rule or the weakest part (``"all parts 1.000"``
-        when every applicable part is 1.0).
-
-    Raises:
-        MetricInputError: not a Trajectory (a list of ToolCall has no steps, results or
-            response: the message says so)/Case, bad weights, threshold or step bounds, an
-            outcome that is not a MetricResult, a malformed precedence rule (names the case).
-            DatasetError: a malformed forbidden rule (names the case). MatcherError/SchemaError: from the matching.
     """
     require_trajectory(traj, what="score_trajectory",
                        needs="the agent's steps, tool results and final response")

@@ -91,21 +91,43 @@ def agent_steps(traj: Trajectory) -> int:
 def run_stats(traj: Trajectory, success: bool) -> RunStats:
     """Read one run's efficiency figures from a ``Trajectory``.
 
-    - ``steps``: the number of steps whose kind is in ``AGENT_STEP_KINDS`` (assistant,
-      tool_call, final_response) -- the agent's own turns. User, system, tool_result and
-      reasoning steps are not counted (reasoning belongs to the turn it precedes; counting it
-      would make the same run longer in formats that split reasoning out).
+    Args:
+        traj: the run.
+        success: the task outcome, e.g. ``task_success(...).passed``.
+
+    Returns:
+        ``RunStats`` with ``steps``, ``tool_calls``, ``tokens``, ``cost_usd``, ``latency_ms``
+        (each None when the source lacks it), ``run_id``/``task_id`` from
+        ``traj.metadata["run_id"]`` / ``["case_id"]``.
+
+    Raises:
+        MetricInputError: ``success`` is not a bool, or ``traj`` is not a Trajectory (a list of
+            ToolCall has no steps, usage, cost or timing).
+
+    Examples:
+        Two agent turns (a user step does not count), three calls, cost from the steps:
+
+        >>> from trajcheck.model import Trajectory
+        >>> run = Trajectory.from_dict({"steps": [
+        ...     {"index": 0, "kind": "user", "content": "refund order 7"},
+        ...     {"index": 1, "kind": "tool_call", "cost_usd": 0.25,
+        ...      "tool_calls": [{"name": "get_order"}, {"name": "get_customer"}]},
+        ...     {"index": 2, "kind": "tool_call", "cost_usd": 0.5, "tool_calls": [{"name": "refund"}]}]})
+        >>> s = run_stats(run, True)
+        >>> s.steps, s.tool_calls, s.cost_usd, s.tokens
+        (2, 3, 0.75, None)
+
+    - ``steps``: steps whose kind is in ``AGENT_STEP_KINDS`` (assistant, tool_call,
+      final_response) -- the agent's own turns. User, system, tool_result and reasoning steps
+      are not counted (reasoning belongs to the turn it precedes; counting it would make the
+      same run longer in formats that split reasoning out).
     - ``tool_calls``: ``len(traj.tool_calls())`` (parallel calls each count).
     - ``tokens``: ``traj.total_usage.total`` if given, else the sum of the steps'
       ``usage.total`` (each: total_tokens, else input + output), else None.
-    - ``cost_usd``: ``traj.total_cost_usd`` if given, else the sum of known step costs, else None.
+    - ``cost_usd``: ``traj.total_cost_usd`` if given, else the sum of known step costs.
     - ``latency_ms``: ``traj.total_latency_ms`` if given, else (last step end_time - first step
-      start_time) * 1000 when step times exist, else the sum of step latencies, else None.
-    ``run_id``/``task_id`` come from ``traj.metadata["run_id"]`` / ``["case_id"]``.
+      start_time) * 1000 when step times exist, else the sum of step latencies.
 
-    ``success`` must be a bool (the task outcome, e.g. ``task_success(...).passed``);
-    otherwise ``MetricInputError``; so is a ``traj`` that is not a Trajectory (a list of
-    ToolCall has no steps, usage, cost or timing).
     Source: seed 000 §5.1 (steps, tool calls, tokens, cost and latency per task).
     """
     if not isinstance(success, bool):
@@ -225,11 +247,25 @@ def _validate(runs: Sequence[RunStats]) -> None:
 def cost_per_success(runs: Sequence[RunStats]) -> float | None:
     """Cost per successful task = total cost of ALL runs / number of successful runs (USD).
 
-    DESIGN.md policy: failed runs are paid for, so they are in the numerator.
-    Returns None (not inf, not 0) when it is undefined: no run succeeded (division by zero;
-    a gate must treat None as failing), or some run has no cost figure (the total would be
-    understated). Raises ``MetricInputError`` on an empty list or a NaN / negative / infinite
-    cost (naming the run).
+    Args:
+        runs: a non-empty sequence of ``RunStats``.
+
+    Returns:
+        The cost, or None (not inf, not 0) when it is undefined: no run succeeded (a gate
+        must treat None as failing), or some run has no cost figure (the total would be
+        understated).
+
+    Raises:
+        MetricInputError: an empty list or a NaN / negative / infinite cost (naming the run).
+
+    Examples:
+        Failed runs are paid for, so they are in the numerator: (0.25 + 0.5 + 0.25) / 2.
+
+        >>> cost_per_success([RunStats(True, cost_usd=0.25), RunStats(True, cost_usd=0.5),
+        ...                   RunStats(False, cost_usd=0.25)])
+        0.5
+        >>> cost_per_success([RunStats(False, cost_usd=0.25)]) is None
+        True
     """
     _validate(runs)
     n_success = sum(r.success for r in runs)
@@ -269,14 +305,31 @@ def efficiency_summary(runs: Sequence[RunStats], name: str = "efficiency") -> Ef
     """Steps, tool calls, tokens, cost and latency over SUCCESSFUL runs, with mean and
     p50/p95/p99 (linear interpolation), plus cost per successful task over ALL runs.
 
-    ``runs``: a non-empty sequence of ``RunStats`` (build them with ``run_stats``).
-    A figure's distribution uses the successful runs that report it; ``parts["missing"]``
-    counts the successful runs without it, so a partial figure is visible, not hidden.
+    Args:
+        runs: a non-empty sequence of ``RunStats`` (build them with ``run_stats``).
+        name: the result's name.
+
+    Returns:
+        ``EfficiencyResult`` (score None): ``distributions`` per figure (None when no
+        successful run reports it), ``success_rate``, ``total_cost_usd``,
+        ``cost_per_success``; ``parts["missing"]`` counts the successful runs without each
+        figure, so a partial figure is visible, not hidden.
+
+    Raises:
+        MetricInputError: an empty list, a non-RunStats item, a non-bool success, or a NaN /
+            infinite / negative figure (the message names the run: index, run id, task).
+
+    Examples:
+        The failed 9-step run is out of the step figures but its cost is paid:
+
+        >>> runs = [RunStats(True, steps=4, cost_usd=0.25), RunStats(True, steps=6, cost_usd=0.5),
+        ...         RunStats(False, steps=9, cost_usd=0.25)]
+        >>> e = efficiency_summary(runs)
+        >>> e.distributions["steps"].mean, e.distributions["steps"].p95, e.cost_per_success
+        (5.0, 5.9, 0.5)
+
     DESIGN.md: "Efficiency ... is computed over successful runs only; cost per successful
     task = total cost / successful tasks" (cost of all runs).
-
-    Raises ``MetricInputError`` for an empty list, a non-RunStats item, a non-bool success,
-    or a NaN / infinite / negative figure -- the message names the run (index, run id, task).
     """
     _validate(runs)
     ok = [r for r in runs if r.success]
@@ -344,8 +397,24 @@ def step_efficiency(actual: int, optimal: int | None = None,
                     max_steps: int | None = None) -> float:
     """Step efficiency in [0, 1], the composite score's efficiency part (DESIGN.md "Composite").
 
-    ``actual``: steps the run took (int >= 0); ``optimal``: the case's ``optimal_steps``
-    (int >= 0) or None; ``max_steps``: the case's ``max_steps`` budget (int >= 1) or None.
+    Args:
+        actual: steps the run took (int >= 0).
+        optimal: the case's ``optimal_steps`` (int >= 0) or None.
+        max_steps: the case's ``max_steps`` budget (int >= 1) or None.
+
+    Returns:
+        The efficiency in [0, 1].
+
+    Raises:
+        MetricInputError: a negative / non-int count (actual, optimal, max_steps).
+
+    Examples:
+        >>> step_efficiency(5, optimal=4)      # 4 / 5
+        0.8
+        >>> step_efficiency(15, max_steps=10)  # 5 steps over a budget of 10
+        0.5
+        >>> step_efficiency(3, max_steps=10)
+        1.0
 
     - optimum given: min(1, optimal / actual) -- "capped at 1"; actual = 0 gives 1.0
       (nothing can be fewer), and fewer steps than the optimum also gives 1.0;
@@ -355,10 +424,9 @@ def step_efficiency(actual: int, optimal: int | None = None,
       of 0 steps (allowed by the case schema) gives 1.0 for a run of 0 steps and 0.0 for
       any step (the limit of the formula as the budget shrinks to 0);
     - else 1.0 (no reference, no penalty).
+
     When both are given the optimum decides (DESIGN.md's order). This is the one
     implementation of the policy: ``metrics.composite.efficiency_score`` calls it.
-
-    Raises ``MetricInputError`` for a negative / non-int count (actual, optimal, max_steps).
     """
     actual = _count(actual, "actual", 0)
     if optimal is not None:
@@ -377,9 +445,24 @@ def efficiency_by_task(runs: Sequence[RunStats]) -> dict[str, EfficiencyResult]:
     """``efficiency_summary`` per task: ``{task_id: EfficiencyResult}`` over that task's
     runs (same successful-runs-only and cost-of-all-runs policies), tasks in first-seen order.
 
-    Every run needs ``task_id`` (``run_stats`` reads it from ``metadata["case_id"]``).
-    Raises ``MetricInputError`` for an empty list, a run without ``task_id`` (naming it), or
-    anything ``efficiency_summary`` rejects.
+    Args:
+        runs: ``RunStats`` that each carry a ``task_id`` (``run_stats`` reads it from
+            ``metadata["case_id"]``).
+
+    Returns:
+        ``{task_id: EfficiencyResult}``.
+
+    Raises:
+        MetricInputError: an empty list, a run without ``task_id`` (naming it), or anything
+            ``efficiency_summary`` rejects.
+
+    Examples:
+        >>> by_task = efficiency_by_task([RunStats(True, steps=4, task_id="a"),
+        ...                               RunStats(True, steps=6, task_id="b"),
+        ...                               RunStats(True, steps=8, task_id="b")])
+        >>> {t: e.distributions["steps"].mean for t, e in by_task.items()}
+        {'a': 4.0, 'b': 7.0}
+
     Source: seed 000 §5.1.
     """
     _validate(runs)

@@ -242,16 +242,32 @@ def _minus(rows: list[Mapping[str, Any]], other: list[Mapping[str, Any]],
 def state_diff(before: State, after: State, *, ignore: Sequence[str] = DEFAULT_IGNORE) -> StateDiff:
     """Diff two snapshots ``{table: [row dict]}`` per table, ignoring volatile fields.
 
-    Policy (DESIGN.md, "Final state"): rows are compared with the top-level fields named in
-    ``ignore`` removed (default ``id``, ``created_at``, ``updated_at``), as multisets (two
-    identical rows before and one after = one removed). A changed row therefore shows as
-    one removed and one added row; a table dropped (absent from ``after``) or emptied shows
-    all its rows as removed (a dropped table is also listed in ``tables_dropped``); a new
-    table's rows are added. Values compare type-aware (``2 == 2.0``, ``True != 1``, dicts
-    by key, lists in order) and NaN equals NaN. A table given as None counts as empty.
+    Args:
+        before: the state before the run.
+        after: the state after it.
+        ignore: top-level fields left out of the comparison.
 
-    Returns a ``StateDiff``. Raises MetricInputError naming the table and row index when a
-    state is not ``{str: [dict]}``.
+    Returns:
+        A ``StateDiff``: ``added`` and ``removed`` rows per table, ``tables_dropped``,
+        ``tables_created``.
+
+    Raises:
+        MetricInputError: a state is not ``{str: [dict]}`` (names the table and row index).
+
+    Examples:
+        An update shows as one row removed and one added (``id`` is ignored):
+
+        >>> d = state_diff({"orders": [{"id": 7, "status": "paid"}]},
+        ...                {"orders": [{"id": 7, "status": "refunded"}]})
+        >>> d.removed, d.added
+        ({'orders': ({'id': 7, 'status': 'paid'},)}, {'orders': ({'id': 7, 'status': 'refunded'},)})
+
+    Policy (DESIGN.md, "Final state"): rows are compared with the top-level fields named in
+    ``ignore`` removed, as multisets (two identical rows before and one after = one removed).
+    A table dropped (absent from ``after``) or emptied shows all its rows as removed (a
+    dropped table is also listed in ``tables_dropped``); a new table's rows are added. Values
+    compare type-aware (``2 == 2.0``, ``True != 1``, dicts by key, lists in order) and NaN
+    equals NaN. A table given as None counts as empty.
     """
     if isinstance(ignore, str):
         raise MetricInputError(f"ignore must be a list of field names, not the string {ignore!r}")
@@ -359,29 +375,48 @@ def check_final_state(before: State, after: State, expected_final_state: Mapping
                       context: Any = None) -> MetricResult:
     """Whether the run changed the state exactly as the case expects.
 
-    ``expected_final_state`` maps a table to either a list of expected *added* rows, or
-    ``{"added": [rows], "removed": [rows]}`` (an update of a row is one removed and one added
-    row). Expected rows are partial: every field they give must match the row's field (a
-    missing field fails unless its matcher allows absence); other fields are free.
-    ``matchers``: ``{table: {field: spec}}`` (``"*"`` for every table), specs as in
-    ``trajcheck.match.matchers.get_matcher``; default per-field comparison is ``exact``
-    (type-aware: ``2 == 2.0``, ``True != 1``, ``"1" != 1``); a matcher given for a field the
-    expected row leaves out checks the value is present and non-empty. ``context``: a
-    ``MatchContext`` for semantic/judge matchers.
+    Args:
+        before: the state before the run, ``{table: [row dict]}``.
+        after: the state after it.
+        expected_final_state: per table, a list of expected *added* rows, or ``{"added":
+            [rows], "removed": [rows]}`` (an update is one removed and one added row); None
+            when the case states none.
+        ignore: top-level fields left out of the diff (``state_diff``).
+        matchers: ``{table: {field: spec}}`` (``"*"`` for every table), specs as in
+            ``trajcheck.match.matchers.get_matcher``; default per field ``exact``.
+        context: a ``MatchContext`` for semantic/judge matchers.
+
+    Returns:
+        ``MetricResult`` named ``final_state``: score 1.0/0.0, ``passed``, ``reason`` naming
+        the first problem (e.g. ``"table audit_log: 3 rows removed"``), ``parts`` with
+        ``problems`` (all of them), ``diff`` and ``matched``/``expected`` counts. Score None
+        (not applicable) when ``expected_final_state`` is None.
+
+    Raises:
+        MetricInputError: a malformed state or expectation.
+        MatcherError: an unknown matcher.
+
+    Examples:
+        The order went from paid to refunded, as expected:
+
+        >>> before = {"orders": [{"id": 7, "status": "paid"}]}
+        >>> after = {"orders": [{"id": 7, "status": "refunded"}]}
+        >>> check_final_state(before, after, {"orders": {"added": [{"status": "refunded"}],
+        ...                                              "removed": [{"status": "paid"}]}}).score
+        1.0
+        >>> check_final_state(before, after, {"orders": [{"status": "refunded"}]}).reason
+        'table orders: 1 row removed'
+
+    Expected rows are partial: every field they give must match the row's field (a missing
+    field fails unless its matcher allows absence); other fields are free. Default comparison
+    is type-aware (``2 == 2.0``, ``True != 1``, ``"1" != 1``); a matcher given for a field the
+    expected row leaves out checks the value is present and non-empty.
 
     Policy (DESIGN.md "Final state", "Task success"): success needs every expected row
     added -- expected rows paired one-to-one with the table's added rows by MAXIMUM bipartite
     matching -- AND no other change: no unpaired added row, no removed row except the
     expected removed rows (also paired one-to-one, all of which must have been removed),
-    no change to any table the expectation does not name, no table dropped. The diff is
-    ``state_diff(before, after, ignore=ignore)``.
-
-    Returns MetricResult ``final_state``: score 1.0/0.0, ``passed``, ``reason`` naming the
-    first problem (e.g. ``"unexpected added row in tickets: {...}"``, ``"table audit_log:
-    3 rows removed"``), ``parts`` with ``problems`` (all of them), ``diff`` and
-    ``matched``/``expected`` counts. ``expected_final_state`` None gives score None (not
-    applicable). Raises MetricInputError for malformed states or expectations, MatcherError
-    for an unknown matcher.
+    no change to any table the expectation does not name, no table dropped.
     """
     diff = state_diff(before, after, ignore=ignore)
     if expected_final_state is None:

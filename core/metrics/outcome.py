@@ -92,15 +92,30 @@ def _norm_resp(s: str) -> str:
 def response_includes(traj_or_text: Trajectory | str | None, required: Sequence[str]) -> MetricResult:
     """Whether the agent's user-facing text contains every required item.
 
-    Text searched: see ``response_text`` -- every assistant text step plus the final
-    response, each piece separately, so tau-bench's rule ("each output appears in some
-    ``respond`` action") is met. Matching: case-insensitive (casefold) substring; thousands
-    separators are removed from numbers in both the text and the item (``"1,234"`` ->
-    ``"1234"``), as tau-bench strips commas before its substring test.
+    Args:
+        traj_or_text: a Trajectory (its text, see ``response_text``), a string, or None.
+        required: the items, a list of strings.
 
-    Returns MetricResult ``response_includes``: score = fraction of items found (1.0 when
-    nothing is required), ``passed`` = all found, ``parts`` with ``found`` and ``missing``.
-    Raises MetricInputError when ``required`` is a bare string or holds a non-string.
+    Returns:
+        ``MetricResult`` named ``response_includes``: ``score`` = fraction of items found
+        (1.0 when nothing is required), ``passed`` = all found, ``parts`` with ``found`` and
+        ``missing``.
+
+    Raises:
+        MetricInputError: ``required`` is a bare string or holds a non-string.
+
+    Examples:
+        Thousands separators do not count, case does not matter:
+
+        >>> r = response_includes("Refunded $1,234 for order 7", ["1234", "ORDER 7", "order 9"])
+        >>> round(r.score, 4), r.parts["missing"]
+        (0.6667, ['order 9'])
+
+    Text searched: every assistant text step plus the final response, each piece separately,
+    so tau-bench's rule ("each output appears in some ``respond`` action") is met. Matching:
+    case-insensitive (casefold) substring; thousands separators are removed from numbers in
+    both the text and the item (``"1,234"`` -> ``"1234"``), as tau-bench strips commas before
+    its substring test.
     """
     if isinstance(required, str):
         raise MetricInputError("required must be a list of strings, not one string")
@@ -132,12 +147,24 @@ def task_success(final_state_result: MetricResult | None,
                  response_result: MetricResult | None) -> MetricResult:
     """Task success = final-state assertions hold AND the response contains every required item.
 
-    Policy (DESIGN.md "Task success"). Each argument is a result from ``check_final_state``
-    (or ``outcome_from_calls``) and ``response_includes``; None, or a result with
-    ``passed`` None (not applicable), means the case has no such check. Success needs every
-    applicable check to pass; with no applicable check the result has score None and
-    ``passed`` None. Returns MetricResult ``task_success`` (score 1.0/0.0), reason naming
-    the failing check.
+    Args:
+        final_state_result: the result of ``check_final_state`` (or ``outcome_from_calls``),
+            or None when the case has no such check.
+        response_result: the result of ``response_includes``, or None.
+
+    Returns:
+        ``MetricResult`` named ``task_success``: score 1.0/0.0 and a reason naming the failing
+        check; score None and ``passed`` None when no check applies.
+
+    Examples:
+        >>> r = task_success(None, response_includes("Refund issued", ["refund", "order 7"]))
+        >>> r.score, r.passed
+        (0.0, False)
+        >>> task_success(None, None).score is None
+        True
+
+    Policy (DESIGN.md "Task success"): a result with ``passed`` None (not applicable) counts
+    as no check; success needs every applicable check to pass.
     """
     checks = [(n, r) for n, r in (("final state", final_state_result), ("response", response_result))
               if r is not None and r.passed is not None]
@@ -360,6 +387,37 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
                        check_response: bool = True, args_mode: str | None = None) -> MetricResult:
     """Task success judged from the calls when there is no database (tau-bench-style proxy).
 
+    Args:
+        traj: the run.
+        case: the dataset row: expected, optional and read-only calls, tools, required
+            response.
+        context: a ``MatchContext``; None builds one from the case's input and user.
+        check_response: also require ``response_includes(traj, case.response_must_include)``.
+        args_mode: the argument mode; None -> ``case.args_mode``, then each expected call's
+            own mode, then ``expected_keys``.
+
+    Returns:
+        ``MetricResult`` named ``outcome_from_calls`` (score 1.0/0.0, ``passed``) with parts
+        ``missing_expected`` / ``extra_calls`` (indices into the expected list and into
+        ``traj.tool_calls()``), ``response``, ``writes_ok`` and ``writes_reason``.
+
+    Raises:
+        MetricInputError: ``traj`` is not a Trajectory or ``case`` not a Case.
+        MatcherError: a bad matcher spec.
+
+    Examples:
+        A lookup is read-only when the case lists it as optional; the refund is the one write:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> from trajcheck.metrics.calls import as_trajectory
+        >>> case = Case(id="c1", input="refund order 7", optional_calls=["get_order"],
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> run = as_trajectory([ToolCall("get_order", {"order": 7}), ToolCall("refund", {"order": 7})])
+        >>> outcome_from_calls(run, case).score
+        1.0
+        >>> outcome_from_calls(as_trajectory([ToolCall("refund", {"order": 8})]), case).score
+        0.0
+
     tau-bench rewards a run when its final database equals the one produced by replaying
     the task's expected actions. Without a database, trajcheck approximates that from the
     calls: tools named in ``case.optional_calls`` or ``case.read_only_calls``, and tools whose
@@ -403,11 +461,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
 
     Known limit: writes that reach the same state with different arguments are judged
     wrong unless the case's argument matchers say the difference does not count (the
-    tau-bench and tau2 readers set them per tool, ``trajcheck.read.traces.tau_domains``). ``context``: a ``MatchContext``; None builds one from
-    the case's input and user. Returns MetricResult ``outcome_from_calls`` (score 1.0/0.0,
-    passed) with parts ``missing_expected`` / ``extra_calls`` (indices into the expected
-    list and into ``traj.tool_calls()``) and ``response``. Raises MetricInputError for
-    non-Trajectory/Case input, MatcherError for a bad matcher spec.
+    tau-bench and tau2 readers set them per tool, ``trajcheck.read.traces.tau_domains``).
     """
     require_trajectory(traj, what="outcome_from_calls",
                        needs="the tool results (failed writes changed nothing) and the final response")

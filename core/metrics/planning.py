@@ -253,46 +253,58 @@ def plan_coverage(plan: Sequence[Any] | Mapping[str, Any], subgoals: Sequence[An
                   name: str = "plan_coverage") -> PlanCoverageResult:
     """Fraction of the case's labelled sub-goals that the plan artefact covers.
 
-    ``plan``: the agent's plan, a list of plan steps (or ``{"steps": [...]}``);
-    ``subgoals``: the case's labelled sub-goals (same step shapes, module doc).
-    A plan step covers a sub-goal when:
-      - the sub-goal names a tool and the step names the same tool: covered when the
-        sub-goal has no ``args``, or the step's args contain the sub-goal's args with
-        exactly equal values (type-aware, DESIGN.md ``exact``);
-      - otherwise, a sub-goal with ``args`` is not covered; one without is covered when its
-        text (its description, else its name) occurs as whole words, contiguous and in
-        order, in the step's name + description (NFKC, casefolded, punctuation ignored) --
-        so the sub-goal "refund" is covered by the step "issue a refund".
-    That is ``match="literal"`` (the default: deterministic, no model). Free-text sub-goals
-    can instead be matched by meaning:
+    Args:
+        plan: the agent's plan, a list of plan steps (or ``{"steps": [...]}``).
+        subgoals: the case's labelled sub-goals (same step shapes, module doc).
+        match: ``"literal"`` (default, no model), ``"semantic"`` or ``"judge"``.
+        scorer: ``scorer(a, b) -> [0, 1]`` for ``"semantic"`` (default: the offline
+            ``trajcheck.match.semantic.EmbeddingScorer``).
+        threshold: the semantic cover threshold (default :data:`PLAN_COVERAGE_THRESHOLD`).
+        judge: the judge model for ``"judge"`` (``trajcheck.judges``).
+        covers: ``covers(step, goal) -> bool``, replacing the rule altogether.
+        name: the result's name.
 
-    - ``match="semantic"``: also covered when the cosine similarity of the sub-goal's text
-      and the step's text (tool name with ``_`` as a space, description, args) is at least
-      ``threshold`` (default :data:`PLAN_COVERAGE_THRESHOLD` = 0.78, measured with
-      all-MiniLM-L6-v2), scored by ``scorer(a, b) -> [0, 1]`` (default: the offline
-      ``trajcheck.match.semantic.EmbeddingScorer``); tokens that look like IDs, numbers or dates
-      (``INC-7``, ``1234``, ``2026-07-18``) must still appear in the step, as the semantic
-      matcher requires. "find a flight to Paris" is covered by "search flights to Paris"
-      (0.917), not by "find a flight to Rome" (0.594).
-    - ``match="judge"``: ``judge`` (any judge model, ``trajcheck.judges``) is asked once
-      which plan steps address each sub-goal (``trajcheck.judges.planning.subgoal_matches``);
-      a literal cover also counts. A judge that cannot answer raises JudgeError: no score.
+    Returns:
+        ``PlanCoverageResult``: ``score`` = covered / len(subgoals) in [0, 1], None with no
+        sub-goals; ``parts["match"]`` names the mode, ``parts["similarity"]`` (semantic) the
+        cosine of each matched pair, ``parts["judge_reasons"]`` (judge) the judge's reason per
+        sub-goal.
 
-    Structured sub-goals (a tool name, ``{name, args}``) are matched exactly in every mode.
-    ``covers(step, goal) -> bool`` replaces the rule altogether.
+    Raises:
+        MetricInputError: a malformed plan or sub-goal (naming its index), an unknown
+            ``match``, a threshold outside [0, 1], or ``match="judge"`` without ``judge``.
+        JudgeError: the judge could not answer.
+
+    Examples:
+        "refund" occurs as a word in the step "issue a refund"; nothing covers "notify":
+
+        >>> plan_coverage(["get_order", "issue a refund"], ["refund", "notify"]).score
+        0.5
+
+    A plan step covers a sub-goal (``match="literal"``) when:
+
+    - the sub-goal names a tool and the step names the same tool: covered when the sub-goal
+      has no ``args``, or the step's args contain the sub-goal's args with exactly equal
+      values (type-aware, DESIGN.md ``exact``);
+    - otherwise, a sub-goal with ``args`` is not covered; one without is covered when its
+      text (its description, else its name) occurs as whole words, contiguous and in order,
+      in the step's name + description (NFKC, casefolded, punctuation ignored).
+
+    ``match="semantic"`` also covers a free-text sub-goal when the cosine similarity of its
+    text and the step's text (tool name with ``_`` as a space, description, args) is at least
+    ``threshold`` (0.78, measured with all-MiniLM-L6-v2); tokens that look like IDs, numbers
+    or dates (``INC-7``, ``1234``, ``2026-07-18``) must still appear in the step, as the
+    semantic matcher requires. "find a flight to Paris" is covered by "search flights to
+    Paris" (0.917), not by "find a flight to Rome" (0.594). ``match="judge"`` asks the judge
+    once which plan steps address each sub-goal (``trajcheck.judges.planning.subgoal_matches``);
+    a literal cover also counts. Structured sub-goals (a tool name, ``{name, args}``) are
+    matched exactly in every mode.
+
     Each plan step covers at most one sub-goal and vice versa; the count is a maximum
-    one-to-one matching (``matching.max_matching``), so two identical sub-goals need two
-    plan steps.
-    Score = covered / len(subgoals) in [0, 1], or None (not applicable) with no sub-goals;
-    ``parts["match"]`` names the mode, ``parts["similarity"]`` (semantic) the cosine of each
-    matched pair (None for a literal cover), ``parts["judge_reasons"]`` (judge) the judge's
-    reason per sub-goal (None for a structured one, which is not asked).
-    Source: seed 000 §5.2, plan_coverage = |user sub-goals addressed by plan| / |user
+    one-to-one matching (``matching.max_matching``), so two identical sub-goals need two plan
+    steps. Source: seed 000 §5.2, plan_coverage = |user sub-goals addressed by plan| / |user
     sub-goals|; trajcheck's deterministic form of plan completeness (DeepEval
     PlanQualityMetric, LLM-judged) and of sub-goal progress (AgentBoard, arXiv 2401.13178).
-
-    Raises ``MetricInputError`` for a malformed plan or sub-goal (naming its index), an
-    unknown ``match``, a threshold outside [0, 1], or ``match="judge"`` without ``judge``.
     """
     if match not in MATCH_MODES:
         raise MetricInputError(f"plan_coverage: match must be one of {', '.join(MATCH_MODES)}, "
@@ -465,34 +477,45 @@ def plan_adherence(plan: Sequence[Any] | Mapping[str, Any],
                    name: str = "plan_adherence") -> PlanAdherenceResult:
     """Fraction of plan steps executed in the plan's order, or explicitly revised.
 
-    Seed 000 §5.2: plan_adherence = |plan steps executed (or explicitly revised)| / |plan
-    steps|. ``plan``: plan steps given as tool names or ``{name, args}`` (free-text-only
-    steps cannot be executed by a call and count as not executed unless revised);
-    ``traj``: a ``Trajectory`` (its ``tool_calls()``) or a list of ``ToolCall``;
-    ``revisions``: the plan's later versions the agent emitted, oldest first (same shapes).
+    Args:
+        plan: plan steps given as tool names or ``{name, args}`` (free-text-only steps cannot
+            be executed by a call and count as not executed unless revised).
+        traj: a ``Trajectory`` (its ``tool_calls()``) or a list of ``ToolCall``.
+        revisions: the plan's later versions the agent emitted, oldest first (same shapes).
+        name: the result's name.
 
-    A step is explicitly revised when the agent said so in its plan artefact: a later
+    Returns:
+        ``PlanAdherenceResult``: ``score`` = (executed_in_order + revised) / plan steps in
+        [0, 1], None for an empty plan; parts ``executed_in_order``, ``executed_any_order``,
+        ``not_executed``, ``off_plan_calls`` (calls matching no plan step), ``revised``.
+
+    Raises:
+        MetricInputError: a malformed plan step or revision (naming its index), or a ``traj``
+            that is neither a Trajectory nor a list of ToolCall.
+
+    Examples:
+        Both calls were planned but in the other order, and ``notify`` never ran: 1 of 3 in
+        order, 2 of 3 in any order.
+
+        >>> from trajcheck.model import ToolCall
+        >>> r = plan_adherence(["get_order", "refund", "notify"],
+        ...                    [ToolCall("refund"), ToolCall("get_order")])
+        >>> round(r.score, 4), r.parts["executed_any_order"]
+        (0.3333, 2)
+
+    Seed 000 §5.2: plan_adherence = |plan steps executed (or explicitly revised)| / |plan
+    steps|. A step is explicitly revised when the agent said so in its plan artefact: a later
     version drops or replaces it (versions aligned as :func:`merge_plan_versions` says), or
     the step carries ``"revised": "<reason>"`` (or true). The plan steps are every step of
-    the first plan plus those the revisions added (a revision's new steps are plan steps
-    too: they must be executed or revised in turn), each once.
+    the first plan plus those the revisions added, each once.
+
     A call executes a step when the names are equal and the call's arguments contain the
     step's ``args`` with exactly equal values (type-aware; extra arguments allowed; unparsed
     arguments never match, DESIGN.md). Every call counts, retries included (they do not
-    break the order: extra calls between plan steps are allowed).
-    executed_in_order = the length of the longest common subsequence of the steps not
-    revised and the calls under that relation (each call executes at most one step, order
-    preserved on both sides); score = (executed_in_order + revised) / plan steps, in [0, 1];
-    None for an empty plan. Without revisions or marks this is the in-order share of the
-    plan executed. ``executed_any_order`` (maximum one-to-one matching, order ignored) >=
-    the in-order count and separates "skipped" from "reordered". ``off_plan_calls`` lists
-    calls matching no plan step.
-    Source: seed 000 §5.2; trajcheck's deterministic form of DeepEval's
-    PlanAdherenceMetric (LLM-judged); LCS alignment as in the in-order trajectory match
-    (DESIGN.md ``in_order``).
-
-    Raises ``MetricInputError`` for a malformed plan step or revision (naming its index) or
-    a ``traj`` that is neither a Trajectory nor a list of ToolCall.
+    break the order: extra calls between plan steps are allowed). executed_in_order = the
+    length of the longest common subsequence of the steps not revised and the calls under
+    that relation. Source: seed 000 §5.2; trajcheck's deterministic form of DeepEval's
+    PlanAdherenceMetric (LLM-judged); LCS alignment as in the in-order trajectory match.
     """
     versions = [[parse_plan_step(s, f"plan step {i}") for i, s in enumerate(_plan_list(plan, "plan"))]]
     if isinstance(revisions, (str, bytes, Mapping)) or not isinstance(revisions, Sequence):

@@ -128,12 +128,31 @@ def _final_text(traj: Trajectory) -> str | None:
 def recovery_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]]) -> MetricResult:
     """Share of fault-injected runs that hit a tool error and still completed the task.
 
+    Args:
+        runs: ``RecoveryRun`` items or ``(trajectory, task_success)`` pairs.
+
+    Returns:
+        ``MetricResult`` named ``recovery_rate``: ``score`` in [0, 1], None when no run hit an
+        error; parts ``n_fault_runs``, ``n_hit_error``, ``n_recovered``.
+
+    Raises:
+        MetricInputError: a malformed run.
+
+    Examples:
+        Two runs hit a failed refund; one retried and completed the task:
+
+        >>> from trajcheck.model import Trajectory
+        >>> def run(*errors):
+        ...     return Trajectory.from_dict({"steps": [s for i, e in enumerate(errors) for s in (
+        ...         {"index": 2 * i, "kind": "tool_call", "tool_calls": [{"name": "refund", "call_id": i}]},
+        ...         {"index": 2 * i + 1, "kind": "tool_result",
+        ...          "tool_result": {"call_id": i, "name": "refund", "is_error": e}})]})
+        >>> recovery_rate([(run(True, False), True), (run(True), False)]).score
+        0.5
+
     Denominator: fault-injected runs in which at least one tool call failed
-    (``matching.is_failed``) -- a fault that never fired tests nothing. Numerator: those
-    with ``task_success`` True. Score in [0, 1], or None when no run hit an error.
-    Returns MetricResult ``recovery_rate`` with parts ``n_fault_runs``, ``n_hit_error``,
-    ``n_recovered``. Raises MetricInputError for malformed runs. Source: DESIGN.md
-    "Error recovery" policy.
+    (``matching.is_failed``) -- a fault that never fired tests nothing. Numerator: those with
+    ``task_success`` True. Source: DESIGN.md "Error recovery" policy.
     """
     rs = [r for r in _runs(runs) if r.fault_injected]
     hit = [r for r in rs if _errors(r.trajectory)]
@@ -158,12 +177,32 @@ def is_false_success(run: RecoveryRun | tuple[Trajectory, bool], *,
                      detector: ClaimDetector | None = None) -> bool:
     """Whether one run is a false success (DESIGN.md "Policies: Error recovery").
 
-    A false success is a final response that claims the action happened (``detector``,
-    default ``ClaimDetector()``) while the task failed *because* the final state or the
-    action's successful call is missing: ``run.state_missing`` is True, or some tool that
-    failed in the run never succeeded afterwards. A truthful claim after a recovered retry is
-    not one, and neither is a claim in a run that failed for another reason (a duplicate
-    write, say): the action did happen. Raises MetricInputError for a malformed run.
+    Args:
+        run: a ``RecoveryRun`` or a ``(trajectory, task_success)`` pair.
+        detector: the claim detector; default ``ClaimDetector()``.
+
+    Returns:
+        True when the final response claims the action happened while the task failed
+        because the final state or the action's successful call is missing.
+
+    Raises:
+        MetricInputError: a malformed run.
+
+    Examples:
+        The refund failed and was never retried, yet the reply says it was done:
+
+        >>> from trajcheck.model import Trajectory
+        >>> run = Trajectory.from_dict({"final_response": "Your refund has been processed.", "steps": [
+        ...     {"index": 0, "kind": "tool_call", "tool_calls": [{"name": "refund", "call_id": "a"}]},
+        ...     {"index": 1, "kind": "tool_result",
+        ...      "tool_result": {"call_id": "a", "name": "refund", "is_error": True}}]})
+        >>> is_false_success((run, False))
+        True
+
+    "Missing" means ``run.state_missing`` is True, or some tool that failed in the run never
+    succeeded afterwards. A truthful claim after a recovered retry is not a false success,
+    and neither is a claim in a run that failed for another reason (a duplicate write, say):
+    the action did happen.
     """
     (r,) = _runs([run])
     if r.task_success:
@@ -177,12 +216,36 @@ def false_success_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]], *,
                        detector: ClaimDetector | None = None) -> MetricResult:
     """Share of fault-injected runs that are false successes (see ``is_false_success``).
 
-    Denominator: all fault-injected runs (lower is better; 0.0 is the target). Score None
-    when there is no fault-injected run. Returns MetricResult ``false_success_rate`` with
-    parts ``n_fault_runs``, ``n_failed``, ``n_false_success`` and ``false_success_runs``
-    (indices among the fault-injected runs); ``passed`` is True when there is none.
-    Source: seed 000 §2.6 (false_success_rate = fault runs where the agent claims success /
-    fault runs, "worst failure"); DESIGN.md "Policies: Error recovery".
+    Args:
+        runs: ``RecoveryRun`` items or ``(trajectory, task_success)`` pairs.
+        detector: the claim detector; default ``ClaimDetector()``.
+
+    Returns:
+        ``MetricResult`` named ``false_success_rate`` (lower is better; 0.0 is the target):
+        score None when there is no fault-injected run; parts ``n_fault_runs``, ``n_failed``,
+        ``n_false_success`` and ``false_success_runs`` (indices among the fault-injected
+        runs); ``passed`` is True when there is none.
+
+    Raises:
+        MetricInputError: a malformed run.
+
+    Examples:
+        One truthful and one false claim after a failed refund:
+
+        >>> from trajcheck.model import Trajectory
+        >>> def run(final, *errors):
+        ...     return Trajectory.from_dict({"final_response": final, "steps": [
+        ...         s for i, e in enumerate(errors) for s in (
+        ...         {"index": 2 * i, "kind": "tool_call", "tool_calls": [{"name": "refund", "call_id": i}]},
+        ...         {"index": 2 * i + 1, "kind": "tool_result",
+        ...          "tool_result": {"call_id": i, "name": "refund", "is_error": e}})]})
+        >>> false_success_rate([(run("Refund issued.", True, False), True),
+        ...                     (run("Your refund has been processed.", True), False)]).score
+        0.5
+
+    Denominator: all fault-injected runs. Source: seed 000 §2.6 (false_success_rate = fault
+    runs where the agent claims success / fault runs, "worst failure"); DESIGN.md "Policies:
+    Error recovery".
     """
     rs = [r for r in _runs(runs) if r.fault_injected]
     failed = [i for i, r in enumerate(rs) if not r.task_success]
@@ -214,12 +277,36 @@ def max_retries_exceeded(runs: Trajectory | Iterable[RecoveryRun | tuple[Traject
                          retry_budget: int = 2) -> MetricResult:
     """Whether agents retried a failing tool more than ``retry_budget`` times in a row.
 
-    DESIGN.md policy: the budget is checked against ``longest_retry_run`` (the longest run
-    of same-tool calls after an error). For one ``Trajectory``: score 1.0 when exceeded
-    else 0.0, ``passed`` = not exceeded. For runs: score = share of fault-injected runs
-    that exceeded it (None when there are none), ``passed`` when none did. Parts: the
-    budget, ``longest`` per run, ``exceeded`` indices. ``retry_budget`` >= 0, else
-    MetricInputError; a list of ToolCall (no results) is a MetricInputError too.
+    Args:
+        runs: one Trajectory, or ``RecoveryRun`` items / ``(trajectory, task_success)`` pairs.
+        retry_budget: the retries allowed after an error (>= 0).
+
+    Returns:
+        ``MetricResult``. For one Trajectory: score 1.0 when exceeded else 0.0, ``passed`` =
+        not exceeded. For runs: score = share of fault-injected runs that exceeded it (None
+        when there are none), ``passed`` when none did. Parts: the budget, ``longest`` per
+        run, ``exceeded`` indices.
+
+    Raises:
+        MetricInputError: a negative budget, or a list of ToolCall (no results).
+
+    Examples:
+        One retry after an error, against a budget of none:
+
+        >>> from trajcheck.model import Trajectory
+        >>> run = Trajectory.from_dict({"steps": [
+        ...     {"index": 0, "kind": "tool_call", "tool_calls": [{"name": "refund", "call_id": "a"}]},
+        ...     {"index": 1, "kind": "tool_result",
+        ...      "tool_result": {"call_id": "a", "name": "refund", "is_error": True}},
+        ...     {"index": 2, "kind": "tool_call", "tool_calls": [{"name": "refund", "call_id": "b"}]}]})
+        >>> r = max_retries_exceeded(run, retry_budget=0)
+        >>> r.score, r.parts["longest"]
+        (1.0, [1])
+        >>> max_retries_exceeded(run, retry_budget=1).score
+        0.0
+
+    DESIGN.md policy: the budget is checked against ``longest_retry_run`` (the longest run of
+    same-tool calls after an error).
     """
     if isinstance(retry_budget, bool) or not isinstance(retry_budget, int) or retry_budget < 0:
         raise MetricInputError(f"retry_budget must be an integer >= 0, got {retry_budget!r}")

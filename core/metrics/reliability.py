@@ -163,18 +163,32 @@ def _check_n_ge_k(tasks: Sequence[TaskCounts], k: int, what: str) -> None:
 def pass_hat_k(results: TaskResults, k: int) -> float:
     """pass^k: the chance that k independent trials of a task ALL succeed, averaged over tasks.
 
-    ``results``: any ``TaskResults`` shape (module doc), e.g. ``[(4, 4), (3, 4), (2, 4)]``
-    as ``(c, n)`` pairs. ``k``: int >= 1.
-    Returns mean over tasks of C(c, k) / C(n, k), in [0, 1] (computed exactly with
-    fractions, then rounded once to float).
+    Args:
+        results: any ``TaskResults`` shape (module doc), e.g. ``[(4, 4), (3, 4), (2, 4)]`` as
+            ``(c, n)`` pairs.
+        k: int >= 1.
 
-    Source: seed 000 §4.3; tau-bench (Yao et al. 2024, arXiv 2406.12045, section 5); the
-    same estimator as tau-bench's and tau2-bench's ``pass^k`` code. pass^1 is the mean
-    success rate.
+    Returns:
+        The mean over tasks of C(c, k) / C(n, k), in [0, 1] (exact fractions, rounded once to
+        float).
 
-    Raises ``MetricInputError`` when the suite is empty, k < 1, or any task has n < k (the
-    message names the tasks) -- the estimator is undefined there, and tau2-bench's choice of
-    silently lowering k is not followed.
+    Raises:
+        MetricInputError: an empty suite, k < 1, or a task with n < k (the message names the
+            tasks) -- the estimator is undefined there, and tau2-bench's choice of silently
+            lowering k is not followed.
+
+    Examples:
+        Task 1 passed 4 of 4 trials (pass^2 = 1), task 2 passed 2 of 4 (C(2,2) / C(4,2) =
+        1/6); the mean is 7/12:
+
+        >>> pass_hat_k([(4, 4), (2, 4)], 2)
+        0.5833333333333334
+        >>> pass_hat_k({"t1": [True, True], "t2": [True, False]}, 1)
+        0.75
+
+    Source: seed 000 §4.3; tau-bench (Yao et al. 2024, arXiv 2406.12045, section 5); the same
+    estimator as tau-bench's and tau2-bench's ``pass^k`` code. pass^1 is the mean success
+    rate.
     """
     k = _check_k(k)
     tasks = task_counts(results)
@@ -185,12 +199,26 @@ def pass_hat_k(results: TaskResults, k: int) -> float:
 def pass_at_k(results: TaskResults, k: int) -> float:
     """pass@k: the chance that at least one of k trials of a task succeeds, averaged over tasks.
 
-    ``results``: any ``TaskResults`` shape (module doc; pairs are ``(c, n)``). ``k``: int >= 1.
-    Returns mean over tasks of 1 - C(n - c, k) / C(n, k), in [0, 1] -- the unbiased estimator
-    of Chen et al. 2021 (arXiv 2107.03374, eq. 1; seed 000 §4.3), equal to the fraction of k-subsets of a
-    task's n trials that contain a success. Exact fractions, one final rounding.
+    Args:
+        results: any ``TaskResults`` shape (module doc; pairs are ``(c, n)``).
+        k: int >= 1.
 
-    Raises ``MetricInputError`` when the suite is empty, k < 1 or any task has n < k.
+    Returns:
+        The mean over tasks of 1 - C(n - c, k) / C(n, k), in [0, 1] (exact fractions, one
+        final rounding).
+
+    Raises:
+        MetricInputError: an empty suite, k < 1 or a task with n < k.
+
+    Examples:
+        Task 2 (2 of 4) misses both of 2 trials in C(2,2) / C(4,2) = 1/6 of the draws, so its
+        pass@2 is 5/6 and the mean (1 + 5/6) / 2 = 11/12:
+
+        >>> pass_at_k([(4, 4), (2, 4)], 2)
+        0.9166666666666666
+
+    The unbiased estimator of Chen et al. 2021 (arXiv 2107.03374, eq. 1; seed 000 §4.3),
+    equal to the fraction of k-subsets of a task's n trials that contain a success.
     """
     k = _check_k(k)
     tasks = task_counts(results)
@@ -236,7 +264,19 @@ def _curve(results: TaskResults, ks: Sequence[int] | None,
 def pass_hat_k_curve(results: TaskResults, ks: Sequence[int] | None = None) -> dict[int, float]:
     """``{k: pass_hat_k(results, k)}`` for each k in ``ks`` (default 1..min trials per task).
 
-    Same input shapes, range and errors as ``pass_hat_k``; the curve is non-increasing in k.
+    Args:
+        results: as ``pass_hat_k``.
+        ks: the k values (default 1..min trials per task).
+
+    Returns:
+        ``{k: pass^k}``, non-increasing in k.
+
+    Raises:
+        MetricInputError: as ``pass_hat_k``.
+
+    Examples:
+        >>> pass_hat_k_curve([(4, 4), (2, 4)])
+        {1: 0.75, 2: 0.5833333333333334, 3: 0.5, 4: 0.5}
     """
     return _curve(results, ks, pass_hat_k)
 
@@ -244,7 +284,19 @@ def pass_hat_k_curve(results: TaskResults, ks: Sequence[int] | None = None) -> d
 def pass_at_k_curve(results: TaskResults, ks: Sequence[int] | None = None) -> dict[int, float]:
     """``{k: pass_at_k(results, k)}`` for each k in ``ks`` (default 1..min trials per task).
 
-    Same input shapes, range and errors as ``pass_at_k``; the curve is non-decreasing in k.
+    Args:
+        results: as ``pass_at_k``.
+        ks: the k values (default 1..min trials per task).
+
+    Returns:
+        ``{k: pass@k}``, non-decreasing in k.
+
+    Raises:
+        MetricInputError: as ``pass_at_k``.
+
+    Examples:
+        >>> pass_at_k_curve([(4, 4), (2, 4)], ks=[1, 3])
+        {1: 0.75, 3: 1.0}
     """
     return _curve(results, ks, pass_at_k)
 
@@ -320,15 +372,29 @@ def _check_counts(successes: Any, n: Any) -> tuple[int, int]:
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval ``(lo, hi)`` for a binomial rate successes / n.
 
-    ``successes``: int in 0..n; ``n``: int >= 1; ``confidence``: in (0, 1), two-sided.
+    Args:
+        successes: int in 0..n.
+        n: int >= 1.
+        confidence: two-sided, in (0, 1).
+
+    Returns:
+        ``(lo, hi)`` within [0, 1]; lo = 0 exactly when successes = 0 and hi = 1 exactly when
+        successes = n.
+
+    Raises:
+        MetricInputError: n < 1, successes outside 0..n, or confidence outside (0, 1).
+
+    Examples:
+        >>> lo, hi = wilson_interval(8, 10)
+        >>> round(lo, 4), round(hi, 4)
+        (0.4902, 0.9433)
+        >>> wilson_interval(0, 5)[0]
+        0.0
+
     With z = Phi^-1(1 - (1 - confidence) / 2) (exact quantile, 1.959964 at 95%) and p = s/n:
-    centre = (p + z^2/(2n)) / (1 + z^2/n), half-width = z/(1 + z^2/n) * sqrt(p(1-p)/n + z^2/(4n^2)).
-    Result within [0, 1]; lo = 0 exactly when s = 0 and hi = 1 exactly when s = n.
-
-    Source: E. B. Wilson (1927), "Probable inference, the law of succession, and statistical
-    inference", JASA 22:209-212; DESIGN.md "Intervals". Example: 8/10 at 95% -> (0.4902, 0.9433).
-
-    Raises ``MetricInputError`` for n < 1, successes outside 0..n, or confidence outside (0, 1).
+    centre = (p + z^2/(2n)) / (1 + z^2/n), half-width = z/(1 + z^2/n) * sqrt(p(1-p)/n +
+    z^2/(4n^2)). Source: E. B. Wilson (1927), "Probable inference, the law of succession,
+    and statistical inference", JASA 22:209-212; DESIGN.md "Intervals".
     """
     s, n = _check_counts(successes, n)
     confidence = _check_confidence(confidence)
@@ -347,12 +413,22 @@ def rule_of_three(n: int) -> float:
     """The rule-of-three bound 3/n: an approximate 95% upper confidence bound on the rate of
     an event that was observed 0 times in n independent trials.
 
-    ``n``: int >= 1 (trials). Result in (0, 3]; values above 1 (n < 3) mean "no information".
-    It approximates the exact bound 1 - 0.05^(1/n) ~ -ln(0.05)/n = 2.996/n.
-    Source: Hanley & Lippman-Hand (1983), "If nothing goes wrong, is everything all right?",
-    JAMA 249:1743-1745; DESIGN.md "zero failures in n gets the rule-of-three bound 3/n".
+    Args:
+        n: int >= 1 (trials).
 
-    Raises ``MetricInputError`` for n < 1.
+    Returns:
+        3/n, in (0, 3]; values above 1 (n < 3) mean "no information".
+
+    Raises:
+        MetricInputError: n < 1.
+
+    Examples:
+        >>> rule_of_three(30)
+        0.1
+
+    It approximates the exact bound 1 - 0.05^(1/n) ~ -ln(0.05)/n = 2.996/n. Source: Hanley &
+    Lippman-Hand (1983), "If nothing goes wrong, is everything all right?", JAMA
+    249:1743-1745; DESIGN.md "zero failures in n gets the rule-of-three bound 3/n".
     """
     if not _is_plain_int(n) or n < 1:
         raise MetricInputError(f"rule of three needs n >= 1 trials, got {n!r}")
@@ -391,13 +467,29 @@ def success_rate(successes: int, n: int, confidence: float = 0.95,
                  name: str = "success_rate") -> RateResult:
     """A plain success rate reported with its Wilson interval (DESIGN.md "Intervals").
 
-    With 0 failures in n the result also reports the rule-of-three bound 3/n on the failure
-    rate (``failure_rate_upper``; the reason says "failure rate < 3/n at ~95%"); with 0
-    successes it reports 3/n as the bound on the success rate. The rule-of-three figure is a
-    95% bound whatever ``confidence`` is; the Wilson interval uses ``confidence``.
+    Args:
+        successes: int in 0..n.
+        n: int >= 1.
+        confidence: the Wilson interval's two-sided confidence, in (0, 1).
+        name: the result's name.
 
-    Returns a ``RateResult`` with score = rate in [0, 1]. Raises ``MetricInputError`` as
-    ``wilson_interval`` does.
+    Returns:
+        ``RateResult`` with ``score`` = ``rate`` in [0, 1], ``lo``/``hi`` (Wilson), and with 0
+        failures ``failure_rate_upper`` = 3/n (rule of three; with 0 successes
+        ``success_rate_upper``).
+
+    Raises:
+        MetricInputError: as ``wilson_interval``.
+
+    Examples:
+        >>> r = success_rate(8, 10)
+        >>> r.rate, round(r.lo, 4), round(r.hi, 4)
+        (0.8, 0.4902, 0.9433)
+        >>> success_rate(30, 30).failure_rate_upper
+        0.1
+
+    The rule-of-three figure is a 95% bound whatever ``confidence`` is; the reason says
+    "failure rate < 3/n at ~95%".
     """
     lo, hi = wilson_interval(successes, n, confidence)
     rate = successes / n
@@ -484,25 +576,40 @@ def bootstrap_ci(
 ) -> BootstrapCI:
     """Percentile bootstrap interval of a suite-level statistic, resampling TASKS.
 
-    ``data`` is either
-      - per-task values (a sequence of numbers, one per task; bools count as 0/1); the
-        default ``statistic`` is their mean, and ``statistic`` gets a list of numbers; or
-      - task results (any ``TaskResults`` shape, see the module doc); the default
-        ``statistic`` is pass^1 (the mean per-task success rate), and ``statistic`` gets a
-        list of the per-task values (trial lists or (c, n) pairs), which ``pass_hat_k``,
-        ``pass_at_k`` and friends accept directly, e.g.
-        ``statistic=lambda r: pass_hat_k(r, 2)``.
+    Args:
+        data: per-task values (numbers, one per task; bools count as 0/1), or task results
+            (any ``TaskResults`` shape, module doc).
+        statistic: the figure computed on each resample; default the mean of per-task values,
+            or pass^1 for task results. It gets a list of numbers, or a list of the per-task
+            values (trial lists or (c, n) pairs), which ``pass_hat_k`` and friends accept,
+            e.g. ``statistic=lambda r: pass_hat_k(r, 2)``.
+        n_boot: the number of resamples (>= 1).
+        seed: the ``random.Random`` seed.
+        confidence: two-sided, in (0, 1).
+        name: the result's name.
+
+    Returns:
+        ``BootstrapCI`` with ``estimate`` (= ``score``), ``lo``, ``hi``.
+
+    Raises:
+        MetricInputError: an empty suite, n_boot < 1, confidence outside (0, 1), a malformed
+            task, or a non-finite value.
+
+    Examples:
+        A suite whose every task passed has nothing to vary:
+
+        >>> b = bootstrap_ci([1.0, 1.0, 1.0])
+        >>> b.estimate, b.lo, b.hi
+        (1.0, 1.0, 1.0)
+        >>> bootstrap_ci({"t1": [True, True], "t2": [True, False]}).estimate
+        0.75
+
     Each of ``n_boot`` replicates draws len(tasks) tasks with replacement with
     ``random.Random(seed)``; the interval is the (1-confidence)/2 and 1-(1-confidence)/2
-    percentiles (linear interpolation, numpy's default) of the replicates.
-
-    Tasks, not trials, are the unit (DESIGN.md "Intervals"): trials of one task are
-    correlated, so resampling trials would understate the uncertainty.
-    Source: Efron & Tibshirani (1993), "An Introduction to the Bootstrap", ch. 13 (percentile
-    interval). Deterministic for a given seed.
-
-    Returns a ``BootstrapCI`` (score = estimate). Raises ``MetricInputError`` for an empty
-    suite, n_boot < 1, confidence outside (0, 1), a malformed task, or a non-finite value.
+    percentiles (linear interpolation, numpy's default) of the replicates. Tasks, not trials,
+    are the unit (DESIGN.md "Intervals"): trials of one task are correlated, so resampling
+    trials would understate the uncertainty. Source: Efron & Tibshirani (1993), "An
+    Introduction to the Bootstrap", ch. 13 (percentile interval).
     """
     confidence = _check_confidence(confidence)
     if not _is_plain_int(n_boot) or n_boot < 1:
@@ -616,25 +723,49 @@ def paired_compare(
 ) -> PairedComparison:
     """Compare two agent versions run on the same tasks.
 
-    ``a``, ``b``: task results (module doc) keyed by the same task ids (for sequences, the
-    positions). Per task, d_i = rate_A,i - rate_B,i; ``diff`` = mean d_i, with a paired
-    percentile bootstrap over tasks (the same resampled tasks for both sides; seeded).
+    Args:
+        a: task results of version A (module doc), keyed by task id (for sequences, the
+            positions).
+        b: task results of version B, on the same tasks.
+        n_boot: bootstrap resamples.
+        seed: the bootstrap's seed.
+        confidence: the interval's two-sided confidence.
+        test_unit: ``"run"``, ``"task"`` or ``"auto"`` (below).
+        name: the result's name.
 
-    Significance: an exact two-sided McNemar / sign test (binomial, p = 1/2) on discordant
-    outcomes.
-      - ``test_unit="run"``: every task must have bool trial lists of equal length on both
-        sides; trial j of A is paired with trial j of B (the runs share task and trial index,
-        e.g. the same user-simulator seed). Discordant = exactly one of the pair succeeded.
-      - ``test_unit="task"``: a sign test on the per-task differences: a task counts for A
-        when rate_A > rate_B, for B when rate_B > rate_A; ties are dropped. With one trial
-        per task this is exactly McNemar's test on per-task outcomes.
-      - ``"auto"`` (default): "run" when possible, else "task".
+    Returns:
+        ``PairedComparison`` with ``mean_a``, ``mean_b``, ``diff`` (mean of the per-task
+        differences of success rate), its paired bootstrap ``lo``/``hi``, the discordant
+        counts ``a_only``/``b_only`` and the exact ``p_value``.
+
+    Raises:
+        MetricInputError: the task sets differ (naming the tasks missing from each side),
+            either suite is empty or malformed, or ``test_unit="run"`` is impossible (names
+            the first task whose trials cannot be paired).
+
+    Examples:
+        Two runs succeeded under A only and none under B only; the exact two-sided sign test
+        on 2 discordant pairs gives p = 2 * (1/2)^2 = 0.5:
+
+        >>> c = paired_compare({"t1": [True, True], "t2": [True, False]},
+        ...                    {"t1": [False, False], "t2": [True, False]})
+        >>> c.diff, c.a_only, c.b_only, c.p_value
+        (0.5, 2, 0, 0.5)
+
+    Per task, d_i = rate_A,i - rate_B,i; ``diff`` = mean d_i, with a paired percentile
+    bootstrap over tasks (the same resampled tasks for both sides; seeded). Significance: an
+    exact two-sided McNemar / sign test (binomial, p = 1/2) on discordant outcomes.
+
+    - ``test_unit="run"``: every task must have bool trial lists of equal length on both
+      sides; trial j of A is paired with trial j of B (the runs share task and trial index,
+      e.g. the same user-simulator seed). Discordant = exactly one of the pair succeeded.
+    - ``test_unit="task"``: a sign test on the per-task differences: a task counts for A
+      when rate_A > rate_B, for B when rate_B > rate_A; ties are dropped. With one trial
+      per task this is exactly McNemar's test on per-task outcomes.
+    - ``"auto"`` (default): "run" when possible, else "task".
+
     Sources: McNemar (1947), Psychometrika 12:153-157 (exact binomial form); paired bootstrap:
     Efron & Tibshirani (1993); DESIGN.md "Tasks, not trials, are the unit of a bootstrap".
-
-    Raises ``MetricInputError`` when the task sets differ (the message names the tasks
-    missing from each side), either suite is empty or malformed, or ``test_unit="run"`` is
-    impossible (names the first task whose trials cannot be paired).
     """
     ta = {t.task_id: t for t in task_counts(a)}
     tb = {t.task_id: t for t in task_counts(b)}

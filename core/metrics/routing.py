@@ -102,12 +102,24 @@ def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
                      labels: Sequence[Hashable] | None = None) -> ConfusionMatrix:
     """Confusion matrix of single-label routing decisions.
 
-    ``y_true``, ``y_pred``: equal-length, non-empty sequences of hashable labels;
-    ``labels``: the order of rows/columns (default: sorted union of both).
-    Rows are true labels, columns predicted ones (scikit-learn's convention).
+    Args:
+        y_true: the true labels, a non-empty sequence of hashables.
+        y_pred: the predicted labels, as long as ``y_true``.
+        labels: the order of rows/columns (default: sorted union of both).
 
-    Raises ``MetricInputError`` for different lengths, empty input, duplicate labels, or a
-    value outside explicit ``labels`` (naming the position).
+    Returns:
+        ``ConfusionMatrix``: ``labels`` and ``matrix``, rows true labels, columns predicted
+        ones (scikit-learn's convention).
+
+    Raises:
+        MetricInputError: different lengths, empty input, duplicate labels, or a value outside
+            explicit ``labels`` (naming the position).
+
+    Examples:
+        >>> confusion_matrix(["billing", "billing", "tech", "tech"],
+        ...                  ["billing", "tech", "tech", "tech"]).matrix
+        ((1, 1), (0, 2))
+
     Source: seed 000 §6 (confusion matrix, rows true, columns predicted).
     """
     _check_pair(y_true, y_pred)
@@ -184,14 +196,31 @@ def routing_metrics(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
                     name: str = "routing") -> RoutingResult:
     """Accuracy, per-class precision / recall / F1, and macro averages of single-label routing.
 
-    ``y_true``, ``y_pred``: equal-length, non-empty label sequences; ``labels`` as in
-    ``confusion_matrix`` (macro averages run over exactly these labels, so a label given
-    but never seen scores 0.0 in every part, as in scikit-learn with zero_division=0).
-    Accuracy = trace / total. All results in [0, 1]; score = accuracy.
+    Args:
+        y_true: the true labels, a non-empty sequence.
+        y_pred: the predicted labels, as long as ``y_true``.
+        labels: as in ``confusion_matrix``; macro averages run over exactly these labels, so a
+            label given but never seen scores 0.0 in every part (scikit-learn,
+            zero_division=0).
+        name: the result's name.
+
+    Returns:
+        ``RoutingResult`` with ``accuracy`` (trace / total), per-class figures and macro
+        averages, all in [0, 1]; ``score`` = accuracy.
+
+    Raises:
+        MetricInputError: as ``confusion_matrix``.
+
+    Examples:
+        billing: P 1, R 1/2, F1 2/3; tech: P 2/3, R 1, F1 4/5; macro-F1 = 11/15:
+
+        >>> r = routing_metrics(["billing", "billing", "tech", "tech"],
+        ...                     ["billing", "tech", "tech", "tech"])
+        >>> r.accuracy, round(r.macro_f1, 4)
+        (0.75, 0.7333)
+
     Source: scikit-learn ``accuracy_score``, ``precision_recall_fscore_support``,
     ``f1_score(average="macro")``.
-
-    Raises ``MetricInputError`` as ``confusion_matrix`` does.
     """
     cm = confusion_matrix(y_true, y_pred, labels)
     per = _per_class(cm)
@@ -214,16 +243,50 @@ def routing_metrics(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
 
 
 def accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
-    """Fraction of positions where y_pred equals y_true, in [0, 1] (scikit-learn
-    ``accuracy_score``). Raises ``MetricInputError`` for different lengths or empty input."""
+    """Fraction of positions where ``y_pred`` equals ``y_true`` (scikit-learn ``accuracy_score``).
+
+    Args:
+        y_true: the true labels, a non-empty sequence.
+        y_pred: the predicted labels, as long as ``y_true``.
+
+    Returns:
+        The accuracy in [0, 1].
+
+    Raises:
+        MetricInputError: different lengths or empty input.
+
+    Examples:
+        >>> accuracy(["a", "a", "b", "b"], ["a", "b", "b", "b"])
+        0.75
+    """
     _check_pair(y_true, y_pred)
     return sum(t == p for t, p in zip(y_true, y_pred)) / len(y_true)
 
 
 def macro_f1(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
              labels: Sequence[Hashable] | None = None) -> float:
-    """Unweighted mean of per-label F1 (zero division -> 0.0), in [0, 1]; scikit-learn
-    ``f1_score(average="macro", zero_division=0)``. Errors as ``confusion_matrix``."""
+    """Unweighted mean of per-label F1, zero division giving 0.0 (scikit-learn
+    ``f1_score(average="macro", zero_division=0)``).
+
+    Args:
+        y_true: the true labels, a non-empty sequence.
+        y_pred: the predicted labels, as long as ``y_true``.
+        labels: the labels averaged over (default: sorted union of both).
+
+    Returns:
+        Macro-F1 in [0, 1].
+
+    Raises:
+        MetricInputError: as ``confusion_matrix``.
+
+    Examples:
+        F1 of ``a`` is 2/3 and of ``b`` 4/5, so (2/3 + 4/5) / 2 = 11/15:
+
+        >>> round(macro_f1(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)
+        0.7333
+        >>> round(macro_f1(["a", "a", "b", "b"], ["a", "b", "b", "b"], labels=["a", "b", "c"]), 4)
+        0.4889
+    """
     return routing_metrics(y_true, y_pred, labels).macro_f1
 
 
@@ -279,20 +342,37 @@ def multilabel_routing(y_true: Sequence[Iterable[Hashable]],
                        name: str = "multilabel_routing") -> MultiLabelResult:
     """Routing quality when one compound prompt goes to SEVERAL routes.
 
-    ``y_true``, ``y_pred``: equal-length, non-empty sequences of route collections (sets,
-    lists, tuples; duplicates collapse); ``labels``: the routes to score per label (default:
-    sorted union of all routes seen); with explicit labels a route outside them is an error.
-    Definitions (scikit-learn multilabel conventions, zero division -> 0.0):
-    exact-set accuracy = mean [T_i == P_i]; Jaccard = mean_i |T_i & P_i| / |T_i | P_i| where
-    two EMPTY sets score 1.0 (they agree exactly; scikit-learn returns its zero_division
-    value there); per-label precision / recall / F1 as in the binary case; micro from pooled
-    counts; macro-F1 = unweighted mean; Hamming loss = wrong slots / (queries x labels).
-    Sources: scikit-learn ``accuracy_score`` (subset accuracy), ``jaccard_score(
-    average="samples")``, ``hamming_loss``; Tsoumakas & Katakis (2007), "Multi-label
-    classification: an overview".
+    Args:
+        y_true: the true route collections (sets, lists, tuples; duplicates collapse), a
+            non-empty sequence.
+        y_pred: the predicted route collections, as long as ``y_true``.
+        labels: the routes scored per label (default: sorted union of all routes seen); with
+            explicit labels a route outside them is an error.
+        name: the result's name.
 
-    Raises ``MetricInputError`` for different lengths, empty input, a bare string instead of
-    a collection, or a route outside explicit ``labels`` (naming the position).
+    Returns:
+        ``MultiLabelResult``; ``score`` = exact-set accuracy; ``parts`` with ``jaccard``,
+        ``hamming_loss``, micro and macro figures and ``per_label``.
+
+    Raises:
+        MetricInputError: different lengths, empty input, a bare string instead of a
+            collection, or a route outside explicit ``labels`` (naming the position).
+
+    Examples:
+        The first prompt's second route was missed: exact sets 1/2, Jaccard (1/2 + 1) / 2,
+        one wrong slot of 2 x 2:
+
+        >>> p = multilabel_routing([{"a", "b"}, {"a"}], [{"a"}, {"a"}]).parts
+        >>> p["exact_set_accuracy"], p["jaccard"], p["hamming_loss"], p["micro_f1"]
+        (0.5, 0.75, 0.25, 0.8)
+
+    Definitions (scikit-learn multilabel conventions, zero division -> 0.0): exact-set
+    accuracy = mean [T_i == P_i]; Jaccard = mean_i |T_i & P_i| / |T_i | P_i| where two EMPTY
+    sets score 1.0 (they agree exactly; scikit-learn returns its zero_division value there);
+    per-label precision / recall / F1 as in the binary case; micro from pooled counts;
+    macro-F1 = unweighted mean; Hamming loss = wrong slots / (queries x labels). Sources:
+    scikit-learn ``accuracy_score`` (subset accuracy), ``jaccard_score(average="samples")``,
+    ``hamming_loss``; Tsoumakas & Katakis (2007), "Multi-label classification: an overview".
     """
     _check_pair(y_true, y_pred)
     ts = [_as_set("y_true", i, v) for i, v in enumerate(y_true)]
@@ -375,16 +455,33 @@ def misroute_cost(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
                   name: str = "misroute_cost") -> MisrouteCostResult:
     """Risk-weighted cost of routing mistakes: sum over queries of cost[true][pred].
 
-    ``cost``: either ``{(true, pred): cost}`` or nested ``{true: {pred: cost}}`` (both may be
-    mixed; the tuple key wins). A correct route costs 0 unless the matrix gives (t, t) a
-    value. A misroute whose pair is not in the matrix costs ``default_cost``; with no default
-    it is an error (so a missing entry never silently costs 0). Costs must be finite and
-    >= 0. ``mean_cost`` = total / number of queries. This is the expected-cost criterion of
-    cost-sensitive classification (Elkan 2001, "The foundations of cost-sensitive learning").
+    Args:
+        y_true: the true labels, a non-empty sequence.
+        y_pred: the predicted labels, as long as ``y_true``.
+        cost: ``{(true, pred): cost}`` or nested ``{true: {pred: cost}}`` (both may be mixed;
+            the tuple key wins); finite and >= 0.
+        default_cost: the cost of a misroute whose pair is not in ``cost``; None makes such a
+            misroute an error (a missing entry never silently costs 0).
+        name: the result's name.
 
-    Raises ``MetricInputError`` for different lengths, empty input, a missing or invalid
-    cost (naming the position and the pair).
-    Source: seed 000 §6 pitfalls (misroutes carry asymmetric costs: weight by risk).
+    Returns:
+        ``MisrouteCostResult`` (score None) with parts ``total_cost``, ``mean_cost`` (total /
+        queries), ``n_misrouted`` and ``by_pair``.
+
+    Raises:
+        MetricInputError: different lengths, empty input, a missing or invalid cost (naming
+            the position and the pair).
+
+    Examples:
+        >>> p = misroute_cost(["billing", "billing", "tech", "tech"],
+        ...                   ["billing", "tech", "tech", "tech"], {"billing": {"tech": 5.0}}).parts
+        >>> p["total_cost"], p["mean_cost"]
+        (5.0, 1.25)
+
+    A correct route costs 0 unless the matrix gives (t, t) a value. This is the expected-cost
+    criterion of cost-sensitive classification (Elkan 2001, "The foundations of
+    cost-sensitive learning"). Source: seed 000 §6 pitfalls (misroutes carry asymmetric costs:
+    weight by risk).
     """
     _check_pair(y_true, y_pred)
     total = 0.0
@@ -443,14 +540,29 @@ def recall_floor_gate(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
                       name: str = "recall_floor_gate") -> RecallGateResult:
     """Release gate: every class in ``floors`` must reach recall >= its floor.
 
-    ``floors``: ``{label: minimum recall in [0, 1]}``, e.g. ``{"out_of_scope": 0.9}`` -- a
-    router that sends out-of-scope requests to an action tool is the costly mistake.
-    A floored class with NO true examples in y_true fails (its recall is unmeasured, reported
-    as None): a gate must not pass on missing evidence. Recall is tp / (tp + fn).
+    Args:
+        y_true: the true labels, a non-empty sequence.
+        y_pred: the predicted labels, as long as ``y_true``.
+        floors: ``{label: minimum recall in [0, 1]}``, e.g. ``{"out_of_scope": 0.9}`` -- a
+            router that sends out-of-scope requests to an action tool is the costly mistake.
+        name: the result's name.
 
-    Returns ``RecallGateResult`` with passed, score (1.0 / 0.0), ``failed`` and ``recalls``.
-    Raises ``MetricInputError`` for different lengths, empty input, empty ``floors`` or a
-    floor outside [0, 1].
+    Returns:
+        ``RecallGateResult`` with ``passed``, ``score`` (1.0 / 0.0), ``failed`` (``{label:
+        (recall, floor)}``) and ``recalls``.
+
+    Raises:
+        MetricInputError: different lengths, empty input, empty ``floors`` or a floor outside
+            [0, 1].
+
+    Examples:
+        >>> g = recall_floor_gate(["billing", "billing", "tech"], ["billing", "tech", "tech"],
+        ...                       {"billing": 0.9, "tech": 0.9})
+        >>> g.passed, g.failed
+        (False, {'billing': (0.5, 0.9)})
+
+    A floored class with NO true examples in ``y_true`` fails (its recall is unmeasured,
+    reported as None): a gate must not pass on missing evidence. Recall is tp / (tp + fn).
     Source: seed 000 §6 pitfalls (gate on per-class recall floors).
     """
     _check_pair(y_true, y_pred)

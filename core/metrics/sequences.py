@@ -80,22 +80,33 @@ def ordering_accuracy(traj: TrajLike, precedence: Any) -> MetricResult:
         ``violated``, ``applicable``, ``n_rules``. ``passed`` is True when every applicable
         rule holds, None when none applies.
 
-    Policy (DESIGN.md "Semantics" and "Policies: Precedence"):
-        * ``A before B`` holds when every call of B has some call of A at an earlier step;
-          it is violated when B ran and A never did, or when some B call has no A before it;
-          it is not applicable, and left out of the denominator, when B never ran.
-        * Calls in the same parallel step are not before each other (step indices from
-          ``Trajectory.iter_call_steps()`` must be strictly smaller).
-        * Failed attempts that were later retried (``matching.retried_failures``) are set
-          aside, as before matching: a B attempt that failed and was retried after A ran
-          does not violate the rule, and a failed-and-retried A attempt does not satisfy
-          it (its retry may). A failed attempt that was not retried is the final attempt of
-          that tool and still counts as the tool having run; whether it achieved anything is
-          the outcome metrics' business.
-
     Raises:
         MetricInputError: ``precedence`` is not a list of pairs of non-empty, distinct
             tool names (the message names the rule index).
+
+    Examples:
+        The second rule does not apply (``email`` never ran), so 1 of 1 applicable holds:
+
+        >>> from trajcheck.model import ToolCall
+        >>> rules = [("get_order", "refund"), ("refund", "email")]
+        >>> ordering_accuracy([ToolCall("get_order"), ToolCall("refund")], rules).score
+        1.0
+        >>> ordering_accuracy([ToolCall("refund"), ToolCall("get_order")], rules[:1]).score
+        0.0
+
+    Policy (DESIGN.md "Semantics" and "Policies: Precedence"):
+
+    * ``A before B`` holds when every call of B has some call of A at an earlier step;
+      it is violated when B ran and A never did, or when some B call has no A before it;
+      it is not applicable, and left out of the denominator, when B never ran.
+    * Calls in the same parallel step are not before each other (step indices from
+      ``Trajectory.iter_call_steps()`` must be strictly smaller).
+    * Failed attempts that were later retried (``matching.retried_failures``) are set
+      aside, as before matching: a B attempt that failed and was retried after A ran
+      does not violate the rule, and a failed-and-retried A attempt does not satisfy
+      it (its retry may). A failed attempt that was not retried is the final attempt of
+      that tool and still counts as the tool having run; whether it achieved anything is
+      the outcome metrics' business.
     """
     traj = as_trajectory(traj, what="ordering_accuracy")
     rules = _precedence_pairs(precedence)
@@ -329,6 +340,17 @@ def check_forbidden_sequences(traj: TrajLike, rules: Any) -> MetricResult:
         ``call_index + 1`` when each call is its own step), ``critical`` and ``warning``
         counts, ``n_rules``.
 
+    Raises:
+        DatasetError: a malformed rule (names the rule index and field).
+        MetricInputError: ``traj`` is neither a Trajectory nor a list of ToolCall.
+
+    Examples:
+        >>> from trajcheck.model import ToolCall
+        >>> r = check_forbidden_sequences([ToolCall("refund"), ToolCall("drop_db")],
+        ...                               [{"tool": "drop_*", "severity": "critical"}])
+        >>> r.score, r.parts["critical"], r.parts["violations"][0]["call_index"]
+        (0.0, 1, 1)
+
     Policy (DESIGN.md "Composite": critical violations zero the composite; warnings are
     reported, not scored). Tool patterns are ``fnmatch.fnmatchcase`` (case-sensitive) over
     the whole tool name. Every attempt of a gated tool is checked, including failed and
@@ -343,10 +365,6 @@ def check_forbidden_sequences(traj: TrajLike, rules: Any) -> MetricResult:
     Reason: ``"no violations of 2 forbidden-sequence rules"``; rules named
     ``forbidden_calls[i]`` (the composite's form of ``Case.forbidden_calls``) are counted as
     forbidden calls: ``"none of 1 forbidden call made"``.
-
-    Raises:
-        DatasetError: a malformed rule (names the rule index and field).
-        MetricInputError: ``traj`` is neither a Trajectory nor a list of ToolCall.
     """
     traj = as_trajectory(traj, what="check_forbidden_sequences")
     checked = _rules_from(rules)
@@ -477,21 +495,37 @@ def call_rates(traj: TrajLike, case: Case, *, args_mode: str | None = None,
         all calls with none of the three flags, or None when the run made no call (the
         rates are then 0.0 and the reason says there were no calls).
 
+    Raises:
+        MetricInputError: ``traj`` is neither a Trajectory nor a list of ToolCall.
+        MatcherError: as ``tool_call_prf``.
+
+    Examples:
+        A repeated refund (duplicate and unnecessary) and a forbidden call, of 3 calls:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c3", input="refund order 7", forbidden_calls=["drop_*"],
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> refund = ToolCall("refund", {"order": 7})
+        >>> p = call_rates([refund, refund, ToolCall("drop_db")], case).parts
+        >>> p["unnecessary"], p["duplicate"], p["forbidden"], p["n_calls"]
+        (2, 1, 1, 3)
+
     Definitions (per call, from ``metrics.steps.step_eval``; flags may overlap):
-        * Denominator: all calls of the run (seed 000 §2.5: ``... / |calls|``).
-          Failed-and-retried attempts are in it but never flagged duplicate or unnecessary
-          (DESIGN: they are scored by ``error_recovery``), so a recovered retry does not
-          raise a rate.
-        * unnecessary: a counted call that the maximum one-to-one matching pairs with no
-          expected call and whose name is not in ``optional_calls`` (a right-tool call with
-          wrong arguments, a duplicate and an unparsed call all count).
-        * duplicate: a counted call identical (same name, ``exact_equal`` arguments) to an
-          earlier counted call that did not fail, beyond the number of such identical calls
-          the case expects (two identical expected calls make two identical calls fine).
-          Retries are never duplicates; unparsed calls are never duplicates.
-        * forbidden: a counted call whose name matches a ``forbidden_calls`` pattern
-          (``fnmatchcase``). Forbidden attempts among retried failures are not in this rate
-          but are still violations in ``check_forbidden_sequences`` and the composite.
+
+    * Denominator: all calls of the run (seed 000 §2.5: ``... / |calls|``).
+      Failed-and-retried attempts are in it but never flagged duplicate or unnecessary
+      (DESIGN: they are scored by ``error_recovery``), so a recovered retry does not
+      raise a rate.
+    * unnecessary: a counted call that the maximum one-to-one matching pairs with no
+      expected call and whose name is not in ``optional_calls`` (a right-tool call with
+      wrong arguments, a duplicate and an unparsed call all count).
+    * duplicate: a counted call identical (same name, ``exact_equal`` arguments) to an
+      earlier counted call that did not fail, beyond the number of such identical calls
+      the case expects (two identical expected calls make two identical calls fine).
+      Retries are never duplicates; unparsed calls are never duplicates.
+    * forbidden: a counted call whose name matches a ``forbidden_calls`` pattern
+      (``fnmatchcase``). Forbidden attempts among retried failures are not in this rate
+      but are still violations in ``check_forbidden_sequences`` and the composite.
     """
     ev = step_eval(as_trajectory(traj, what="call_rates"), case, args_mode=args_mode, context=context)
     counted = [r for r in ev.predicted if "retried" not in r.flags]
@@ -650,23 +684,39 @@ def error_recovery(traj: Trajectory, *, retry_budget: int = 2,
         ``longest_retry_run``, ``retries_beyond_budget``, ``retry_budget``, ``claims_success``,
         ``false_success``, ``unsatisfied_actions`` and ``failed_calls`` (call indices).
 
-    Definitions (DESIGN.md "Policies: Error recovery" and "A retry is..."):
-        * errors: calls whose result failed.
-        * recovered: a failed call followed later by a call of the same tool whose result did
-          not fail (unknown status counts as not failed); unrecovered = errors - recovered.
-        * retry run: starting at a failed call of tool T, the number of later T calls up to
-          and including the first one that did not fail (calls of other tools in between do
-          not end the run: by DESIGN any later call of the same tool is a retry).
-          ``longest_retry_run`` is the maximum over errors; ``retries_beyond_budget`` =
-          max(0, longest_retry_run - retry_budget).
-        * false success: the final response claims the action happened (``claims_success``
-          with the action name) while no call of that action tool succeeded. Checked for each
-          action tool; a truthful claim after a recovered retry is not a false success.
-          Rates over fault-injected runs are computed by ``metrics.recovery``, not here.
-
     Raises:
         MetricInputError: ``retry_budget`` is not a non-negative int, or ``traj`` is not a
             Trajectory (a list of ToolCall has no results to recover from).
+
+    Examples:
+        A refund fails, is retried once and succeeds; the claim is then true:
+
+        >>> from trajcheck.model import Trajectory
+        >>> run = Trajectory.from_dict({"final_response": "Refund issued.", "steps": [
+        ...     {"index": 0, "kind": "tool_call", "tool_calls": [{"name": "refund", "call_id": "a"}]},
+        ...     {"index": 1, "kind": "tool_result",
+        ...      "tool_result": {"call_id": "a", "name": "refund", "is_error": True}},
+        ...     {"index": 2, "kind": "tool_call", "tool_calls": [{"name": "refund", "call_id": "b"}]},
+        ...     {"index": 3, "kind": "tool_result",
+        ...      "tool_result": {"call_id": "b", "name": "refund", "is_error": False}}]})
+        >>> r = error_recovery(run)
+        >>> r.score, r.parts["errors"], r.parts["longest_retry_run"], r.passed
+        (1.0, 1, 1, True)
+
+    Definitions (DESIGN.md "Policies: Error recovery" and "A retry is..."):
+
+    * errors: calls whose result failed.
+    * recovered: a failed call followed later by a call of the same tool whose result did
+      not fail (unknown status counts as not failed); unrecovered = errors - recovered.
+    * retry run: starting at a failed call of tool T, the number of later T calls up to
+      and including the first one that did not fail (calls of other tools in between do
+      not end the run: by DESIGN any later call of the same tool is a retry).
+      ``longest_retry_run`` is the maximum over errors; ``retries_beyond_budget`` =
+      max(0, longest_retry_run - retry_budget).
+    * false success: the final response claims the action happened (``claims_success``
+      with the action name) while no call of that action tool succeeded. Checked for each
+      action tool; a truthful claim after a recovered retry is not a false success.
+      Rates over fault-injected runs are computed by ``metrics.recovery``, not here.
     """
     traj = require_trajectory(traj, what="error_recovery", needs="the tool results")
     if isinstance(retry_budget, bool) or not isinstance(retry_budget, int) or retry_budget < 0:

@@ -178,31 +178,42 @@ def step_eval(traj: TrajLike, case: Case, *, args_mode: str | None = None,
         by the right tool, with or without the right arguments), ``n_calls``, ``n_counted``
         and a count per verdict.
 
-    Procedure (DESIGN.md "Semantics" and "Policies"):
-        1. Failed-and-retried attempts (``matching.retried_failures``) are set aside: verdict
-           ``retried``; they are never duplicate or unnecessary.
-        2. The other ("counted") calls are paired with expected calls by the maximum
-           one-to-one matching (``matching.match_calls``). Identical counted calls (same name,
-           ``exact``-equal arguments) match the same expected calls, so their pairs are
-           given to the earliest of them; the result is still a maximum matching.
-        3. Unpaired counted calls are paired by tool name alone with still-unmade expected
-           calls (a second maximum matching, ``args_mode="ignore"``): verdict ``wrong_args``.
-           Because names form equivalence classes, matched + wrong_args equals the maximum
-           name-only matching (``name_matched``).
-        4. ``duplicate``: an unpaired counted call identical to an earlier counted call; per
-           identity class the first ``max(m, 1)`` calls are not duplicates, where m is the
-           number of the class's calls that matched an expected call (so expecting two
-           identical calls makes two identical calls right). The earlier call did not fail:
-           a failed call followed by an identical one is a retry, already set aside.
-        5. ``optional``: an unpaired counted call whose name is in ``optional_calls``;
-           ``unnecessary``: any other unpaired counted call (including ``wrong_args``,
-           ``duplicate`` and ``parse_error`` ones, as a flag).
-        6. ``forbidden``: the name matches a ``forbidden_calls`` pattern (every attempt,
-           including retried ones); ``parse_error``: arguments did not parse (never match).
-
     Raises:
         MetricInputError: ``traj`` is neither a Trajectory nor a list of ToolCall.
-        MatcherError / SchemaError: from the matching (unknown matcher, bad schema, args_mode).
+        MatcherError: from the matching (unknown matcher, bad schema, args_mode).
+
+    Examples:
+        The refund has the wrong order number; the lookup was not expected:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c1", input="refund order 7",
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> r = step_eval([ToolCall("refund", {"order": 8}), ToolCall("get_order")], case)
+        >>> r.score, r.parts["name_matched"], r.parts["verdicts"]["wrong_args"]
+        (0.0, 1, 1)
+
+    Procedure (DESIGN.md "Semantics" and "Policies"):
+
+    1. Failed-and-retried attempts (``matching.retried_failures``) are set aside: verdict
+       ``retried``; they are never duplicate or unnecessary.
+    2. The other ("counted") calls are paired with expected calls by the maximum
+       one-to-one matching (``matching.match_calls``). Identical counted calls (same name,
+       ``exact``-equal arguments) match the same expected calls, so their pairs are
+       given to the earliest of them; the result is still a maximum matching.
+    3. Unpaired counted calls are paired by tool name alone with still-unmade expected
+       calls (a second maximum matching, ``args_mode="ignore"``): verdict ``wrong_args``.
+       Because names form equivalence classes, matched + wrong_args equals the maximum
+       name-only matching (``name_matched``).
+    4. ``duplicate``: an unpaired counted call identical to an earlier counted call; per
+       identity class the first ``max(m, 1)`` calls are not duplicates, where m is the
+       number of the class's calls that matched an expected call (so expecting two
+       identical calls makes two identical calls right). The earlier call did not fail:
+       a failed call followed by an identical one is a retry, already set aside.
+    5. ``optional``: an unpaired counted call whose name is in ``optional_calls``;
+       ``unnecessary``: any other unpaired counted call (including ``wrong_args``,
+       ``duplicate`` and ``parse_error`` ones, as a flag).
+    6. ``forbidden``: the name matches a ``forbidden_calls`` pattern (every attempt,
+       including retried ones); ``parse_error``: arguments did not parse (never match).
     """
     # call_rates and run_detail.call_detail both ask for it within one score_run
     return memoized("step_eval", (traj, case, context), args_mode,

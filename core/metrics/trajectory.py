@@ -218,24 +218,48 @@ def trajectory_match(pred: TrajLike, expected: Any, mode: str = "superset", *,
                      optional: Sequence[str] = ()) -> MetricResult:
     """Whether the predicted calls match the expected ones in ``mode``.
 
-    ``pred``: a Trajectory (failed-and-retried attempts are set aside, DESIGN.md) or a list
-    of ToolCall. ``expected``: a Case (its expected calls, optional calls, args mode and
-    input are used), a reference Trajectory or list of ToolCall (args compared), or a list
-    of ExpectedCall / names / ``{"name", "args", "match"}`` / Vertex ``{"tool_name",
-    "tool_input"}`` dicts. ``mode``: a neutral mode (module docstring) or, with
-    ``dialect``, a framework's name from :data:`MODE_TABLE` (``mode="any_order_match",
-    dialect="vertex"`` means superset). ``optional``: tool names whose unmatched calls are
-    ignored (added to a Case's ``optional_calls``). ``args_mode``: overrides the argument
-    mode (else the table row's, else each call's, else the case's, else ``expected_keys``).
-    A row that compares tool types (DeepEval's) pairs calls of the same ``tool_type`` only
-    (an expected ``ToolCall``'s type, or a dict's ``tool_type``/``type``; a Case's expected
-    calls and calls without a type are function tools).
+    Args:
+        pred: a Trajectory (failed-and-retried attempts are set aside, DESIGN.md) or a list
+            of ToolCall.
+        expected: a Case (its expected calls, optional calls, args mode and input are used), a
+            reference Trajectory or list of ToolCall (args compared), or a list of
+            ExpectedCall / names / ``{"name", "args", "match"}`` / Vertex ``{"tool_name",
+            "tool_input"}`` dicts.
+        mode: a neutral mode (module docstring) or, with ``dialect``, a framework's name from
+            :data:`MODE_TABLE` (``mode="any_order_match", dialect="vertex"`` means superset).
+        dialect: the framework whose mode names ``mode`` uses.
+        args_mode: overrides the argument mode (else the table row's, else each call's, else
+            the case's, else ``expected_keys``).
+        context: a ``MatchContext`` for the matchers.
+        optional: tool names whose unmatched calls are ignored (added to a Case's
+            ``optional_calls``).
 
-    Binary modes give score 1.0/0.0 and ``passed``; ``precision``/``recall``/``f1`` (e.g.
-    Vertex trajectory_precision, promptfoo tool-call-f1) give tool_call_prf's value, and
-    ``lcs_precision``/``lcs_recall``/``lcs_f1`` (e.g. pydantic-evals TrajectoryMatch
-    in_order) give ``trajectory_scores.lcs_prf``'s, each with ``passed`` = value == 1. ``parts["mode"]`` is the neutral mode. Pairing is maximum
-    one-to-one. Raises MetricInputError for unknown modes/dialects or bad inputs.
+    Returns:
+        ``MetricResult``. Binary modes give ``score`` 1.0/0.0 and ``passed``;
+        ``precision``/``recall``/``f1`` (Vertex trajectory_precision, promptfoo tool-call-f1)
+        give ``tool_call_prf``'s value and ``lcs_precision``/``lcs_recall``/``lcs_f1``
+        (pydantic-evals TrajectoryMatch in_order) ``trajectory_scores.lcs_prf``'s, each with
+        ``passed`` = value == 1. ``parts["mode"]`` is the neutral mode.
+
+    Raises:
+        MetricInputError: an unknown mode or dialect, or bad inputs.
+
+    Examples:
+        The run holds the expected call among others (superset) but is not exactly it:
+
+        >>> from trajcheck.model import Case, ToolCall
+        >>> case = Case(id="c1", input="refund order 7",
+        ...             expected_calls=[{"name": "refund", "args": {"order": 7}}])
+        >>> run = [ToolCall("get_order", {"order": 7}), ToolCall("refund", {"order": 7})]
+        >>> trajectory_match(run, case, "superset").score, trajectory_match(run, case, "exact").score
+        (1.0, 0.0)
+        >>> trajectory_match(run, ["get_order", "refund"], "in_order").passed
+        True
+
+    Pairing is maximum one-to-one. A row that compares tool types (DeepEval's) pairs calls of
+    the same ``tool_type`` only (an expected ``ToolCall``'s type, or a dict's
+    ``tool_type``/``type``; a Case's expected calls and calls without a type are function
+    tools).
     """
     row = lookup_mode(mode, dialect)
     neutral = mode if row is None else row.neutral

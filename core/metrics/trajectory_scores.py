@@ -213,14 +213,32 @@ def lcs_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = None,
     """In-order partial credit: precision / recall / F1 of a longest common subsequence of
     matched calls (definition and source in the module docstring).
 
-    ``pred``: a Trajectory (retried failures set aside, parallel steps unordered) or a list
-    of ToolCall. ``expected``: as ``trajectory_match`` (a Case, a reference trajectory, or a
-    list of expected calls / names / dicts). ``args_mode``: overrides the argument mode (else
-    each expected call's, else the case's, else ``expected_keys``); ``"ignore"`` compares
-    names only. ``optional``: tool names whose unaligned calls do not count (added to a
-    Case's ``optional_calls``). Result: ``PRFResult`` with ``precision``, ``recall``, ``f1``
-    in [0, 1], ``score`` = F1, ``tp`` = L, ``passed`` None; ``parts["lcs"]`` = L.
-    Raises MetricInputError for bad inputs or an unknown args mode.
+    Args:
+        pred: a Trajectory (retried failures set aside, parallel steps unordered) or a list
+            of ToolCall.
+        expected: as ``trajectory_match`` (a Case, a reference trajectory, or a list of
+            expected calls / names / dicts).
+        args_mode: overrides the argument mode (else each expected call's, else the case's,
+            else ``expected_keys``); ``"ignore"`` compares names only.
+        context: a ``MatchContext`` for the matchers.
+        optional: tool names whose unaligned calls do not count (added to a Case's
+            ``optional_calls``).
+
+    Returns:
+        ``PRFResult`` with ``precision``, ``recall``, ``f1`` in [0, 1], ``score`` = F1,
+        ``tp`` = L, ``passed`` None; ``parts["lcs"]`` = L.
+
+    Raises:
+        MetricInputError: bad inputs or an unknown args mode.
+
+    Examples:
+        ``a, c, b`` against ``a, b, d``: the longest common subsequence ``a, b`` has length
+        2, so P = 2/3 and R = 2/3:
+
+        >>> from trajcheck.model import ToolCall
+        >>> r = lcs_prf([ToolCall("a"), ToolCall("c"), ToolCall("b")], ["a", "b", "d"])
+        >>> r.tp, round(r.precision, 4), round(r.recall, 4)
+        (2, 0.6667, 0.6667)
     """
     exp_calls, opt, ctx, default_mode, calls, retried = _inputs(pred, expected, args_mode,
                                                                   context, optional)
@@ -250,12 +268,31 @@ def lcs_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = None,
 def multiset_prf(pred: TrajLike, expected: Any, *, args_mode: str | None = "ignore",
                  context: MatchContext | None = None, optional: Sequence[str] = ()) -> PRFResult:
     """Unordered partial credit: precision / recall / F1 of a maximum one-to-one matching of
-    predicted to expected calls, by default over names only (``args_mode="ignore"``: the
-    multiset intersection). Definition and source in the module docstring.
+    predicted to expected calls, by default over names only (the multiset intersection).
 
-    Arguments as :func:`lcs_prf`, except that ``args_mode`` defaults to ``"ignore"`` (pass
-    None for the expected calls' / case's own argument modes). Result: ``PRFResult``
-    (``score`` = F1, ``passed`` None). Raises MetricInputError for bad inputs.
+    Args:
+        pred: a Trajectory or a list of ToolCall.
+        expected: as ``lcs_prf``.
+        args_mode: defaults to ``"ignore"`` (names only); None uses the expected calls' /
+            case's own argument modes.
+        context: a ``MatchContext`` for the matchers.
+        optional: as ``lcs_prf``.
+
+    Returns:
+        ``PRFResult`` (``score`` = F1, ``passed`` None).
+
+    Raises:
+        MetricInputError: bad inputs.
+
+    Examples:
+        ``{a, a, b}`` and ``{a, b, b}`` share ``{a, b}``: 2 of 3 on each side.
+
+        >>> from trajcheck.model import ToolCall
+        >>> r = multiset_prf([ToolCall("a"), ToolCall("a"), ToolCall("b")], ["a", "b", "b"])
+        >>> r.tp, round(r.f1, 4)
+        (2, 0.6667)
+
+    Definition and source in the module docstring.
     """
     if args_mode == "ignore":  # names only: counts per name, no matching needed
         exp_calls, opt, calls, retried = _names_inputs(pred, expected, optional)
