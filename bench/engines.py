@@ -99,7 +99,7 @@ def child(a: argparse.Namespace) -> None:
     in a thread while the engine starts); prints one JSON line of figures."""
     import resource
 
-    from trajcheck.engines import batch, eval_files
+    from trajcheck.engines import eval_files
     from trajcheck.engines.case_load import CaseFile
 
     def self_cpu() -> float:
@@ -114,10 +114,10 @@ def child(a: argparse.Namespace) -> None:
     cases = CaseFile(a.cases)  # as the CLI gives it: loaded while the engine starts
 
     c0, d0 = tree(), self_cpu()
-    sc = eval_files(a.runs_file, cases, engine=a.engine, workers=a.workers)
+    last: dict = {}  # what the evaluation reports of itself (engines.eval_files' stats)
+    sc = eval_files(a.runs_file, cases, engine=a.engine, workers=a.workers, stats=last)
     c3, d3 = tree(), self_cpu()
     sc.write_json(a.out)
-    last = dict(batch.LAST_RUN)
     t0, ready = last["started_at"], last["ready_at"]
     # the driver's case-load CPU (its thread's, before and after the engine's start) and
     # the workers' part, when they loaded one (engines.case_load)

@@ -99,14 +99,13 @@ def test_cli_engine_ray_events_equal_local_events(ray, tmp_path):
 def test_eval_file_ranges_spread_over_two_actors(ray, runs, monkeypatch):
     """Many small ranges handed to two actors as they free up: one partial per actor, the
     local scorecard, and the result rows in input order."""
-    from trajcheck.engines.batch import LAST_RUN
-
     p, _, cases, want = runs
     monkeypatch.setattr(tray, "RANGE_BYTES", 16 * 1024)  # ~50 ranges of the 80 runs
-    got = []
-    sc = tray.eval_file(str(p), cases, workers=2, n_boot=200, on_rows=got.extend)
+    got: list = []
+    stats: dict = {}
+    sc = tray.eval_file(str(p), cases, workers=2, n_boot=200, on_rows=got.extend, stats=stats)
     assert sc.to_dict() == want.to_dict()
-    assert LAST_RUN["partials"] == 2 and LAST_RUN["rows"] == 80
+    assert stats["partials"] == 2 and stats["rows"] == 80 and stats["partial_bytes"] > 0
     assert [r["run_id"] for r in got] == [r.run_id for r in want.runs]
     assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
 
@@ -145,8 +144,8 @@ def test_cli_engine_ray_cases_loaded_partly_on_actors(ray, runs, tmp_path, monke
     """The case file's first rows loaded on the driver (until its compression dictionary is
     made), the rest by the actors, one byte range each (engines.case_load): the local
     eval's scorecard; a bad row in the actors' part fails the eval with its line."""
+    import trajcheck.engines as engines
     from trajcheck.engines import case_load
-    from trajcheck.engines.batch import LAST_RUN
     from trajcheck.read import case_store
 
     p, cp, _, _ = runs
@@ -155,12 +154,15 @@ def test_cli_engine_ray_cases_loaded_partly_on_actors(ray, runs, tmp_path, monke
     monkeypatch.setattr(case_load, "FRONT_MOST", 1)
     monkeypatch.setattr(case_load, "DICT_WAIT_BYTES", 0)  # tau cases have no plan parts
     monkeypatch.setattr(case_store, "TRAIN_ROWS", 8)
+    stats: dict = {}  # the CLI's eval_files call's
+    real = engines.eval_files
+    monkeypatch.setattr(engines, "eval_files", lambda *a, **kw: real(*a, stats=stats, **kw))
     out, local = tmp_path / "sc.json", tmp_path / "local.json"
     with pytest.raises(SystemExit) as ei:
         main(["eval", str(p), "--cases", str(cp), "--engine", "ray", "-q", "--json", str(out)])
     assert ei.value.code in (0, None)
-    assert LAST_RUN["cases_front_bytes"] < LAST_RUN["cases_bytes"] == cp.stat().st_size
-    assert LAST_RUN["cases_worker_cpu_s"] > 0
+    assert stats["cases_front_bytes"] < stats["cases_bytes"] == cp.stat().st_size
+    assert stats["cases_worker_cpu_s"] > 0
     with pytest.raises(SystemExit):
         main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
     got, lw = json.loads(out.read_text()), json.loads(local.read_text())

@@ -112,13 +112,12 @@ def test_cli_engine_spark_events_equal_local_events(spark, tmp_path):
 def test_eval_file_one_partial_per_core_rows_in_order(spark, runs):
     """eval_file: one byte range per core, each read by its task into one partial; the
     local scorecard, and the result rows in input order."""
-    from trajcheck.engines.batch import LAST_RUN
-
     p, _, cases, want = runs
-    got = []
-    sc = tspark.eval_file(str(p), cases, spark=spark, n_boot=200, on_rows=got.extend)
+    got: list = []
+    stats: dict = {}
+    sc = tspark.eval_file(str(p), cases, spark=spark, n_boot=200, on_rows=got.extend, stats=stats)
     assert sc.to_dict() == want.to_dict()
-    assert LAST_RUN["partials"] == 2 and LAST_RUN["rows"] == 80
+    assert stats["partials"] == 2 and stats["rows"] == 80
     assert [r["run_id"] for r in got] == [r.run_id for r in want.runs]
     assert [r["seq"] for r in got] == sorted(r["seq"] for r in got)
 
@@ -127,7 +126,6 @@ def test_eval_file_tasks_pull_ranges_and_send_partials_to_the_driver(spark, runs
     """eval_file without result rows: the two tasks pull small ranges from the driver's
     range server as they free up and send their partials back to it: the local scorecard."""
     from trajcheck.engines import range_server
-    from trajcheck.engines.batch import LAST_RUN
 
     p, _, cases, want = runs
     monkeypatch.setattr(range_server, "MIN_BYTES", 4096)
@@ -140,12 +138,23 @@ def test_eval_file_tasks_pull_ranges_and_send_partials_to_the_driver(spark, runs
         cut.append(r)
         return r
     monkeypatch.setattr(range_server.RangeServer, "take", spy)
-    sc = tspark.eval_file(str(p), cases, spark=spark, n_boot=200)
+    stats: dict = {}
+    sc = tspark.eval_file(str(p), cases, spark=spark, n_boot=200, stats=stats)
     assert sc.to_dict() == want.to_dict()
-    assert LAST_RUN["partials"] == 2 and LAST_RUN["rows"] == 80 and LAST_RUN["partial_bytes"] > 0
+    assert stats["partials"] == 2 and stats["rows"] == 80 and stats["partial_bytes"] > 0
     ranges = [r for r in cut if r is not None]
     assert len(ranges) >= 8 and ranges[-1][1] == p.stat().st_size
-    assert LAST_RUN["batches"] == len(ranges)  # one batch a range: each scored once
+    assert stats["batches"] == len(ranges)  # one batch a range: each scored once
+
+
+def engine_stats(monkeypatch) -> dict:
+    """The ``stats`` of the next ``engines.eval_files`` call (the CLI's) in this test."""
+    import trajcheck.engines as engines
+
+    stats: dict = {}
+    real = engines.eval_files
+    monkeypatch.setattr(engines, "eval_files", lambda *a, **kw: real(*a, stats=stats, **kw))
+    return stats
 
 
 def _split_case_load(monkeypatch):
@@ -164,17 +173,16 @@ def _split_case_load(monkeypatch):
 def test_cli_engine_spark_cases_loaded_partly_on_workers(spark, runs, tmp_path, monkeypatch, capsys):
     """Cases loaded partly on the workers: the local eval's scorecard; a bad row or an id
     repeated in the workers' part fails the eval with the line, as the local load does."""
-    from trajcheck.engines.batch import LAST_RUN
-
     p, cp, _, _ = runs
     _split_case_load(monkeypatch)
+    stats = engine_stats(monkeypatch)
     out, local = tmp_path / "sc.json", tmp_path / "local.json"
     with pytest.raises(SystemExit) as ei:
         main(["eval", str(p), "--cases", str(cp), "--engine", "spark", "-q", "--json", str(out)])
     assert ei.value.code in (0, None)
     n_lines = len(cp.read_text().splitlines())
-    assert LAST_RUN["cases_front_bytes"] < LAST_RUN["cases_bytes"] == cp.stat().st_size
-    assert LAST_RUN["cases_worker_cpu_s"] > 0 and n_lines > 16
+    assert stats["cases_front_bytes"] < stats["cases_bytes"] == cp.stat().st_size
+    assert stats["cases_worker_cpu_s"] > 0 and n_lines > 16
     with pytest.raises(SystemExit):
         main(["eval", str(p), "--cases", str(cp), "-q", "--json", str(local)])
     got, lw = json.loads(out.read_text()), json.loads(local.read_text())

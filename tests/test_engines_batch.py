@@ -187,3 +187,35 @@ def test_kept_runs_scored_in_full_raise_first(tau_jsonl, monkeypatch):
     monkeypatch.setattr(eb, "_score_pending", real)
     got = finalize([BatchPartial.from_bytes(blob)], cases, n_boot=20)
     assert len(got.runs) == 4 and all(r.metrics for r in got.runs)
+
+
+def test_shipped_scorer_built_once_when_tasks_start_together(tau_jsonl):
+    """A worker running tasks in threads: 8 tasks asking for the shipped scorer at the same
+    moment load the cases once and all get the one scorer (engines.batch._BUILT_LOCK)."""
+    import threading
+    import time
+
+    from trajcheck.engines.batch import ShippedScorer
+
+    _, cases, _ = tau_jsonl
+    loads: list[int] = []
+
+    def load_cases():
+        loads.append(1)
+        time.sleep(0.05)  # a slow load: without the lock every thread would start its own
+        return cases
+
+    shipped = ShippedScorer(BatchScorer(cases), load_cases)
+    gate, got = threading.Barrier(8), []
+
+    def task():
+        gate.wait()
+        got.append(shipped.get())
+
+    threads = [threading.Thread(target=task) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(loads) == 1 and len(got) == 8
+    assert len({id(s) for s in got}) == 1 and got[0].case_map is cases

@@ -310,3 +310,139 @@ def test_langsmith_evaluate_max_concurrency_8():
     assert out["rows"] == 16
     assert out["bad"] == []
     assert out["checked"] >= 100
+
+
+# every metric a host can show (adapters._catalog.ROW_METRICS) and the suite figures, from 8
+# threads released together in a fresh interpreter: each thread builds its own cases and
+# runs from the rows (so the matcher registry, the case schema's validators and the lazily
+# loaded matchers are first built while the threads race), reads the case file and a bad
+# one, and resolves matcher specs by name; the answers are compared with the same process's
+# single-threaded ones afterwards
+_EVERY_METRIC = _GEN + r'''
+import json, sys, threading
+from trajcheck.model import Case, Trajectory
+from trajcheck.adapters._catalog import ROW_METRICS, MissingReference, Options, compute
+from trajcheck.adapters._suite import RunRecord, compute_figures
+from trajcheck.errors import DatasetError, TrajcheckError
+from trajcheck.match.matchers import registry
+from trajcheck.read import dataset
+
+rows, raw = world(int(sys.argv[1]))
+rng = random.Random(int(sys.argv[1]) + 100)
+SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string", "pattern": "^[0-9]+$"},
+                                           "note": {"type": "string"}}, "required": ["order_id"]}
+for r in rows:  # references the random world lacks: matchers, tool schemas, final state, routes
+    for e in r["expected_calls"]:
+        if rng.random() < 0.5:
+            e["match"] = {"order_id": rng.choice(["regex:^[0-9]+$", "contains:1", "normalized",
+                                                  {"type": "one_of", "values": ["1", "2"]}])}
+    if rng.random() < 0.5:
+        r["tools"] = [{"name": n, "parameters": SCHEMA} for n in TOOLS]
+    if rng.random() < 0.4:
+        r["expected_final_state"] = {"orders": [{"status": "refunded"}]}
+    r["expected_route"] = rng.choice(["billing", "tech"])
+for t in raw:
+    t["metadata"]["route"] = rng.choice(["billing", "tech"])
+    t["metadata"]["after"] = {"orders": [{"id": 1, "status": rng.choice(["paid", "refunded"])}]}
+case_file, bad_file = sys.argv[2], sys.argv[3]
+with open(case_file, "w", encoding="utf-8") as f:
+    f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+bad = [dict(rows[0], id="bad", expected_calls=[{"name": "get_order", "argz": {}}])]
+with open(bad_file, "w", encoding="utf-8") as f:
+    f.writelines(json.dumps(r) + "\n" for r in rows[:3] + bad)
+SPECS = ["exact", "regex:^[0-9]+$", "numeric:0.5", "contains:1", "fields", "bfcl", "normalized"]
+BEFORE = {"orders": [{"id": 1, "status": "paid"}]}
+
+
+def one_pass(order):
+    out = {"specs": {}}
+    for s in SPECS:
+        try:
+            out["specs"][s] = id(registry.get_matcher(s))
+        except TrajcheckError as e:  # 'fields' needs its parameters: the same error everywhere
+            out["specs"][s] = f"{type(e).__name__}: {e}"
+    out["loaded"] = json.dumps([c.to_dict() for c in dataset.load_cases(case_file)], sort_keys=True)
+    try:
+        dataset.load_cases(bad_file)
+        out["bad"] = "loaded"
+    except DatasetError as e:
+        out["bad"] = str(e)
+    cases = {r["id"]: Case.from_dict(r) for r in rows}
+    records = []
+    for i in order:
+        t = Trajectory.from_dict(raw[i])
+        case = cases[t.metadata["case_id"]]
+        opts = Options(before_state=BEFORE, after_state=t.metadata["after"])
+        for m in ROW_METRICS:
+            try:
+                v = json.dumps(compute(m.key, t, case, opts).to_dict(), sort_keys=True, default=str)
+            except MissingReference as e:
+                v = f"missing: {e}"
+            except TrajcheckError as e:
+                v = f"{type(e).__name__}: {e}"
+            out[f"{i} {m.key}"] = v
+            if m.key == "task_success":
+                ok = json.loads(v).get("passed") if v.startswith("{") else None
+                records.append((i, RunRecord(case.id, ok, t.metadata["route"], case.expected_route)))
+    records = [r for _, r in sorted(records, key=lambda x: x[0])]
+    out["suite"] = json.dumps({k: r.to_dict() for k, r in compute_figures(records, n_boot=200).items()},
+                              sort_keys=True, default=str)
+    return out
+
+
+n_threads = 8
+barrier = threading.Barrier(n_threads)
+got, errors = [None] * n_threads, []
+
+
+def worker(k):
+    order = list(range(len(raw)))
+    random.Random(k).shuffle(order)
+    barrier.wait()
+    try:
+        got[k] = one_pass(order)
+    except Exception as e:  # noqa: BLE001 -- reported to the test
+        errors.append(f"thread {k}: {type(e).__name__}: {e}")
+
+
+sys.setswitchinterval(1e-6)
+threads = [threading.Thread(target=worker, args=(k,)) for k in range(n_threads)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+sys.setswitchinterval(0.005)
+alone = one_pass(range(len(raw)))
+differ = sorted({key for g in got if g is not None for key in alone if key != "specs" and g[key] != alone[key]})
+specs_shared = all(g["specs"] == alone["specs"] for g in got if g is not None)
+values = [v for key, v in alone.items() if key not in ("specs", "loaded", "bad", "suite")]
+print(json.dumps({
+    "errors": errors, "differ": differ[:20], "specs_shared": specs_shared, "specs": alone["specs"],
+    "bad": alone["bad"], "n_values": len(values),
+    "scored": sum(1 for v in values if v.startswith("{") and json.loads(v)["score"] is not None),
+    "keys_scored": sorted({key.split(" ")[1] for key, v in alone.items()
+                           if " " in key and v.startswith("{") and json.loads(v)["score"] is not None}),
+    "validators": [len(dataset._FAST), len(dataset._SLOW)],
+    "defaults": sorted(registry._DEFAULT_INSTANCES),
+}))
+'''
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_host_metric_from_8_threads_equals_single_threaded(seed, tmp_path):
+    from trajcheck.adapters._catalog import ROW_METRICS
+
+    out = run_fresh(_EVERY_METRIC, str(seed), str(tmp_path / "cases.jsonl"), str(tmp_path / "bad.jsonl"))
+    assert out["errors"] == []
+    assert out["differ"] == []
+    # every thread resolved each string spec to the one shared instance (or the same error)
+    assert out["specs_shared"]
+    assert isinstance(out["specs"]["regex:^[0-9]+$"], int) and isinstance(out["specs"]["bfcl"], int)
+    assert out["specs"]["fields"].startswith("MatcherError: fields matcher: give exactly one of")
+    assert "bad.jsonl:4: case 'bad': expected_calls[0]: unknown field 'argz' (did you mean 'args'?)" in out["bad"]
+    # each validator built once although 8 threads asked for it first at the same moment
+    assert out["validators"] == [1, 1]
+    assert {"regex:^[0-9]+$", "numeric:0.5", "contains:1", "bfcl"} <= set(out["defaults"])
+    assert out["n_values"] == 120 * len(ROW_METRICS)
+    # every metric gave a number on some run (none only missing or erroring throughout)
+    assert out["keys_scored"] == sorted(m.key for m in ROW_METRICS)

@@ -29,7 +29,7 @@ CasesArg = Cases | Callable[[], Cases]
 
 
 def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
-               **kw: Any) -> Scorecard:
+               stats: dict[str, Any] | None = None, **kw: Any) -> Scorecard:
     """``trajcheck eval --engine``: score a JSONL file (one run per line) on ``engine``
     (``"spark"``: local[workers]; ``"ray"``: a local Ray with ``workers`` CPUs) and return
     the scorecard (equal to the local eval's). ``cases``: the cases (a mapping by id or a
@@ -38,13 +38,15 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
     its Python workers start (the JVM, Ray's processes), and whose errors are raised here. ``kw``: ``ks``, ``seed``,
     ``n_boot``, ``confidence``, ``keep_runs``, ``format``, ``error_pattern``, ``on_rows``
     (the per-run result rows in input order, e.g. for the evaluation events); for Spark
-    also ``spark`` (a session to use). Raises ``EngineError`` when the engine is not
-    installed or unknown."""
+    also ``spark`` (a session to use). ``stats`` (optional, the caller's dict; bench/engines.py
+    reads it) gets when the evaluation began and when cases and engine were ready
+    (``started_at``, ``ready_at``, ``time.monotonic``), the case load's CPU seconds and
+    bytes, and what ``batch.finalize`` and the engine put there. Raises ``EngineError``
+    when the engine is not installed or unknown."""
     from ..errors import EngineError
-    from .batch import LAST_RUN
 
-    LAST_RUN.clear()
-    LAST_RUN["started_at"] = time.monotonic()
+    stats = {} if stats is None else stats
+    stats["started_at"] = time.monotonic()
     if engine == "spark":
         from .spark import eval_file as spark_eval
         from .spark import load_case_parts as spark_parts
@@ -66,11 +68,11 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
 
             n = int(given.sparkContext.defaultParallelism) if given is not None else workers
             loaded: Cases
-            loaded, s = start_while_loading(cf, start_spark, spark_rest, n, LAST_RUN)
+            loaded, s = start_while_loading(cf, start_spark, spark_rest, n, stats)
         else:
-            loaded, s = _while_starting(cases, start_spark)
-        LAST_RUN["ready_at"] = time.monotonic()
-        return spark_eval(path, loaded, workers=workers, spark=s, **kw)
+            loaded, s = _while_starting(cases, start_spark, stats)
+        stats["ready_at"] = time.monotonic()
+        return spark_eval(path, loaded, workers=workers, spark=s, stats=stats, **kw)
     if engine == "ray":
         from .ray import eval_file as ray_eval
         from .ray import init, prestart, release
@@ -87,32 +89,32 @@ def eval_files(path: str, cases: CasesArg, *, engine: str, workers: int = 2,
                 def ray_rest(_: Any, todo: list[tuple[int, int]], codec: str, d: bytes | None) -> list[bytes]:
                     return ray_parts(todo, cf.path, codec, d)
 
-                loaded, _ = start_while_loading(cf, start_ray, ray_rest, workers, LAST_RUN)
+                loaded, _ = start_while_loading(cf, start_ray, ray_rest, workers, stats)
             else:
-                loaded, _ = _while_starting(cases, start_ray)
-            LAST_RUN["ready_at"] = time.monotonic()
-            return ray_eval(path, loaded, workers=workers, **kw)
+                loaded, _ = _while_starting(cases, start_ray, stats)
+            stats["ready_at"] = time.monotonic()
+            return ray_eval(path, loaded, workers=workers, stats=stats, **kw)
         finally:
             release()  # actors left unused (the cases failed to load): their CPUs back
     raise EngineError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
 
 
-def _while_starting(cases: CasesArg, start: Callable[[], Any]) -> tuple[Cases, Any]:
+def _while_starting(cases: CasesArg, start: Callable[[], Any],
+                    stats: dict[str, Any]) -> tuple[Cases, Any]:
     """``(cases, start())``, a loader of ``cases`` run in a thread meanwhile: the engine
     starts in this thread (Ray's ``init`` sets signal handlers, which only the main thread
     may), the loading waits on nothing and mostly needs the interpreter while the start
     mostly waits on the engine's own processes."""
     if not callable(cases):
         return cases, start()
-    from .batch import LAST_RUN
 
     def load() -> Cases:
         t0 = time.thread_time()
         try:
             return cases()
         finally:  # all of it on the driver (bench/engines.py reads this)
-            LAST_RUN.update(cases_driver_cpu_s=time.thread_time() - t0, cases_front_bytes=1,
-                            cases_bytes=1)
+            stats.update(cases_driver_cpu_s=time.thread_time() - t0, cases_front_bytes=1,
+                         cases_bytes=1)
 
     with ThreadPoolExecutor(1, thread_name_prefix="trajcheck-cases") as ex:
         fut = ex.submit(load)

@@ -16,6 +16,7 @@ figures equal). Problems are located by row position (``row <seq>``), not file l
 from __future__ import annotations
 
 import copy
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -321,16 +322,11 @@ def case_lookup(cases: Mapping[str, Case] | Sequence[Case]) -> Mapping[str, Case
     return cases if isinstance(cases, Mapping) else case_map_of(cases)
 
 
-#: what the last ``finalize`` in this process merged (for bench/engines.py): partials,
-#: rows, batches, the workers' scoring CPU seconds, the driver's merge-and-finalize CPU
-#: seconds, when the scoring ran (``time.monotonic``); engines add ``partial_bytes`` (the
-#: partials' serialised size), ``eval_files`` when it began and when cases and engine were
-#: ready (cleared there)
-LAST_RUN: dict[str, Any] = {}
-
 #: scorers built in this (worker) process, by ``ShippedScorer.token``: the cases are
 #: unpacked once per process, not once per task or batch
 _BUILT: dict[str, BatchScorer] = {}
+# a worker may run tasks in threads: the check-then-build of ``_BUILT`` runs under this lock
+_BUILT_LOCK = threading.Lock()
 
 
 class ShippedScorer:
@@ -349,12 +345,16 @@ class ShippedScorer:
     def get(self) -> BatchScorer:
         """The scorer of this process (cases loaded on the first call)."""
         s = _BUILT.get(self.token)
-        if s is None:
-            s = copy.copy(self.template)
-            s.case_map = self.load_cases()
-            _BUILT.clear()  # one evaluation at a time per worker: drop older ones' cases
-            _BUILT[self.token] = s
-        return s
+        if s is not None:
+            return s
+        with _BUILT_LOCK:  # two tasks of one evaluation starting at once build it once
+            s = _BUILT.get(self.token)
+            if s is None:
+                s = copy.copy(self.template)
+                s.case_map = self.load_cases()
+                _BUILT.clear()  # one evaluation at a time per worker: drop older ones' cases
+                _BUILT[self.token] = s
+            return s
 
 
 def with_case_id(t: Trajectory, case_id: Any) -> Trajectory:
@@ -393,8 +393,12 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
              ks: Sequence[int] | None = None, seed: int = DEFAULT_SEED,
              n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95,
              source: str | None = None,
-             route_floors: Mapping[Any, float] | None = None) -> Scorecard:
-    """Merge ``partials`` (any grouping) and build the scorecard. Problems: the reading
+             route_floors: Mapping[Any, float] | None = None,
+             stats: dict[str, Any] | None = None) -> Scorecard:
+    """Merge ``partials`` (any grouping) and build the scorecard. ``stats`` (optional, the
+    caller's dict, e.g. bench/engines.py's) gets what was merged: ``partials``, ``rows``,
+    ``batches``, the workers' scoring CPU seconds, the driver's merge-and-finalize CPU
+    seconds and when the scoring ran (``time.monotonic``). Problems: the reading
     problems by row, then the keying problems by row, then the cases with no run (as a
     local eval lists them). Raises ``MetricInputError`` (cause first, as ``evaluate``) when
     no row could be keyed to a case, ``KTooLargeError`` for a k above some case's runs.
@@ -427,13 +431,14 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
         meta["unread"] = [m for _, m in sorted(merged.unread, key=lambda x: x[0])]
     sc = merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,
                                problems=problems, meta=meta or None, route_floors=route_floors)
-    LAST_RUN.update(partials=n_parts, rows=merged.n_rows, batches=merged.batches,
-                    worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0,
-                    merge_cpu_s=merge_cpu, pending_cpu_s=pending_cpu,
-                    scoring_from=merged.t_first, scoring_to=merged.t_last,
-                    finalized_at=time.monotonic())
+    if stats is not None:
+        stats.update(partials=n_parts, rows=merged.n_rows, batches=merged.batches,
+                     worker_cpu_s=merged.cpu_s, finalize_cpu_s=time.process_time() - t0,
+                     merge_cpu_s=merge_cpu, pending_cpu_s=pending_cpu,
+                     scoring_from=merged.t_first, scoring_to=merged.t_last,
+                     finalized_at=time.monotonic())
     return sc
 
 
-__all__ = ["DEFAULT_KEEP_RUNS", "LAST_RUN", "RESULT_FIELDS", "BatchPartial", "BatchScorer", "ShippedScorer",
+__all__ = ["DEFAULT_KEEP_RUNS", "RESULT_FIELDS", "BatchPartial", "BatchScorer", "ShippedScorer",
            "case_lookup", "finalize", "group_spans", "result_row", "result_schema", "score_batches", "with_case_id"]

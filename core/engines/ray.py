@@ -21,6 +21,7 @@ unless one is running.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -31,7 +32,6 @@ from ..report.scorecard import Scorecard
 from . import files, tasks
 from .batch import (
     DEFAULT_KEEP_RUNS,
-    LAST_RUN,
     BatchPartial,
     BatchScorer,
     ShippedScorer,
@@ -126,9 +126,11 @@ def _numbered(ds: Any) -> Any:
     return ds.zip(ray.data.range(n).rename_columns({"id": "seq"}))
 
 
-def _finalize(blobs: list[bytes], cases: Any, **kw: Any) -> Scorecard:
-    sc = finalize([BatchPartial.from_bytes(b) for b in blobs], cases, **kw)
-    LAST_RUN["partial_bytes"] = sum(map(len, blobs))
+def _finalize(blobs: list[bytes], cases: Any, stats: dict[str, Any] | None = None,
+              **kw: Any) -> Scorecard:
+    sc = finalize([BatchPartial.from_bytes(b) for b in blobs], cases, stats=stats, **kw)
+    if stats is not None:
+        stats["partial_bytes"] = sum(map(len, blobs))
     return sc
 
 
@@ -138,12 +140,13 @@ def score_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                   error_pattern: str | None = None, ks: Sequence[int] | None = None,
                   seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
                   source: str | None = None, grouped: bool = False,
-                  case_column: str | None = None) -> tuple[Any, Scorecard]:
+                  case_column: str | None = None,
+                  stats: dict[str, Any] | None = None) -> tuple[Any, Scorecard]:
     """Score a Ray Dataset with one run's JSON per row in ``trace_column`` (module
     docstring). Returns ``(results, scorecard)``: ``results`` a Dataset of per-run results
     (``batch.RESULT_FIELDS``) over the scored rows, which are held materialised in the
-    object store. ``grouped`` and ``case_column`` as in ``batch.BatchScorer``. Raises what
-    ``batch.finalize`` raises."""
+    object store. ``grouped`` and ``case_column`` as in ``batch.BatchScorer``; ``stats`` as
+    in ``batch.finalize``, plus ``partial_bytes``. Raises what ``batch.finalize`` raises."""
     if seq_column is None:
         ds = _numbered(ds)
         seq_column = "seq"
@@ -156,7 +159,7 @@ def score_dataset(ds: Any, cases: Mapping[str, Case] | Sequence[Case], *,
              .iter_batches(batch_format="pyarrow", batch_size=None)
              for x in b.column(PARTIAL).to_pylist()]
     sc = _finalize(blobs, scorer.case_map, ks=ks, seed=seed, n_boot=n_boot,
-                   confidence=confidence, source=source)
+                   confidence=confidence, source=source, stats=stats)
     return out.map_batches(_drop_partials, batch_format="pyarrow"), sc
 
 
@@ -236,8 +239,12 @@ class _RangeWorker:
         return self.part.to_bytes()
 
 
-#: actors started by ``prestart`` that no evaluation has taken yet
+#: actors started by ``prestart`` that no evaluation has taken yet (the driver's, kept
+#: between ``prestart`` and ``eval_file``)
 _SPARE: list[Any] = []
+# every read-and-change of ``_SPARE`` holds this lock: two evaluations started from two
+# threads never both take (or both top up) the same actors
+_SPARE_LOCK = threading.Lock()
 
 
 def prestart(workers: int = 2) -> None:
@@ -247,8 +254,9 @@ def prestart(workers: int = 2) -> None:
     import ray
 
     actor = ray.remote(num_cpus=1)(_RangeWorker)
-    while len(_SPARE) < workers:
-        _SPARE.append(actor.remote())
+    with _SPARE_LOCK:
+        while len(_SPARE) < workers:
+            _SPARE.append(actor.remote())
 
 
 def load_case_parts(todo: list[tuple[int, int]], path: str, codec: str,
@@ -258,22 +266,28 @@ def load_case_parts(todo: list[tuple[int, int]], path: str, codec: str,
     import ray
 
     prestart(len(todo))
+    with _SPARE_LOCK:
+        actors = list(_SPARE)
     return list(ray.get([a.load_cases.remote(path, s, e, codec, dictionary)
-                         for a, (s, e) in zip(_SPARE, todo)]))
+                         for a, (s, e) in zip(actors, todo)]))
 
 
 def release() -> None:
     """Stop the actors ``prestart`` started that no evaluation took (each holds a CPU)."""
     import ray
 
-    while _SPARE:
-        ray.kill(_SPARE.pop())
+    with _SPARE_LOCK:
+        spare = _SPARE[:]
+        _SPARE.clear()
+    for a in spare:
+        ray.kill(a)
 
 
 def _pool(workers: int) -> list[Any]:
     prestart(workers)
-    pool = _SPARE[:workers]
-    del _SPARE[:workers]
+    with _SPARE_LOCK:
+        pool = _SPARE[:workers]
+        del _SPARE[:workers]
     return pool
 
 
@@ -281,9 +295,11 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
               on_rows: Callable[[Iterator[Any]], None] | None = None,
               keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
               error_pattern: str | None = None, ks: Sequence[int] | None = None,
-              seed: int = 0, n_boot: int = 2000, confidence: float = 0.95) -> Scorecard:
+              seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
+              stats: dict[str, Any] | None = None) -> Scorecard:
     """Score a JSONL file of runs (one per line) on a local Ray (``workers`` CPUs) and
-    return the scorecard (the local eval's). ``workers`` actors each keep one partial; the
+    return the scorecard (the local eval's); ``stats`` (optional) gets what
+    ``batch.finalize`` puts there, plus ``partial_bytes``. ``workers`` actors each keep one partial; the
     file's byte ranges (``files.ranges``, about ``RANGE_BYTES`` each) go to whichever actor
     is free, so a slow worker holds back at most one small range. ``on_rows`` (optional)
     gets the per-run result rows in input order (e.g. ``EvaluationEmitter.emit_rows``),
@@ -362,11 +378,12 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
                 pass
             blobs = iter(got)
         sc = finalize(tasks.partials_of(blobs, sizes), scorer.case_map, ks=ks, seed=seed,
-                      n_boot=n_boot, confidence=confidence, source=str(path))
+                      n_boot=n_boot, confidence=confidence, source=str(path), stats=stats)
     finally:
         for a in pool:  # (an error on the way: the actors still running)
             ray.kill(a)
-    LAST_RUN["partial_bytes"] = sum(sizes)
+    if stats is not None:
+        stats["partial_bytes"] = sum(sizes)
     return sc
 
 

@@ -30,7 +30,6 @@ from ..report.scorecard import Scorecard
 from . import files, tasks
 from .batch import (
     DEFAULT_KEEP_RUNS,
-    LAST_RUN,
     RESULT_FIELDS,
     BatchScorer,
     ShippedScorer,
@@ -180,11 +179,13 @@ def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
                     error_pattern: str | None = None, ks: Sequence[int] | None = None,
                     seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
                     source: str | None = None, grouped: bool = False,
-                    case_column: str | None = None) -> tuple[Any, Scorecard]:
+                    case_column: str | None = None,
+                    stats: dict[str, Any] | None = None) -> tuple[Any, Scorecard]:
     """Score a Spark DataFrame with one run's JSON per row in ``trace_column`` (module
     docstring). Returns ``(results, scorecard)``: ``results`` a DataFrame of per-run results
     (``batch.RESULT_FIELDS``), ``scorecard`` the suite's. ``grouped`` and ``case_column`` as
-    in ``batch.BatchScorer``. Raises what ``batch.finalize`` raises."""
+    in ``batch.BatchScorer``; ``stats`` as in ``batch.finalize``, plus ``partial_bytes``.
+    Raises what ``batch.finalize`` raises."""
     from pyspark.sql import functions as F
 
     if seq_column is None:
@@ -203,8 +204,10 @@ def score_dataframe(df: Any, cases: Mapping[str, Case] | Sequence[Case], *,
     rows = df.mapInArrow(_mapper(shipped, False), _spark_schema(False)).collect()
     sizes: list[int] = []
     sc = finalize(tasks.partials_of((bytes(r[PARTIAL]) for r in rows), sizes), scorer.case_map,
-                  ks=ks, seed=seed, n_boot=n_boot, confidence=confidence, source=source)
-    LAST_RUN["partial_bytes"] = sum(sizes)
+                  ks=ks, seed=seed, n_boot=n_boot, confidence=confidence, source=source,
+                  stats=stats)
+    if stats is not None:
+        stats["partial_bytes"] = sum(sizes)
     out = df.mapInArrow(_mapper(shipped, True), _spark_schema())
     results = out.where(F.col(PARTIAL).isNull()).drop(PARTIAL)
     return results, sc
@@ -267,7 +270,7 @@ def _pull_task(shipped: ShippedScorer, path: str, address: tuple[str, int], toke
 
 
 def _eval_pulled(s: Any, shipped: ShippedScorer, full: str, n: int, sizes: list[int], *,
-                 path: str, case_map: Any, **kw: Any) -> Scorecard:
+                 path: str, case_map: Any, stats: dict[str, Any] | None, **kw: Any) -> Scorecard:
     """``eval_file`` without result rows: ``n`` tasks pull ranges from a ``RangeServer`` on
     the driver and send their partials back to it; the driver merges each as it comes,
     while the job runs in a thread (cancelled when the driver fails first)."""
@@ -290,23 +293,26 @@ def _eval_pulled(s: Any, shipped: ShippedScorer, full: str, n: int, sizes: list[
             fut = ex.submit(run_job)
             try:
                 return finalize(tasks.partials_of(srv.partials(fut), sizes), case_map,
-                                source=str(path), **kw)
+                                source=str(path), stats=stats, **kw)
             except BaseException:
                 sc_.cancelJobGroup(group)
                 raise
             finally:
-                LAST_RUN["partial_bytes"] = sum(sizes)
+                if stats is not None:
+                    stats["partial_bytes"] = sum(sizes)
 
 
 def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers: int = 2,
               spark: Any = None, on_rows: Callable[[Iterator[Any]], None] | None = None,
               keep_runs: int | None = DEFAULT_KEEP_RUNS, format: str = "auto",
               error_pattern: str | None = None, ks: Sequence[int] | None = None,
-              seed: int = 0, n_boot: int = 2000, confidence: float = 0.95) -> Scorecard:
+              seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
+              stats: dict[str, Any] | None = None) -> Scorecard:
     """Score a JSONL file of runs on Spark (a session of ``workers`` local cores unless
     ``spark`` is given) and return the scorecard (the local eval's). ``on_rows`` (optional)
     gets the per-run result rows (mappings of ``batch.RESULT_FIELDS``) in input order,
-    e.g. ``EvaluationEmitter.emit_rows``.
+    e.g. ``EvaluationEmitter.emit_rows``; ``stats`` (optional) what ``batch.finalize``
+    puts there, plus ``partial_bytes`` (the partials' serialised size).
 
     One task per core of the session scores the file and keeps one partial: no JVM read
     of the text and no Arrow transfer per run, and the driver merges one partial per core.
@@ -326,7 +332,7 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
     sizes: list[int] = []
     if on_rows is None:
         return _eval_pulled(s, shipped, full, n, sizes, path=path, case_map=scorer.case_map,
-                            ks=ks, seed=seed, n_boot=n_boot, confidence=confidence)
+                            ks=ks, seed=seed, n_boot=n_boot, confidence=confidence, stats=stats)
     # the result rows go to on_rows in input order: one fixed range per core, the
     # partitions read in order (each next one computed while this one is read)
     cuts = files.ranges(full, n)
@@ -349,8 +355,9 @@ def eval_file(path: str, cases: Mapping[str, Case] | Sequence[Case], *, workers:
         yield from got
 
     sc = finalize(tasks.partials_of(blobs(), sizes), scorer.case_map, ks=ks, seed=seed,
-                  n_boot=n_boot, confidence=confidence, source=str(path))
-    LAST_RUN["partial_bytes"] = sum(sizes)
+                  n_boot=n_boot, confidence=confidence, source=str(path), stats=stats)
+    if stats is not None:
+        stats["partial_bytes"] = sum(sizes)
     return sc
 
 

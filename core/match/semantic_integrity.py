@@ -38,6 +38,8 @@ MODEL_SHA256: dict[str, str] = {
 package's ``model`` folder, as shipped in :data:`MODEL_PACKAGE_VERSION`."""
 
 _verified: dict[tuple[str, tuple[tuple[str, int, int], ...]], bool] = {}
+# guards _verified; the hashing runs outside it, so two threads loading the model at once may
+# both hash the files, and both then set the same True: a repeated check, never a wrong one
 _lock = threading.Lock()
 
 

@@ -71,6 +71,8 @@ _FACTORIES: dict[str, Callable[..., Matcher]] = {
     "semantic": SemanticMatcher,
     "judge": JudgeMatcher,
 }
+#: matchers built from a name or shorthand spec on first use; filled only by
+#: ``dict.setdefault`` (atomic), so threads resolving one spec at once share one instance
 _DEFAULT_INSTANCES: dict[str, Matcher] = {}
 
 # Matchers defined in their own module, imported on first use of the name so that
@@ -110,6 +112,7 @@ def _load_lazy(name: str) -> Callable[..., Any]:
             f"unknown matcher {name!r}; known matchers: {', '.join(known_matchers())}") from None
     module, attr = lazy
     factory: Callable[..., Any] = getattr(importlib.import_module(f"..{module}", __package__), attr)
+    # threads loading it at once all get the factory kept first (dict.setdefault is atomic)
     return _FACTORIES.setdefault(name, factory)
 
 
