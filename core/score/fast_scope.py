@@ -59,7 +59,7 @@ RUN_META_FAST = frozenset({"case_id", "trial", "run_id", "reward", "recorded_tas
 RUN_META_GENERAL = frozenset({
     "route", "terminated", "termination", "state_before", "state_after",
     "initial_state_snapshot", "final_state_snapshot", "faults", "recorded_checks",
-    "response_id", "agent", "error", "grouped_by", "no_effect_calls"})
+    "response_id", "agent", "error", "grouped_by", "no_effect_calls", "run_root"})
 
 # the fields outside the whitelist with their defaults (None or an empty tuple): computed
 # once at import, never changed
