@@ -107,7 +107,8 @@ def test_strands_default_layout_args_and_results_in_span_events() -> None:
     (t,) = res
     assert calls(t) == [("get_weather", {"city": "Zürich"}), ("book_hotel", {"city": "Zürich", "stay": STAY})]
     assert [(r.call_id, r.is_error) for r in t.tool_results()] == [("t1", False), ("t2", True)]
-    assert t.tool_results()[0].output == [{"text": "12 °C"}]
+    # Strands' text blocks read as their text, as in its message list (strands/otel_spans artifact)
+    assert t.tool_results()[0].output == "12 °C"
     assert t.final_response == "In Zürich 12 °C; gebucht."  # only the agent span carries it
     assert t.total_usage is not None and (t.total_usage.input_tokens, t.total_usage.output_tokens) == (250, 45)
 

@@ -114,3 +114,26 @@ class Scripted:
         """Stop the server."""
         self.server.shutdown()
         self.server.server_close()
+
+
+def chat_completion_replies() -> list[dict[str, Any]]:
+    """The scenario as the scripted model's four OpenAI chat completions (non-streaming), call ids
+    ``call_w1``, ``call_t1`` (the parallel pair), ``call_b1``, ``call_b2``, each with its usage."""
+    def reply(i: int, message: dict[str, Any], finish: str) -> dict[str, Any]:
+        tin, tout = USAGE[i]
+        return {"id": f"chatcmpl-{i}", "object": "chat.completion", "created": 1765000000 + i, "model": "gpt-4o-mini",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}}
+
+    def call(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"id": cid, "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+
+    def calls(*cs: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": list(cs)}
+
+    return [reply(0, calls(call("call_w1", "get_weather", WEATHER_ARGS), call("call_t1", "get_time", TIME_ARGS)),
+                  "tool_calls"),
+            reply(1, calls(call("call_b1", "book_hotel", BOOK_FAIL_ARGS)), "tool_calls"),
+            reply(2, calls(call("call_b2", "book_hotel", BOOK_OK_ARGS)), "tool_calls"),
+            reply(3, {"role": "assistant", "content": FINAL}, "stop")]

@@ -709,6 +709,8 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
                 req = [c for c in req if c.name not in outs]
                 any_req = bool(req)
             first_user, in_results = _messages_in(a)
+            if first_user is None and s["events"]:
+                first_user = layouts.event_user(s)
             if user is None and first_user:
                 user = first_user
             model = _first(a, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")

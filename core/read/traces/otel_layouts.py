@@ -114,6 +114,16 @@ def event_args(span: Mapping[str, Any]) -> Any:
     return None
 
 
+def event_user(span: Mapping[str, Any]) -> str | None:
+    """The first user message's text kept in a model span's ``gen_ai.user.message`` event
+    (Strands' default layout: ``content`` = the message's content blocks as JSON), else None."""
+    for ev in span["events"]:
+        if ev.get("name") == "gen_ai.user.message" and ev["attributes"].get("content") is not None:
+            val = _json(ev["attributes"]["content"])
+            return val or None if isinstance(val, str) else text_of(val)
+    return None
+
+
 def event_result(span: Mapping[str, Any]) -> tuple[bool, Any]:
     """``(found, output)`` of a tool span's result kept in a span event (``gen_ai.choice``
     ``message``, or the details event's ``gen_ai.output.messages`` tool_call_response part)."""
@@ -122,7 +132,7 @@ def event_result(span: Mapping[str, Any]) -> tuple[bool, Any]:
     for ev in span["events"]:
         a = ev["attributes"]
         if ev.get("name") == "gen_ai.choice" and "message" in a:
-            return True, _json(a["message"])
+            return True, _text_blocks(_json(a["message"]))
     for m in _seq(span["attrs"].get("gen_ai.output.messages")):
         for p in _seq(m.get("parts") if isinstance(m, Mapping) else None):
             if isinstance(p, Mapping) and p.get("type") == "tool_call_response":
@@ -130,11 +140,21 @@ def event_result(span: Mapping[str, Any]) -> tuple[bool, Any]:
     return False, None
 
 
+def _text_blocks(val: Any) -> Any:
+    """Strands' tool result content (``[{"text": ...}, ...]``, Bedrock-style blocks without a
+    ``type``) as its joined text; any other value as is."""
+    if is_seq(val) and val and all(isinstance(b, Mapping) and set(b) == {"text"} and isinstance(b["text"], str)
+                                   for b in val):
+        return "\n".join(b["text"] for b in val)
+    return val
+
+
 def flagged_error(attrs: Mapping[str, Any]) -> str | None:
-    """The error an emitter's own attribute flags on a span (Strands ``tool.status``, Logfire's
-    level), or None."""
-    if str(attrs.get("tool.status") or "").lower() == "error":
-        return "tool.status error"
+    """The error an emitter's own attribute flags on a span (Strands ``gen_ai.tool.status``,
+    older ``tool.status``, Logfire's level), or None."""
+    for k in ("gen_ai.tool.status", "tool.status"):
+        if str(attrs.get(k) or "").lower() == "error":
+            return f"{k} error"
     lvl = attrs.get("logfire.level_num")
     if isinstance(lvl, (int, float)) and not isinstance(lvl, bool) and lvl >= _LOGFIRE_ERROR:
         return str(attrs.get("logfire.msg") or "logfire level error")
@@ -171,7 +191,11 @@ def agent_answer(span: Mapping[str, Any]) -> str | None:
         return "\n".join(texts)
     for ev in span["events"]:
         if ev.get("name") == "gen_ai.choice" and ev["attributes"].get("message") is not None:
-            return _text(ev["attributes"]["message"])
+            txt = _text(ev["attributes"]["message"])
+            if txt and a.get("gen_ai.system") == "strands-agents" and txt.endswith("\n"):
+                # Strands writes str(AgentResult): each text block of the answer followed by "\n"
+                txt = txt[:-1] or None
+            return txt
     for k in ("output.value", "traceloop.entity.output", "gen_ai.output", "final_result"):
         if a.get(k) is not None:
             if k == "final_result" and pyd.deferred_requests(a):
@@ -201,5 +225,5 @@ def _seq(v: Any) -> list[Any]:
     return list(v) if is_seq(v) else []
 
 
-__all__ = ["DETAILS_EVENT", "FINAL_ANSWER_TOOL", "agent_answer", "event_args", "event_result", "flagged_error",
+__all__ = ["DETAILS_EVENT", "FINAL_ANSWER_TOOL", "agent_answer", "event_args", "event_result", "event_user", "flagged_error",
            "is_agent_span", "lift_details", "unwrap_call"]
