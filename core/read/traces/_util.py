@@ -8,6 +8,7 @@ object (pydantic model, dataclass, LangChain message). ``get`` reads a field fro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, fields, replace
 from datetime import datetime
@@ -65,6 +66,17 @@ def is_seq(obj: Any) -> TypeGuard[Sequence[Any]]:
     if t is dict or t is str or obj is None:
         return False
     return isinstance(obj, Sequence) and not isinstance(obj, (str, bytes, bytearray, Mapping))
+
+
+def json_or_text(v: Any) -> Any:
+    """A string decoded as JSON where it is JSON, else as given (span attributes that hold
+    either a JSON document or plain text: OTel, Haystack, pydantic-ai, MLflow)."""
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
 
 
 def mapping(v: Any) -> Mapping[str, Any]:

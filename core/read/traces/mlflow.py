@@ -38,6 +38,7 @@ from ._util import (
     StepList,
     as_plain,
     is_seq,
+    json_or_text,
     mapping,
     mark_last_reply,
     parse_args,
@@ -94,13 +95,7 @@ def is_trace(obj: Any) -> bool:
 
 def _attr(a: Mapping[str, Any], key: str) -> Any:
     """An attribute's value; MLflow stores every value JSON-encoded (a string too)."""
-    v = a.get(key)
-    if isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
+    return json_or_text(a.get(key))
 
 
 def _span(s: Mapping[str, Any], order: int) -> dict[str, Any]:

@@ -75,6 +75,9 @@ from ._util import (
     to_unix_seconds,
     usage_or_none,
 )
+from ._util import (
+    json_or_text as _json,
+)
 
 FORMAT = "otel"
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
@@ -427,15 +430,6 @@ def _kind(a: Mapping[str, Any]) -> str | None:
     if op in _LLM_OPS or oi == "LLM" or a.get("llm.request.type") in ("chat", "completion"):
         return "llm"
     return None
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
 
 
 def _indexed(a: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:

@@ -32,12 +32,12 @@ are read by the one message normaliser (``messages.normalise``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from . import messages as msgs
 from ._util import is_seq
+from ._util import json_or_text as _json
 
 TOOL_SPAN = "haystack.agent.step.tool"
 LLM_SPAN = "haystack.agent.step.llm"
@@ -46,15 +46,6 @@ COMPONENT_SPAN = "haystack.component.run"
 PREFIX = "haystack."
 #: added to the problem of a Haystack tool span without arguments
 CONTENT_HINT = " (Haystack records them only with HAYSTACK_CONTENT_TRACING_ENABLED=true)"
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
 
 
 def _flag(v: Any) -> bool:

@@ -23,25 +23,16 @@ mapping of keys:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from . import otel_pydantic_ai as pyd
 from ._util import is_seq, text_of
+from ._util import json_or_text as _json
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 FINAL_ANSWER_TOOL = "final_answer"
 _LOGFIRE_ERROR = 17
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
 
 
 def _param_names(spec: Any) -> list[str] | None:

@@ -22,26 +22,17 @@ the same way (docs/modes.md, pydantic_evals rows).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from ._turns import ModelTurn, ToolRun
 from ._util import is_seq
+from ._util import json_or_text as _json
 
 DEFERRAL_ATTR = "pydantic_ai.tool.deferral.name"
 OUTPUT_FUNCTION_MSG = "running output function:"
 V2_OUTPUT_FUNCTION_SPAN = "running output function"
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
 
 
 def is_output_function(span: Mapping[str, Any]) -> bool:
