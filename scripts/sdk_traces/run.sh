@@ -8,7 +8,7 @@ root="$(cd "$here/../.." && pwd)"
 venvs="${SDK_VENVS:-$root/.sdk-venvs}"
 PYTHON="${PYTHON:-python3}"
 sdks=("$@")
-[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack haystack_otel semantic_kernel llamaindex llamaindex_events litellm openai_responses adk crewai ag2 strands)
+[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack haystack_otel semantic_kernel llamaindex llamaindex_events litellm openai_responses adk crewai ag2 strands traceloop)
 for sdk in "${sdks[@]}"; do
   v="$venvs/$sdk"
   # langchain-core is a test dependency of trajcheck itself: its producer runs in the project venv
@@ -17,7 +17,10 @@ for sdk in "${sdks[@]}"; do
   [ "$sdk" = llamaindex_events ] && v="$venvs/llamaindex"
   if [ ! -x "$v/bin/python" ]; then
     "$PYTHON" -m venv "$v"
-    "$v/bin/pip" install -q -r "$here/requirements/$sdk.txt"
+    # traceloop-sdk's own dependency list names every instrumentation it knows (no resolvable set):
+    # its pinned environment is installed as listed, without resolving
+    if [ "$sdk" = traceloop ]; then "$v/bin/pip" install -q --no-deps -r "$here/requirements/$sdk.txt"
+    else "$v/bin/pip" install -q -r "$here/requirements/$sdk.txt"; fi
   fi
   (cd "$root" && "$v/bin/python" "$here/${sdk}_run.py")
 done

@@ -592,6 +592,8 @@ def _tool_run(s: dict[str, Any], problems: list[str], w: str, times: dict[str, A
     cid = None if cid is None else str(cid).strip()
     rkey = _first_key(a, _RESULT_KEYS)
     out = a.get(rkey) if rkey else None
+    if rkey == "traceloop.entity.output" and isinstance(out, str):
+        out = _json(out)  # Traceloop's @tool writes json.dumps(return value) (checked on traceloop-sdk 0.62.4)
     if rkey is None:
         out = layouts.event_result(s)[1]
     exc = next((e for e in s["events"] if e.get("name") in ("exception", "gen_ai.execute_tool.exception")),
