@@ -624,7 +624,7 @@ def _any_trajectory(obj: Any, where: str) -> Trajectory:
         if "steps" in obj:
             return Trajectory.from_dict(obj)
         if "tool_calls" in obj and _msg_role(obj) is None:
-            calls = obj["tool_calls"] or []
+            calls = [_plain_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(obj["tool_calls"] or [])]
             steps = [Step(k, "tool_call", None, _msg_calls({"tool_calls": [c]}, f"{where}"))
                      for k, c in enumerate(calls)]
             fr = obj.get("final_response")
@@ -644,6 +644,26 @@ def _any_trajectory(obj: Any, where: str) -> Trajectory:
     if len(trajs) != 1:
         raise TraceFormatError(f"{where}: expected one trajectory, found {len(trajs)}")
     return trajs[0]
+
+
+def _plain_call(c: Any, where: str) -> Any:
+    """One call of an outputs call list as ``_msg_calls`` reads it: a plain ``{name, args}``
+    mapping may spell ``args`` as the CLI's plain reader does (``arguments``, ``input``,
+    ``parameters``); an unknown key raises ``TraceFormatError`` rather than being dropped."""
+    if not isinstance(c, Mapping) or "function" in c:
+        return c
+    from trajcheck.read.traces import plain
+
+    bad = plain.unknown_keys(c, where)
+    if bad:
+        raise TraceFormatError(bad[0])
+    given = [k for k in plain.ARG_KEYS if k in c]
+    if len(given) > 1:
+        raise TraceFormatError(f"{where}: both {given[0]!r} and {given[1]!r}; give the arguments once")
+    out = {k: v for k, v in c.items() if k not in plain.ARG_KEYS}
+    if given:
+        out["args"] = c[given[0]]
+    return out
 
 
 def expected_from_reference(ref: Any, *, where: str = "reference_outputs") -> tuple[ExpectedCall, ...]:

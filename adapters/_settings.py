@@ -236,6 +236,10 @@ def namespaced(shared: Any, where: str, *, comma_lists: bool = False,
         return {}
     if not isinstance(shared, Mapping):
         raise DatasetError(f"{where} must be a dict, got {type(shared).__name__}")
+    for k in shared:  # a misspelled block would be ignored whole: the team's keys are not read
+        if isinstance(k, str) and k != "trajcheck" and get_close_matches(k.lower(), ["trajcheck"], n=1, cutoff=0.8):
+            raise DatasetError(f"{where}: {k!r} is not read (did you mean 'trajcheck'?); trajcheck's "
+                               f"settings go in {where}['trajcheck']")
     if "trajcheck" in shared and shared["trajcheck"] is not None:
         inner = shared["trajcheck"]
         if isinstance(inner, str) and inner.strip()[:1] == "{":

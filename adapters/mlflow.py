@@ -86,6 +86,10 @@ def trajectory_of(outputs: Any = None, trace: Any = None, source: str = "auto") 
     return reader.read(trace)
 
 
+#: Keys of one call in MLflow's ``expected_tool_calls`` (``args`` is trajcheck's spelling).
+_EXPECTED_TOOL_CALL_KEYS = ("name", "arguments", "args")
+
+
 def _expected_tool_calls(v: Any, where: str) -> list[Any]:
     """MLflow ``expected_tool_calls`` (``[{"name", "arguments"?}]``) as trajcheck expected calls."""
     if not isinstance(v, (list, tuple)):
@@ -97,6 +101,17 @@ def _expected_tool_calls(v: Any, where: str) -> list[Any]:
         if isinstance(c, str):
             out.append(c)
         elif isinstance(c, Mapping) and isinstance(c.get("name"), str):
+            for k in c:
+                if k not in _EXPECTED_TOOL_CALL_KEYS:
+                    from trajcheck.case_fields import did_you_mean
+                    from trajcheck.errors import DatasetError
+
+                    raise DatasetError(f"{where}[{i}]: unknown key {k!r}{did_you_mean(str(k), _EXPECTED_TOOL_CALL_KEYS)}"
+                                       f"; a call is {{'name', 'arguments'}}")
+            if "arguments" in c and "args" in c:
+                from trajcheck.errors import DatasetError
+
+                raise DatasetError(f"{where}[{i}]: both 'arguments' and 'args'; give one")
             args = c.get("arguments", c.get("args"))
             out.append({"name": c["name"], "args": args})
         else:
@@ -118,6 +133,11 @@ def _case_input(inputs: Any) -> Any:
 def _reference(expectations: Any) -> tuple[dict[str, Any], bool]:
     ref = _spec.reference_block(expectations, "expectations", MLFLOW_EXPECTATION_KEYS)
     given = "expected_calls" in ref
+    if given and isinstance(expectations, Mapping) and expectations.get("expected_tool_calls") is not None:
+        from trajcheck.errors import DatasetError
+
+        raise DatasetError("expectations: both 'expected_calls' and 'expected_tool_calls' are given and only "
+                           "one would be read; keep one")
     if not given and isinstance(expectations, Mapping) and expectations.get("expected_tool_calls") is not None:
         ref["expected_calls"] = _expected_tool_calls(expectations["expected_tool_calls"],
                                                      "expectations.expected_tool_calls")

@@ -120,7 +120,13 @@ def _pairs_of(v: Any) -> tuple[tuple[str, str], ...]:
 
 
 def _dicts_of(v: Any) -> tuple[dict[str, Any], ...]:
-    return tuple(dict(x) for x in v or ())
+    out = []
+    for i, x in enumerate(v or ()):
+        if not isinstance(x, Mapping):
+            raise TypeError(f"item {i} is {type(x).__name__} {x!r}, expected a dict per rule, e.g. "
+                            f"[{{\"tool\": \"delete_booking\", \"requires_prior\": [\"confirm*\"]}}]")
+        out.append(dict(x))
+    return tuple(out)
 
 
 def _dict_of(v: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from deepeval.evaluate.configs import AsyncConfig, DisplayConfig  # noqa: E402
 from deepeval.test_case import ConversationalTestCase, LLMTestCase, ToolCall, Turn  # noqa: E402
 
 from trajcheck.adapters import deepeval as ad  # noqa: E402
+from trajcheck.errors import DatasetError  # noqa: E402
 from trajcheck.metrics.calls import argument_accuracy, tool_call_prf  # noqa: E402
 from trajcheck.metrics.composite import score_trajectory  # noqa: E402
 from trajcheck.metrics.outcome import check_final_state, task_success  # noqa: E402
@@ -363,3 +364,19 @@ def test_schema_validity_and_argument_correctness_in_evaluate(run_async):
         # -> (0 + 0.5) / 2 = 0.25
         assert sch.score == pytest.approx(want_schema) and arg.score == want_args
         assert got[name] == [(sch.score, sch.reason, sch.score >= 1.0), (arg.score, arg.reason, arg.score >= 1.0)]
+
+
+@pytest.mark.parametrize("block", ["trajchek", "Trajcheck", "TRAJCHECK"])
+def test_misspelled_metadata_block_is_an_error(block):
+    m = ad.ForbiddenCallsMetric()
+    with pytest.raises(DatasetError, match="did you mean 'trajcheck'"):
+        m.measure(tcase(BAD, meta={block: {"forbidden_calls": ["update_ticket"]}, "ticket": "INC-1042"}))
+    # the block spelled right beside a team key: update_ticket is forbidden and was called
+    assert m.measure(tcase(BAD, meta={"trajcheck": {"forbidden_calls": ["update_ticket"]},
+                                      "ticket": "INC-1042"})) == 0.0
+
+
+def test_flat_forbidden_sequences_names_field_and_shape():
+    m = ad.CompositeMetric()
+    with pytest.raises(DatasetError, match=r"'forbidden_sequences' \(item 0 is str 'get_ticket', expected a dict per rule"):
+        m.measure(tcase(BAD, meta={"trajcheck": {"forbidden_sequences": ["get_ticket", "update_ticket"]}}))

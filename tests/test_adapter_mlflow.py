@@ -247,3 +247,28 @@ def test_suite_figures_of_evaluation_result(store):
     assert ts["success_rate"].score == pytest.approx(0.9)
     assert ts["pass_hat_k"].score == pytest.approx((1 + 3 / 6 + 1) / 3)
     assert ts["pass_hat_k"].score == am.suite_figures(rows, k=2)["pass_hat_k"].score
+
+
+def test_misspelled_call_keys_and_two_expectation_names_are_errors(store):
+    out = {"tool_calls": [{"name": "issue_refund", "arg": {"order_id": "999"}}, {"name": "send_refund_email"}]}
+    f1 = am.TrajcheckScorer("tool_call_f1")
+    good = {"tool_calls": [{"name": "issue_refund", "args": {"order_id": "981"}}, {"name": "send_refund_email"}]}
+    # MLflow's own expected_tool_calls: a misspelled key inside one call names the key
+    with pytest.raises(DatasetError, match=r"unknown key 'arg' \(did you mean 'args'\?\)"):
+        f1(outputs=good, expectations={"expected_tool_calls": out["tool_calls"]})
+    both = {"expected_calls": ["send_refund_email"], "expected_tool_calls": [{"name": "issue_refund"}]}
+    with pytest.raises(DatasetError, match="both 'expected_calls' and 'expected_tool_calls'"):
+        f1(outputs=good, expectations=both)
+    # outputs calls: `arguments` (MLflow's / OpenAI's spelling) is read as args, inside evaluate
+    exp = {"expected_calls": [{"name": "issue_refund", "args": {"order_id": "981"}}, "send_refund_email"]}
+    rows = [{"inputs": {"input": "refund 981"}, "expectations": exp,
+             "outputs": {"tool_calls": [{"name": "issue_refund", "arguments": {"order_id": oid}},
+                                        {"name": "send_refund_email"}]}} for oid in ("981", "999")]
+    df = mlflow.genai.evaluate(data=rows, scorers=[f1]).result_df
+    assert sorted(df["trajcheck_tool_call_f1/value"]) == [0.5, 1.0]  # wrong order_id: 1 of 2 calls right
+    # an unknown key in an outputs call is an error in the assessment, never a name-only call
+    df = mlflow.genai.evaluate(data=[{"inputs": {"input": "x"}, "expectations": exp, "outputs": out}],
+                               scorers=[f1]).result_df
+    assert math.isnan(df["trajcheck_tool_call_f1/value"].iloc[0])
+    fbs = [a for a in df["assessments"].iloc[0] if a["assessment_name"] == "trajcheck_tool_call_f1"]
+    assert "unknown key 'arg'" in fbs[0]["feedback"]["error"]["error_message"]

@@ -190,3 +190,25 @@ def test_report_evaluator_on_a_result_name_no_case_has_is_an_error():
     assert rep.report_evaluator_failures == []
     ok = sum(bool(run_outcome(RUNS[cid], c).passed) for cid, c in CASES.items())
     assert {a.title: a.value for a in rep.analyses}["pass^1"] == ok / 8
+
+
+def test_outputs_call_keys_arguments_read_and_misspelling_an_error():
+    from pydantic_evals import Case
+
+    meta = {"trajcheck": {"expected_calls": [{"name": "issue_refund", "args": {"order_id": "981"}},
+                                             "send_refund_email"]}}
+    outs = {oid: {"tool_calls": [{"name": "issue_refund", key: {"order_id": oid}}, {"name": "send_refund_email"}]}
+            for oid, key in (("981", "arguments"), ("999", "input"), ("998", "arg"))}
+    cases = [Case(name=oid, inputs=oid, metadata=meta) for oid in outs]
+    rep = _dataset(cases, [pe.TrajcheckEvaluator("tool_call_f1")]).evaluate_sync(lambda oid: outs[oid],
+                                                                               progress=False)
+    by = {c.name: c for c in rep.cases}
+    assert by["981"].scores["trajcheck_tool_call_f1"].value == 1.0
+    assert by["999"].scores["trajcheck_tool_call_f1"].value == 0.5  # wrong order_id read, not dropped
+    assert "trajcheck_tool_call_f1" not in by["998"].scores
+    assert "unknown key 'arg' (did you mean 'args'?)" in by["998"].evaluator_failures[0].error_message
+    # a misspelled metadata block name is an error, a team's own key is not
+    bad = Case(name="981", inputs="981", metadata={"Trajcheck": meta["trajcheck"], "ticket": "T-1"})
+    rep = _dataset([bad], [pe.TrajcheckEvaluator("tool_call_f1")]).evaluate_sync(lambda oid: outs[oid],
+                                                                             progress=False)
+    assert "did you mean 'trajcheck'" in rep.cases[0].evaluator_failures[0].error_message

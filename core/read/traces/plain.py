@@ -17,6 +17,25 @@ from ._util import StepList, as_plain, is_seq, parse_args, tool_name
 
 FORMAT = "plain"
 ARG_KEYS = ("args", "arguments", "input", "parameters")
+#: Every key a call of a plain list may hold (``type``: LangChain's ``"tool_call"`` tag).
+CALL_KEYS = ("name", *ARG_KEYS, "id", "call_id", "output", "result", "is_error", "error", "type")
+
+
+def unknown_keys(call: Mapping[str, Any], where: str) -> list[str]:
+    """Messages for the keys of one plain call that no reader uses (a misspelled ``arg`` would
+    otherwise drop the arguments silently).
+
+    Args:
+        call: one call object.
+        where: its name in messages, e.g. ``calls[0]``.
+
+    Returns:
+        one ``"<where>: unknown key 'k' (did you mean ...)"`` message per unknown key.
+    """
+    from ...case_fields import did_you_mean
+
+    return [f"{where}: unknown key {k!r}{did_you_mean(str(k), CALL_KEYS)}; a call is "
+            f"{{name, args, id?, output?, is_error?}}" for k in call if k not in CALL_KEYS]
 
 
 def is_call_list(obj: Any) -> bool:
@@ -46,6 +65,7 @@ def read(obj: Any) -> Trajectory:
             problems.append(f"{w}: not an object; skipped")
             continue
         name = tool_name(c.get("name"), problems, w)
+        problems.extend(f"{m}; ignored" for m in unknown_keys(c, w))
         raw = next((c[k] for k in ARG_KEYS if k in c), None)
         args, raw_s, err = parse_args(raw, problems, f"{w} ({name})")
         cid = c.get("id", c.get("call_id"))
