@@ -212,3 +212,10 @@ def test_outputs_call_keys_arguments_read_and_misspelling_an_error():
     rep = _dataset([bad], [pe.TrajcheckEvaluator("tool_call_f1")]).evaluate_sync(lambda oid: outs[oid],
                                                                              progress=False)
     assert "did you mean 'trajcheck'" in rep.cases[0].evaluator_failures[0].error_message
+    # the CLI's plain reader reads the same spellings and reports the same misspelling
+    from trajcheck.read.traces import plain
+
+    t = plain.read(outs["999"]["tool_calls"])
+    assert [c.args for c in t.tool_calls()] == [{"order_id": "999"}, {}]
+    assert plain.read(outs["998"]["tool_calls"]).metadata["problems"][0].startswith(
+        "calls[0]: unknown key 'arg' (did you mean 'args'?)")
