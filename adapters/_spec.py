@@ -41,14 +41,23 @@ class MetricSpec:
 
     @property
     def threshold(self) -> float:
-        """The pass mark: the ``threshold`` setting, else the row's default (1.0; composite
-        0.8; 0 for the lower-is-better rates)."""
+        """The scorer's pass mark: its ``threshold`` setting, else the row's default (1.0;
+        composite 0.8; 0 for the lower-is-better rates)."""
         t = self.settings.get("threshold")
         return float(t) if t is not None else self.row.threshold
 
-    def passed(self, res: MetricResult) -> bool | None:
-        """The host verdict (``_catalog.passed``): None for a skipped (None) score."""
-        return _catalog.passed(self.row, res, self.threshold)
+    def pass_mark(self, case: Case | None) -> float:
+        """The pass mark for one row: the case's ``threshold`` (the row's reference joined
+        with the scorer's settings by ``_settings.merge``, so a different value in both is
+        already an error), else :attr:`threshold`."""
+        if case is not None and case.threshold is not None:
+            return float(case.threshold)
+        return self.threshold
+
+    def passed(self, res: MetricResult, case: Case | None = None) -> bool | None:
+        """The host verdict (``_catalog.passed``) at :meth:`pass_mark` of ``case``: None for a
+        skipped (None) score."""
+        return _catalog.passed(self.row, res, self.pass_mark(case))
 
     def case_for(self, traj: Trajectory, reference: Mapping[str, Any] | None, *, case_id: str,
                  case_input: Any = None, expected_given: bool | None = None) -> tuple[Case, frozenset[str]]:
@@ -72,7 +81,15 @@ class MetricSpec:
 
     def score(self, traj: Trajectory, reference: Mapping[str, Any] | None, *, case_id: str,
               case_input: Any = None, expected_given: bool | None = None, how: str = "") -> MetricResult:
-        """The core result for one run.
+        """The core result for one run (:meth:`score_case` without the case)."""
+        return self.score_case(traj, reference, case_id=case_id, case_input=case_input,
+                               expected_given=expected_given, how=how)[1]
+
+    def score_case(self, traj: Trajectory, reference: Mapping[str, Any] | None, *, case_id: str,
+                   case_input: Any = None, expected_given: bool | None = None,
+                   how: str = "") -> tuple[Case, MetricResult]:
+        """The run's ``Case`` and the core result for it (the case gives :meth:`passed` the
+        row's pass mark).
 
         ``reference``: the row's settings (any of ``_convert.SETTING_KEYS``, checked strictly:
         an unknown key raises ``DatasetError`` naming the closest), with ``expected_calls``
@@ -94,16 +111,17 @@ class MetricSpec:
                              before_state=before, after_state=after, ignore=self.ignore,
                              id_args=self.id_args,
                              retry_budget=self.retry_budget if self.retry_budget is not None else 2)
-        return _catalog.compute(self.row.key, traj, case, o, provided, how)
+        return case, _catalog.compute(self.row.key, traj, case, o, provided, how)
 
 
 def suite_records(rows: Sequence[tuple[str, Trajectory, Case, MetricResult | None]],
                   spec: MetricSpec) -> list[Any]:
     """``_suite.RunRecord``s for ``(task, run, case, core result or None)``: a run succeeds
-    when ``spec.passed`` is True for its result (None: missing reference, a failure)."""
+    when ``spec.passed`` is True for its result at its case's pass mark (None: missing
+    reference, a failure)."""
     from . import _suite
 
-    return _suite.records_from([(t, tr, c, None if r is None else replace(r, passed=spec.passed(r)))
+    return _suite.records_from([(t, tr, c, None if r is None else replace(r, passed=spec.passed(r, c)))
                                 for t, tr, c, r in rows])
 
 

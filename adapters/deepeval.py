@@ -241,6 +241,10 @@ class _Common:
         if strict_mode:
             base = 0.0 if row.lower_is_better else 1.0
         self.threshold = base
+        # a pass mark the user set here (or strict_mode's); a test case's own threshold must
+        # then agree with it, else it replaces the default for that test case (_pass_mark)
+        self._threshold_given = threshold is not None or strict_mode
+        self._pass_mark = base
         self.strict_mode = strict_mode
         self.async_mode = async_mode
         self.verbose_mode = verbose_mode
@@ -302,7 +306,8 @@ class _Common:
             raise
         self.result = res
         score = res.score
-        ok = _catalog.passed(self._row, res, self.threshold)
+        self._pass_mark = self._case_pass_mark(case)
+        ok = _catalog.passed(self._row, res, self._pass_mark)
         if score is not None and self.strict_mode and not ok:
             score = 1.0 if self._row.lower_is_better else 0.0
         self.score = score
@@ -314,6 +319,22 @@ class _Common:
             self.verbose_logs = _verbose(res)
         return score
 
+    def _case_pass_mark(self, case: Case) -> float:
+        """The pass mark for this test case: ``threshold`` in its ``metadata["trajcheck"]``
+        when set (a different pass mark given to the constructor is an error, as for any
+        scalar set in both places), else the metric's."""
+        if case.threshold is None:
+            return float(self.threshold)
+        t = float(case.threshold)
+        if self._threshold_given and t != float(self.threshold):
+            from trajcheck.errors import DatasetError
+
+            how = "strict_mode=True" if self.strict_mode else f"threshold={self.threshold:g}"
+            self.error = (f"case {case.id!r}: threshold is {t:g} in test_case.metadata['trajcheck'] and "
+                          f"{how} on {type(self).__name__}(...); set it in one place")
+            raise DatasetError(self.error)
+        return t
+
     def is_successful(self) -> bool:
         """False on error and when skipped (score None); for a rate ``score <= threshold``;
         else ``score >= threshold``."""
@@ -321,7 +342,7 @@ class _Common:
             self.success = False
         else:
             self.success = bool(_catalog.passed(self._row, replace(self.result, score=self.score),
-                                                self.threshold))
+                                                self._pass_mark))
         return bool(self.success)
 
     @property

@@ -132,7 +132,7 @@ def trajcheck_scorer(metric: str = "tool_call_f1", *, name: str | None = None, m
             except _catalog.MissingReference as e:
                 return Score(value=math.nan, explanation=str(e), reason="scoring_failed",
                              metadata={**meta, "passed": None})
-            meta.update(passed=spec.passed(res), parts=_plain(res.parts))
+            meta.update(passed=spec.passed(res, case), parts=_plain(res.parts))
             if res.score is None:
                 return Score(value=math.nan, explanation=res.reason, reason="not_applicable", metadata=meta)
             return Score(value=float(res.score), explanation=res.reason, metadata=meta)

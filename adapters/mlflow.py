@@ -197,6 +197,10 @@ class TrajcheckScorer(Scorer):  # type: ignore[misc]
     def compute(self, *, inputs: Any = None, outputs: Any = None, expectations: Any = None,
                 trace: Any = None) -> MetricResult:
         """The core ``MetricResult`` for one row."""
+        return self._compute_case(inputs=inputs, outputs=outputs, expectations=expectations, trace=trace)[1]
+
+    def _compute_case(self, *, inputs: Any = None, outputs: Any = None, expectations: Any = None,
+                      trace: Any = None) -> tuple[Any, MetricResult]:
         traj = trajectory_of(outputs, trace, self.source)
         ref, given = _reference(expectations)
         if isinstance(outputs, Mapping):  # the agent may return the database before/after
@@ -206,14 +210,14 @@ class TrajcheckScorer(Scorer):  # type: ignore[misc]
         cid = inputs.get("case_id") if isinstance(inputs, Mapping) else None
         if cid is None:
             cid = getattr(getattr(trace, "info", None), "trace_id", None) or "mlflow"
-        return self._spec.score(traj, ref, case_id=str(cid), case_input=_case_input(inputs),
-                                expected_given=given,
-                                how="give it in the row's expectations or to the scorer")
+        return self._spec.score_case(traj, ref, case_id=str(cid), case_input=_case_input(inputs),
+                                     expected_given=given,
+                                     how="give it in the row's expectations or to the scorer")
 
     def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: Any = None,
                  trace: Any = None) -> Any:
-        res = self.compute(inputs=inputs, outputs=outputs, expectations=expectations, trace=trace)
-        meta = {"passed": _flag(self._spec.passed(res)), "metric": self.metric}
+        case, res = self._compute_case(inputs=inputs, outputs=outputs, expectations=expectations, trace=trace)
+        meta = {"passed": _flag(self._spec.passed(res, case)), "metric": self.metric}
         fb = [Feedback(name=self.name, value=res.score, rationale=res.reason, metadata=meta)]
         if self.metric == "tool_call_f1":
             for part in ("precision", "recall"):

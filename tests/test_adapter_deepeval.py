@@ -380,3 +380,36 @@ def test_flat_forbidden_sequences_names_field_and_shape():
     m = ad.CompositeMetric()
     with pytest.raises(DatasetError, match=r"'forbidden_sequences' \(item 0 is str 'get_ticket', expected a dict per rule"):
         m.measure(tcase(BAD, meta={"trajcheck": {"forbidden_sequences": ["get_ticket", "update_ticket"]}}))
+
+
+def test_case_threshold_is_the_pass_mark_and_a_conflict_is_an_error():
+    # BAD: F1 = 0.4 (hand-computed above). The default pass mark is 1.0: fails.
+    m = ad.ToolCallF1Metric()
+    assert m.measure(tcase(BAD)) == pytest.approx(0.4) and m.is_successful() is False
+    # the test case's own threshold is the pass mark for that test case only
+    m = ad.ToolCallF1Metric()
+    assert m.measure(tcase(BAD, meta={"trajcheck": {**META, "threshold": 0.4}})) == pytest.approx(0.4)
+    assert m.is_successful() is True and m.success is True
+    assert m.measure(tcase(BAD, meta={"trajcheck": {**META, "threshold": 0.5}})) == pytest.approx(0.4)
+    assert m.is_successful() is False
+    m.measure(tcase(BAD))  # and back to the metric's own
+    assert m.is_successful() is False
+    # the same value in both places is fine; a different one is an error naming both
+    m = ad.ToolCallF1Metric(threshold=0.4)
+    m.measure(tcase(BAD, meta={"trajcheck": {**META, "threshold": 0.4}}))
+    assert m.is_successful() is True
+    m = ad.ToolCallF1Metric(threshold=0.5)
+    with pytest.raises(Exception, match=r"threshold is 0.3 in test_case.metadata\['trajcheck'\] and "
+                                        r"threshold=0.5 on ToolCallF1Metric"):
+        m.measure(tcase(BAD, meta={"trajcheck": {**META, "threshold": 0.3}}))
+    with pytest.raises(Exception, match="strict_mode=True"):
+        ad.ToolCallF1Metric(strict_mode=True).measure(tcase(BAD, meta={"trajcheck": {**META, "threshold": 0.3}}))
+
+
+def test_case_threshold_in_deepeval_evaluate():
+    meta = {"trajcheck": {**META, "threshold": 0.4}}
+    res = evaluate([tcase(BAD, "bad_lenient", meta=meta), tcase(BAD, "bad")], [ad.ToolCallF1Metric()],
+                   async_config=AsyncConfig(run_async=False), display_config=QUIET)
+    by = {r.name: r.metrics_data[0] for r in res.test_results}
+    assert by["bad_lenient"].score == pytest.approx(0.4) and by["bad_lenient"].success is True
+    assert by["bad"].score == pytest.approx(0.4) and by["bad"].success is False

@@ -272,3 +272,29 @@ def test_misspelled_call_keys_and_two_expectation_names_are_errors(store):
     assert math.isnan(df["trajcheck_tool_call_f1/value"].iloc[0])
     fbs = [a for a in df["assessments"].iloc[0] if a["assessment_name"] == "trajcheck_tool_call_f1"]
     assert "unknown key 'arg'" in fbs[0]["feedback"]["error"]["error_message"]
+
+
+def test_row_threshold_is_the_pass_mark(store):
+    # the duplicate run: tool-call precision 2/3 against its case's expected calls
+    run, case = RUNS["duplicate"], CASES["duplicate"]
+    exp = {"expected_calls": expected(case), **settings(case)}
+    exp.pop("threshold", None)
+    sc = am.TrajcheckScorer("tool_call_precision")
+    rows = [{"inputs": {"case_id": "lenient"}, "outputs": {"trajectory": run.to_dict()},
+             "expectations": {**exp, "threshold": 0.6}},
+            {"inputs": {"case_id": "strict"}, "outputs": {"trajectory": run.to_dict()},
+             "expectations": {**exp, "threshold": 0.7}},
+            {"inputs": {"case_id": "default"}, "outputs": {"trajectory": run.to_dict()}, "expectations": exp}]
+    df = mlflow.genai.evaluate(data=rows, scorers=[sc]).result_df
+    values = [float(v) for v in df["trajcheck_tool_call_precision/value"]]
+    assert values == pytest.approx([2 / 3] * 3)
+    fb = [sc(outputs=r["outputs"], expectations=r["expectations"], inputs=r["inputs"]) for r in rows]
+    assert [f.metadata["passed"] for f in fb] == ["true", "false", "false"]
+    # suite figures count the lenient row as the one success
+    figs = am.suite_figures(rows, scorer=sc)
+    assert figs["success_rate"].score == pytest.approx(1 / 3)
+    # a scorer threshold different from the row's: an error naming both (MLflow's evaluate
+    # records it as the row's error Feedback)
+    sc5 = am.TrajcheckScorer("tool_call_precision", threshold=0.5)
+    with pytest.raises(DatasetError, match="threshold is 0.6 in case 'lenient' reference and 0.5 in the scorer"):
+        sc5(outputs=rows[0]["outputs"], expectations=rows[0]["expectations"], inputs=rows[0]["inputs"])

@@ -219,3 +219,26 @@ def test_outputs_call_keys_arguments_read_and_misspelling_an_error():
     assert [c.args for c in t.tool_calls()] == [{"order_id": "999"}, {}]
     assert plain.read(outs["998"]["tool_calls"]).metadata["problems"][0].startswith(
         "calls[0]: unknown key 'arg' (did you mean 'args'?)")
+
+
+def test_case_threshold_is_the_pass_mark_in_report_figures():
+    from pydantic_evals import Case
+
+    # the duplicate run: tool-call precision 2/3 against its case's expected calls
+    run, case = RUNS["duplicate"], CASES["duplicate"]
+    s = {k: v for k, v in settings(case).items() if k != "threshold"}
+
+    def meta(**extra):
+        return pe.case_metadata(run, expected(case), **s, **extra)
+
+    cases = [Case(name="lenient", inputs="duplicate", metadata=meta(threshold=0.6)),
+             Case(name="strict", inputs="duplicate", metadata=meta(threshold=0.7)),
+             Case(name="default", inputs="duplicate", metadata=meta())]
+    ev = pe.TrajcheckEvaluator("tool_call_precision")
+    rep_ev = pe.TrajcheckReportEvaluator("tool_call_precision")
+    rep = _dataset(cases, [ev], report_evaluators=[rep_ev]).evaluate_sync(
+        lambda _i: {"trajectory": run.to_dict()}, progress=False)
+    key = ev.get_default_evaluation_name()
+    assert [c.scores[key].value for c in rep.cases] == pytest.approx([2 / 3] * 3)
+    figs = {a.title: a.value for a in rep.analyses}
+    assert figs["success rate"] == pytest.approx(1 / 3)
