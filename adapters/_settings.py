@@ -33,6 +33,7 @@ or pydantic-evals case's metadata, promptfoo test vars) -- and gets one ``Case``
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from difflib import get_close_matches
@@ -212,6 +213,19 @@ def _jsonable(v: Any) -> bool:
     return True
 
 
+def _near_block_name(k: Any) -> bool:
+    """True for a key that looks like a misspelling of ``trajcheck`` (``trajchek``,
+    ``Trajcheck``, ``trajcheck_``), so the block it was meant to be is not ignored whole. A
+    team's own name that only starts with the word (``trajcheck_id``, ``trajcheck-run``) is
+    not: it is ``trajcheck``, a separator and a word of two or more characters."""
+    if not isinstance(k, str) or k == "trajcheck":
+        return False
+    low = k.lower()
+    if re.fullmatch(r"trajcheck[_\-.:][a-z0-9][a-z0-9_\-.]+", low):
+        return False
+    return bool(get_close_matches(low, ["trajcheck"], n=1, cutoff=0.8))
+
+
 def namespaced(shared: Any, where: str, *, comma_lists: bool = False,
                extra_keys: Sequence[str] = ()) -> dict[str, Any]:
     """trajcheck's settings in a mapping shared with the team's own data (see the module doc).
@@ -237,7 +251,7 @@ def namespaced(shared: Any, where: str, *, comma_lists: bool = False,
     if not isinstance(shared, Mapping):
         raise DatasetError(f"{where} must be a dict, got {type(shared).__name__}")
     for k in shared:  # a misspelled block would be ignored whole: the team's keys are not read
-        if isinstance(k, str) and k != "trajcheck" and get_close_matches(k.lower(), ["trajcheck"], n=1, cutoff=0.8):
+        if _near_block_name(k):
             raise DatasetError(f"{where}: {k!r} is not read (did you mean 'trajcheck'?); trajcheck's "
                                f"settings go in {where}['trajcheck']")
     if "trajcheck" in shared and shared["trajcheck"] is not None:

@@ -366,7 +366,7 @@ def test_schema_validity_and_argument_correctness_in_evaluate(run_async):
         assert got[name] == [(sch.score, sch.reason, sch.score >= 1.0), (arg.score, arg.reason, arg.score >= 1.0)]
 
 
-@pytest.mark.parametrize("block", ["trajchek", "Trajcheck", "TRAJCHECK"])
+@pytest.mark.parametrize("block", ["trajchek", "Trajcheck", "TRAJCHECK", "trajcheck_", "trajcheck."])
 def test_misspelled_metadata_block_is_an_error(block):
     m = ad.ForbiddenCallsMetric()
     with pytest.raises(DatasetError, match="did you mean 'trajcheck'"):
@@ -374,6 +374,15 @@ def test_misspelled_metadata_block_is_an_error(block):
     # the block spelled right beside a team key: update_ticket is forbidden and was called
     assert m.measure(tcase(BAD, meta={"trajcheck": {"forbidden_calls": ["update_ticket"]},
                                       "ticket": "INC-1042"})) == 0.0
+
+
+@pytest.mark.parametrize("team_key", ["trajcheck_id", "trajcheck-run", "TRAJCHECK_VERSION"])
+def test_team_key_that_starts_with_trajcheck_is_not_a_misspelled_block(team_key):
+    # a team's own key named after the tool (trajcheck + separator + a word) is its own data:
+    # the flat trajcheck keys beside it are read and update_ticket, called in BAD, is forbidden
+    m = ad.ForbiddenCallsMetric()
+    assert m.measure(tcase(BAD, meta={team_key: "r-17", "forbidden_calls": ["update_ticket"]})) == 0.0
+    assert m.measure(tcase(BAD, meta={team_key: "r-17", "forbidden_calls": ["drop_db"]})) == 1.0
 
 
 def test_flat_forbidden_sequences_names_field_and_shape():
