@@ -9,6 +9,7 @@ request body; it never leaves 127.0.0.1.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -137,3 +138,23 @@ def chat_completion_replies() -> list[dict[str, Any]]:
             reply(1, calls(call("call_b1", "book_hotel", BOOK_FAIL_ARGS)), "tool_calls"),
             reply(2, calls(call("call_b2", "book_hotel", BOOK_OK_ARGS)), "tool_calls"),
             reply(3, {"role": "assistant", "content": FINAL}, "stop")]
+
+
+def _hex_ids(obj: object) -> object:
+    """OTLP JSON wants hex trace/span ids; protobuf's JSON mapping writes bytes as base64."""
+    if isinstance(obj, dict):
+        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_hex_ids(v) for v in obj]
+    return obj
+
+
+def otlp_json(spans: Any) -> Any:
+    """The finished spans of an OTel SDK exporter as an OTLP JSON ``TracesData`` document
+    (hex ids), as a collector's file exporter writes it. Imports the OTLP encoder and
+    protobuf only here: the producers that export no spans do not install them."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return _hex_ids(MessageToDict(encode_spans(spans)))

@@ -17,7 +17,6 @@ opentelemetry-haystack==2.0.0, opentelemetry-sdk==1.45.2.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -28,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _scripted as S  # noqa: E402
 import haystack  # noqa: E402
 import haystack_run as H  # noqa: E402
-from google.protobuf.json_format import MessageToDict  # noqa: E402
 from haystack import tracing  # noqa: E402
 from haystack.components.agents import Agent  # noqa: E402
 from haystack.components.generators.chat.openai import OpenAIChatGenerator  # noqa: E402
@@ -36,21 +34,10 @@ from haystack.dataclasses import ChatMessage  # noqa: E402
 from haystack.tools import create_tool_from_function  # noqa: E402
 from haystack.utils import Secret  # noqa: E402
 from haystack_integrations.tracing.opentelemetry import OpenTelemetryTracer  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-
-
-def _hex_ids(obj: object) -> object:
-    """OTLP JSON wants hex trace/span ids; protobuf's JSON mapping writes bytes as base64."""
-    if isinstance(obj, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
-                for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_hex_ids(v) for v in obj]
-    return obj
 
 
 def _traced() -> tuple[InMemorySpanExporter, TracerProvider]:
@@ -82,7 +69,7 @@ def pipeline_run() -> None:
         tracing.disable_tracing()
     assert [c.id for c in out["llm"]["replies"][0].tool_calls] == ["call_w1", "call_t1"]
     provider.force_flush()
-    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    doc = S.otlp_json(exporter.get_finished_spans())
     path = S.DATA / "haystack" / "otel_pipeline_spans.json"
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {path}")
@@ -117,7 +104,7 @@ def openinference_run() -> None:
         HaystackInstrumentor().uninstrument()
     assert out["agent"]["messages"][-1].text == S.FINAL
     provider.force_flush()
-    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    doc = S.otlp_json(exporter.get_finished_spans())
     version = str(getattr(haystack.__version__, "__version__", haystack.__version__))
     S.write("haystack", "otel_openinference_spans", doc, S.truth(
         "haystack-ai (Agent in a Pipeline) with openinference-instrumentation-haystack's HaystackInstrumentor",
@@ -145,7 +132,7 @@ def main() -> None:
         tracing.disable_tracing()
     assert out["messages"][-1].text == S.FINAL
     provider.force_flush()
-    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    doc = S.otlp_json(exporter.get_finished_spans())
     version = str(getattr(haystack.__version__, "__version__", haystack.__version__))
     S.write("haystack", "otel_spans", doc, S.truth(
         "haystack-ai (Agent, OpenAIChatGenerator) with opentelemetry-haystack's OpenTelemetryTracer",

@@ -13,7 +13,6 @@ Run with the pinned environment: ``make sdk-traces`` (requirements/strands.txt).
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -23,9 +22,7 @@ from pathlib import Path
 os.environ.pop("OTEL_SEMCONV_STABILITY_OPT_IN", None)  # Strands' default (legacy) span layout
 sys.path.insert(0, str(Path(__file__).parent))
 import _scripted as S  # noqa: E402
-from google.protobuf.json_format import MessageToDict  # noqa: E402
 from opentelemetry import trace  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
@@ -72,16 +69,6 @@ def book_hotel(guest: dict, dates: list[str]) -> str:
     return S.book_hotel_impl(guest, dates)
 
 
-def _hex_ids(obj: object) -> object:
-    """OTLP JSON wants hex trace/span ids; protobuf's JSON mapping writes bytes as base64."""
-    if isinstance(obj, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
-                for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_hex_ids(v) for v in obj]
-    return obj
-
-
 def main() -> None:
     srv = S.Scripted(S.chat_completion_replies())
     try:
@@ -96,7 +83,7 @@ def main() -> None:
     provider.force_flush()
     ver = version("strands-agents")
     ids = ["call_w1", "call_t1", "call_b1", "call_b2"]
-    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    doc = S.otlp_json(exporter.get_finished_spans())
     S.write("strands", "otel_spans", doc, S.truth(
         "strands-agents (Agent, OpenAIModel) with its own OpenTelemetry tracer (default conventions)", ver,
         "OTLP JSON TracesData of the run's spans (in-memory exporter)", ids=ids, usage=S.USAGE,

@@ -13,7 +13,6 @@ without traceloop-sdk's dependency list, which names every instrumentation it kn
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -24,9 +23,7 @@ os.environ["TRACELOOP_TELEMETRY"] = "false"
 os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
 sys.path.insert(0, str(Path(__file__).parent))
 import _scripted as S  # noqa: E402
-from google.protobuf.json_format import MessageToDict  # noqa: E402
 from openai import OpenAI  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from traceloop.sdk import Traceloop  # noqa: E402
 from traceloop.sdk.decorators import agent, tool  # noqa: E402
@@ -73,16 +70,6 @@ def run(client: OpenAI) -> str:
             messages.append({"role": "tool", "tool_call_id": c.id, "content": out})
 
 
-def _hex_ids(obj: object) -> object:
-    """OTLP JSON wants hex trace/span ids; protobuf's JSON mapping writes bytes as base64."""
-    if isinstance(obj, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
-                for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_hex_ids(v) for v in obj]
-    return obj
-
-
 def main() -> None:
     srv = S.Scripted(S.chat_completion_replies())
     try:
@@ -90,7 +77,7 @@ def main() -> None:
     finally:
         srv.close()
     assert answer == S.FINAL, answer
-    doc = _hex_ids(MessageToDict(encode_spans(exporter.get_finished_spans())))
+    doc = S.otlp_json(exporter.get_finished_spans())
     S.write("traceloop", "otel_spans", doc, S.truth(
         "traceloop-sdk (@agent loop, @tool functions, OpenAI instrumentation)", version("traceloop-sdk"),
         "OTLP JSON TracesData of the run's spans (in-memory exporter)",
