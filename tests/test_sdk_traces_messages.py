@@ -31,7 +31,11 @@ def test_sdk_artifact_reads_exactly(path: Path) -> None:
     truth = json.loads(path.with_name(path.stem + ".truth.json").read_text(encoding="utf-8"))
     res = load(path)
     assert len(res) == 1 and res.problems == [] and res.unread == []
-    t = res[0]
+    check_exact(res[0], truth)
+
+
+def check_exact(t, truth: dict) -> None:
+    """``t`` read as the scenario's truth: calls, groups, results, answer, request, usage."""
     assert [(c.name, c.args, c.call_id) for c in t.tool_calls()] == [
         (c["name"], c["args"], c["call_id"]) for c in truth["calls"]]
     assert [len(s.tool_calls) for s in t.steps if s.tool_calls] == [len(g) for g in truth["parallel_groups"]]
@@ -75,3 +79,93 @@ def test_cohere_and_mistral_failures_have_no_flag_but_the_hint_names_a_pattern(t
         t = load(DATA / sdk / "messages.json")[0]
         hint = error_pattern_hint([t])
         assert hint is not None and "1 of 4 tool results" in hint
+
+
+# Bedrock model-invocation logs: boto3's requests and the model's answers of two interleaved
+# trials, one record per call in the envelope Bedrock writes (scripts/sdk_traces/bedrock_converse_run.py)
+INVOCATIONS = DATA / "bedrock_converse" / "invocation_log.jsonl"
+
+
+def _invocation_records() -> list[dict]:
+    return [json.loads(x) for x in INVOCATIONS.read_text(encoding="utf-8").splitlines()]
+
+
+def test_bedrock_invocation_log_reads_each_trial_exactly() -> None:
+    truth = json.loads(INVOCATIONS.with_name("invocation_log.truth.json").read_text(encoding="utf-8"))
+    res = load(INVOCATIONS)
+    assert res.formats == {"bedrock_invocations": 2} and res.problems == [] and res.unread == []
+    # records A1 B1 A2 B2 ...: each call continues its own trial's conversation
+    assert [t.trace_id for t in res] == ["req-A-1", "req-B-1"]
+    for t in res:
+        check_exact(t, truth)
+        assert t.metadata["case_id"] == truth["case_id"] and t.metadata["model_calls"] == 4
+        assert t.metadata["grouped_by"] == "message chain"
+        assert [s.model for s in t.steps if s.kind in ("tool_call", "final_response")] == [
+            "anthropic.claude-3-5-sonnet-20240620-v1:0"] * 4
+    # per call usage, summed: (120+190+240+300, 40+30+31+45)
+    assert (res[0].total_usage.input_tokens, res[0].total_usage.output_tokens) == (850, 146)
+
+
+def test_bedrock_invocation_log_in_any_order_and_grouped_by_session_key(tmp_path: Path) -> None:
+    recs = _invocation_records()
+    shuffled = tmp_path / "shuffled.json"  # a JSON list, records out of time order
+    shuffled.write_text(json.dumps(list(reversed(recs)), ensure_ascii=False), encoding="utf-8")
+    res = load(shuffled)
+    assert res.formats == {"bedrock_invocations": 2} and res.problems == []
+    assert sorted(t.trace_id for t in res) == ["req-A-1", "req-B-1"]
+    # a session key in requestMetadata groups by that key, whatever the messages say
+    for r in recs:
+        r["requestMetadata"]["session_id"] = "sess-" + r["requestMetadata"]["trial"]
+    keyed = tmp_path / "keyed.jsonl"
+    keyed.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    res = load(keyed)
+    assert [t.trace_id for t in res] == ["requestMetadata.session_id=sess-A", "requestMetadata.session_id=sess-B"]
+    assert {t.metadata["grouped_by"] for t in res} == {"requestMetadata.session_id"}
+    assert all(len(t.tool_calls()) == 4 for t in res)
+
+
+def test_bedrock_invocation_record_not_read_is_named_and_the_rest_kept(tmp_path: Path) -> None:
+    recs = _invocation_records()
+    titan = dict(recs[0], requestId="req-titan", operation="InvokeModel", modelId="amazon.titan-text-express-v1",
+                 input={"inputBodyJson": {"inputText": "Hallo"}, "inputTokenCount": 2},
+                 output={"outputBodyJson": {"results": [{"outputText": "Grüezi"}]}, "outputTokenCount": 2})
+    failed = dict(recs[-1], errorCode="ThrottlingException")
+    p = tmp_path / "mixed.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in [titan, *recs[:-1], failed]), encoding="utf-8")
+    res = load(p)
+    assert res.formats == {"bedrock_invocations": 2}
+    assert len(res.problems) == 2
+    assert "record 0 (requestId req-titan): operation 'InvokeModel', model 'amazon.titan-text-express-v1'" in \
+        res.problems[0] and "not read" in res.problems[0]
+    assert "model call failed: ThrottlingException" in res.problems[1]
+    assert [len(t.tool_calls()) for t in res] == [4, 4]
+
+
+def test_bedrock_invocation_log_of_anthropic_messages_bodies() -> None:
+    # InvokeModel with Anthropic's Messages body: tool_use / tool_result blocks, is_error
+    from trajcheck.read.traces import read
+
+    def rec(i: int, msgs: list, answer: list, usage: tuple[int, int]) -> dict:
+        return {"schemaType": "ModelInvocationLog", "schemaVersion": "1.0", "timestamp": f"2026-12-06T11:00:0{i}Z",
+                "requestId": f"r{i}", "operation": "InvokeModel", "modelId": "anthropic.claude-3-haiku-20240307-v1:0",
+                "input": {"inputBodyJson": {"anthropic_version": "bedrock-2023-05-31", "messages": msgs}},
+                "output": {"outputBodyJson": {"role": "assistant", "content": answer, "stop_reason": "end_turn",
+                                              "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}}}
+
+    user = {"role": "user", "content": "Storniere Buchung ZÜ-4711"}
+    call = [{"type": "tool_use", "id": "tu1", "name": "cancel", "input": {"ref": "ZÜ-4711", "opts": {"refund": True}}}]
+    res1 = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "locked",
+                                         "is_error": True}]}
+    call2 = [{"type": "tool_use", "id": "tu2", "name": "cancel", "input": {"ref": "ZÜ-4711", "opts": {"refund": True}}}]
+    res2 = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu2", "content": "ok"}]}
+    a1, a2 = {"role": "assistant", "content": call}, {"role": "assistant", "content": call2}
+    t = read([rec(0, [user], call, (10, 5)), rec(1, [user, a1, res1], call2, (20, 6)),
+              rec(2, [user, a1, res1, a2, res2], [{"type": "text", "text": "Storniert."}], (30, 7))],
+             "bedrock_invocations")
+    assert [(c.name, c.args, c.call_id) for c in t.tool_calls()] == [
+        ("cancel", {"ref": "ZÜ-4711", "opts": {"refund": True}}, "tu1"),
+        ("cancel", {"ref": "ZÜ-4711", "opts": {"refund": True}}, "tu2")]
+    # Anthropic's is_error defaults to false: a result without it is a success
+    assert [(r.is_error, r.output) for r in t.tool_results()] == [(True, "locked"), (False, "ok")]
+    assert t.final_response == "Storniert." and t.user_input == "Storniere Buchung ZÜ-4711"
+    assert (t.total_usage.input_tokens, t.total_usage.output_tokens) == (60, 18)

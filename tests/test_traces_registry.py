@@ -24,7 +24,8 @@ def test_every_format_has_both_readers() -> None:
     assert all(REGISTRY[f] is read_grouped for f in GROUPED)
     assert [f for f in FORMATS if REGISTRY[f] is not read_each] == [
         "tau_bench", "tau2", "inspect_ai", "openai_agents", "anthropic_managed", "mlflow",
-        "autogen", "langchain_events", "litellm", "llamaindex_events", "crewai_events", "ag2_chats", "otel",
+        "autogen", "langchain_events", "litellm", "bedrock_invocations", "llamaindex_events", "crewai_events",
+        "ag2_chats", "otel",
             "langsmith"]
 
 

@@ -5,42 +5,43 @@ line), a directory of them, or an in-memory object, and returns a ``LoadResult``
 ``read(obj, format)`` reads one object. Each format has its own module with
 ``read(obj) -> Trajectory``:
 
-=====================  =========================================================
-format name            source
-=====================  =========================================================
-``trajcheck``          ``Trajectory.to_dict()`` output (our own JSONL traces)
-``tau_bench``          tau-bench result records (also yield ``Case`` objects)
-``inspect_ai``         Inspect AI eval logs (``.json``, ``.eval`` zips), one run per sample
-``atif``               ATIF trajectories (Harbor)
-``langfuse``           Langfuse trace exports (``trace`` + ``observations``)
-``openai_agents``      OpenAI Agents SDK traces (span exports, ``/v1/traces/ingest`` bodies)
-``anthropic_managed``  Anthropic Managed Agents session events (``[method, event]`` JSONL)
-``tau2``               tau2-bench ``Results`` files (one run per simulation, and the cases)
-``bfcl``               BFCL result lines (``bfcl generate``: ``{id, result}``), one run per entry
-``mlflow``             MLflow traces (``Trace.to_json()``, ``search_traces`` rows)
-``pydantic_ai``        pydantic-ai message histories (``all_messages_json()``)
-``smolagents``         smolagents ``RunResult`` and agent memory steps
-``autogen``            AutoGen AgentChat ``TaskResult``, ``run_stream`` events, saved state
-``langchain_events``   LangChain ``astream_events`` output (one run per root run)
-``litellm``            LiteLLM standard logging payloads (grouped by trace id / message chain)
-``llamaindex_events``  LlamaIndex agent workflow events (``JsonSerializer`` lines), a run per StopEvent
-``crewai_events``      CrewAI event bus events (JSON Lines), a run per crew kickoff
-``ag2_chats``          AG2 ``ChatResult`` lines / ``chat_id`` messages, a run per conversation
-``otel``               OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
-``langsmith``          LangSmith run trees
-``promptfoo``          promptfoo provider output
-``vertex``             Vertex ``predicted_trajectory``, Google ADK invocations
-``openai_responses``   OpenAI Responses items
-``deepeval``           DeepEval ``ToolCall`` lists / test cases
-``langchain``          LangChain messages (objects, ``messages_to_dict``, lc dicts)
-``ragas``              RAGAS messages
-``messages``           provider messages of every other convention (``messages.py``): Bedrock
-                       Converse/Strands, Gemini/google-genai, Cohere v2, Haystack, LlamaIndex,
-                       Semantic Kernel, AG2 -- and OpenAI/Anthropic blocks mixed in
-``anthropic``          Anthropic Messages
-``openai_chat``        OpenAI Chat Completions messages
-``plain``              a list of ``{name, args}``
-=====================  =========================================================
+=========================  =========================================================
+format name                source
+=========================  =========================================================
+``trajcheck``              ``Trajectory.to_dict()`` output (our own JSONL traces)
+``tau_bench``              tau-bench result records (also yield ``Case`` objects)
+``inspect_ai``             Inspect AI eval logs (``.json``, ``.eval`` zips), one run per sample
+``atif``                   ATIF trajectories (Harbor)
+``langfuse``               Langfuse trace exports (``trace`` + ``observations``)
+``openai_agents``          OpenAI Agents SDK traces (span exports, ``/v1/traces/ingest`` bodies)
+``anthropic_managed``      Anthropic Managed Agents session events (``[method, event]`` JSONL)
+``tau2``                   tau2-bench ``Results`` files (one run per simulation, and the cases)
+``bfcl``                   BFCL result lines (``bfcl generate``: ``{id, result}``), one run per entry
+``mlflow``                 MLflow traces (``Trace.to_json()``, ``search_traces`` rows)
+``pydantic_ai``            pydantic-ai message histories (``all_messages_json()``)
+``smolagents``             smolagents ``RunResult`` and agent memory steps
+``autogen``                AutoGen AgentChat ``TaskResult``, ``run_stream`` events, saved state
+``langchain_events``       LangChain ``astream_events`` output (one run per root run)
+``litellm``                LiteLLM standard logging payloads (grouped by trace id / message chain)
+``bedrock_invocations``    Bedrock model-invocation logs (grouped by requestMetadata / message chain)
+``llamaindex_events``      LlamaIndex agent workflow events (``JsonSerializer`` lines), a run per StopEvent
+``crewai_events``          CrewAI event bus events (JSON Lines), a run per crew kickoff
+``ag2_chats``              AG2 ``ChatResult`` lines / ``chat_id`` messages, a run per conversation
+``otel``                   OTLP JSON (OpenTelemetry GenAI / OpenInference attributes)
+``langsmith``              LangSmith run trees
+``promptfoo``              promptfoo provider output
+``vertex``                 Vertex ``predicted_trajectory``, Google ADK invocations
+``openai_responses``       OpenAI Responses items
+``deepeval``               DeepEval ``ToolCall`` lists / test cases
+``langchain``              LangChain messages (objects, ``messages_to_dict``, lc dicts)
+``ragas``                  RAGAS messages
+``messages``               provider messages of every other convention (``messages.py``): Bedrock
+                           Converse/Strands, Gemini/google-genai, Cohere v2, Haystack, LlamaIndex,
+                           Semantic Kernel, AG2 -- and OpenAI/Anthropic blocks mixed in
+``anthropic``              Anthropic Messages
+``openai_chat``            OpenAI Chat Completions messages
+``plain``                  a list of ``{name, args}``
+=========================  =========================================================
 
 Auto-detection (``detect``) tries the formats in the order of that table: the ones with an
 unambiguous envelope first (a ``steps`` list of ``{index, kind}``; ``task_id`` + ``traj``;

@@ -12,6 +12,7 @@ from . import (
     anthropic_managed,
     atif,
     autogen,
+    bedrock_invocations,
     bfcl_result,
     crewai_events,
     deepeval,
@@ -212,6 +213,8 @@ def _detect_new(obj: Any, raw: Any) -> str | None:
         return "langchain_events"
     if litellm.is_source(obj):
         return "litellm"
+    if bedrock_invocations.is_source(obj):
+        return "bedrock_invocations"
     if llamaindex_events.is_source(obj):
         return "llamaindex_events"
     if crewai_events.is_source(obj):

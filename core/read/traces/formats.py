@@ -8,7 +8,7 @@ from ...errors import TraceFormatError
 # every format, in the order of the package docstring's table
 FORMATS: tuple[str, ...] = (
     "trajcheck", "tau_bench", "tau2", "bfcl", "inspect_ai", "atif", "langfuse", "openai_agents", "anthropic_managed",
-    "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "litellm", "llamaindex_events", "crewai_events", "ag2_chats", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
+    "mlflow", "pydantic_ai", "smolagents", "autogen", "langchain_events", "litellm", "bedrock_invocations", "llamaindex_events", "crewai_events", "ag2_chats", "otel", "langsmith", "promptfoo", "vertex", "openai_responses",
     "deepeval", "langchain", "ragas", "messages", "anthropic", "openai_chat", "plain",
 )
 # other names a user may give for a format (``--format``)
@@ -21,9 +21,10 @@ ALIASES: dict[str, str] = {"openai": "openai_chat", "chat": "openai_chat", "resp
                            "bedrock": "messages", "gemini": "messages", "google_genai": "messages", "cohere": "messages",
                            "mistral": "messages", "haystack": "messages", "llamaindex": "messages",
                            "semantic_kernel": "messages", "strands": "messages", "ag2": "messages",
-                           "crewai": "crewai_events", "ag2-chats": "ag2_chats", "chat_results": "ag2_chats"}
+                           "crewai": "crewai_events", "bedrock_invocation_logs": "bedrock_invocations",
+                           "invocation_logs": "bedrock_invocations", "ag2-chats": "ag2_chats", "chat_results": "ag2_chats"}
 EXPECTED = ("a trace: a trajcheck trajectory, tau-bench records, a tau2-bench results file, an Inspect AI log, an ATIF trajectory, a Langfuse "
-            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, LiteLLM logging payloads, LlamaIndex workflow events, CrewAI event logs, AG2 ChatResults and chat_id messages, OTLP JSON, LangSmith runs, promptfoo "
+            "export, OpenAI Agents SDK spans, Anthropic Managed Agents events, MLflow traces, pydantic-ai messages, smolagents runs, AutoGen AgentChat results, events and state, LangChain astream_events, LiteLLM logging payloads, Bedrock model-invocation logs, LlamaIndex workflow events, CrewAI event logs, AG2 ChatResults and chat_id messages, OTLP JSON, LangSmith runs, promptfoo "
             "output, Vertex/ADK trajectories, OpenAI Responses items, DeepEval tool calls, LangChain/RAGAS/"
             "Anthropic/OpenAI chat messages, Bedrock/Gemini/Cohere/Mistral/Haystack/LlamaIndex/Semantic Kernel/AG2 "
             "messages, or a list of {name, args} calls")

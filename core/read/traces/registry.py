@@ -24,6 +24,7 @@ from . import (
     anthropic_managed,
     atif,
     autogen,
+    bedrock_invocations,
     bfcl_result,
     case_keys,
     crewai_events,
@@ -61,6 +62,7 @@ from .unread import unread_problem
 # readers of shapes once refused (detected in ``detection._detect_new``)
 _ADDED_READERS: dict[str, Any] = {"smolagents": smolagents.read, "autogen": autogen.read,
                                   "langchain_events": langchain_events.read, "litellm": litellm.read,
+                                  "bedrock_invocations": bedrock_invocations.read,
                                   "llamaindex_events": llamaindex_events.read,
                                   "crewai_events": crewai_events.read, "ag2_chats": ag2_chats.read}
 READERS: dict[str, Callable[[Any], Trajectory]] = {
@@ -77,6 +79,7 @@ GROUPED: dict[str, Callable[[list[Any]], list[Trajectory]]] = {
     "openai_agents": openai_agents.read_all, "anthropic_managed": anthropic_managed.read_all,
     "mlflow": mlflow.read_all, "autogen": autogen.read_all,
     "langchain_events": langchain_events.read_all, "litellm": litellm.read_all,
+    "bedrock_invocations": bedrock_invocations.read_all,
     "llamaindex_events": llamaindex_events.read_all, "crewai_events": crewai_events.read_all,
     "ag2_chats": ag2_chats.read_all}
 

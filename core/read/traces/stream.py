@@ -51,7 +51,7 @@ _NATIVE = native.FORMAT
 _GROUPING = frozenset({"tau_bench", "inspect_ai", "otel", "langsmith", "openai_agents",
                        "anthropic_managed",
                        # event streams and call logs: one run spans many lines
-                       "autogen", "langchain_events", "litellm", "llamaindex_events",
+                       "autogen", "langchain_events", "litellm", "bedrock_invocations", "llamaindex_events",
                        "crewai_events", "ag2_chats"})
 
 
