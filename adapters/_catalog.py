@@ -146,7 +146,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
     RowMetric("call_correctness", "Call Correctness", ("expected_calls",),
               "metrics.calls.call_correctness"),
     RowMetric("schema_validity", "Schema Validity", ("tools",), "metrics.calls.schema_errors"),
-    RowMetric("argument_provenance", "Argument Provenance", (), "metrics.calls.argument_provenance"),
+    RowMetric("argument_provenance", "Argument Provenance", (), "metrics.provenance.argument_provenance"),
     RowMetric("ordering_accuracy", "Ordering Accuracy", ("precedence",),
               "metrics.sequences.ordering_accuracy"),
     RowMetric("forbidden_calls", "Forbidden Calls", ("forbidden_calls", "forbidden_sequences"),
@@ -409,7 +409,7 @@ def compute(key: str, traj: Trajectory, case: Case, opts: Options | None = None,
 
         return schema_errors(traj, list(case.tools))
     if k == "argument_provenance":
-        from trajcheck.metrics.calls import argument_provenance
+        from trajcheck.metrics.provenance import argument_provenance
 
         return argument_provenance(traj, case, o.id_args)
     if k == "ordering_accuracy":

@@ -20,7 +20,7 @@ class MetricDelta:
     """B minus A for one metric over the shared cases: ``a``/``b`` the two suite values,
     ``delta`` = b - a with its paired percentile bootstrap interval over cases (``lo``,
     ``hi``; None when not computable), and ``p_value`` of the paired test where one applies
-    (exact McNemar / sign test from ``metrics.reliability.paired_compare``), kept exact
+    (exact McNemar / sign test from ``metrics.comparison.paired_compare``), kept exact
     (not rounded: a p of 2e-9 must not read as 0; reports print it as "<0.0001"); ``unit``
     the unit of that test, ``"run"`` (trial i of A paired with trial i of B) or ``"task"``
     (one pair per case), None when there is no test."""
@@ -83,7 +83,7 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
     Cases are paired by id; only cases present in both are compared (the others are
     listed). Deltas are B - A:
 
-    - ``task_success_rate``: ``metrics.reliability.paired_compare`` on per-case trial
+    - ``task_success_rate``: ``metrics.comparison.paired_compare`` on per-case trial
       outcomes (mean per-case success rate difference, paired bootstrap over cases, exact
       McNemar test per run when trials line up, else the sign test per case); ``unit``
       ``"run"`` / ``"task"`` forces the test's unit (None: that default). Per-run pairs
@@ -97,7 +97,8 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
     None/"run"/"task", or when ``unit="run"`` and some shared case has different trial
     counts in A and B.
     """
-    from ..metrics.reliability import bootstrap_ci, paired_compare, pass_hat_k
+    from ..metrics.comparison import paired_compare
+    from ..metrics.reliability import bootstrap_ci, pass_hat_k
 
     if unit not in (None, "run", "task"):
         raise MetricInputError(f"unit must be 'run' or 'task', got {unit!r}")

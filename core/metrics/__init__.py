@@ -14,7 +14,9 @@ Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
 - ``calls``: one run's tool calls against the case's expected calls -- ``tool_call_prf``
   (precision / recall / F1 under maximum one-to-one matching, optional calls and retried
   failures set aside), ``selection_accuracy``, ``argument_accuracy``, ``schema_errors``,
-  ``call_exact_correct``, ``call_correctness``, ``argument_provenance``.
+  ``call_exact_correct``, ``call_correctness``.
+- ``provenance``: ``argument_provenance`` (ID-like argument values grounded in the request,
+  the user context or an earlier result).
 - ``trajectory``: ``trajectory_match`` in the neutral modes exact / in_order / unordered /
   superset / subset, and ``MODE_TABLE`` mapping every framework's mode names onto them.
 - ``sequences``: ``ordering_accuracy`` (precedence rules), ``check_forbidden_sequences``,
@@ -37,7 +39,9 @@ Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
   steps executed in order or explicitly revised); matching and exact comparison come from
   ``trajcheck.match.matching`` / ``trajcheck.match.matchers``.
 - ``reliability``: ``pass_hat_k``, ``pass_at_k``, ``bootstrap_ci`` (seeded, over tasks),
-  ``wilson_interval``, ``rule_of_three``, ``paired_compare``.
+  ``wilson_interval``, ``rule_of_three``.
+- ``comparison``: ``paired_compare`` (two agents on the same tasks: paired bootstrap of the
+  rate difference, exact McNemar test).
 - ``catalog``: ``PUBLIC_METRICS``, the public metric functions by name (each docstring
   has Args, Returns and a doctest example; tests/test_metric_docs.py runs them).
 - ``composite``: ``score_trajectory`` -- outcome 0.50, tool selection 0.25, arguments 0.15,

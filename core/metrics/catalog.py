@@ -15,7 +15,7 @@ PUBLIC_METRICS: tuple[str, ...] = (
     "trajcheck.metrics.calls:call_exact_correct",
     "trajcheck.metrics.calls:call_correctness",
     "trajcheck.metrics.calls:schema_errors",
-    "trajcheck.metrics.calls:argument_provenance",
+    "trajcheck.metrics.provenance:argument_provenance",
     "trajcheck.metrics.trajectory:trajectory_match",
     "trajcheck.metrics.trajectory_scores:lcs_prf",
     "trajcheck.metrics.trajectory_scores:multiset_prf",
@@ -55,7 +55,7 @@ PUBLIC_METRICS: tuple[str, ...] = (
     "trajcheck.metrics.reliability:wilson_interval",
     "trajcheck.metrics.reliability:rule_of_three",
     "trajcheck.metrics.reliability:bootstrap_ci",
-    "trajcheck.metrics.reliability:paired_compare",
+    "trajcheck.metrics.comparison:paired_compare",
     "trajcheck.metrics.composite:score_trajectory",
     "trajcheck.metrics.composite:efficiency_score",
 )
