@@ -23,3 +23,18 @@ def test_no_module_over_800_lines() -> None:
             if n > 800:
                 long[str(p.relative_to(ROOT))] = n
     assert long == {}
+
+
+def test_every_metrics_module_imports_on_its_own() -> None:
+    # a moved name re-exported at import time would make a cycle (provenance <-> calls); each
+    # module is imported first in a fresh interpreter, as a user's script does
+    import subprocess
+    import sys
+
+    mods = sorted(p.stem for p in (ROOT / "core" / "metrics").glob("*.py") if p.stem != "__init__")
+    for m in mods:
+        r = subprocess.run([sys.executable, "-c", f"import trajcheck.metrics.{m}"], capture_output=True, text=True)
+        assert r.returncode == 0, (m, r.stderr[-500:])
+    r = subprocess.run([sys.executable, "-c", "from trajcheck.metrics.calls import argument_provenance\n"
+                        "from trajcheck.metrics.reliability import paired_compare"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-500:]

@@ -731,13 +731,19 @@ def call_correctness(traj: TrajLike, case: Case, *, args_mode: str | None = None
                         parts=dict(r.parts), passed=ok)
 
 
-# BFCL mode moved to trajcheck.match.bfcl (imports this module, so it is loaded on first access).
+# BFCL mode moved to trajcheck.match.bfcl and argument provenance to .provenance (both import
+# this module, so they are loaded on first access).
 _MOVED_TO_BFCL = frozenset({"bfcl_expected_calls", "bfcl_predicted_calls", "bfcl_valid"})
+_MOVED_TO_PROVENANCE = frozenset({"argument_provenance", "default_is_id_arg"})
 
 
 def __getattr__(name: str) -> Any:
-    """Names moved to ``trajcheck.match.bfcl``, resolved from there on first access (so old
-    imports keep working); any other name raises AttributeError."""
+    """Names moved to ``trajcheck.match.bfcl`` and ``.provenance``, resolved from there on
+    first access (so old imports keep working); any other name raises AttributeError."""
+    if name in _MOVED_TO_PROVENANCE:
+        from . import provenance
+
+        return getattr(provenance, name)
     if name in _MOVED_TO_BFCL:
         from ..match import bfcl
 
@@ -745,16 +751,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-from .provenance import argument_provenance, default_is_id_arg  # noqa: E402  (moved; old imports keep working)
-
 __all__ = [
     "PRFResult",
     "argument_accuracy",
-    "argument_provenance",
     "as_trajectory",
     "call_correctness",
     "call_exact_correct",
-    "default_is_id_arg",
     "require_trajectory",
     "schema_errors",
     "selection_accuracy",

@@ -58,9 +58,6 @@ __all__ = [
     "percentile",
     "BootstrapCI",
     "bootstrap_ci",
-    "binomial_two_sided_p",
-    "PairedComparison",
-    "paired_compare",
 ]
 
 
@@ -658,5 +655,16 @@ def bootstrap_ci(
                        seed=seed, n_units=m)
 
 
-# paired comparison moved to .comparison; re-exported so old imports keep working
-from .comparison import PairedComparison, binomial_two_sided_p, paired_compare  # noqa: E402
+# the paired comparison moved to .comparison (which imports this module): its names are
+# resolved from there on first access, so old imports keep working
+_MOVED_TO_COMPARISON = frozenset({"PairedComparison", "binomial_two_sided_p", "paired_compare"})
+
+
+def __getattr__(name: str) -> Any:
+    """Names moved to ``.comparison``, resolved from there on first access; any other name
+    raises AttributeError."""
+    if name in _MOVED_TO_COMPARISON:
+        from . import comparison
+
+        return getattr(comparison, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
