@@ -229,3 +229,54 @@ def test_odd_field_values_raise_only_trace_format_errors(sdk: str, name: str) ->
             mod.read_all([mutate(r) for r in recs])
         except TraceFormatError:
             pass
+
+
+@pytest.mark.parametrize("how", ["load", "stream"])
+def test_crewai_hierarchical_crew_reads_as_one_run_with_each_agents_calls(how: str) -> None:
+    # crewai_hierarchical_run.py: the manager delegates to Researcher (three parallel calls) and
+    # Booker (book_hotel fails, then the retry succeeds), then answers
+    want = json.loads((D / "crewai" / "hierarchical_truth.json").read_text(encoding="utf-8"))
+    p = D / "crewai" / "hierarchical_events.jsonl"
+    src = load(p) if how == "load" else stream(p)
+    runs = list(src)
+    assert src.formats == {"crewai_events": 1} and src.problems == [] and src.unread == []
+    assert len(runs) == want["runs"] == 1
+    t = runs[0]
+    by_call = [(c.name, s.agent_name, c.args) for s in t.steps for c in s.tool_calls]
+    assert by_call == [(c["name"], c["agent_name"], c["args"]) for c in want["calls"]]
+    assert [(n, a) for n, a, _ in by_call] == [
+        ("delegate_work_to_coworker", "Crew Manager"), ("get_weather", "Researcher"), ("get_weather", "Researcher"),
+        ("get_time", "Researcher"), ("delegate_work_to_coworker", "Crew Manager"), ("book_hotel", "Booker"),
+        ("book_hotel", "Booker")]
+    assert [c["coworker"] for n, _, c in by_call if n == "delegate_work_to_coworker"] == ["Researcher", "Booker"]
+    assert [len(s.tool_calls) for s in t.steps if s.kind == "tool_call"] == want["call_steps"] == [1, 3, 1, 1, 1]
+    # results joined by the model's call ids, each on the step of the agent whose call it answers
+    assert [(r.call_id, r.output, r.is_error) for r in t.tool_results()] == [
+        (cid, c["output"], c["is_error"]) for cid, c in zip(
+            ["call_researcher_0_0", "call_researcher_0_1", "call_researcher_0_2", "call_manager_0_0",
+             "call_booker_0_0", "call_booker_1_0", "call_manager_1_0"],
+            [want["calls"][i] for i in (1, 2, 3, 0, 5, 6, 4)])]
+    assert [s.agent_name for s in t.steps if s.kind == "tool_result"] == [
+        "Researcher", "Researcher", "Researcher", "Crew Manager", "Booker", "Booker", "Crew Manager"]
+    failed = [r for r in t.tool_results() if r.is_error]
+    assert [(r.name, r.error) for r in failed] == [("book_hotel", "Kein Zimmer im oberen Stock frei")]
+    assert t.final_response == want["final_response"]
+    assert t.user_input == want["user"]
+    assert t.total_usage is not None
+    assert (t.total_usage.input_tokens, t.total_usage.output_tokens) == (2690, 300) == (
+        want["usage"]["input_tokens"], want["usage"]["output_tokens"])
+
+
+def test_crewai_hierarchical_without_the_closing_events_splits_the_manager_out(tmp_path: Path) -> None:
+    # the manager's agent_execution_started is not in the log: only its closing event
+    # (agent_execution_completed, started_event_id) ties the manager's scope to the kickoff
+    lines = (D / "crewai" / "hierarchical_events.jsonl").read_text(encoding="utf-8").splitlines()
+    recs = [json.loads(x) for x in lines]
+    manager_open = {r["parent_event_id"] for r in recs if r["type"] == "flow_started"} - {
+        r["event_id"] for r in recs}
+    assert len(manager_open) == 1  # the one opening event the listener did not get
+    kept = [x for x, r in zip(lines, recs) if r.get("started_event_id") not in manager_open]
+    p = tmp_path / "no_close.jsonl"
+    p.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    assert load(p).formats == {"crewai_events": 2}
+    assert load(D / "crewai" / "hierarchical_events.jsonl").formats == {"crewai_events": 1}

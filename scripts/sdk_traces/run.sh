@@ -8,13 +8,15 @@ root="$(cd "$here/../.." && pwd)"
 venvs="${SDK_VENVS:-$root/.sdk-venvs}"
 PYTHON="${PYTHON:-python3}"
 sdks=("$@")
-[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack haystack_otel semantic_kernel llamaindex llamaindex_events litellm openai_responses adk crewai ag2 strands traceloop)
+[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack haystack_otel semantic_kernel llamaindex llamaindex_events litellm openai_responses adk crewai crewai_hierarchical ag2 strands traceloop)
 for sdk in "${sdks[@]}"; do
   v="$venvs/$sdk"
   # langchain-core is a test dependency of trajcheck itself: its producer runs in the project venv
   [ "$sdk" = langchain ] && v="${VENV:-$root/.venv}"
   # the LlamaIndex event log is written by the LlamaIndex producer's environment
   [ "$sdk" = llamaindex_events ] && v="$venvs/llamaindex"
+  # the hierarchical crew runs in the CrewAI producer's environment
+  [ "$sdk" = crewai_hierarchical ] && v="$venvs/crewai"
   if [ ! -x "$v/bin/python" ]; then
     "$PYTHON" -m venv "$v"
     # traceloop-sdk's own dependency list names every instrumentation it knows (no resolvable set):

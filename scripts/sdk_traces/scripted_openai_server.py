@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -31,7 +32,7 @@ def completion(messages: list[dict[str, Any]]) -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 -- http.server's name
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
-        out = json.dumps(completion(body.get("messages") or [])).encode()
+        out = json.dumps(self.server.answer(body)).encode()  # type: ignore[attr-defined]
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(out)))
@@ -42,8 +43,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def start() -> tuple[ThreadingHTTPServer, str]:
-    """A running server on a free loopback port and its base URL (``http://127.0.0.1:<port>/v1``)."""
+def start(answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[ThreadingHTTPServer, str]:
+    """A running server on a free loopback port and its base URL (``http://127.0.0.1:<port>/v1``);
+    ``answer`` (request body -> completion) replaces the scenario's ``completion`` (a producer
+    with several scripted conversations)."""
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.answer = answer or (lambda body: completion(body.get("messages") or []))  # type: ignore[attr-defined]
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, f"http://127.0.0.1:{srv.server_address[1]}/v1"

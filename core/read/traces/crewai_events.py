@@ -6,7 +6,10 @@ Runs: each event carries ``event_id`` and the id of the event whose scope it ran
 (``parent_event_id``; a closing event names its opening one in ``started_event_id``). The
 events whose chain of parents leads to one root -- a ``crew_kickoff_started`` (or a flow's or a
 lone agent's first event) -- are one run, in ``emission_sequence`` order (handlers run in a
-thread pool, so lines may be out of order). Events with no ids (older CrewAI) join the run of
+thread pool, so lines may be out of order). An opening event missing from the log is placed
+by its closing event (same scope, ``started_event_id`` names it), so a hierarchical crew --
+whose manager's ``agent_execution_started`` a listener on ``EventTypes`` does not get -- is
+still one run. Events with no ids (older CrewAI) join the run of
 the last ``crew_kickoff_started`` before them.
 
 Events -> steps:
@@ -92,6 +95,12 @@ def _runs(events: list[tuple[Mapping[str, Any], str]]) -> list[tuple[str, list[t
         eid = _s(e.get("event_id"))
         if eid is not None:
             parent[eid] = _s(e.get("parent_event_id")) or _s(e.get("started_event_id"))
+    # an opening event the log lacks (a hierarchical crew's manager agent_execution_started is
+    # not among EventTypes) still has a parent: its closing event's parent_event_id
+    for e, _ in events:
+        opened, up = _s(e.get("started_event_id")), _s(e.get("parent_event_id"))
+        if opened is not None and up is not None and opened not in parent:
+            parent[opened] = up
 
     def root(eid: str) -> str:
         seen = {eid}
