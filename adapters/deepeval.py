@@ -36,8 +36,13 @@ reference is not in the test case (``expected_tools`` None and no ``expected_cal
 no ``precedence`` for ordering accuracy, no ``tools`` for schema validity, ...) raises
 ``deepeval.errors.MissingTestCaseParamsError`` (so ``ErrorConfig(skip_on_missing_params=True)``
 skips it); a core score of None (e.g. no applicable precedence rule) marks the metric
-``skipped`` as DeepEval's own metrics do (async ``evaluate()`` then records nothing for it;
-the sync runner records score None with success False), and ``is_successful()`` is False.
+``skipped`` as DeepEval's own metrics do, and its verdict is DeepEval's "no verdict":
+``success`` and ``is_successful()`` are None (as for a DeepEval metric with no threshold).
+Both runners then decide the test case on its other metrics only: async ``evaluate()``
+records nothing for a skipped metric; the sync runner (``AsyncConfig(run_async=False)``)
+has no skip path for a metric that ran, so it records a row with score None and success
+None, which DeepEval shows as ``NONE`` and leaves out of pass and fail counts (DeepEval's
+summary log of pass rates still divides by it). ``assert_test`` fails only on the others.
 
 DeepEval re-creates a metric for every test case in async ``evaluate()`` from the attributes
 named like its ``__init__`` parameters; every setting here is such a parameter, stored
@@ -314,7 +319,9 @@ class _Common:
         self.reason = res.reason if self.include_reason else None
         self.score_breakdown = dict(res.parts)
         self.skipped = score is None  # DeepEval's convention for a score that does not apply
-        self.success = bool(ok)
+        # None is DeepEval's "no verdict": the sync runner, which records a skipped metric's
+        # row, then neither passes nor fails the test case on it (async records no row)
+        self.success = None if ok is None else bool(ok)
         if self.verbose_mode:
             self.verbose_logs = _verbose(res)
         return score
@@ -335,15 +342,22 @@ class _Common:
             raise DatasetError(self.error)
         return t
 
-    def is_successful(self) -> bool:
-        """False on error and when skipped (score None); for a rate ``score <= threshold``;
-        else ``score >= threshold``."""
-        if self.error is not None or self.score is None or self.result is None:
+    def is_successful(self) -> bool | None:
+        """The metric's verdict.
+
+        Returns:
+            False on error or when never measured; None when skipped (the core score is None:
+            DeepEval's "no verdict", which fails no test case); for a rate
+            ``score <= threshold``; else ``score >= threshold``.
+        """
+        if self.error is not None or self.result is None:
             self.success = False
+        elif self.score is None:
+            self.success = None
         else:
             self.success = bool(_catalog.passed(self._row, replace(self.result, score=self.score),
                                                 self._pass_mark))
-        return bool(self.success)
+        return self.success
 
     @property
     def __name__(self) -> str:  # type: ignore[override]

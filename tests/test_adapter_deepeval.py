@@ -422,3 +422,34 @@ def test_case_threshold_in_deepeval_evaluate():
     by = {r.name: r.metrics_data[0] for r in res.test_results}
     assert by["bad_lenient"].score == pytest.approx(0.4) and by["bad_lenient"].success is True
     assert by["bad"].score == pytest.approx(0.4) and by["bad"].success is False
+
+
+def test_not_applicable_metric_is_skipped_by_both_runners():
+    # precedence get_ticket -> close_ticket: no close_ticket ran, so no rule applies and
+    # ordering accuracy is not applicable. It must neither fail nor pass the test case,
+    # in the async runner (no row) and in the sync one (a row with DeepEval's "no verdict").
+    meta = {**META, "precedence": [["get_ticket", "close_ticket"]]}
+    good, bad = tcase(GOOD, "good_na", meta=meta), tcase(BAD, "bad_na", meta=meta)
+    outcomes = {}
+    for run_async in (True, False):
+        res = evaluate([good, bad], [ad.ToolCallF1Metric(threshold=0.5), ad.OrderingAccuracyMetric()],
+                       async_config=AsyncConfig(run_async=run_async), display_config=QUIET)
+        by = {r.name: r for r in res.test_results}
+        outcomes[run_async] = {n: by[n].success for n in by}
+        rows = {n: {md.name: (md.score, md.success) for md in by[n].metrics_data} for n in by}
+        # F1 decides: good 1.0 passes, bad 0.4 (hand-computed above) fails at 0.5
+        assert rows["good_na"]["Tool Call F1 (trajcheck)"] == (1.0, True)
+        assert rows["bad_na"]["Tool Call F1 (trajcheck)"] == (pytest.approx(0.4), False)
+        na = [r.get("Ordering Accuracy (trajcheck)") for r in rows.values()]
+        assert na == ([None, None] if run_async else [(None, None), (None, None)])
+    assert outcomes[True] == outcomes[False] == {"good_na": True, "bad_na": False}
+    # on its own the skipped metric fails nothing, in either runner and in assert_test
+    for run_async in (True, False):
+        res = evaluate([good], [ad.OrderingAccuracyMetric()], async_config=AsyncConfig(run_async=run_async),
+                       display_config=QUIET)
+        assert res.test_results[0].success is True
+        assert_test(good, [ad.OrderingAccuracyMetric(), ad.ToolCallF1Metric()], run_async=run_async)
+    m = ad.OrderingAccuracyMetric()
+    assert m.measure(good) is None and m.skipped is True
+    assert m.success is None and m.is_successful() is None
+    assert m.reason == "not applicable: no rule applicable (no 'after' tool ran)"

@@ -233,9 +233,9 @@ def test_deepeval_evaluate_on_helpdesk_runs_equals_core(runs, run_async, tmp_pat
             want = core(kind, traj, case)
             if want.score is None:
                 # skipped: async evaluate() drops it, the sync runner keeps score None and
-                # success False (DeepEval's own handling of ``skipped``); never a pass
+                # success None (DeepEval's "no verdict"); never a pass, never a fail
                 md = got.get(m.__name__)
-                assert md is None or (md.score, md.success) == (None, False), (case.id, kind)
+                assert md is None or (md.score, md.success) == (None, None), (case.id, kind)
                 assert (md is None) is run_async, (case.id, kind)
                 continue
             md = got[m.__name__]

@@ -200,8 +200,8 @@ def test_deepeval_every_cell(run_async, tmp_path, monkeypatch):
         for (label, k, mode, dialect), m in zip(cells, metrics):
             want = core_value(k, RUNS[tr.name], CASES[tr.name], mode, dialect)
             md = got.get(m.__name__)
-            if want is None:  # skipped: absent (async) or score None and success False (sync)
-                assert md is None or (md.score, md.success) == (None, False), (tr.name, label)
+            if want is None:  # skipped: absent (async) or score None and success None (sync)
+                assert md is None or (md.score, md.success) == (None, None), (tr.name, label)
                 continue
             assert md is not None and md.score == want, (tr.name, label, md and md.score, want)
             n += 1
