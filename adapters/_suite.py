@@ -58,9 +58,12 @@ def compute_figures(records: Sequence[RunRecord], figures: Sequence[str] = SUITE
     """The requested suite figures over ``records``.
 
     ``pass_hat_k``/``pass_at_k``: ``metrics.reliability.pass_hat_k``/``pass_at_k`` over the
-    runs grouped by task (``k`` defaults to the smallest number of runs of a task; n < k for
-    some task raises ``MetricInputError`` naming it), with the seeded percentile bootstrap
-    interval over tasks in the reason and parts (``lo``, ``hi``). ``success_rate``:
+    runs grouped by task, with the seeded percentile bootstrap interval over tasks in the
+    reason and parts (``lo``, ``hi``). ``k`` defaults to the fewest runs of a task, as the
+    CLI's pass^k curve stops there (``--k`` default 1..fewest runs); when tasks have unequal
+    run counts the reason says so, naming the task with the fewest runs, and parts carry
+    ``runs_min``/``runs_max`` (see :func:`default_k`). n < k for some task raises
+    ``MetricInputError`` naming it. ``success_rate``:
     ``metrics.reliability.success_rate`` over all runs (Wilson interval; rule of three at 0
     failures). ``routing_macro_f1``: ``metrics.routing.routing_metrics(...).macro_f1`` over the
     runs with an expected route (a list route is joined as ``a+b``); skipped (score None) when
@@ -72,7 +75,8 @@ def compute_figures(records: Sequence[RunRecord], figures: Sequence[str] = SUITE
     trials: dict[str, list[bool]] = {}
     for r in records:
         trials.setdefault(r.task, []).append(r.success is True)
-    kk = k if k is not None else min(len(v) for v in trials.values())
+    kk, note = (k, "") if k is not None else default_k(trials)
+    lo_n, hi_n = min(map(len, trials.values())), max(map(len, trials.values()))
     out: dict[str, MetricResult] = {}
     from trajcheck.metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k, success_rate
 
@@ -85,8 +89,9 @@ def compute_figures(records: Sequence[RunRecord], figures: Sequence[str] = SUITE
         out[fig] = MetricResult(
             f"pass{sym}{kk}", est,
             f"pass{sym}{kk} = {est:.4f} over {len(trials)} tasks; {confidence:.0%} bootstrap CI "
-            f"[{ci.lo:.4f}, {ci.hi:.4f}] (seed {seed}, {n_boot} resamples of tasks)",
-            {"k": kk, "n_tasks": len(trials), "lo": ci.lo, "hi": ci.hi}, None)
+            f"[{ci.lo:.4f}, {ci.hi:.4f}] (seed {seed}, {n_boot} resamples of tasks){note}",
+            {"k": kk, "n_tasks": len(trials), "lo": ci.lo, "hi": ci.hi, "runs_min": lo_n,
+             "runs_max": hi_n}, None)
     if "success_rate" in figs:
         n_ok = sum(r.success is True for r in records)
         out["success_rate"] = success_rate(n_ok, len(records), confidence)
@@ -105,6 +110,27 @@ def compute_figures(records: Sequence[RunRecord], figures: Sequence[str] = SUITE
             out["routing_macro_f1"] = MetricResult("routing_macro_f1", rm.macro_f1, rm.reason,
                                                    {"accuracy": rm.accuracy, "n": len(routed)}, None)
     return out
+
+
+def default_k(trials: Mapping[str, Sequence[Any]]) -> tuple[int, str]:
+    """The k used when none is given, and what the reason says about it.
+
+    Args:
+        trials: ``{task: runs}`` (at least one task).
+
+    Returns:
+        ``(k, note)``: k = the fewest runs of a task (the CLI's default pass^k curve ends
+        there); ``note`` is "" when every task has k runs, else a sentence for the figure's
+        reason naming the task with the fewest runs, the run counts and ``k=...`` as the way
+        to choose, so a lowered k is never silent.
+    """
+    counts = {t: len(v) for t, v in trials.items()}
+    kk = min(counts.values())
+    if kk == max(counts.values()):
+        return kk, ""
+    short = min(counts, key=counts.__getitem__)
+    return kk, (f"; tasks have unequal run counts ({kk} to {max(counts.values())}), so k = {kk}, the "
+                f"fewest runs of a task ({short!r} has {kk}); pass k=... (at most {kk}) to choose it")
 
 
 def records_from(rows: Sequence[tuple[str, Any, Any, MetricResult | None]]) -> list[RunRecord]:

@@ -323,7 +323,7 @@ def suite_summary(evaluator: TrajcheckEvaluator, figures: Sequence[str] = _suite
 
     A trial succeeds when ``evaluator``'s core result has ``passed`` True (a row whose metric
     raises or is skipped counts as a failure). ``k`` defaults to the smallest number of runs
-    of an example. Keys: ``_suite.default_keys(evaluator.key, k)`` (e.g.
+    of an example (the figures' reasons say so when examples have unequal run counts). Keys: ``_suite.default_keys(evaluator.key, k)`` (e.g.
     ``trajcheck_task_success_pass^3``), or ``keys`` mapping a figure to its key (an unknown
     figure name raises ``MetricInputError``). A figure that does not apply (routing with no
     expected route) has score None.
@@ -345,10 +345,17 @@ def suite_summary(evaluator: TrajcheckEvaluator, figures: Sequence[str] = _suite
                 traj = case = res = None
             rows.append((ex_id, traj, case, res))
         recs = _suite.records_from(rows)
-        kk = k if k is not None else min(sum(1 for r in recs if r.task == t) for t in {r.task for r in recs})
+        # k=None goes through as None, so the figure's reason says when k was lowered to the
+        # fewest runs of an example
+        got = _suite.compute_figures(recs, figs, k=k, confidence=confidence, n_boot=n_boot, seed=seed)
+        kk = k
+        if kk is None:
+            trials: dict[str, list[Any]] = {}
+            for r in recs:
+                trials.setdefault(r.task, []).append(r)
+            kk = _suite.default_k(trials)[0]
         names = dict(_suite.default_keys(evaluator.key, kk))
         names.update(keys or {})
-        got = _suite.compute_figures(recs, figs, k=kk, confidence=confidence, n_boot=n_boot, seed=seed)
         return {"results": _suite.figures_json(got, names)}
 
     summary.__name__ = f"{evaluator.key}_suite"

@@ -195,7 +195,8 @@ class TrajcheckReportEvaluator(ReportEvaluator):  # type: ignore[misc]
     result or an evaluator failure is a failure; a name that no scored case has raises
     ``MetricInputError`` with the closest result name, which pydantic-evals records as the report
     evaluator's failure, never pass^k 0.0). Runs are grouped into tasks by their source
-    case (``repeat=n``); ``k`` defaults to the smallest number of runs of a task. Returns
+    case (``repeat=n``); ``k`` defaults to the smallest number of runs of a task (the
+    pass^k description says so when tasks have unequal run counts). Returns
     ``ScalarResult`` analyses ``pass^k``, ``pass@k`` (``metrics.reliability``, unbiased),
     ``success rate``, and ``routing macro-F1`` when the outputs hold the runs and some case
     has an expected route."""

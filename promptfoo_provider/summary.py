@@ -13,7 +13,8 @@ takes the route from trajcheck's provider metadata and the expected route from
 ``vars.expected_route``, computes the figures with ``trajcheck.adapters._suite`` (core
 ``metrics.reliability`` and ``metrics.routing``), prints them and writes them to
 ``trajcheck-summary.json`` (``TRAJCHECK_SUMMARY_OUT``). ``TRAJCHECK_SUMMARY_K`` sets k
-(default: the smallest number of runs of a task).
+(default: the smallest number of runs of a task; the figure's reason says so when tasks
+have unequal run counts).
 """
 
 from __future__ import annotations

@@ -230,6 +230,48 @@ def test_deepeval_suite_figures_equal_core():
     assert figs["routing_macro_f1"].score is None  # no case has an expected route
 
 
+def test_compute_figures_unequal_run_counts_are_stated():
+    # task a: 5 runs, 3 succeed; task b: 3 runs, all succeed. k defaults to 3, the fewest runs,
+    # as the CLI's pass^k curve stops there, and the reason says so (never a silent pass^3).
+    recs = ([_suite.RunRecord("a", ok) for ok in (True, True, True, False, False)]
+            + [_suite.RunRecord("b", True)] * 3)
+    figs = _suite.compute_figures(recs, ("pass_hat_k", "pass_at_k"), n_boot=200)
+    ph, pa = figs["pass_hat_k"], figs["pass_at_k"]
+    # pass^3: a C(3,3)/C(5,3) = 1/10, b 1 -> 0.55; pass@3: a 1 - C(2,3)/C(5,3) = 1, b 1 -> 1.0
+    assert (ph.name, ph.score, pa.name, pa.score) == ("pass^3", 0.55, "pass@3", 1.0)
+    note = ("tasks have unequal run counts (3 to 5), so k = 3, the fewest runs of a task ('b' has 3); "
+            "pass k=... (at most 3) to choose it")
+    assert ph.reason.endswith(note) and pa.reason.endswith(note)
+    assert (ph.parts["k"], ph.parts["runs_min"], ph.parts["runs_max"]) == (3, 3, 5)
+    # k given: no note; equal counts: no note
+    assert "unequal" not in _suite.compute_figures(recs, ("pass_hat_k",), k=2, n_boot=200)["pass_hat_k"].reason
+    same = _suite.compute_figures(recs[:3] + recs[5:], ("pass_hat_k",), n_boot=200)["pass_hat_k"]
+    assert same.name == "pass^3" and "unequal" not in same.reason
+    with pytest.raises(Exception, match="'b'"):  # k above the fewest runs names the task
+        _suite.compute_figures(recs, ("pass_hat_k",), k=4, n_boot=200)
+
+
+def test_deepeval_suite_figures_unequal_runs_agree_with_cli():
+    pytest.importorskip("deepeval")
+    from trajcheck.adapters import deepeval as ad
+    from trajcheck.score.suite import run_outcome, score_runs
+
+    # 'order_kept' run 5 times and 'order_broken' 3 times: the host's default k is 3 and says so;
+    # the CLI's scorecard (score_runs, as `trajcheck eval`) has the same pass^3 and pass@3
+    counts = {"order_kept": 5, "order_broken": 3}
+    tcs = [ad.test_case_from_trace(RUNS[cid], expected_tools=expected(CASES[cid]), name=cid,
+                                   **settings(CASES[cid])) for cid, n in counts.items() for _ in range(n)]
+    figs = ad.suite_figures(tcs, n_boot=200)
+    assert figs["pass_hat_k"].name == "pass^3" and figs["pass_hat_k"].parts["runs_max"] == 5
+    assert "unequal run counts (3 to 5), so k = 3" in figs["pass_hat_k"].reason
+    assert "'order_broken' has 3" in figs["pass_hat_k"].reason
+    card = score_runs([(RUNS[cid], CASES[cid]) for cid, n in counts.items() for _ in range(n)], n_boot=200)
+    assert sorted(card.suite.pass_hat_k) == [1, 2, 3]  # the CLI's curve also stops at the fewest runs
+    assert figs["pass_hat_k"].score == card.suite.pass_hat_k[3] and figs["pass_at_k"].score == card.suite.pass_at_k[3]
+    ok = {cid: bool(run_outcome(RUNS[cid], CASES[cid]).passed) for cid in counts}
+    assert figs["pass_hat_k"].score == (ok["order_kept"] + ok["order_broken"]) / 2
+
+
 # ----------------------------------------------------------------------------- RAGAS
 
 
