@@ -624,6 +624,9 @@ def _any_trajectory(obj: Any, where: str) -> Trajectory:
         if "steps" in obj:
             return Trajectory.from_dict(obj)
         if "tool_calls" in obj and _msg_role(obj) is None:
+            if _plain_list(obj["tool_calls"] or []):
+                return plain_calls_trajectory(obj["tool_calls"] or [], f"{where}.tool_calls",
+                                              obj.get("final_response"))
             calls = [_plain_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(obj["tool_calls"] or [])]
             steps = [Step(k, "tool_call", None, _msg_calls({"tool_calls": [c]}, f"{where}"))
                      for k, c in enumerate(calls)]
@@ -634,6 +637,10 @@ def _any_trajectory(obj: Any, where: str) -> Trajectory:
         if _msg_role(obj) is not None:
             return messages_trajectory([obj])
     if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
+        from trajcheck.read.traces import plain
+
+        if plain.is_call_list(obj) and _plain_list(obj):  # what `trajcheck eval` reads as a plain list
+            return plain_calls_trajectory(obj, where, None)
         return messages_trajectory(list(obj))
     try:
         from trajcheck.read.traces import load  # type: ignore[attr-defined]
@@ -644,6 +651,35 @@ def _any_trajectory(obj: Any, where: str) -> Trajectory:
     if len(trajs) != 1:
         raise TraceFormatError(f"{where}: expected one trajectory, found {len(trajs)}")
     return trajs[0]
+
+
+def _plain_list(calls: Any) -> bool:
+    """True when ``calls`` are plain call dicts (the CLI plain reader's shape), not OpenAI
+    ``{"function": ...}`` calls, message objects or tool messages (``content``, a ``type``
+    other than LangChain's ``"tool_call"``)."""
+    return isinstance(calls, Sequence) and all(
+        isinstance(c, Mapping) and "function" not in c and "content" not in c
+        and c.get("type") in (None, "tool_call") for c in calls)
+
+
+def plain_calls_trajectory(calls: Sequence[Any], where: str, final_response: Any) -> Trajectory:
+    """A host's plain call list read by the CLI's plain reader (``read.traces.plain.read_calls``,
+    the one conversion): each call's ``output`` / ``result`` becomes its result step and
+    ``is_error`` / ``error`` marks it failed, exactly as in ``trajcheck eval``. A malformed call
+    (no name, unknown or misspelled key, two argument keys, a non-boolean ``is_error``) raises
+    ``TraceFormatError`` naming ``where[i]`` (the CLI lists it as a problem and reads on);
+    arguments that are not a JSON object are kept as a malformed call, as the CLI does."""
+    from trajcheck.read.traces import plain
+
+    got = plain.read_calls(calls, where)
+    if got.problems:
+        more = f" (and {len(got.problems) - 1} more)" if len(got.problems) > 1 else ""
+        raise TraceFormatError(got.problems[0].removesuffix("; ignored").removesuffix("; skipped") + more)
+    steps = list(got.steps)
+    if final_response is not None:
+        steps.append(Step(len(steps), "final_response", str(final_response)))
+    meta = {"problems": list(got.arg_problems)} if got.arg_problems else {}
+    return Trajectory(steps=tuple(steps), final_response=final_response, source_format="calls", metadata=meta)
 
 
 def _plain_call(c: Any, where: str) -> Any:

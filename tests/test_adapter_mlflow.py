@@ -298,3 +298,46 @@ def test_row_threshold_is_the_pass_mark(store):
     sc5 = am.TrajcheckScorer("tool_call_precision", threshold=0.5)
     with pytest.raises(DatasetError, match="threshold is 0.6 in case 'lenient' reference and 0.5 in the scorer"):
         sc5(outputs=rows[0]["outputs"], expectations=rows[0]["expectations"], inputs=rows[0]["inputs"])
+
+
+# a restart that failed: the same plain call list read by the CLI's plain reader and returned
+# as MLflow outputs (a bare list, and {"tool_calls", "final_response"})
+RESTART_CALLS = [{"name": "get_status", "args": {"svc": "api"}, "output": "api: down"},
+                 {"name": "restart", "args": {"svc": "api"}, "output": "failed: timeout", "is_error": True}]
+RESTART_EXP = {"expected_calls": [{"name": "get_status", "args": {"svc": "api"}},
+                                  {"name": "restart", "args": {"svc": "api"}}]}
+CLAIM = "The api service has been restarted successfully."
+
+
+def test_outputs_call_results_and_failures_read_as_the_cli_reads_them(store):
+    from dataclasses import replace
+
+    from trajcheck.model import Case, ExpectedCall, Step
+    from trajcheck.read.traces import load
+
+    keys = ("task_success", "false_success", "tool_call_f1", "error_recovery")
+    scs = [am.TrajcheckScorer(k) for k in keys]
+    rows = [{"inputs": {"case_id": "bare"}, "outputs": RESTART_CALLS, "expectations": RESTART_EXP},
+            {"inputs": {"case_id": "claim"}, "outputs": {"tool_calls": RESTART_CALLS, "final_response": CLAIM},
+             "expectations": RESTART_EXP}]
+    df = mlflow.genai.evaluate(data=rows, scorers=scs).result_df
+    got = {r["case_id"]: {k: df[f"trajcheck_{k}/value"].iloc[i] for k in keys} for i, r in enumerate(df["request"])}
+    # the CLI's plain reader (what `trajcheck eval` reads for a JSON list of calls)
+    lr = load(RESTART_CALLS)
+    assert lr.formats == {"plain": 1} and not lr.problems
+    cli = lr.trajectories[0]
+    case = Case(id="restart", input="restart api", expected_calls=(ExpectedCall("get_status", {"svc": "api"}),
+                                                                   ExpectedCall("restart", {"svc": "api"})))
+    claimed = replace(cli, steps=(*cli.steps, Step(len(cli.steps), "final_response", CLAIM)), final_response=CLAIM)
+    for cid, traj in (("bare", cli), ("claim", claimed)):
+        assert got[cid] == {k: _catalog.compute(k, traj, case).score for k in keys}, cid
+    # hand values: both expected calls were made (F1 1.0), but the restart failed and was not
+    # retried, so the task failed (0.0) and nothing recovered (0 of 1); the run that claims
+    # success after the failed restart is a false success (1.0)
+    assert got["bare"] == {"task_success": 0.0, "false_success": 0.0, "tool_call_f1": 1.0, "error_recovery": 0.0}
+    assert got["claim"] == {"task_success": 0.0, "false_success": 1.0, "tool_call_f1": 1.0, "error_recovery": 0.0}
+    # a non-boolean is_error is an error naming the call (the CLI lists it as a problem)
+    bad = [{**RESTART_CALLS[1], "is_error": "yes"}]
+    with pytest.raises(Exception, match=r"outputs\[0\]: is_error is 'yes'; write true or false"):
+        am.TrajcheckScorer("task_success")(outputs=bad, expectations=RESTART_EXP)
+    assert load(bad).trajectories[0].metadata["problems"][0].startswith("calls[0]: is_error is 'yes'")
