@@ -83,7 +83,16 @@ def trajectory_of(outputs: Any = None, trace: Any = None, source: str = "auto") 
                                "evaluate traces")
     from trajcheck.read.traces import mlflow as reader
 
-    return reader.read(trace)
+    traj = reader.read(trace)
+    if not traj.tool_calls() and len(getattr(getattr(trace, "data", None), "spans", None) or ()) <= 1:
+        # only the root span evaluate() opens around an undecorated predict_fn: nothing inside
+        # was traced, so "no calls" would be a guess (forbidden calls would pass silently)
+        raise TraceFormatError(
+            "MLflow row: the trace holds no tool spans and nothing but its root span, and outputs hold no "
+            "call list, so the run's calls are unknown; decorate each tool with "
+            "@mlflow.trace(span_type=\"TOOL\") (and the agent with @mlflow.trace), or return the calls in "
+            "outputs ({'tool_calls': [...]}, a message list or {'trajectory': ...})")
+    return traj
 
 
 #: Keys of one call in MLflow's ``expected_tool_calls`` (``args`` is trajcheck's spelling).

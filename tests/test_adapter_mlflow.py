@@ -341,3 +341,25 @@ def test_outputs_call_results_and_failures_read_as_the_cli_reads_them(store):
     with pytest.raises(Exception, match=r"outputs\[0\]: is_error is 'yes'; write true or false"):
         am.TrajcheckScorer("task_success")(outputs=bad, expectations=RESTART_EXP)
     assert load(bad).trajectories[0].metadata["problems"][0].startswith("calls[0]: is_error is 'yes'")
+
+
+def test_untraced_predict_fn_is_an_error_naming_the_fix(store):
+    # neither the agent nor its tool is decorated: MLflow's trace holds only the root span
+    # evaluate() opens, so the calls are unknown; never a quiet 0-call score (which passed
+    # forbidden_calls and scored call_correctness 0.0 before)
+    def lookup_order(order_id: str) -> dict:
+        return {"order_id": order_id}
+
+    def agent(input: str) -> str:
+        lookup_order(order_id="981")
+        return "done"
+
+    exp = {"expected_calls": [{"name": "lookup_order", "args": {"order_id": "981"}}], "forbidden_calls": ["drop_db"]}
+    df = mlflow.genai.evaluate(data=[{"inputs": {"input": "look up 981"}, "expectations": exp}], predict_fn=agent,
+                               scorers=[am.TrajcheckScorer("call_correctness"),
+                                        am.TrajcheckScorer("forbidden_calls")]).result_df
+    for name in ("trajcheck_call_correctness", "trajcheck_forbidden_calls"):
+        assert math.isnan(df[f"{name}/value"].iloc[0])
+        fbs = [a for a in df["assessments"].iloc[0] if a["assessment_name"] == name]
+        msg = fbs[0]["feedback"]["error"]["error_message"]
+        assert 'decorate each tool with @mlflow.trace(span_type="TOOL")' in msg and "return the calls in outputs" in msg
