@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,15 +39,25 @@ MAX_DEPTH = 100
 _SURR = re.compile("[\ud800-\udfff]")
 _SURR_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _NOT_PARSED = object()
-# 19 digits in a row (any ASCII digit read as 9): a translate and a find are ~15x cheaper than a regex
+# digits read as 9: a translate and two finds are ~15x cheaper than a regex
 _DIGITS_AS_9 = bytes.maketrans(b"0123456789", b"9" * 10)
-_DIGIT_RUN = b"9" * 19
+_DIGIT_RUN = b"9" * 20
+_NEG_DIGIT_RUN = b"-" + b"9" * 19
+
+
+def _int_beyond_orjson(t: bytes) -> bool:
+    """Whether text whose digits read as 9 (``t``) may hold an integer orjson reads as a float:
+    orjson keeps integers from -2**63 to 2**64-1 (every 19-digit one, not every negative one),
+    so a run of 20 digits or a minus and 19 digits (in a string too: a cheap, safe test).
+    Nanosecond timestamps, 19 digits, pass (OTLP documents are full of them)."""
+    return _DIGIT_RUN in t or _NEG_DIGIT_RUN in t
 
 
 _CONTAINERS = (Mapping, list, tuple)
 # types that are never containers (checked by identity first: an ABC ``isinstance`` costs ~10x more)
 _LEAVES = frozenset({str, int, float, bool, type(None), bytes})
 _PLAIN_CONTAINERS = frozenset({dict, list, tuple})
+_refcount = sys.getrefcount
 
 
 def depth_exceeds(obj: Any, limit: int = MAX_DEPTH) -> bool:
@@ -62,14 +73,17 @@ def depth_exceeds(obj: Any, limit: int = MAX_DEPTH) -> bool:
     while level:
         if d >= limit:
             return True
-        nxt: list[Any] = []
-        for node in level:
-            kids = node.values() if type(node) is dict or isinstance(node, Mapping) else node
-            for k in kids:
-                t = type(k)
-                if t in _PLAIN_CONTAINERS or (t not in _LEAVES and isinstance(k, _CONTAINERS)):
-                    nxt.append(k)
-        if len(nxt) > 1 and len(set(map(id, nxt))) < len(nxt):
+        # one comprehension per level (parsed JSON holds only leaves and plain containers);
+        # anything else that is not a leaf is then kept only when it is a container
+        nxt: list[Any] = [k for node in level
+                          for k in (node.values() if type(node) is dict or isinstance(node, Mapping) else node)
+                          if type(k) not in _LEAVES]
+        if not _PLAIN_CONTAINERS.issuperset(map(type, nxt)):
+            nxt = [k for k in nxt if type(k) in _PLAIN_CONTAINERS or isinstance(k, _CONTAINERS)]
+        # a container listed twice holds two references from ``nxt`` and two from its parents:
+        # when none has more than one parent's, ``nxt``'s and getrefcount's own, none is
+        # listed twice (the id set is then not built: parsed JSON shares nothing)
+        if len(nxt) > 1 and max(map(_refcount, nxt)) > 3 and len(set(map(id, nxt))) < len(nxt):
             nxt = list({id(k): k for k in nxt}.values())
         level = nxt
         d += 1
@@ -95,9 +109,9 @@ def loads(text: str | bytes, notes: list[str] | None = None, *, max_depth: int |
             seen.append(c)
             return None
         kw["parse_constant"] = const
-    elif _orjson_loads is not None and _DIGIT_RUN not in s.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_9):
+    elif _orjson_loads is not None and not _int_beyond_orjson(s.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_9)):
         # orjson reads standard JSON to the same values as json.loads, except integers
-        # beyond 64 bits (it makes them floats): text with 19 digits in a row goes to
+        # beyond 64 bits (it makes them floats): text that may hold one goes to
         # json.loads, and so does whatever orjson refuses (surrogate escapes, deep nesting,
         # bad text), which then gives the value or the error it always gave
         try:
@@ -123,14 +137,14 @@ def loads(text: str | bytes, notes: list[str] | None = None, *, max_depth: int |
     return val
 
 
-_DIGIT_RUN_TEXT = re.compile("[0-9]{19}")
+_DIGIT_RUN_TEXT = re.compile("[0-9]{20}|-[0-9]{19}")  # _int_beyond_orjson's test as a pattern
 
 
 def json_loads(s: str) -> Any:
     """``json.loads(s)``: the same value, or the same error (``ValueError`` /
-    ``RecursionError``), parsed by orjson when installed and ``s`` holds no run of 19 digits
-    (orjson makes floats of integers beyond 64 bits; whatever it refuses goes to
-    ``json.loads``). For the many small JSON texts inside a trace (one per tool call)."""
+    ``RecursionError``), parsed by orjson when installed and ``s`` holds no integer orjson
+    reads as a float (``_int_beyond_orjson``; whatever it refuses goes to ``json.loads``).
+    For the many small JSON texts inside a trace (one per tool call)."""
     if _orjson_loads is not None and not _DIGIT_RUN_TEXT.search(s):
         try:
             return _orjson_loads(s)
@@ -141,7 +155,7 @@ def json_loads(s: str) -> Any:
 
 NOT_PLAIN = _NOT_PARSED
 """What ``plain_loads`` returns for text it leaves to ``loads``."""
-# digits as 9 (the 19-digit test) and "[" as "{" (one count of opening brackets)
+# digits as 9 (``_int_beyond_orjson``) and "[" as "{" (one count of opening brackets)
 _DIGITS_9_OPEN = bytes.maketrans(b"0123456789[", b"9999999999{")
 
 
@@ -149,7 +163,7 @@ def plain_loads(raw: bytes) -> Any:
     """The value of one line of UTF-8 JSON ``raw`` when ``loads`` would give that value and
     note nothing, read in one parse (orjson); ``NOT_PLAIN`` for anything else -- text orjson
     refuses (not JSON, not UTF-8, ``NaN`` literals, lone surrogate escapes, a BOM, blank),
-    an integer of 19 or more digits (orjson makes floats of those beyond 64 bits), or
+    an integer orjson may read as a float (``_int_beyond_orjson``: beyond 64 bits), or
     nesting deeper than ``MAX_DEPTH`` -- so the caller reads it with ``loads`` and gets its
     value, notes or error. What orjson accepts has no non-standard literal and no lone
     surrogate, so ``loads``' notes and ``scrub`` would change nothing in it. Never raises."""
@@ -160,7 +174,7 @@ def plain_loads(raw: bytes) -> Any:
     except _OrjsonError:
         return _NOT_PARSED
     t = raw.translate(_DIGITS_9_OPEN)
-    if _DIGIT_RUN in t or (t.count(b"{") > MAX_DEPTH and depth_exceeds(val, MAX_DEPTH)):
+    if _int_beyond_orjson(t) or (t.count(b"{") > MAX_DEPTH and depth_exceeds(val, MAX_DEPTH)):
         return _NOT_PARSED
     return val
 
@@ -169,8 +183,8 @@ def plain_block(block: bytes) -> Any:
     """A parser that is ``plain_loads`` for each line of ``block`` (UTF-8 lines) holding at
     most ``MAX_DEPTH`` opening brackets, or None (then ``plain_loads`` itself): orjson's
     ``loads`` -- raising ``ValueError`` where ``plain_loads`` gives ``NOT_PLAIN`` -- when
-    the block holds no run of 19 digits. One scan of the block instead of one per line."""
-    if _orjson_loads is None or _DIGIT_RUN in block.translate(_DIGITS_9_OPEN):  # pragma: no cover
+    the block holds no integer orjson may read as a float. One scan of the block instead of one per line."""
+    if _orjson_loads is None or _int_beyond_orjson(block.translate(_DIGITS_9_OPEN)):  # pragma: no cover
         return None
     return _orjson_loads
 

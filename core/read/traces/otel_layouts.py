@@ -143,6 +143,8 @@ def _text_blocks(val: Any) -> Any:
 def flagged_error(attrs: Mapping[str, Any]) -> str | None:
     """The error an emitter's own attribute flags on a span (Strands ``gen_ai.tool.status``,
     older ``tool.status``, Logfire's level), or None."""
+    if "gen_ai.tool.status" not in attrs and "tool.status" not in attrs and "logfire.level_num" not in attrs:
+        return None  # the usual span: no flag to read
     for k in ("gen_ai.tool.status", "tool.status"):
         if str(attrs.get(k) or "").lower() == "error":
             return f"{k} error"

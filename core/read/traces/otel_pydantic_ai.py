@@ -114,16 +114,20 @@ def tool_span_is_call(s: dict[str, Any], problems: list[str], w: str, deferred: 
         deferred call; True otherwise.
     """
     a = s["attrs"]
-    raw = next((a[k] for k in ("gen_ai.tool.name", "tool.name", "ai.toolCall.name") if a.get(k) is not None), None)
+    raw = a.get("gen_ai.tool.name")
+    if raw is None:
+        raw = a.get("tool.name")
+        if raw is None:
+            raw = a.get("ai.toolCall.name")
     if raw is not None and not isinstance(raw, str):
         problems.append(f"{w}: tool name is not a string ({type(raw).__name__} {raw!r}); not read as a call")
         return False
-    if is_output_function(s):
+    if ("logfire.msg" in a or s["name"] == V2_OUTPUT_FUNCTION_SPAN) and is_output_function(s):
         out = a.get("gen_ai.tool.call.result", a.get("tool_response"))
         if isinstance(out, str) and out:
             answers.append(out)
         return False
-    kind = deferral(a)
+    kind = deferral(a) if DEFERRAL_ATTR in a else None
     if kind is not None:
         cid = a.get("gen_ai.tool.call.id", a.get("tool_call_id"))
         deferred.append({"name": raw, "call_id": None if cid is None else str(cid), "deferral": kind})
