@@ -389,7 +389,7 @@ def resolve(case_id: str, case_input: Any, host_expected: Sequence[ExpectedCall]
             bad value (``Case.from_dict``'s checks) or a per-case ``match`` key that names
             no expected call.
     """
-    from ._convert import apply_match, build_case, provided_keys
+    from ._case import apply_match, build_case, provided_keys
 
     merged = merge(layers, case_id)
     if not flat_run:

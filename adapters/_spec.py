@@ -18,7 +18,7 @@ from trajcheck.errors import MetricInputError, TrajcheckError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
-from . import _catalog, _convert
+from . import _case, _catalog, _convert
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class MetricSpec:
         """The run's ``Case`` and the core result for it (the case gives :meth:`passed` the
         row's pass mark).
 
-        ``reference``: the row's settings (any of ``_convert.SETTING_KEYS``, checked strictly:
+        ``reference``: the row's settings (any of ``_case.SETTING_KEYS``, checked strictly:
         an unknown key raises ``DatasetError`` naming the closest), with ``expected_calls``
         as names or ``{"name", "args"}`` dicts; joined with the constructor's settings by
         ``_settings.merge`` (lists joined, a scalar set differently in both an error).
@@ -139,7 +139,7 @@ def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | No
     raises); ``settings``: case fields (``_catalog.CASE_KEYS``). Raises ``MetricInputError``
     naming ``where`` for an unknown metric, setting (with the closest known one), a wrong type
     (options) or a mode given to another metric; ``DatasetError`` naming ``where`` and the
-    field for a malformed case setting or list of names (``_convert.check_settings``: the
+    field for a malformed case setting or list of names (``_case.check_settings``: the
     checks of ``Case.from_dict``, when the scorer is made, not at the first row)."""
     row = _catalog.row_metric(metric, where)
     try:
@@ -151,7 +151,7 @@ def make_spec(metric: str, where: str, *, key: str | None = None, mode: str | No
                  ("retry_budget", retry_budget), ("args_mode", settings.get("args_mode")),
                  ("threshold", settings.get("threshold"))):
         _catalog.check_option(k, v, where)
-    _convert.check_settings(settings, where)
+    _case.check_settings(settings, where)
     if row.key == "trajectory_match":
         from trajcheck.metrics.trajectory import normalize_mode
 
@@ -196,5 +196,5 @@ def row_settings(traj: Trajectory, expected_calls: Sequence[Any] | None, **setti
     ref: dict[str, Any] = {**_traces.state_settings(traj), **settings}
     if expected_calls is not None:
         ref["expected_calls"] = [e if isinstance(e, (str, Mapping)) else e.to_dict() for e in expected_calls]
-    _catalog.check_keys(ref, _convert.SETTING_KEYS, "trajcheck settings")
+    _catalog.check_keys(ref, _case.SETTING_KEYS, "trajcheck settings")
     return ref

@@ -79,7 +79,7 @@ from trajcheck.errors import MetricInputError, TrajcheckError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
-from . import _catalog, _convert
+from . import _case, _catalog, _convert
 
 __all__ = [
     "TrajcheckMetric",
@@ -206,7 +206,7 @@ class _Common:
         row = _catalog.row_metric(metric, where)
         self._row = row
         self.metric = metric
-        _convert.check_settings(settings, where)
+        _case.check_settings(settings, where)
         for k, v in settings.items():
             setattr(self, k, v)
         for k, v in options.items():
@@ -271,7 +271,7 @@ class _Common:
               expected_given: bool) -> tuple[Case, frozenset[str], dict[str, Any]]:
         from . import _settings
 
-        meta = _convert.metadata_settings(getattr(test_case, "metadata", None), "test_case.metadata")
+        meta = _case.metadata_settings(getattr(test_case, "metadata", None), "test_case.metadata")
         own = dict(self._settings())
         if getattr(self, "match", None):
             own["match"] = self.match
@@ -550,7 +550,7 @@ def test_case_from_trace(trace: Any, *, expected_tools: Sequence[Any] | None = N
     groups = _traces.parallel_groups(traj)
     if groups:
         block["parallel_calls"] = groups
-    _catalog.check_keys(block, _convert.SETTING_KEYS, "test_case_from_trace settings")
+    _catalog.check_keys(block, _case.SETTING_KEYS, "test_case_from_trace settings")
     exp = None
     if expected_tools is not None:
         exp = [e if isinstance(e, ToolCall) else

@@ -66,7 +66,7 @@ from trajcheck.errors import TrajcheckError
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
-from . import _catalog, _convert, _suite
+from . import _case, _catalog, _convert, _suite
 
 __all__ = ["TrajcheckEvaluator", "pass_k_summary", "suite_summary", "log_feedback", "to_trajcheck",
            "agentevals_mode", "example_from_trace", "outputs_from_trace"]
@@ -202,7 +202,7 @@ class TrajcheckEvaluator:
                      ("weights", weights), ("ignore", ignore), ("id_args", id_args),
                      ("retry_budget", retry_budget), ("args_mode", settings.get("args_mode"))):
             _catalog.check_option(k, v, where)
-        _convert.check_settings(settings, where)
+        _case.check_settings(settings, where)
         if row.key == "trajectory_match":
             mode = mode or "superset"
         elif mode is not None or dialect is not None:

@@ -72,7 +72,7 @@ from trajcheck.metrics.prf_dicts import tool_call_figures_dicts, tool_call_prf_d
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
 
-from . import _catalog, _convert
+from . import _case, _catalog, _convert
 
 __all__ = [
     "TrajcheckRagasMetric",
@@ -336,7 +336,7 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
             self.metric = self._kind
         _catalog.row_metric(self.metric, where)
         _check_opts(self, where)
-        _convert.check_settings({k: getattr(self, k) for k in _SETTINGS}, where)
+        _case.check_settings({k: getattr(self, k) for k in _SETTINGS}, where)
         mode, dialect = self._mode()
         if (mode is not None or dialect is not None) and _catalog.row_metric(self.metric).key != "trajectory_match":
             raise MetricInputError(f"{where}: match_mode/dialect apply to trajectory_match only")
@@ -540,7 +540,7 @@ class TrajcheckCollectionsMetric(_CollectionsBase):  # type: ignore[misc]
             raise MetricInputError(str(e)) from e
         for k, v in settings.items():
             _catalog.check_option(k, v, where)
-        _convert.check_settings({k: v for k, v in settings.items() if k in _SETTINGS}, where)
+        _case.check_settings({k: v for k, v in settings.items() if k in _SETTINGS}, where)
         from trajcheck.metrics.trajectory import normalize_mode
 
         normalize_mode(mode, dialect)  # unknown names fail here
@@ -592,7 +592,7 @@ def sample_from_trace(trace: Any, *, reference_tool_calls: Sequence[Any] | None 
 
     traj = _traces.one_trajectory(trace, format=format, error_pattern=error_pattern)
     settings = {**_traces.state_settings(traj), **settings}
-    _catalog.check_keys(settings, _convert.SETTING_KEYS, "sample_from_trace settings")
+    _catalog.check_keys(settings, _case.SETTING_KEYS, "sample_from_trace settings")
     msgs: list[Any] = []
     first_user = True
     for s in traj.steps:

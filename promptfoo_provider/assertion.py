@@ -421,7 +421,7 @@ def _get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(spec.get("match"), Mapping):
             from dataclasses import replace
 
-            from trajcheck.adapters._convert import apply_match
+            from trajcheck.adapters._case import apply_match
 
             case = replace(case, expected_calls=apply_match(case.expected_calls, spec["match"]))
         opts = _options(spec, row.key)

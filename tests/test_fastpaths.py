@@ -97,7 +97,7 @@ from pathlib import Path  # noqa: E402
 import pydantic  # noqa: E402
 import pytest  # noqa: E402
 
-from trajcheck.adapters import _convert  # noqa: E402
+from trajcheck.adapters import _case, _convert  # noqa: E402
 from trajcheck.errors import DatasetError  # noqa: E402
 from trajcheck.model import Case, Step, ToolResult, Trajectory, Usage  # noqa: E402
 
@@ -412,10 +412,10 @@ def test_ragas_conversion_same_objects_as_constructors(pred, exp, text, final):
     want_exp = tuple(ExpectedCall(n, dict(a)) for n, a in exp)
     got_exp = _convert.ragas_expected(ref)
     assert _same(got_exp, want_exp)
-    case = _convert.build_case("ragas", text, got_exp, {}, None)
+    case = _case.build_case("ragas", text, got_exp, {}, None)
     assert _same(case, Case(id="ragas", input=text, expected_calls=want_exp))
     # with settings, the validating route gives the same kind of object
-    case2 = _convert.build_case("ragas", text, got_exp, {"optional_calls": ["s"]})
+    case2 = _case.build_case("ragas", text, got_exp, {"optional_calls": ["s"]})
     assert _same(case2, Case(id="ragas", input=text, expected_calls=want_exp, optional_calls=("s",)))
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trajcheck.adapters import _convert
+from trajcheck.adapters import _case, _convert
 from trajcheck.errors import TrajcheckError
 
 KEYS = ["role", "content", "name", "args", "arguments", "tool_calls", "type", "function", "id", "input",
@@ -28,7 +28,7 @@ FUNCS = {
     "ragas_expected": lambda v: _convert.ragas_expected(v if isinstance(v, list) else [v]),
     "deepeval_called": lambda v: _convert.deepeval_called(v if isinstance(v, list) else [v]),
     "deepeval_expected": lambda v: _convert.deepeval_expected(v if isinstance(v, list) else [v]),
-    "metadata_settings": lambda v: _convert.metadata_settings(v),
+    "metadata_settings": lambda v: _case.metadata_settings(v),
     "parallel_call_groups": lambda v: _convert.parallel_call_groups(v, 3),
     "failed_call_indices": lambda v: _convert.failed_call_indices(v, 3),
 }

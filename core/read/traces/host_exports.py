@@ -131,21 +131,21 @@ def _put_case(out: ExportRead, cid: str, case: Case, where: str) -> str:
 
 
 def _deepeval_case(tc: Mapping[str, Any], cid: str, conversational: bool) -> tuple[Trajectory, Case]:
-    from trajcheck.adapters import _convert
+    from trajcheck.adapters import _case, _convert
 
     meta = tc.get("metadata")
-    settings = _convert.metadata_settings(meta, "metadata")
+    settings = _case.metadata_settings(meta, "metadata")
     if conversational:
         traj = _convert.deepeval_conversation_trajectory(tc)
         first_user = next((t.get("content") for t in tc.get("turns") or () if isinstance(t, Mapping)
                            and t.get("role") == "user"), "")
-        case = _convert.build_case(cid, first_user, (), settings)
+        case = _case.build_case(cid, first_user, (), settings)
     else:
         traj = _convert.deepeval_trajectory(tc)
-        case = _convert.build_case(cid, tc.get("input"), _convert.deepeval_expected(tc.get("expected_tools")),
+        case = _case.build_case(cid, tc.get("input"), _convert.deepeval_expected(tc.get("expected_tools")),
                                    settings)
     if settings.get("match"):
-        case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, settings["match"]))
+        case = replace(case, expected_calls=_case.apply_match(case.expected_calls, settings["match"]))
     return _with_states(traj, settings), case
 
 
@@ -177,7 +177,7 @@ def read_deepeval(items: Iterable[tuple[Any, str]]) -> ExportRead:
 
 def read_ragas(items: Iterable[tuple[Any, str]]) -> ExportRead:
     """The runs and cases of RAGAS dataset rows (one file's, in order) with their locations."""
-    from trajcheck.adapters import _convert
+    from trajcheck.adapters import _case, _convert
 
     out = ExportRead(RAGAS)
     for i, (obj, where) in enumerate(items):
@@ -187,10 +187,10 @@ def read_ragas(items: Iterable[tuple[Any, str]]) -> ExportRead:
             msgs = list(row["user_input"])
             traj = _convert.ragas_trajectory(msgs)
             settings = _convert.message_settings(msgs)
-            case = _convert.build_case(cid, traj.user_input, _convert.ragas_expected(row.get("reference_tool_calls")),
+            case = _case.build_case(cid, traj.user_input, _convert.ragas_expected(row.get("reference_tool_calls")),
                                        settings)
             if settings.get("match"):
-                case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, settings["match"]))
+                case = replace(case, expected_calls=_case.apply_match(case.expected_calls, settings["match"]))
         except (TrajcheckError, TypeError, ValueError, KeyError) as e:
             out.skipped.append(f"{where} ({cid}): {e}; skipped")
             continue
@@ -207,7 +207,7 @@ def inspect_cases(references: Mapping[str, Any], runs: Sequence[tuple[Trajectory
     message). Returns ``(cases, runs, problems)``, each run carrying its own epoch's database
     snapshots from the block; samples without the block get no case, and a sample whose
     epochs hold different references is scored against its first one, with a problem."""
-    from trajcheck.adapters import _convert, _spec
+    from trajcheck.adapters import _case, _convert, _spec
 
     cases: dict[str, Case] = {}
     problems: list[str] = []
@@ -225,9 +225,9 @@ def inspect_cases(references: Mapping[str, Any], runs: Sequence[tuple[Trajectory
             exp = (_convert.expected_from_reference(exp_raw, where=f"case {sid!r}: expected_calls")
                    if exp_raw is not None else ())
             rest = {k: v for k, v in ref.items() if k != "expected_calls"}
-            case = _convert.build_case(sid, t.user_input, exp, rest)
+            case = _case.build_case(sid, t.user_input, exp, rest)
             if ref.get("match"):
-                case = replace(case, expected_calls=_convert.apply_match(case.expected_calls, ref["match"]))
+                case = replace(case, expected_calls=_case.apply_match(case.expected_calls, ref["match"]))
         except TrajcheckError as e:
             problems.append(f"{where}: its reference cannot be read ({e}); the sample is not scored")
             bad.add(sid)
