@@ -115,3 +115,47 @@ def test_garbage_in_every_explicit_format(fmt: str, obj: object) -> None:
         read(obj, fmt)
     except TraceFormatError:
         pass
+
+
+def test_native_text_field_of_another_type_is_a_named_problem(tmp_path: Path) -> None:
+    """Issue 27 (Small): ``{"source_format": {...}}`` raised TypeError from ``load`` and
+    ``inspect`` (an unhashable value where the wrapper's metadata is merged; a call id or a
+    result name of an object or list did the same at the call/result join, a number as
+    final_response in eval's answer checks). Each is a problem naming file, line and field,
+    the value left out; eval and inspect read the rest."""
+    from click.testing import CliRunner
+
+    from trajcheck.cli.app import main
+    call = {"index": 0, "kind": "assistant", "tool_calls": [{"name": "f", "args": {"x": 1}, "call_id": "c1"}]}
+    result = {"index": 1, "kind": "tool_result",
+              "tool_result": {"call_id": "c1", "name": "f", "output": "r", "is_error": False}}
+    lines = [
+        {"steps": [call, result], "source_format": {"x": 1}, "metadata": {"case_id": "c"}},
+        {"steps": [{**call, "tool_calls": [{"name": "f", "args": {"x": 1}, "call_id": {"x": 1}}]},
+                   {**result, "tool_result": {"call_id": "c1", "name": ["f"], "output": "r"}}],
+         "final_response": 3, "metadata": {"case_id": "c"}},
+        {"steps": [{**call, "kind": {"k": 1}}, result], "trace_id": [1], "metadata": {"case_id": "c"}},
+    ]
+    p = tmp_path / "runs.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = load(p)
+    assert res.problems == [
+        f"{p}:1: source_format: not a string (dict); ignored",
+        f"{p}:2: steps[0].tool_calls[0].call_id: not a string (dict); ignored",
+        f"{p}:2: steps[1].tool_result.name: not a string (list); ignored",
+        f"{p}:2: final_response: not a string (int); ignored",
+        f"{p}:3: steps[0].kind: not a string (dict); read as ''",
+        f"{p}:3: trace_id: not a string (list); ignored",
+    ]
+    a, b, c = res.trajectories
+    assert (a.source_format, a.metadata["case_id"], len(a.pairs())) == (None, "c", 1)
+    assert (b.final_response, b.tool_calls()[0].call_id, b.tool_results()[0].name) == (None, None, None)
+    assert (c.steps[0].kind, c.trace_id, [x.name for x in c.tool_calls()]) == ("", None, ["f"])
+    r = CliRunner().invoke(main, ["inspect", str(p)], env={"COLUMNS": "250"})
+    assert r.exit_code == 0, r.output
+    assert "runs.jsonl:1: source_format: not a string (dict); ignored" in r.output
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "c", "input": "q", "expected_calls": [{"name": "f", "args": {"x": 1}}]}) + "\n")
+    r = CliRunner().invoke(main, ["eval", str(p), "--cases", str(cases)], env={"COLUMNS": "250"})
+    assert r.exit_code == 0, r.output
+    assert "runs.jsonl:2: final_response: not a string (int); ignored" in r.output

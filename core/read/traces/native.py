@@ -15,7 +15,10 @@ never raise on a malformed call: they keep it and record the problem"); each fau
   as is (a call whose arguments did not parse, written by ``to_dict``);
 - a call that is not an object is kept as an unnamed call with ``args=None``;
 - ``tool_calls`` that is not a list, a ``tool_result`` or ``usage`` that is not an object,
-  and ``metadata`` that is not an object are reported and left out.
+  and ``metadata`` that is not an object are reported and left out;
+- a text field (``source_format``, ``final_response``, ids, names, ``content``, ...) holding
+  anything but a string or null is reported and left out (an object there raised TypeError
+  where ids and names are looked up); a step ``kind`` that is not a string is read as "".
 """
 
 from __future__ import annotations
@@ -49,13 +52,36 @@ def is_native(obj: Any) -> bool:
         bool(steps) or set(obj) <= _TOP_KEYS)
 
 
+# Text fields (``str | None`` in the model) per object. Another value there is a fault: an
+# object or a list is unhashable where ids and names key the call/result join, a number is
+# no text for the answer's checks.
+_TEXT_TOP = ("final_response", "source_format", "trace_id", "session_id")
+_TEXT_STEP = ("content", "model", "agent_name", "span_id", "parent_id")
+_TEXT_CALL = ("call_id", "raw_args", "args_parse_error", "tool_type")
+_TEXT_RESULT = ("call_id", "name", "error")
+
+
+def _texts(d: Mapping[str, Any], keys: tuple[str, ...], problems: list[str],
+           where: str) -> dict[str, Any] | None:
+    """``d`` with each of ``keys`` holding neither text nor null set to None and reported,
+    or None when there is none (``where``: the path prefix, "" at the top)."""
+    bad = [k for k in keys if (v := d.get(k)) is not None and not isinstance(v, str)]
+    if not bad:
+        return None
+    out = dict(d)
+    for k in bad:
+        problems.append(f"{where}{k}: not a string ({type(d[k]).__name__}); ignored")
+        out[k] = None
+    return out
+
+
 def _call(c: Any, problems: list[str], where: str) -> dict[str, Any]:
     c = as_plain(c)
     if not isinstance(c, Mapping):
         err = f"call is a {type(c).__name__}, not an object"
         problems.append(f"{where}: {err}; kept as an unnamed call")
         return {"name": "", "args": None, "args_parse_error": err}
-    d = dict(c)
+    d = _texts(c, _TEXT_CALL, problems, f"{where}.") or dict(c)
     name = d["name"] = tool_name(d.get("name"), problems, where)
     a = d.get("args")
     if a is not None and not isinstance(a, Mapping):
@@ -69,10 +95,15 @@ def _call(c: Any, problems: list[str], where: str) -> dict[str, Any]:
 
 
 def _step(s: Mapping[str, Any], problems: list[str], where: str) -> Mapping[str, Any]:
-    d: dict[str, Any] | None = None
+    d = _texts(s, _TEXT_STEP, problems, f"{where}.")
+    kind = s["kind"]
+    if not isinstance(kind, str):  # no step kind: the step counts as none of them
+        problems.append(f"{where}.kind: not a string ({type(kind).__name__}); read as ''")
+        d = dict(s) if d is None else d
+        d["kind"] = ""
     tcs = s.get("tool_calls")
     if tcs is not None:
-        d = dict(s)
+        d = dict(s) if d is None else d
         if not is_seq(tcs):
             problems.append(f"{where}.tool_calls: not a list ({type(tcs).__name__}); ignored")
             d["tool_calls"] = ()
@@ -84,6 +115,12 @@ def _step(s: Mapping[str, Any], problems: list[str], where: str) -> Mapping[str,
             d = dict(s) if d is None else d
             problems.append(f"{where}.{k}: not an object ({type(v).__name__}); ignored")
             d[k] = None
+    tr = s.get("tool_result")
+    if isinstance(tr, Mapping):
+        r = _texts(tr, _TEXT_RESULT, problems, f"{where}.tool_result.")
+        if r is not None:
+            d = dict(s) if d is None else d
+            d["tool_result"] = r
     return s if d is None else d
 
 
@@ -137,10 +174,10 @@ _NS, _NC, _NR, _NU = len(_STEP_TPL), len(_CALL_TPL), len(_RESULT_TPL), len(_USAG
 def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
     """``(read(d), plain)`` built in one pass for the usual object, or None for anything else
     (``read`` then takes the general way). The usual object: a plain dict with a non-empty
-    ``steps`` list of dicts with ``index`` and ``kind``, calls that are dicts with a non-empty
-    string ``name`` and object (or absent / null) ``args``, and dicts (or null) where
+    ``steps`` list of dicts with ``index`` and a text ``kind``, calls that are dicts with a
+    non-empty string ``name`` and object (or absent / null) ``args``, dicts (or null) where
     ``tool_calls``' items, ``tool_result``, ``usage``, ``metadata`` and ``total_usage``
-    belong -- nothing ``read`` would report. ``wrapper``: merge the top-level ``case_id`` /
+    belong, and text (or null) in every text field -- nothing ``read`` would report. ``wrapper``: merge the top-level ``case_id`` /
     ``trial`` / ``run_id`` into metadata as ``traces.with_wrapper_metadata`` does. ``plain``
     is True only when every cost, latency and token count is a float or int that
     ``limits.clean_figures`` keeps with no note (False: ask ``clean_figures``)."""
@@ -159,8 +196,11 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
         v = {**_STEP_NEEDS, **s}
         if len(v) != _NS:  # keys a step does not have
             v = _fields(_STEP_NEEDS, s)
-        if v["index"] is _MISSING or v["kind"] is _MISSING:
+        if v["index"] is _MISSING or type(v["kind"]) is not str:
             return None
+        for k in _TEXT_STEP:
+            if (x := v[k]) is not None and type(x) is not str:
+                return None
         tcs = v["tool_calls"]
         if tcs:
             if type(tcs) is not list:
@@ -176,6 +216,9 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
                 a = cv["args"]
                 if type(name) is not str or not name or (a is not None and type(a) is not dict):
                     return None
+                for k in _TEXT_CALL:
+                    if (x := cv[k]) is not None and type(x) is not str:
+                        return None
                 o = _onew(ToolCall)
                 _set_call(o, cv)
                 made.append(o)
@@ -192,6 +235,9 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
                 rv = {**_RESULT_TPL, **tr}
                 if len(rv) != _NR:
                     rv = _fields(_RESULT_TPL, tr)
+                for k in _TEXT_RESULT:
+                    if (x := rv[k]) is not None and type(x) is not str:
+                        return None
                 o = _onew(ToolResult)
                 _set_result(o, rv)
                 v["tool_result"] = o
@@ -230,6 +276,9 @@ def _one_pass(d: Any, wrapper: bool) -> tuple[Trajectory, bool] | None:
     tv = {**_TRAJ_TPL, **d}
     if len(tv) != _NT:  # top-level keys a trajectory does not have (the wrapper's ids, others)
         tv = _fields(_TRAJ_TPL, d)
+    for k in _TEXT_TOP:
+        if (x := tv[k]) is not None and type(x) is not str:
+            return None
     tv["steps"] = tuple(steps)
     meta = tv["metadata"]
     if meta is None:
@@ -320,10 +369,11 @@ def read(obj: Any) -> Trajectory:
     if usage is not None and not isinstance(usage, Mapping):
         problems.append(f"total_usage: not an object ({type(usage).__name__}); ignored")
         usage = None
+    top = _texts(d, _TEXT_TOP, problems, "") or d
     if not problems and all(a is b for a, b in zip(steps, d["steps"])):
         return Trajectory.from_dict(d)
     m = dict(meta or {})
     if problems:
         old = m.get("problems")
         m["problems"] = [*(old if is_seq(old) else ()), *problems]
-    return Trajectory.from_dict({**d, "steps": steps, "metadata": m, "total_usage": usage})
+    return Trajectory.from_dict({**top, "steps": steps, "metadata": m, "total_usage": usage})

@@ -7,7 +7,7 @@ with plain figures (``limits.clean_figures`` would change and note nothing) and 
 ``problems`` in its metadata -- and, further, whose values the scorer reads alike from the
 dict and from the built objects: step kinds and tool names are text, call ids text or null,
 step times numbers. Every check ``native._one_pass`` makes is made here the same way (the
-shape of steps, calls, results, usage and metadata; the figures; the top-level keys), so a
+shape of steps, calls, results, usage and metadata; text fields; the figures; the top-level keys), so a
 line it refuses or would read with a note is refused here too, and the caller takes the
 existing route for it. ``LineRun.trajectory()`` builds the very trajectory the stream
 would have given (``native.read_line``) for a run that needs it: one a report shows, one
@@ -26,7 +26,18 @@ from typing import Any
 
 from ...metrics.formulas import AGENT_KINDS, run_figures
 from ...model import Trajectory
-from .native import _BIG_INT, _LINE_KEYS, _MAX_FLOAT, _USAGE_TPL, line_metadata, read_line
+from .native import (
+    _BIG_INT,
+    _LINE_KEYS,
+    _MAX_FLOAT,
+    _TEXT_CALL,
+    _TEXT_RESULT,
+    _TEXT_STEP,
+    _TEXT_TOP,
+    _USAGE_TPL,
+    line_metadata,
+    read_line,
+)
 
 _AGENT_KINDS = frozenset(AGENT_KINDS)  # for lookups
 _USAGE_KEYS = tuple(_USAGE_TPL)
@@ -108,6 +119,9 @@ def line_run(d: Any) -> LineRun | None:
         # index and kind present (any index; a kind of text, which _one_pass does not ask)
         if type(s) is not dict or "index" not in s or type(kind := s.get("kind")) is not str:
             return None
+        for f in _TEXT_STEP:
+            if (x := s.get(f)) is not None and type(x) is not str:
+                return None
         if kind in agent_kinds:
             n_agent += 1
         tcs = s.get("tool_calls")
@@ -121,6 +135,9 @@ def line_run(d: Any) -> LineRun | None:
                 a = c.get("args")
                 if type(name) is not str or not name or (a is not None and type(a) is not dict):
                     return None
+                for f in _TEXT_CALL:
+                    if (x := c.get(f)) is not None and type(x) is not str:
+                        return None
                 k = c.get("call_id")
                 if k is None:
                     by_id = False
@@ -141,6 +158,9 @@ def line_run(d: Any) -> LineRun | None:
             if type(tr) is not dict:
                 return None
             if tr:  # an empty object is no result
+                for f in _TEXT_RESULT:
+                    if (x := tr.get(f)) is not None and type(x) is not str:
+                        return None
                 rk = tr.get("call_id")
                 if rk is not None and type(rk) is not str:
                     return None
@@ -191,6 +211,9 @@ def line_run(d: Any) -> LineRun | None:
                 if x is not None and type(x) is not float and type(x) is not int:
                     return None
             timed = True
+    for f in _TEXT_TOP:
+        if (x := d.get(f)) is not None and type(x) is not str:
+            return None
     meta = d.get("metadata")
     if meta is None:
         meta = {}
