@@ -126,3 +126,42 @@ def test_html_shows_efficiency_and_routing():
     assert p.text["eff-cost-per-success"] == "0.04" and p.text["eff-total-cost"] == "0.08"
     assert p.text["routing-accuracy"] == "0.6667"
     assert "routing confusion" in doc and doc.count('class="route-row"') == 3
+
+
+def test_html_renders_one_run_of_cost_1e17(tmp_path: Path) -> None:
+    """Issue 27 (Small): the only run with a cost at 1e17 made the cost histogram divide by
+    zero (its one-value span was widened by 1, which 1e17 + 1 loses), so no report was written.
+    Through the CLI as a user runs it: the report is written, the figure shown as it is."""
+    import json
+    import re
+
+    from click.testing import CliRunner
+
+    from trajcheck.cli.app import main
+    call = {"index": 0, "kind": "assistant", "tool_calls": [{"name": "f", "args": {"x": 1}, "call_id": "c1"}]}
+    res = {"index": 1, "kind": "tool_result", "tool_result": {"call_id": "c1", "name": "f", "output": "r"}}
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps({"steps": [call, res], "total_cost_usd": 1e17, "metadata": {"case_id": "c"}})
+                    + "\n" + json.dumps({"steps": [call], "metadata": {"case_id": "c"}}) + "\n")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "c", "input": "q", "expected_calls": [{"name": "f", "args": {"x": 1}}]}))
+    html = tmp_path / "r.html"
+    r = CliRunner().invoke(main, ["eval", str(runs), "--cases", str(cases), "--html", str(html)])
+    assert r.exit_code == 0, r.output
+    doc = html.read_text()
+    p = _ById()
+    p.feed(doc)
+    assert p.text["eff-cost_usd-mean"] == p.text["eff-cost_usd-max"] == "100000000000000000"
+    assert "<title>100000000000000000-100000000000000000 USD: 1 successful</title>" in doc  # the run without a cost is not in it
+    page = re.sub(r"<script.*?</script>", "", doc, flags=re.S)
+    assert re.search(r"\b(nan|inf|infinity)\b", page, flags=re.I) is None
+
+
+def test_histogram_spans_a_float_cannot_hold() -> None:
+    from trajcheck.report.html import svg_histogram
+    # 1e17 alone: one bin; a span past the largest float (hi - lo = inf): 12 finite bins
+    one = svg_histogram([1e17, 1e17], [], title="t")
+    assert one.count("<rect") == 2 and ": 2 successful" in one
+    wide = svg_histogram([1.7e308], [-1.7e308], title="t")
+    assert wide.count("<rect") == 4 and ": 1 successful" in wide and ": 1 failed" in wide
+    assert "inf" not in wide and "nan" not in wide

@@ -163,16 +163,25 @@ def svg_histogram(ok: Sequence[float], bad: Sequence[float], *, title: str, unit
     if not vals:
         return ""
     lo, hi = min(vals), max(vals)
-    if hi == lo:
-        hi = lo + 1
     nb = max(1, min(bins, len(set(vals))))
     w = (hi - lo) / nb
+    if not math.isfinite(w):  # the span overflows a float: each end divided first
+        w = hi / nb - lo / nb
+    if not w > 0:  # one value (lo + 1 == lo at 1e17): one bin holding every run
+        nb, w = 1, 0.0
 
     def counts(xs: Sequence[float]) -> list[int]:
         c = [0] * nb
         for v in xs:
-            c[min(nb - 1, int((v - lo) / w))] += 1
+            if v is not None and math.isfinite(v):
+                x = (v - lo) / w if w else 0.0
+                if not math.isfinite(x):  # v - lo overflows
+                    x = v / w - lo / w
+                c[min(nb - 1, int(x))] += 1
         return c
+
+    def edge(i: int) -> float:  # a bin's bound, a mean of the ends (lo + i * w can overflow)
+        return hi if i >= nb else lo * (1 - i / nb) + hi * (i / nb) if w else lo
 
     co, cb = counts(ok), counts(bad)
     cmax = max(a + b for a, b in zip(co, cb)) or 1
@@ -187,9 +196,9 @@ def svg_histogram(ok: Sequence[float], bad: Sequence[float], *, title: str, unit
         h1 = co[i] / cmax * ph
         h2 = cb[i] / cmax * ph
         parts.append(f'<rect x="{x:.1f}" y="{mt + ph - h1:.1f}" width="{bw - 1:.1f}" height="{h1:.1f}" fill="#16a34a">'
-                     f'<title>{fmt(lo + i * w)}-{fmt(lo + (i + 1) * w)}{unit}: {co[i]} successful</title></rect>')
+                     f'<title>{fmt(edge(i))}-{fmt(edge(i + 1))}{unit}: {co[i]} successful</title></rect>')
         parts.append(f'<rect x="{x:.1f}" y="{mt + ph - h1 - h2:.1f}" width="{bw - 1:.1f}" height="{h2:.1f}" fill="#dc2626">'
-                     f'<title>{fmt(lo + i * w)}-{fmt(lo + (i + 1) * w)}{unit}: {cb[i]} failed</title></rect>')
+                     f'<title>{fmt(edge(i))}-{fmt(edge(i + 1))}{unit}: {cb[i]} failed</title></rect>')
     parts.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{mt + ph}" y2="{mt + ph}" stroke="#555"/>')
     parts.append(f'<text x="{ml}" y="{mt + ph + 14}" font-size="10">{fmt(lo)}</text>')
     parts.append(f'<text x="{ml + pw}" y="{mt + ph + 14}" font-size="10" text-anchor="end">{fmt(hi)}{_e(unit)}</text>')
