@@ -53,3 +53,22 @@ def test_run_summary_wording_gate_rows_and_files(tmp_path):
     assert _said(again)[0] == f"0 runs made, 12 resumed from {out}"
     mem = CliRunner().invoke(main, ["run", "--agent", AGENT, "--cases", CASES, "--no-progress", "-q"])
     assert mem.exit_code == 0 and _said(mem)[0] == "6 runs made" and mem.stdout == ""
+
+
+def test_every_case_failing_setup_prints_each_reason(tmp_path):
+    """Issue 27 (Small): when no case could be set up, run said only "empty suite: no runs to
+    score" and hid why. Each case's setup error is in the error now (exit 2), as a user sees it."""
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "bad.sql").write_text("CREATE TABLE t (x int);\nTHIS IS NOT SQL;\n")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "a", "input": "hi", "initial_state": "fixtures/bad.sql"}) + "\n"
+                     + json.dumps({"id": "b", "input": "hi", "initial_state": "fixtures/missing.sql"}) + "\n")
+    r = CliRunner().invoke(main, ["run", "--agent", AGENT, "--cases", str(cases), "--trials", "2",
+                                  "--no-progress", "--isolation", "inline"], env={"COLUMNS": "250"})
+    assert r.exit_code == 2, r.output
+    bad, missing = tmp_path / "fixtures" / "bad.sql", tmp_path / "fixtures" / "missing.sql"
+    assert r.stderr.splitlines()[-3:] == [
+        "error: no run to score: 2 problems:",
+        f"  - case 'a': not run (SandboxError: fixture {bad}, line 2: OperationalError: syntax error)",
+        f"  - case 'b': not run (SandboxError: fixture '{missing}' not found (looked at {missing}))",
+    ]

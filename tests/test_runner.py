@@ -168,6 +168,45 @@ def test_unknown_cases_in_file_and_cases_without_runs_are_problems(cases, tmp_pa
     assert list(res.scorecard.problems) == list(res.problems)
 
 
+def test_a_case_failing_setup_last_with_trials_does_not_hang(cases, tmp_path):
+    """Issue 27 (Small): with trials >= 2 a case whose setup failed, listed last, left its
+    later trials skipped with no run going, and the runner waited on its queue forever (no
+    timeout applies while nothing runs). Every case failing setup: the error lists each one."""
+    import threading
+
+    broken = Case(id="z_missing_fixture", input="x", initial_state=str(tmp_path / "nope.sql"))
+    got: dict[str, object] = {}
+
+    def go(cs: list[Case], key: str) -> None:
+        try:
+            got[key] = run_suite(good, cs, trials=2, tools=_registry(), progress=False, isolation="inline",
+                                 agent_name="a")
+        except Exception as e:  # noqa: BLE001 -- the test reads it
+            got[key] = e
+
+    for cs, key in ((cases[:2] + [broken], "mixed"), ([broken, Case(id="y", input="x",
+                                                                     initial_state=str(tmp_path / "no.sql"))], "all")):
+        th = threading.Thread(target=go, args=(cs, key), daemon=True)
+        th.start()
+        th.join(60)
+        assert not th.is_alive(), f"run_suite hung ({key})"
+    res = got["mixed"]
+    assert not isinstance(res, Exception), res
+    assert res.scorecard.suite.n_runs == 4 and res.scorecard.suite.n_successes == 4
+    assert [p for p in res.problems if "z_missing_fixture" in p] == [
+        f"case 'z_missing_fixture': not run (SandboxError: fixture '{tmp_path / 'nope.sql'}' not found "
+        f"(looked at {tmp_path / 'nope.sql'}))"]
+    err = got["all"]
+    from trajcheck.errors import MetricInputError
+    assert isinstance(err, MetricInputError)
+    assert str(err).splitlines() == [
+        "no run to score: 2 problems:",
+        f"  - case 'z_missing_fixture': not run (SandboxError: fixture '{tmp_path / 'nope.sql'}' not found "
+        f"(looked at {tmp_path / 'nope.sql'}))",
+        f"  - case 'y': not run (SandboxError: fixture '{tmp_path / 'no.sql'}' not found "
+        f"(looked at {tmp_path / 'no.sql'}))"]
+
+
 def test_out_file_of_another_agent_is_refused(cases, tmp_path):
     out = tmp_path / "runs.jsonl"
     run_suite(good, cases[:1], trials=1, out=out, tools=_registry(), progress=False, agent_name="a")

@@ -206,7 +206,8 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
     ``timeout_s``/``isolation``, duplicate case ids, an out file holding another agent's
     runs, or (process isolation) an agent no worker can load by name;
     ``suite.KTooLargeError`` (a MetricInputError), before any run, when ``max(ks) > trials``;
-    MetricInputError (from scoring) when no run could be scored; KeyboardInterrupt when
+    MetricInputError when no run could be scored, its message listing every problem (each
+    case's setup error among them); KeyboardInterrupt when
     interrupted (every finished run is already in ``out``).
     """
     cases = list(cases)
@@ -298,6 +299,8 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
                                           name=f"trajcheck-run-{job.case.id}-{job.trial}")
                     running.append(job)
                     th.start()
+                if not running:  # the last jobs were skipped (their case's setup failed): none to wait for
+                    continue
                 wait: float | None = None
                 if timeout_s is not None and running:
                     now = time.perf_counter()
@@ -374,6 +377,13 @@ def run_suite(agent: Callable[..., Any] | str, cases: Iterable[Case], *, trials:
         if not mine and cid not in setup_failed:
             problems.append(f"case {cid!r}: no runs; not scored")
         pairs.extend((traj, grading[cid]) for _t, traj in mine)
+    if score and not pairs:  # the reasons, not only "empty suite": each case's setup error among them
+        from ..errors import MetricInputError
+        from ..report.text import plural
+
+        raise MetricInputError("no run to score: " + plural(len(problems), "problem") + ":"
+                               + "".join(f"\n  - {p}" for p in problems) if problems else
+                               "no run to score: no cases")
     scorecard = None
     if score:
         scorecard = score_recorded(pairs, ks=ks, seed=seed, context=context, problems=problems,
