@@ -38,7 +38,8 @@ except ImportError:  # loaded by path by promptfoo, whose wrapper puts this dire
 DEFAULT_OTLP_ENDPOINT = "http://127.0.0.1:4318/v1/traces"
 AGENT_KWARGS = ("vars", "config", "context")
 #: The provider's own config keys, and the ones promptfoo itself puts in (or reads from) it.
-CONFIG_KEYS = ("agent", "format", "otlp_endpoint", "send_spans", "error_pattern", "output")
+CONFIG_KEYS = ("agent", "format", "otlp_endpoint", "send_spans", "allow_remote_otlp", "error_pattern",
+               "output")
 PROMPTFOO_CONFIG_KEYS = ("basePath", "pythonExecutable", "workers", "timeout")
 OUTPUT_FORMS = ("message", "text")
 
@@ -57,8 +58,9 @@ def check_config(config: Mapping[str, Any]) -> None:
         v = config.get(k)
         if v is not None and not isinstance(v, str):
             raise InputProblem(f"provider config {k!r} must be a string, got {type(v).__name__} {v!r}")
-    if config.get("send_spans") is not None and not isinstance(config["send_spans"], bool):
-        raise InputProblem(f"provider config 'send_spans' must be true or false, got {config['send_spans']!r}")
+    for flag in ("send_spans", "allow_remote_otlp"):
+        if config.get(flag) is not None and not isinstance(config[flag], bool):
+            raise InputProblem(f"provider config {flag!r} must be true or false, got {config[flag]!r}")
     if config.get("output") is not None and config["output"] not in OUTPUT_FORMS:
         raise InputProblem(f"provider config 'output' must be one of {', '.join(OUTPUT_FORMS)}, "
                            f"got {config['output']!r}")
@@ -204,8 +206,9 @@ def endpoint_refusal(endpoint: str, allow_remote: bool = False) -> str | None:
     host is this machine (``localhost``, 127.0.0.0/8, ``::1``) -- promptfoo's own receiver --
     unless the provider config says ``allow_remote_otlp: true``.
     """
-    import ipaddress
     from urllib.parse import urlsplit
+
+    from trajcheck.report.otel_events import is_loopback_url
 
     try:
         u = urlsplit(endpoint)
@@ -214,15 +217,8 @@ def endpoint_refusal(endpoint: str, allow_remote: bool = False) -> str | None:
         return f"not a URL ({e})"
     if u.scheme not in ("http", "https") or not host:
         return "only http(s) URLs are used"
-    if allow_remote:
+    if allow_remote or is_loopback_url(endpoint):
         return None
-    if host == "localhost":
-        return None
-    try:
-        if ipaddress.ip_address(host).is_loopback:
-            return None
-    except ValueError:
-        pass
     return (f"{host} is not this machine; spans (tool arguments and outputs) go to another host only "
             "with allow_remote_otlp: true in the provider config")
 
@@ -248,12 +244,18 @@ def post_spans(payload: Mapping[str, Any], endpoint: str, *, timeout: float = 30
     ``endpoint_refusal`` refuses the endpoint."""
     import urllib.request
 
+    from trajcheck.report.otel_events import is_loopback_url
+
     why = endpoint_refusal(endpoint, allow_remote)
     if why is not None:
         raise PermissionError(f"not sent to {endpoint}: {why}")
     req = urllib.request.Request(endpoint, data=json.dumps(payload).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
-    opener = urllib.request.build_opener(_NoRedirect())
+    handlers: list[Any] = [_NoRedirect()]
+    if is_loopback_url(endpoint):
+        # promptfoo's receiver on this machine: http_proxy would hand it every span.
+        handlers.append(urllib.request.ProxyHandler({}))
+    opener = urllib.request.build_opener(*handlers)
     with opener.open(req, timeout=timeout) as resp:
         return int(resp.status)
 
@@ -292,8 +294,8 @@ def call_api(prompt: str, options: Mapping[str, Any], context: Mapping[str, Any]
 
     Args:
         prompt: the rendered prompt.
-        options: ``{"id", "config": {agent, format?, otlp_endpoint?, send_spans?, error_pattern?,
-            output?, basePath}}``; an unknown config key (the closest known one is named) or a
+        options: ``{"id", "config": {agent, format?, otlp_endpoint?, send_spans?,
+            allow_remote_otlp?, error_pattern?, output?, basePath}}``; an unknown config key (the closest known one is named) or a
             wrong type is an error.
         context: promptfoo's call context (``vars``, ``test``, and ``traceparent`` when tracing).
 

@@ -19,7 +19,12 @@ from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter  # noqa: E4
 
 from trajcheck.cli.app import main  # noqa: E402
 from trajcheck.model import Case, ExpectedCall, Step, ToolCall, ToolResult, Trajectory  # noqa: E402
-from trajcheck.report.otel_events import EVENT_NAME, EvaluationEmitter, emitter_for  # noqa: E402
+from trajcheck.report.otel_events import (  # noqa: E402
+    EVENT_NAME,
+    WITHHELD,
+    EvaluationEmitter,
+    emitter_for,
+)
 from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -56,7 +61,23 @@ def test_events_in_memory_carry_the_conventions_attributes_and_the_span():
     assert bad.attributes["gen_ai.evaluation.score.value"] == 0.0
     assert bad.attributes["gen_ai.evaluation.score.label"] == "fail"
     assert not bad.trace_id  # no trace id in the input: not attached to any span
-    assert "gen_ai.evaluation.explanation" in by[("c1-1", "trajcheck.task_success")].attributes
+    # The failing run's reason names the expected flight (7); it stays home unless asked for.
+    assert by[("c1-1", "trajcheck.task_success")].attributes["gen_ai.evaluation.explanation"] == WITHHELD
+
+
+def test_explanations_are_sent_only_when_asked():
+    def explanation(**kw) -> str:
+        mem = InMemoryLogRecordExporter()
+        em = EvaluationEmitter([mem], batch=False, **kw)
+        evaluate_stream([run(8, 0)], [CASE], n_boot=20, on_result=em.emit)
+        em.close()
+        recs = [x.log_record for x in mem.get_finished_logs()]
+        return next(r.attributes["gen_ai.evaluation.explanation"] for r in recs
+                    if r.attributes["gen_ai.evaluation.name"] == "trajcheck.task_success")
+
+    withheld, sent = explanation(), explanation(explanations=True)
+    assert withheld == WITHHELD and "7" not in withheld
+    assert "book" in sent and "7" in sent and "8" in sent
 
 
 def test_events_as_otlp_json_lines_from_the_cli(tmp_path, capsys):
@@ -79,9 +100,30 @@ def test_events_as_otlp_json_lines_from_the_cli(tmp_path, capsys):
     assert {"gen_ai.evaluation.name", "gen_ai.evaluation.score.value"} <= names
 
 
-def test_events_reach_a_loopback_otlp_http_endpoint():
-    got: list[bytes] = []
+def _task_explanations(path) -> list[str]:
+    return [a["value"]["stringValue"] for line in path.read_text().splitlines()
+            for rl in json.loads(line)["resourceLogs"] for sl in rl["scopeLogs"]
+            for r in sl["logRecords"]
+            if {"key": "gen_ai.evaluation.name", "value": {"stringValue": "trajcheck.task_success"}}
+            in r["attributes"]
+            for a in r["attributes"] if a["key"] == "gen_ai.evaluation.explanation"]
 
+
+def test_cli_sends_explanations_only_with_the_flag(tmp_path):
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(run(8, 0).to_dict()) + "\n")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(CASE.to_dict()) + "\n")
+    for flag, out in (([], tmp_path / "plain.jsonl"), (["--events-explanations"], tmp_path / "full.jsonl")):
+        with pytest.raises(SystemExit):
+            main(["eval", str(runs), "--cases", str(cases), "-q", "--events", str(out), *flag])
+    assert _task_explanations(tmp_path / "plain.jsonl") == [WITHHELD]
+    [full] = _task_explanations(tmp_path / "full.jsonl")
+    assert full != WITHHELD and "7" in full
+
+
+def _recording_server(got: list[bytes]) -> HTTPServer:
+    """A loopback HTTP server answering 200 to every POST and keeping the bodies."""
     class H(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802 - http.server's name
             got.append(self.rfile.read(int(self.headers["Content-Length"])))
@@ -93,14 +135,28 @@ def test_events_reach_a_loopback_otlp_http_endpoint():
             pass
 
     srv = HTTPServer(("127.0.0.1", 0), H)
-    th = threading.Thread(target=srv.serve_forever, daemon=True)
-    th.start()
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def test_events_reach_a_loopback_otlp_http_endpoint(monkeypatch):
+    # A proxy in the environment (common in CI) must not see events meant for this machine.
+    proxied: list[bytes] = []
+    proxy = _recording_server(proxied)
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+        monkeypatch.setenv(var, f"http://127.0.0.1:{proxy.server_port}")
+    for var in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    got: list[bytes] = []
+    srv = _recording_server(got)
     try:
         em = emitter_for(endpoint=f"http://127.0.0.1:{srv.server_port}/v1/logs")
         evaluate_stream([run(7, 0)], [CASE], n_boot=20, on_result=em.emit)
         em.close()
     finally:
         srv.shutdown()
+        proxy.shutdown()
+    assert proxied == []
     recs = []
     for body in got:
         req = ExportLogsServiceRequest()

@@ -87,6 +87,59 @@ def test_redirect_to_another_host_is_not_followed() -> None:
     assert r["metadata"]["spans"]["sent"] == 0 and "307" in r["metadata"]["spans"]["error"]
 
 
+def test_spans_to_this_machine_skip_the_environment_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, list[str]] = {"collector": [], "proxy": []}
+
+    def server(name: str) -> HTTPServer:
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                seen[name].append(self.path)
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *a: Any) -> None:
+                pass
+
+        srv = HTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        return srv
+
+    collector, proxy = server("collector"), server("proxy")
+    for var in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(var, f"http://127.0.0.1:{proxy.server_address[1]}")
+    for var in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    try:
+        ep = f"http://127.0.0.1:{collector.server_address[1]}/v1/traces"
+        r = call_api("Cancel booking B42", _opts(otlp_endpoint=ep), {"traceparent": TRACEPARENT})
+    finally:
+        collector.shutdown()
+        proxy.shutdown()
+    assert r["metadata"]["spans"]["sent"] > 0
+    assert seen == {"collector": ["/v1/traces"], "proxy": []}
+
+
+def test_allow_remote_otlp_is_a_known_boolean_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    import urllib.request
+
+    posted: list[str] = []
+
+    def fake_open(self: Any, req: Any, timeout: float = 0) -> Any:
+        posted.append(req.full_url)
+        raise OSError("no network in tests")
+
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", fake_open)
+    ep = "https://collector.example.com/v1/traces"
+    r = call_api("Cancel booking B42", _opts(otlp_endpoint=ep, allow_remote_otlp=True), {"traceparent": TRACEPARENT})
+    assert "error" not in r and posted == [ep]  # accepted and tried; the fake network refused it
+    assert "no network in tests" in r["metadata"]["spans"]["error"]
+    r = call_api("Cancel booking B42", _opts(otlp_endpoint=ep, allow_remote_otlp="yes"), {})
+    assert "'allow_remote_otlp' must be true or false" in r["error"]
+    r = call_api("Cancel booking B42", _opts(allow_remote_otlps=True), {})
+    assert "did you mean 'allow_remote_otlp'" in r["error"]
+
+
 def _deep(n: int) -> Any:
     v: Any = 1
     for _ in range(n):

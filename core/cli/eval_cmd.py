@@ -49,6 +49,10 @@ from .output import ci_reports, fail, k_error, show_judges, show_scorecard, writ
 @click.option("--otlp-endpoint", metavar="URL",
               help="Send those events to an OTLP/HTTP logs endpoint (e.g. "
                    "http://127.0.0.1:4318/v1/logs).")
+@click.option("--events-explanations", is_flag=True,
+              help="Send each run's outcome reason as the task_success event's explanation. "
+                   "It may quote the case's expected values (arguments, required phrases, "
+                   "final state), so by default it is withheld from events.")
 @click.option("--allow-unread", is_flag=True,
               help="Score even when some record holds tool calls that were not read as calls "
                    "(its runs are scored as if those tools were never called); without it such "
@@ -60,7 +64,8 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
                  semantic_threshold: float | None = None, error_pattern: str | None = None,
                  strict: bool = False, engine: str = "local", workers: int = 2,
                  keep_runs: int = 1000, events_out: str | None = None,
-                 otlp_endpoint: str | None = None, judge_spec: str | None = None,
+                 otlp_endpoint: str | None = None, events_explanations: bool = False,
+                 judge_spec: str | None = None,
                  judge_cache: str = ".trajcheck/judge-cache.sqlite",
                  judge_price: str | None = None, junit_out: str | None = None,
                  annotations: str | None = None, codequality_out: str | None = None,
@@ -138,7 +143,7 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
         if events_out or otlp_endpoint:
             from ..report.otel_events import emitter_for
 
-            emitter = emitter_for(events_out, otlp_endpoint)
+            emitter = emitter_for(events_out, otlp_endpoint, explanations=events_explanations)
         if engine != "local":
             sc = _engine_eval(engine, traces, cases, loaded, ks=ks, seed=seed, workers=workers,
                               keep_runs=keep_runs, semantic=semantic,

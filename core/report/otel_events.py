@@ -15,10 +15,17 @@ label pass/fail, the outcome's reason), ``trajcheck.tool_call_f1`` (label pass w
 ``trajcheck.tool_call_precision``, ``trajcheck.tool_call_recall``, ``trajcheck.composite``
 (label pass/fail by its threshold) and ``trajcheck.ordering_accuracy`` where it applies.
 
+The task_success explanation (the outcome's reason) may quote the case's expected values -- an
+expected argument, a required phrase, a final-state field -- and events leave for a shared
+collector, so by default it is withheld and the event says so (:data:`WITHHELD`);
+``explanations=True`` (``trajcheck eval --events-explanations``) sends it.
+
 Sinks: an OTLP JSON file (one ``ExportLogsServiceRequest`` per line, ids in hex as the OTLP
 JSON encoding requires: ``OtlpJsonFileExporter``), an OTLP/HTTP endpoint (the SDK's
 ``OTLPLogExporter``), or any ``LogRecordExporter`` (tests use the SDK's in-memory one).
-Needs opentelemetry-sdk (extra ``otel``; the HTTP exporter for endpoints).
+Needs opentelemetry-sdk (extra ``otel``; the HTTP exporter for endpoints). An endpoint on this
+machine (``localhost``, 127.0.0.0/8, ``::1``) is reached directly: ``http_proxy`` and the like
+would hand every event, and the collector's ``Authorization`` header, to the proxy.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EVENT_NAME = "gen_ai.evaluation.result"
 SCOPE = "trajcheck"
+#: The explanation sent in place of the outcome's reason unless explanations are asked for.
+WITHHELD = ("withheld: the reason may quote the case's expected values "
+            "(trajcheck eval --events-explanations sends it)")
 
 
 def _sdk() -> Any:
@@ -48,8 +58,19 @@ def _sdk() -> Any:
     return logs
 
 
-def result_events(r: RunResult | ResultRow) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The ``(evaluation name, attributes)`` of each event for one run (module docstring)."""
+def result_events(r: RunResult | ResultRow, *,
+                  explanations: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The events of one run.
+
+    Args:
+        r: the run's result (a local ``RunResult`` or an engine's ``ResultRow``).
+        explanations: send the outcome's reason as task_success's explanation; when False
+            :data:`WITHHELD` is sent in its place (module docstring).
+
+    Returns:
+        ``(evaluation name, attributes)`` per event, names and attributes as in the module
+        docstring.
+    """
     def attrs(name: str, value: float | None, label: str | None,
               why: str | None = None) -> dict[str, Any]:
         a: dict[str, Any] = {"gen_ai.evaluation.name": name,
@@ -62,8 +83,9 @@ def result_events(r: RunResult | ResultRow) -> Iterator[tuple[str, dict[str, Any
             a["gen_ai.evaluation.explanation"] = why
         return a
 
+    why = r.outcome_reason if explanations or not r.outcome_reason else WITHHELD
     yield "trajcheck.task_success", attrs("trajcheck.task_success", 1.0 if r.success else 0.0,
-                                          "pass" if r.success else "fail", r.outcome_reason)
+                                          "pass" if r.success else "fail", why)
     if r.f1 is not None:
         yield "trajcheck.tool_call_f1", attrs("trajcheck.tool_call_f1", r.f1,
                                               "pass" if r.f1 == 1 else "fail")
@@ -165,9 +187,11 @@ class EvaluationEmitter:
     ``exporters``: ``LogRecordExporter`` objects (``OtlpJsonFileExporter``, the SDK's
     ``OTLPLogExporter`` or ``InMemoryLogRecordExporter``). Call ``emit(result, trajectory)``
     per run (the pipeline's ``on_result`` hook) and ``close()`` at the end (flushes).
+    ``explanations``: send outcome reasons (see :func:`result_events`).
     """
 
-    def __init__(self, exporters: Sequence[Any], *, batch: bool = True) -> None:
+    def __init__(self, exporters: Sequence[Any], *, batch: bool = True,
+                 explanations: bool = False) -> None:
         logs = _sdk()
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
@@ -180,6 +204,7 @@ class EvaluationEmitter:
             self.provider.add_log_record_processor(
                 BatchLogRecordProcessor(e) if batch else SimpleLogRecordProcessor(e))
         self.logger = self.provider.get_logger(SCOPE, __version__)
+        self.explanations = explanations
         self.n = 0
 
     def emit(self, r: RunResult, traj: Trajectory | None = None) -> None:
@@ -203,7 +228,7 @@ class EvaluationEmitter:
             sc = trace.SpanContext(ids[0], ids[1], is_remote=True,
                                    trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
             ctx = trace.set_span_in_context(trace.NonRecordingSpan(sc))
-        for _, a in result_events(r):
+        for _, a in result_events(r, explanations=self.explanations):
             if isinstance(resp, str):
                 a["gen_ai.response.id"] = resp
             self.logger.emit(event_name=EVENT_NAME, attributes=a, context=ctx,
@@ -216,10 +241,39 @@ class EvaluationEmitter:
         self.provider.shutdown()
 
 
-def emitter_for(path: str | None = None, endpoint: str | None = None) -> EvaluationEmitter:
-    """An ``EvaluationEmitter`` writing OTLP JSON to ``path`` and/or sending OTLP/HTTP to
-    ``endpoint`` (the full logs URL, e.g. ``http://127.0.0.1:4318/v1/logs``). Raises
-    ``EngineError`` when neither is given or the HTTP exporter is not installed."""
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url``'s host is this machine: ``localhost``, 127.0.0.0/8 or ``::1``."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def emitter_for(path: str | None = None, endpoint: str | None = None, *,
+                explanations: bool = False) -> EvaluationEmitter:
+    """An emitter for the CLI's ``--events`` / ``--otlp-endpoint``.
+
+    Args:
+        path: write OTLP JSON lines here.
+        endpoint: send OTLP/HTTP here (the full logs URL, e.g.
+            ``http://127.0.0.1:4318/v1/logs``); a loopback endpoint ignores proxy settings.
+        explanations: send the outcome's reason (it may quote expected values).
+
+    Returns:
+        An ``EvaluationEmitter`` over those sinks.
+
+    Raises:
+        EngineError: neither sink given, or the HTTP exporter not installed.
+    """
     exporters: list[Any] = []
     if path:
         exporters.append(OtlpJsonFileExporter(path))
@@ -229,11 +283,17 @@ def emitter_for(path: str | None = None, endpoint: str | None = None) -> Evaluat
         except ImportError as e:  # pragma: no cover
             raise EngineError("--otlp-endpoint needs opentelemetry-exporter-otlp-proto-http: "
                               "pip install 'trajcheck[otel]'") from e
-        exporters.append(OTLPLogExporter(endpoint=endpoint, timeout=10))
+        session = None
+        if is_loopback_url(endpoint):
+            import requests  # the exporter's own HTTP client
+
+            session = requests.Session()
+            session.trust_env = False  # no http_proxy / netrc for this machine's collector
+        exporters.append(OTLPLogExporter(endpoint=endpoint, timeout=10, session=session))
     if not exporters:
         raise EngineError("evaluation events need a file or an endpoint")
-    return EvaluationEmitter(exporters)
+    return EvaluationEmitter(exporters, explanations=explanations)
 
 
-__all__ = ["EVENT_NAME", "EvaluationEmitter", "OtlpJsonFileExporter", "ResultRow", "emitter_for",
-           "result_events", "root_span"]
+__all__ = ["EVENT_NAME", "WITHHELD", "EvaluationEmitter", "OtlpJsonFileExporter", "ResultRow",
+           "emitter_for", "is_loopback_url", "result_events", "root_span"]
