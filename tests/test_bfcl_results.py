@@ -122,3 +122,16 @@ def test_bad_ground_truth_file_is_an_error(tmp_path: Path) -> None:
     other = tmp_path / "cases.jsonl"
     other.write_text(json.dumps({"id": "c1", "input": "x"}) + "\n")
     assert load_ground_truth(other) is None  # an ordinary dataset
+
+
+def test_a_line_that_is_not_utf8_is_named_not_the_whole_file(tmp_path: Path) -> None:
+    row = json.dumps({"id": "a_1", "ground_truth": [], "functions": []}).encode()
+    p = tmp_path / "gt.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + row + b"\n" + row.replace(b"a_1", b"a_\xff2") + b"\n")
+    with pytest.raises(DatasetError) as e:
+        load_ground_truth(p)
+    assert str(e.value).endswith("gt.jsonl:2: not UTF-8: byte(s) ff at column 11 (invalid start byte)")
+    # an ordinary dataset with such a line is not BFCL: the dataset reader names the line
+    other = tmp_path / "cases.jsonl"
+    other.write_bytes(b'{"id": "c1", "input": "x"}\n{"id": "c\xff2", "input": "x"}\n')
+    assert load_ground_truth(other) is None

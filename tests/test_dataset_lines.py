@@ -2,8 +2,7 @@
 line numbers and errors of the file read as text and split with ``str.splitlines``: over
 every line break ``str.splitlines`` knows (``\\v``, ``\\f``, ``\\x1c``-``\\x1e``, U+0085,
 U+2028, U+2029, lone ``\\r``, ``\\r\\n``), a leading BOM, lines blank only in Unicode, bad
-JSON, and blocks cut anywhere; a file that is not UTF-8 fails with the text reader's
-message; and a dataset loaded by byte ranges gives the whole load's store."""
+JSON, and blocks cut anywhere; a line that is not UTF-8 is one bad row naming its line; and a dataset loaded by byte ranges gives the whole load's store."""
 
 from __future__ import annotations
 
@@ -54,17 +53,29 @@ def test_the_break_kinds_by_hand(tmp_path):
                    ([6], 7, True)]  # line 6 holds only U+00A0: blank
 
 
-@pytest.mark.parametrize("bad", [b"\xff", b"\xed\xa0\x80", b"\xe2\x80"])
-def test_not_utf8_fails_as_the_text_reader(tmp_path, bad):
+@pytest.mark.parametrize(("bad", "why"), [(b"\xff", "ff at column 23 (invalid start byte)"),
+                                          (b"\xed\xa0\x80", "ed at column 23 (invalid continuation byte)"),
+                                          (b"\xe2\x80", "e2 80 at column 23 (invalid continuation byte)")])
+@pytest.mark.parametrize("block", [7, dataset.BLOCK_BYTES])
+def test_a_line_that_is_not_utf8_is_one_bad_row(tmp_path, monkeypatch, bad, why, block):
+    monkeypatch.setattr(dataset, "BLOCK_BYTES", block)
     path = tmp_path / "cases.jsonl"
-    path.write_bytes(b'{"id": "a", "input": "x"}\n' * 3 + b'{"id": "b", "input": "' + bad + b'"}\n')
-    with pytest.raises(UnicodeDecodeError) as want:
-        with path.open(encoding="utf-8-sig", newline="") as f:
-            f.read()
-    with pytest.raises(DatasetError) as got:
+    good = [f'{{"id": "c{i}", "input": "caf\u00e9 {i}"}}\n'.encode() for i in range(4)]
+    path.write_bytes(b"".join(good[:2]) + b'{"id": "b", "input": "' + bad + b'"}\n' + b"".join(good[2:]))
+    cases, errors = dataset.load_cases_report(path)
+    assert [c.id for c in cases] == ["c0", "c1", "c2", "c3"]
+    assert errors == [f"{path}:3: not UTF-8: byte(s) {why}"]
+    with pytest.raises(DatasetError, match=f"{path}:3: not UTF-8"):
         load_case_store(path)
-    assert str(got.value) == f"{path}: cannot read dataset file ({want.value})"
     assert not load_case_store_ranges(path, [(0, path.stat().st_size)], CaseStore())
+
+
+def test_a_json_dataset_that_is_not_utf8_names_line_and_column(tmp_path):
+    path = tmp_path / "cases.json"
+    path.write_bytes(b'\xef\xbb\xbf[{"id": "a", "input": "x"},\n {"id": "b", "input": "caf\xe9"}]\n')
+    with pytest.raises(DatasetError) as e:
+        dataset.load_cases_report(path)
+    assert str(e.value) == f"{path}: not UTF-8 at line 2, column 27: byte(s) e9 (invalid continuation byte)"
 
 
 def test_ranges_load_the_whole_store(tmp_path):

@@ -201,3 +201,25 @@ def test_cli_engine_ray_refuses_unread_calls_as_local_eval_does(ray, tmp_path):
     with pytest.raises(SystemExit) as ei:
         main(["eval", str(p), "--cases", str(cp), "--engine", "ray", "-q", "--allow-unread"])
     assert ei.value.code in (0, None)
+
+
+def test_cli_engine_ray_reports_a_line_that_is_not_utf8_as_local_eval_does(ray, runs, tmp_path):
+    """A run line holding bytes that are not UTF-8 is skipped with a problem, on the engine
+    as in the local eval (decoding with replacement scored a changed run silently)."""
+    p, cp, _, _ = runs
+    lines = p.read_bytes().splitlines(keepends=True)
+    lines[5] = lines[5].replace(b'"name": "', b'"name": "\xff', 1)
+    bad = tmp_path / "runs.jsonl"
+    bad.write_bytes(b"".join(lines))
+    out, local = tmp_path / "sc.json", tmp_path / "local.json"
+    for args, to in ((["--engine", "ray"], out), ([], local)):
+        with pytest.raises(SystemExit) as ei:
+            main(["eval", str(bad), "--cases", str(cp), "-q", "--json", str(to), *args])
+        assert ei.value.code in (0, None)
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    assert got["suite"]["n_runs"] == lw["suite"]["n_runs"] == 79
+    assert got["suite"] == lw["suite"] and got["runs"] == lw["runs"]
+    want = f"{bad}:6: not UTF-8 text (invalid start byte at byte "
+    [lp] = [x for x in lw["problems"] if "not UTF-8" in x]
+    [gp] = [x for x in got["problems"] if "not UTF-8" in x]
+    assert lp.startswith(want) and gp.split(": ", 1)[1] == lp.split(": ", 1)[1]

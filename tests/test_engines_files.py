@@ -16,10 +16,10 @@ def test_ranges_read_every_line_once_in_order(tmp_path, newline, final_newline):
     rnd = random.Random(7)
     lines = [("x" * rnd.randint(0, 40) + f"é{i}").encode() for i in range(300)]
     lines[17] = b""  # a blank line is a line too
-    lines[40] = b"\xff\xfe bad"  # not UTF-8: replaced, as Spark's text source does
+    lines[40] = b"\xff\xfe bad"  # not UTF-8: its decoding error in place of a text
     p = tmp_path / "runs.jsonl"
     p.write_bytes(newline.join(lines) + (newline if final_newline else b""))
-    want = [x.decode("utf-8", "replace") for x in lines]
+    want = [x.decode() if i != 40 else "not UTF-8: invalid start byte at 0" for i, x in enumerate(lines)]
     for n in (1, 2, 3, 7, 64, 299, 300, 1000):
         cuts = files.ranges(p, n)
         assert cuts[0][0] == 0 and cuts[-1][1] == p.stat().st_size
@@ -30,7 +30,8 @@ def test_ranges_read_every_line_once_in_order(tmp_path, newline, final_newline):
             for s, t in files.read_range(p, a, b, i, batch_rows=16):
                 assert len(s) == len(t) <= 16
                 seqs += s
-                got += t
+                got += [f"not UTF-8: {x.error.reason} at {x.error.start}" if isinstance(x, files.NotUtf8)
+                        else x for x in t]
         assert got == want, n
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
         # positions as Spark's monotonically_increasing_id: range index in the high bits

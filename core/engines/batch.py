@@ -29,6 +29,7 @@ from ..model import Case, Trajectory
 from ..read.intake import RunKeyer, _unmatched_message, case_map_of
 from ..report.scorecard import RunResult, Scorecard
 from ..score.scoring import score_compact_by_id, score_run
+from .files import NotUtf8
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -228,19 +229,21 @@ class BatchScorer:
                 else [None] * len(texts))
         return self._score_rows(seqs, texts, cids, part, want_rows)
 
-    def score_texts(self, seqs: Sequence[int], texts: Sequence[str], part: BatchPartial, *,
+    def score_texts(self, seqs: Sequence[int], texts: Sequence[str | NotUtf8], part: BatchPartial, *,
                     rows: bool = True) -> pa.RecordBatch | None:
         """``score`` for rows already held as Python lists (positions and JSON texts; no
-        case column): what an engine that reads the file itself hands over."""
+        case column): what an engine that reads the file itself hands over
+        (``files.read_range``: a line that is not UTF-8 is a ``NotUtf8``, reported)."""
         t0, w0 = time.thread_time(), time.monotonic()
         try:
             return self._score_rows(seqs, texts, [None] * len(texts), part, rows)
         finally:
             _account(part, t0, w0)
 
-    def _score_rows(self, seqs: Sequence[int], texts: Sequence[str | None],
+    def _score_rows(self, seqs: Sequence[int], texts: Sequence[str | NotUtf8 | None],
                     cids: Sequence[Any], part: BatchPartial,
                     want_rows: bool) -> pa.RecordBatch | None:
+        from ..read.traces.io import not_utf8_line
         from ..read.traces.stream import read_row
 
         pa = _pa()
@@ -252,6 +255,9 @@ class BatchScorer:
         for seq, text, cid in zip(seqs, texts, cids):
             part.n_rows += 1
             where = f"row {seq}"
+            if isinstance(text, NotUtf8):
+                part.read.append((seq, not_utf8_line(where, text.error)))
+                continue
             trajs, problems = read_row(text or "", where, self.format,
                                        error_pattern=self.error_pattern, whole=self.grouped,
                                        unread=unread)

@@ -5,7 +5,9 @@ the file: Ray's ranges, Spark's fixed ranges when the result rows stream back, t
 file's parts; ``range_server`` cuts its own as the tasks ask); ``read_range`` gives a
 range's lines in batches, each line numbered as Spark's ``monotonically_increasing_id``
 numbers rows (range index in the high bits, line within the range in the low 33), so
-positions increase in input order on both engines.
+positions increase in input order on both engines. A line that is not UTF-8 comes as a
+``NotUtf8`` in place of its text, so the scorer reports it as the local reader does (Spark's
+own text source would replace the bytes and score a changed run silently).
 """
 
 from __future__ import annotations
@@ -14,6 +16,15 @@ import os
 from collections.abc import Iterator
 
 ROW_BITS = 33  # as monotonically_increasing_id: the record number's bits
+
+
+class NotUtf8:
+    """A line that is not UTF-8, in place of its text: ``error`` from decoding it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: UnicodeDecodeError) -> None:
+        self.error = error
 
 
 def ranges(path: str | os.PathLike[str], n: int, start: int = 0,
@@ -38,13 +49,13 @@ def ranges(path: str | os.PathLike[str], n: int, start: int = 0,
 
 
 def read_range(path: str | os.PathLike[str], start: int, end: int, index: int,
-               batch_rows: int = 8192) -> Iterator[tuple[list[int], list[str]]]:
+               batch_rows: int = 8192) -> Iterator[tuple[list[int], list[str | NotUtf8]]]:
     """The lines starting in ``[start, end)`` (``start`` a line start) as batches of at most
-    ``batch_rows``: ``(positions, texts)``, a text without its line break, bytes that are
-    not UTF-8 replaced (as Spark's text source reads them)."""
+    ``batch_rows``: ``(positions, texts)``, a text without its line break, a line that is
+    not UTF-8 as a ``NotUtf8``."""
     base = index << ROW_BITS
     seqs: list[int] = []
-    texts: list[str] = []
+    texts: list[str | NotUtf8] = []
     i = 0
     with open(path, "rb") as f:
         f.seek(start)
@@ -54,7 +65,10 @@ def read_range(path: str | os.PathLike[str], start: int, end: int, index: int,
             if not line:
                 break
             at += len(line)
-            texts.append(line.rstrip(b"\r\n").decode("utf-8", "replace"))
+            try:
+                texts.append(line.rstrip(b"\r\n").decode("utf-8"))
+            except UnicodeDecodeError as e:
+                texts.append(NotUtf8(e))
             seqs.append(base + i)
             i += 1
             if len(texts) >= batch_rows:
@@ -64,4 +78,4 @@ def read_range(path: str | os.PathLike[str], start: int, end: int, index: int,
         yield seqs, texts
 
 
-__all__ = ["ROW_BITS", "ranges", "read_range"]
+__all__ = ["ROW_BITS", "NotUtf8", "ranges", "read_range"]

@@ -335,26 +335,35 @@ def load_ground_truth(path: Any) -> list[Case] | None:
     import json
     from pathlib import Path
 
+    from ..read.dataset import utf8_fault
+
     p = Path(path)
     rows: list[Any] = []
     bad: list[str] = []
-    # the first row decides; an ordinary dataset (maybe of millions of rows) is not read here
+    # the first row decides; an ordinary dataset (maybe of millions of rows) is not read here.
+    # Lines are read as bytes and decoded one at a time, so a line that is not UTF-8 is that
+    # line's problem (here or in the dataset reader), not the whole file's.
     try:
-        with p.open(encoding="utf-8-sig") as f:
+        with p.open("rb") as f:
             first = next((piece for line in f if line.strip()
                           for piece in line.splitlines() if piece.strip()), None)
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         raise DatasetError(f"{p}: cannot be read ({e})") from e
     try:
-        if first is None or not is_ground_truth_row(json.loads(first)):
+        if first is None or not is_ground_truth_row(json.loads(first.removeprefix(b"\xef\xbb\xbf"))):
             return None
-    except ValueError:
-        return None  # not JSON Lines: not BFCL ground truth
+    except ValueError:  # UnicodeDecodeError included
+        return None  # not JSON Lines in UTF-8: not BFCL ground truth
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
+        raw = p.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    except OSError as e:
         raise DatasetError(f"{p}: cannot be read ({e})") from e
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, bline in enumerate(raw.splitlines(), 1):
+        try:
+            line = bline.decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad.append(f"{p}:{n}: not UTF-8: {utf8_fault(e)}")
+            continue
         if not line.strip():
             continue
         try:

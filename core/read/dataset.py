@@ -288,23 +288,13 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[Any, int, bool]]:
     (the file read as UTF-8, a leading BOM dropped). ``plain``: the line was read by
     ``limits.plain_loads`` -- the value ``json.loads`` gives, made of JSON values only, with
     finite numbers and nesting within ``limits.MAX_DEPTH`` -- so ``_value_faults`` has
-    nothing to find in it. A file that is not UTF-8 raises the ``DatasetError`` a text
-    reader of it raises (its message names the place as the decoder found it)."""
+    nothing to find in it. A line that is not UTF-8 is a bad row naming its line and column
+    (the rest is read); an unreadable file raises ``DatasetError``."""
     try:
         with path.open("rb") as f:
             yield from _rows_of_blocks(_file_blocks(f))
-        return
     except OSError as e:
         raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
-    except UnicodeDecodeError:
-        pass
-    try:  # the text reader's own error
-        with path.open(encoding="utf-8-sig", newline="") as f:
-            for _ in f:
-                pass
-    except (OSError, UnicodeDecodeError) as e:
-        raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
-    raise DatasetError(f"{path}: cannot read dataset file (not UTF-8)")  # pragma: no cover
 
 
 BLOCK_BYTES = 1 << 18  # a JSON Lines file is read in blocks of about this size, cut after a b"\n" (bigger: more peak memory)
@@ -339,12 +329,25 @@ def _rows_of_blocks(blocks: Iterable[bytes]) -> Iterator[tuple[Any, int, bool]]:
     """``_jsonl_rows``' triples of the UTF-8 text made of ``blocks`` (each ending with a
     line break, the last at the end), its lines split as ``str.splitlines`` splits it: a
     block's lines split as bytes where ``bytes.splitlines`` splits them the same way (the
-    block holds no other line break), else as text. Raises ``UnicodeDecodeError`` for a
-    block that is not UTF-8."""
+    block holds no other line break), else as text. A block that is not UTF-8 is split at
+    ``\n``/``\r`` only (U+2028 and the like break no line there) and its undecodable
+    lines are bad rows."""
     max_open = limits.MAX_DEPTH
     n = 0
     for block in blocks:
-        text = None if block.isascii() else block.decode("utf-8")  # not UTF-8: raises here
+        try:
+            text = None if block.isascii() else block.decode("utf-8")
+        except UnicodeDecodeError:
+            raw_lines = block.splitlines()
+            for i, line in enumerate(raw_lines):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    yield _BadJSON(f"not UTF-8: {utf8_fault(e)}"), n + i + 1, False
+                else:
+                    yield from _rows_of_lines((line,), n + i)
+            n += len(raw_lines)
+            continue
         if any(b in block for b in _ASCII_BREAKS) or (
                 text is not None and any(b in block for b in _UTF8_BREAKS)):
             lines: list[Any] = (text if text is not None else block.decode("ascii")).splitlines()
@@ -369,6 +372,17 @@ def _rows_of_blocks(blocks: Iterable[bytes]) -> Iterator[tuple[Any, int, bool]]:
                     yield val, n, True
                     continue
             yield from _rows_of_lines((line,), n - 1)
+
+
+def utf8_fault(e: UnicodeDecodeError, text: bytes | None = None) -> str:
+    """Where and what ``e`` found: the byte, and its line and column (1-based, in bytes)
+    within ``text`` when given, else its column within the line ``e`` decoded."""
+    bad = e.object[e.start:e.end].hex(" ") if isinstance(e.object, bytes) else "?"
+    if text is None:
+        return f"byte(s) {bad} at column {e.start + 1} ({e.reason})"
+    line = text.count(b"\n", 0, e.start) + 1
+    col = e.start - (text.rfind(b"\n", 0, e.start) + 1) + 1
+    return f"line {line}, column {col}: byte(s) {bad} ({e.reason})"
 
 
 def _rows_of_lines(lines: Iterable[bytes | str], n: int = 0) -> Iterator[tuple[Any, int, bool]]:
@@ -398,7 +412,7 @@ def _rows_of_lines(lines: Iterable[bytes | str], n: int = 0) -> Iterator[tuple[A
         try:
             yield _loads(text), n, False
         except ValueError as e:
-            yield _BadJSON(str(e)), n, False
+            yield _BadJSON(f"not valid JSON ({e})"), n, False
 
 
 def _read_rows(path: Path) -> Iterable[tuple[Any, int, bool]]:
@@ -411,11 +425,17 @@ def _read_rows(path: Path) -> Iterable[tuple[Any, int, bool]]:
 
 
 def _read_whole(path: Path, suffix: str) -> Iterable[tuple[Any, int]]:
-    """``(row, line)`` pairs of a JSON or YAML dataset file."""
+    """``(row, line)`` pairs of a JSON or YAML dataset file. Raises ``DatasetError`` when it
+    cannot be read or is not UTF-8 (naming the line and column: one document, no row of it
+    can be read apart)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
+        raw = path.read_bytes().removeprefix(_BOM)
+    except OSError as e:
         raise DatasetError(f"{path}: cannot read dataset file ({e})") from e
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{path}: not UTF-8 at {utf8_fault(e, raw)}") from None
     if suffix in _YAML_SUFFIXES:
         return _read_yaml(path, text)
     try:
@@ -603,6 +623,8 @@ class _ScoringCheck:
 
 
 class _BadJSON:
+    """A line that is no JSON value: ``msg`` says why (not JSON, not UTF-8)."""
+
     def __init__(self, msg: str) -> None:
         self.msg = msg
 
@@ -654,7 +676,7 @@ def _valid_cases(p: Path, errors: list[str],
     reader = Reader(store) if store is not None else None
     for row, line, plain in (_read_rows(p) if rows is None else rows):
         if not plain and isinstance(row, _BadJSON):
-            errors.append(f"{p}:{line}: not valid JSON ({row.msg})")
+            errors.append(f"{p}:{line}: {row.msg}")
             continue
         cid = row.get("id") if type(row) is dict or isinstance(row, Mapping) else None
         dr = None

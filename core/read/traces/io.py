@@ -30,6 +30,12 @@ def bad_json_line(where: str, e: ValueError) -> str:
     return f"{where}: not valid JSON: {msg}{col}; line skipped"
 
 
+def not_utf8_line(where: str, e: UnicodeDecodeError) -> str:
+    """The problem for a line at ``where`` that is not UTF-8 (``e`` from decoding the line
+    alone: its reason and byte offset within the line)."""
+    return f"{where}: not UTF-8 text ({e.reason} at byte {e.start} of the line); line skipped"
+
+
 def _decode_lines(data: bytes, path: Path, acc: Accumulator) -> str:
     """The text of a file that is not UTF-8 as a whole: each line decoded on its own, a line
     that is not UTF-8 reported (with its line number) and left out, the others kept."""
@@ -41,7 +47,7 @@ def _decode_lines(data: bytes, path: Path, acc: Accumulator) -> str:
         try:
             out.append(raw.decode("utf-8"))
         except UnicodeDecodeError as e:
-            acc.skip(f"{path}:{n}: not UTF-8 text ({e.reason} at byte {e.start} of the line); line skipped")
+            acc.skip(not_utf8_line(f"{path}:{n}", e))
             out.append("")
     return "\n".join(out)
 

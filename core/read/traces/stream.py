@@ -38,7 +38,7 @@ from .case_keys import qualify
 from .detection import detect
 from .error_pattern import compile_error_pattern
 from .formats import EXPECTED, norm_format
-from .io import GZ_SUFFIXES, SUFFIXES, bad_json_line, parse_json
+from .io import GZ_SUFFIXES, SUFFIXES, bad_json_line, not_utf8_line, parse_json
 from .load_result import Accumulator
 from .native import read_line
 from .native_facts import LineRun, line_run
@@ -207,8 +207,7 @@ class TraceStream:
                     try:
                         line = decoder.decode(raw, final=True)
                     except UnicodeDecodeError as e:
-                        acc.skip(f"{f}:{n}: not UTF-8 text ({e.reason} at byte {e.start} of the "
-                                 "line); line skipped")
+                        acc.skip(not_utf8_line(f"{f}:{n}", e))
                         decoder.reset()
                         continue
                     if not line.strip():
