@@ -1,4 +1,4 @@
-"""A JSON Lines dataset read as bytes, in blocks (``dataset._jsonl_rows``), gives the rows,
+"""A JSON Lines dataset read as bytes, in blocks (``dataset_rows._jsonl_rows``), gives the rows,
 line numbers and errors of the file read as text and split with ``str.splitlines``: over
 every line break ``str.splitlines`` knows (``\\v``, ``\\f``, ``\\x1c``-``\\x1e``, U+0085,
 U+2028, U+2029, lone ``\\r``, ``\\r\\n``), a leading BOM, lines blank only in Unicode, bad
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trajcheck.errors import DatasetError
-from trajcheck.read import dataset
+from trajcheck.read import dataset, dataset_rows
 from trajcheck.read.case_store import CaseStore
 from trajcheck.read.dataset import load_case_store, load_case_store_ranges
 
@@ -22,11 +22,11 @@ from trajcheck.read.dataset import load_case_store, load_case_store_ranges
 def _text_rows(path: Path) -> list:
     """The rows as the text reader gives them (the file decoded, then ``str.splitlines``)."""
     with path.open(encoding="utf-8-sig", newline="") as f:
-        return _plain(dataset._rows_of_lines(f.read().splitlines()))
+        return _plain(dataset_rows._rows_of_lines(f.read().splitlines()))
 
 
 def _plain(rows) -> list:
-    return [(r.msg if isinstance(r, dataset._BadJSON) else r, n, p) for r, n, p in rows]
+    return [(r.msg if isinstance(r, dataset_rows.BadJSON) else r, n, p) for r, n, p in rows]
 
 
 _BREAKS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
@@ -39,16 +39,16 @@ _PIECES = ['{"id": "a", "input": "x"}', '{"id": "é", "input": "\u2028"}', "[1, 
 @given(parts=st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_BREAKS)), max_size=12),
        bom=st.booleans(), block=st.integers(1, 40))
 def test_bytes_reader_equals_the_text_reader(tmp_path, monkeypatch, parts, bom, block):
-    monkeypatch.setattr(dataset, "BLOCK_BYTES", block)
+    monkeypatch.setattr(dataset_rows, "BLOCK_BYTES", block)
     path = tmp_path / "cases.jsonl"
     path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + "".join(a + b for a, b in parts).encode("utf-8"))
-    assert _plain(dataset._jsonl_rows(path)) == _text_rows(path)
+    assert _plain(dataset_rows._jsonl_rows(path)) == _text_rows(path)
 
 
 def test_the_break_kinds_by_hand(tmp_path):
     path = tmp_path / "cases.jsonl"
     path.write_bytes(b'\xef\xbb\xbf[1]\r\n[2]\x0b[3]\xe2\x80\xa8[4]\r[5]\n\xc2\xa0\n[6]')
-    got = _plain(dataset._jsonl_rows(path))
+    got = _plain(dataset_rows._jsonl_rows(path))
     assert got == [([1], 1, True), ([2], 2, True), ([3], 3, True), ([4], 4, True), ([5], 5, True),
                    ([6], 7, True)]  # line 6 holds only U+00A0: blank
 
@@ -56,9 +56,9 @@ def test_the_break_kinds_by_hand(tmp_path):
 @pytest.mark.parametrize(("bad", "why"), [(b"\xff", "ff at column 23 (invalid start byte)"),
                                           (b"\xed\xa0\x80", "ed at column 23 (invalid continuation byte)"),
                                           (b"\xe2\x80", "e2 80 at column 23 (invalid continuation byte)")])
-@pytest.mark.parametrize("block", [7, dataset.BLOCK_BYTES])
+@pytest.mark.parametrize("block", [7, dataset_rows.BLOCK_BYTES])
 def test_a_line_that_is_not_utf8_is_one_bad_row(tmp_path, monkeypatch, bad, why, block):
-    monkeypatch.setattr(dataset, "BLOCK_BYTES", block)
+    monkeypatch.setattr(dataset_rows, "BLOCK_BYTES", block)
     path = tmp_path / "cases.jsonl"
     good = [f'{{"id": "c{i}", "input": "caf\u00e9 {i}"}}\n'.encode() for i in range(4)]
     path.write_bytes(b"".join(good[:2]) + b'{"id": "b", "input": "' + bad + b'"}\n' + b"".join(good[2:]))

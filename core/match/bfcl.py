@@ -335,7 +335,7 @@ def load_ground_truth(path: Any) -> list[Case] | None:
     import json
     from pathlib import Path
 
-    from ..read.dataset import utf8_fault
+    from ..read.dataset_rows import utf8_fault
 
     p = Path(path)
     rows: list[Any] = []
