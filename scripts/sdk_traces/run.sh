@@ -8,7 +8,7 @@ root="$(cd "$here/../.." && pwd)"
 venvs="${SDK_VENVS:-$root/.sdk-venvs}"
 PYTHON="${PYTHON:-python3}"
 sdks=("$@")
-[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack haystack_otel semantic_kernel llamaindex llamaindex_events litellm openai_responses adk crewai crewai_hierarchical ag2 strands traceloop)
+[ ${#sdks[@]} -gt 0 ] || sdks=(smolagents autogen langchain google_genai bedrock_converse cohere_v2 mistral haystack haystack_otel haystack2_toolinvoker semantic_kernel llamaindex llamaindex_events litellm openai_responses adk crewai crewai_hierarchical ag2 strands traceloop)
 for sdk in "${sdks[@]}"; do
   v="$venvs/$sdk"
   # langchain-core is a test dependency of trajcheck itself: its producer runs in the project venv

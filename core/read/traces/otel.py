@@ -695,21 +695,29 @@ def _trajectory(spans: list[dict[str, Any]]) -> Trajectory:
     answer: str | None = None  # smolagents' final_answer tool
     answers: list[str] = []  # pydantic-ai output functions' results
     deferred: list[dict[str, Any]] = []  # pydantic-ai calls deferred, not run
+    components = False  # Haystack component spans (2.x: a ToolInvoker's calls are only there)
     for s in spans:
         if s["events"]:
             layouts.lift_details(s)
         if isinstance(s["name"], str) and s["name"].startswith(haystack.PREFIX):
             haystack.lift(s)
+            components = components or s["name"] == haystack.COMPONENT_SPAN
+    shadowed = haystack.shadowed_components(spans, _kind) if components else frozenset()
+    for s in spans:
         a = s["attrs"]
         session = session or a.get("gen_ai.conversation.id") or a.get("session.id")
+        kind = _kind(a)
+        if (kind is None and not components) or (components and s["span_id"] in shadowed):
+            continue
         lat = (s["end"] - s["start"]) * 1000.0 if s["start"] is not None and s["end"] is not None else None
         agent = a.get("gen_ai.agent.name") or a.get("agent.name")
-        kind = _kind(a)
-        if kind is None:
-            continue
         times: dict[str, Any] = {"start": s["start"], "end": s["end"], "latency_ms": lat, "span_id": s["span_id"],
                                  "parent_id": s["parent_id"], "agent_name": agent if isinstance(agent, str) else None}
         w = f"span {s['span_id']} ({s['name']})"
+        if kind is None:
+            if s["name"] == haystack.COMPONENT_SPAN:
+                events.extend(haystack.component_runs(s, problems, w, times) or ())
+            continue
         if kind == "tool":
             if not pyd.tool_span_is_call(s, problems, w, deferred, answers):
                 continue

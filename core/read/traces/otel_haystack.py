@@ -21,22 +21,38 @@ span                               what is read
 ``haystack.component.run``         a chat generator run in a pipeline (an output with assistant
                                    ``replies``): read as a model call from
                                    ``haystack.component.input`` / ``.output``
+``haystack.component.run`` of a    the calls it ran (``invoker_runs``; Haystack 2.x opens no span
+``ToolInvoker``                    per tool call, the Agent runs its ``ToolInvoker`` as a
+                                   component): ``haystack.component.output``'s ``tool_messages``,
+                                   each ``tool_call_result`` one call (its ``origin``: name,
+                                   arguments, id) and its result (``result``; ``error`` true ->
+                                   failed, the result text the error); without an output, the
+                                   calls of ``haystack.component.input``'s ``messages`` and a
+                                   problem (results unknown; one call in a span with the error
+                                   status, the invoker raised: that call failed with the span's
+                                   message); without either, a problem
 ``haystack.agent.run``             the agent: ``haystack.agent.output``'s last assistant text
                                    is its answer when no model span carries one
 =================================  =============================================================
 
 ``lift(span)`` lays these as ``gen_ai.*`` attributes over the span (the span's own ``gen_ai.*``
-attributes win), so ``otel`` reads them with its one mapping of keys. The ChatMessage dicts
-are read by the one message normaliser (``messages.normalise``).
+attributes win), so ``otel`` reads them with its one mapping of keys; ``component_runs(span)``
+gives a ``ToolInvoker``'s calls (one span, many calls) and names a chat generator's or tool
+invoker's span that records no content. The ChatMessage dicts are read by the one message
+normaliser (``messages.normalise``). A component span that holds a tool or model span of its
+own (another instrumentation, or a Haystack that opens them) is not read: ``otel`` reads the
+inner spans, so no call or turn is counted twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ...model import ToolCall, ToolResult
 from . import messages as msgs
-from ._util import is_seq
+from ._turns import ToolRun
+from ._util import is_seq, mapping
 from ._util import json_or_text as _json
 
 TOOL_SPAN = "haystack.agent.step.tool"
@@ -116,6 +132,103 @@ def _lift_model(a: dict[str, Any], in_key: str, out_key: str) -> bool:
     return True
 
 
+def _component_type(a: Mapping[str, Any]) -> str:
+    t = a.get("haystack.component.fully_qualified_type") or a.get("haystack.component.type")
+    return t.rsplit(".", 1)[-1] if isinstance(t, str) else ""
+
+
+def component_runs(span: dict[str, Any], problems: list[str], where: str,
+                   times: dict[str, Any]) -> list[ToolRun] | None:
+    """The tool calls a ``ToolInvoker``'s ``haystack.component.run`` span ran (module table), in
+    the order of its ``tool_messages``, each with its result; the span's times are each run's.
+    A ToolInvoker or chat generator span that records no content adds a problem naming it.
+
+    Args:
+        span: a ``haystack.component.run`` span as ``otel`` holds it, already ``lift``-ed and
+            not read as a model call.
+        problems: where problems are appended.
+        where: the span as problems name it.
+        times: the step fields of the span (start, end, latency_ms, span_id, parent_id,
+            agent_name), given to each run.
+
+    Returns:
+        The runs (maybe none, with a problem), or None for a span that is neither a
+        ToolInvoker nor a chat generator (nothing to read from it here).
+    """
+    a = span["attrs"]
+    ctype = _component_type(a)
+    out = _json(a.get("haystack.component.output"))
+    tool_msgs = out.get("tool_messages") if isinstance(out, Mapping) else None
+    if ctype.endswith("ChatGenerator") and tool_msgs is None:
+        if a.get("haystack.component.output") is None:
+            problems.append(f"{where}: {ctype} span records no output (haystack.component.output): the model "
+                            "call's replies, requested calls and usage are unknown" + CONTENT_HINT)
+        return None
+    if ctype != "ToolInvoker" and tool_msgs is None:
+        return None
+    if is_seq(tool_msgs):
+        return [_run(part, problems, f"{where}: tool_messages[{i}]", times)
+                for i, m in enumerate(tool_msgs) for part in mapping(m).get("content") or ()
+                if isinstance(mapping(part).get("tool_call_result"), Mapping)]
+    calls = [c for m in _normalised(a.get("haystack.component.input"), "messages") for c in m.calls]
+    if a.get("haystack.component.input") is None and a.get("haystack.component.output") is None:
+        problems.append(f"{where}: ToolInvoker span records no content (haystack.component.input / .output): "
+                        "the tool calls it ran are unknown" + CONTENT_HINT)
+        return []
+    msg = span.get("status_message") or "error status"
+    if span.get("status_error") and len(calls) == 1:
+        # the invoker raised (raise_on_failure=True) running its one call: that call failed
+        problems.append(f"{where}: ToolInvoker span records no tool_messages in haystack.component.output (it "
+                        f"raised: {msg}): its one call is read as failed with that error, its output unknown")
+        c = calls[0]
+        return [ToolRun(c, ToolResult(call_id=c.call_id, name=c.name, output=None, is_error=True, error=msg),
+                        **times)]
+    why = f" (it raised: {msg}; which call failed is unknown)" if span.get("status_error") else ""
+    problems.append(f"{where}: ToolInvoker span records no tool_messages in haystack.component.output{why}: the "
+                    f"{len(calls)} call(s) of its input are read without results")
+    return [ToolRun(c, None, **times) for c in calls]
+
+
+def _run(part: Mapping[str, Any], problems: list[str], where: str, times: dict[str, Any]) -> ToolRun:
+    """One ``{"tool_call_result": ...}`` content part of a ToolInvoker's tool message as a run:
+    the call is the result's ``origin`` (a Haystack ``ToolCall``); both read by the message
+    normaliser."""
+    res = msgs.normalise({"role": "tool", "content": [part]}, problems, where)
+    result = res.results[0] if res is not None and res.results else None
+    origin = mapping(part["tool_call_result"]).get("origin")
+    got = msgs.normalise({"role": "assistant", "content": [{"tool_call": origin}]}, problems, where) \
+        if isinstance(origin, Mapping) else None
+    if got is not None and got.calls:
+        return ToolRun(got.calls[0], result, **times)
+    problems.append(f"{where}: tool_call_result has no origin (the call it answers): name and arguments unknown")
+    return ToolRun(ToolCall(name="", args=None, args_parse_error="no origin recorded"), result, **times)
+
+
+def shadowed_components(spans: list[dict[str, Any]], kind: Callable[[Mapping[str, Any]], str | None]) -> frozenset[str]:
+    """The ids of the ``haystack.component.run`` spans (already ``lift``-ed) that hold a tool or
+    model span of their own below them: those inner spans are read, the component is not, so
+    no call or model turn is counted twice.
+
+    Args:
+        spans: the trace's spans as ``otel`` holds them.
+        kind: ``otel``'s span kind of an attribute mapping (``"tool"``, ``"llm"`` or None).
+
+    Returns:
+        The component span ids to skip.
+    """
+    parent = {s["span_id"]: s["parent_id"] for s in spans if s["span_id"] is not None}
+    comps = {s["span_id"] for s in spans if s["name"] == COMPONENT_SPAN}
+    above: set[str] = set()
+    for s in spans:
+        if s["name"] == COMPONENT_SPAN or kind(s["attrs"]) not in ("tool", "llm"):
+            continue
+        p = s["parent_id"]
+        while p is not None and p not in above:  # an ancestor already marked has its own marked
+            above.add(p)
+            p = parent.get(p)
+    return frozenset(above & comps)
+
+
 def lift(span: dict[str, Any]) -> None:
     """Lay a Haystack span's own tags (module table) as ``gen_ai.*`` attributes over it, in
     place; a failed tool's span gets the error status and message. Other spans are left as
@@ -153,4 +266,5 @@ def lift(span: dict[str, Any]) -> None:
                 {"type": "text", "content": "\n".join(said[-1].texts)}]}])
 
 
-__all__ = ["AGENT_SPAN", "COMPONENT_SPAN", "CONTENT_HINT", "LLM_SPAN", "PREFIX", "TOOL_SPAN", "lift"]
+__all__ = ["AGENT_SPAN", "COMPONENT_SPAN", "CONTENT_HINT", "LLM_SPAN", "PREFIX", "TOOL_SPAN", "component_runs", "lift",
+           "shadowed_components"]
