@@ -158,3 +158,28 @@ def test_a_matched_call_whose_result_failed_is_marked_in_the_drill_down() -> Non
     d = d[:d.index("</details>")]
     assert '<span class="st wrong">matched, but the call failed</span>' in d
     assert '<span class="badge fail">error result</span>' in d and "False success claim" in d
+
+
+def test_unequal_trial_counts_are_said_beside_the_pass_k_table_in_every_report() -> None:
+    from io import StringIO
+
+    cases = [Case(id=c, input="x", expected_calls=(ExpectedCall("f"),)) for c in ("a", "b", "c")]
+    # a: 5 runs, b: 3 runs (all pass), c: 4 runs of which the last fails
+    runs = ([_run("a", t, ["f"]) for t in range(5)] + [_run("b", t, ["f"]) for t in range(3)]
+            + [_run("c", t, ["f"] if t < 3 else ["g"]) for t in range(4)])
+    sc = evaluate(runs, cases, n_boot=50)
+    assert sorted(sc.suite.pass_hat_k) == [1, 2, 3]
+    # pass^3 by hand: a 1, b 1, c C(3,3)/C(4,3) = 1/4 -> mean 0.75
+    assert abs(sc.suite.pass_hat_k[3] - 0.75) < 1e-12
+    note = ("cases have 3 to 5 runs; pass^k and pass@k need at least k runs of every case, "
+            "so k goes up to 3 (case 'b' has the fewest)")
+    buf = StringIO()
+    render_terminal(sc, Console(file=buf, width=200, color_system=None))
+    assert note in buf.getvalue()
+    assert note in to_markdown(sc)
+    assert note.replace("'", "&#x27;") in to_html(sc)
+    equal = evaluate([_run("a", t, ["f"]) for t in range(3)] + [_run("b", t, ["f"]) for t in range(3)],
+                     cases[:2], n_boot=50)
+    buf = StringIO()
+    render_terminal(equal, Console(file=buf, width=200, color_system=None))
+    assert "runs; pass^k" not in buf.getvalue() and "runs; pass^k" not in to_markdown(equal)

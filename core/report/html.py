@@ -31,6 +31,7 @@ from .text import (
     fmt,
     fmt_ci,
     headline_rows,
+    trials_note,
 )
 
 _CSS = """
@@ -381,7 +382,11 @@ def to_html(sc: Scorecard, *, title: str = "trajcheck report") -> str:
                 row += (f'<td class="num" id="recorded-pass-hat-k-{k}">{fmt(rr.pass_hat_k.get(k))}</td>'
                         f'<td>{fmt_ci(rr.pass_hat_k_ci.get(k))}</td>')
             h.append(row + "</tr>")
-        h.append("</table></div></div>")
+        h.append("</table>")
+        note = trials_note(sc)
+        if note:
+            h.append(f'<p class="note" id="trials-note">{_e(note)}</p>')
+        h.append("</div></div>")
 
     if rr is not None:
         m = rr.matrix

@@ -251,6 +251,27 @@ def headline_rows(sc: Scorecard) -> list[tuple[str, str]]:
     return rows
 
 
+def trials_note(sc: Scorecard) -> str | None:
+    """What the pass^k table must say when cases have unequal run counts, else None.
+
+    Args:
+        sc: a scorecard with its pass^k curve.
+
+    Returns:
+        One sentence naming a case with the fewest runs, the range of run counts and how to
+        choose k (pass^k needs n >= k for every case, so the curve stops at the fewest runs:
+        DESIGN.md), or None when every case has as many runs or there is no curve.
+    """
+    counts = [(c.trials, c.case_id) for c in sc.cases if c.trials]
+    if not sc.suite.pass_hat_k or not counts:
+        return None
+    (lo, who), hi = min(counts), max(n for n, _ in counts)
+    if lo == hi:
+        return None
+    return (f"cases have {lo} to {hi} runs; pass^k and pass@k need at least k runs of every "
+            f"case, so k goes up to {lo} (case {who!r} has the fewest)")
+
+
 def category_rows(sc: Scorecard) -> list[tuple[str, str, str, str]]:
     """``(category, runs, successes, rate)`` rows of ``sc.meta["by_category"]``
     (``trajcheck.aggregate.categories``), ``overall`` last; [] when the cases name no category."""
@@ -331,6 +352,9 @@ def render_terminal(sc: Scorecard, console: Console | None = None, *,
                 row.append(f"{fmt(rr.pass_hat_k.get(k))} {fmt_ci(rr.pass_hat_k_ci.get(k))}")
             kt.add_row(*row)
         con.print(kt)
+        note = trials_note(sc)
+        if note:
+            con.print(note, markup=False, highlight=False, soft_wrap=True)
 
     if rr is not None:
         m = rr.matrix
@@ -452,6 +476,9 @@ def to_markdown(sc: Scorecard, *, max_failures: int = FAILING_SHOWN,
                 row += f" {fmt(rr.pass_hat_k.get(k))} {fmt_ci(rr.pass_hat_k_ci.get(k))} |"
             out.append(row)
         out.append("")
+        note = trials_note(sc)
+        if note:
+            out += [_md_cell(note), ""]
     if rr is not None:
         m = rr.matrix
         out += [f"**Agreement with the recorded reward: {rr.agree}/{rr.n}**", "",
