@@ -88,7 +88,8 @@ def read_output(obj: Any, fmt: str | None = None) -> tuple[Any, str]:
         OpenAI chat messages, ``{"messages": [...]}`` or a ``ChatCompletion`` (``choices``);
       * one Anthropic message (``role`` + ``content`` blocks with ``tool_use``), a list of Anthropic
         messages or of bare content blocks;
-      * a plain list of ``{name, args}`` calls, ``{"tool_calls": [{name, args}]}``, or one such call;
+      * a plain list of ``{name, args}`` calls, ``{"tool_calls": [{name, args}], "final_response"?}``,
+        or one such call;
       * OpenAI Responses items (``type: function_call`` ...).
     Otherwise ``trajcheck.read.traces.load(obj)`` (auto-detection) is tried when that is available.
     A JSON string is parsed first; any other string is a final response with no tool calls.
@@ -128,7 +129,7 @@ def read_output(obj: Any, fmt: str | None = None) -> tuple[Any, str]:
                                  for c in calls):
                     msg = {"role": "assistant", "content": obj.get("content"), "tool_calls": calls}
                     return _reader("openai_chat").read([msg]), "openai_chat"
-                return _reader("plain").read(calls), "plain"
+                return _with_final(_reader("plain").read(calls), obj.get("final_response")), "plain"
             if isinstance(obj.get("name"), str):
                 return _reader("plain").read([obj]), "plain"
         elif isinstance(obj, list):
@@ -163,6 +164,21 @@ def read_output(obj: Any, fmt: str | None = None) -> tuple[Any, str]:
         f"output ({type(obj).__name__}) has no tool calls in any known shape (OpenAI tool_calls, "
         "Anthropic tool_use blocks, a {name, args} list, a trajcheck trajectory); "
         "set config.format to name the reader")
+
+
+def _with_final(traj: Any, final: Any) -> Any:
+    """``traj`` ending with ``final`` as its final response (``{"tool_calls": [...],
+    "final_response": ...}``, the hosts' plain output shape): without it a run that claims a
+    failed call succeeded would read as no claim at all."""
+    if final is None:
+        return traj
+    from dataclasses import replace
+
+    from trajcheck.model import Step
+
+    text = final if isinstance(final, str) else json.dumps(final, default=str)
+    return replace(traj, steps=(*traj.steps, Step(len(traj.steps), "final_response", text)),
+                   final_response=text)
 
 
 def build_case(spec: Mapping[str, Any], *, case_id: str, case_input: Any) -> Any:

@@ -487,11 +487,14 @@ def _failure_visibility_note(traj: Any, spec: Mapping[str, Any]) -> str:
 
 
 def _unlabeled_name(key: str, mode: str | None, dialect: str | None, name: str) -> str:
-    """The named score of an assertion without a ``metric:`` label: the metric's name, and
-    for a trajectory match its mode and dialect too (``trajectory_in_order``,
+    """The named score of an assertion without a ``metric:`` label: the metric's key as the
+    config names it (``task_success``, ``tool_call_f1``; not the core function's result name,
+    which differs between metrics sharing a function and between cases: ``tool_call_prf``
+    held both precision and F1, ``outcome_from_calls`` hid ``task_success`` from the summary
+    hook), and for a trajectory match its mode and dialect too (``trajectory_in_order``,
     ``trajectory_exact_agentevals_strict``), so two modes never average under one name."""
     if key != "trajectory_match":
-        return name
+        return key
     from trajcheck.adapters import _catalog
 
     return _catalog.default_key(key, mode, dialect).removeprefix("trajcheck_")

@@ -7,8 +7,9 @@ macro-F1 need the whole run (``promptfoo eval --repeat N`` for k > 1). Add to th
       - file://trajcheck_summary.py:extension_hook   # from python -m trajcheck.promptfoo init
 
 After the run the hook groups the results into tasks by the test's ``description`` (else its
-``vars.case_id``), counts a run as a success when the named score ``task_success`` (the
-``metric:`` label of a trajcheck assertion; ``TRAJCHECK_SUMMARY_METRIC`` names another) is 1,
+``vars.case_id``), counts a run as a success when the named score ``task_success`` (a
+trajcheck assertion with ``config: {metric: task_success}``, or one labelled ``metric:
+task_success``; ``TRAJCHECK_SUMMARY_METRIC`` names another) is 1,
 takes the route from trajcheck's provider metadata and the expected route from
 ``vars.expected_route``, computes the figures with ``trajcheck.adapters._suite`` (core
 ``metrics.reliability`` and ``metrics.routing``), prints them and writes them to
@@ -48,7 +49,8 @@ def records(results: list[Any], metric: str) -> tuple[list[Any], list[str]]:
         named = _get(r, "namedScores") or {}
         if metric not in named:
             problems.append(f"{task}: no named score {metric!r} (add a trajcheck assertion with "
-                            f"metric: {metric}); counted as a failure")
+                            f"config metric: {metric}, or name another in TRAJCHECK_SUMMARY_METRIC); "
+                            "counted as a failure")
             success = None
         else:
             success = named[metric] == 1
@@ -82,4 +84,6 @@ def extension_hook(hook_name: str, context: Mapping[str, Any]) -> None:
         json.dump(data, fh, indent=2)
     for r in figs.values():
         print(f"trajcheck {r.name}: {r.score} - {r.reason}", file=sys.stderr)
+    if problems:  # in the JSON too; said here so a figure lowered by them is not silent
+        print(f"trajcheck summary: {len(problems)} problem(s), first: {problems[0]}", file=sys.stderr)
     return None

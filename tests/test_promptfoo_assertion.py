@@ -59,8 +59,8 @@ def test_openai_message_exact_keys_vs_expected_keys():
     r = get_assert(OPENAI_MSG, ctx({"expected_calls": EXPECTED, "args_mode": "exact_keys"}))
     check_shape(r)
     assert r["score"] == pytest.approx(0.5) and r["pass"] is False
-    assert r["namedScores"] == {"tool_call_prf": 0.5, "tool_call_prf.precision": 0.5,
-                                "tool_call_prf.recall": 0.5}
+    assert r["namedScores"] == {"tool_call_f1": 0.5, "tool_call_f1.precision": 0.5,
+                                "tool_call_f1.recall": 0.5}
     assert "openai_chat" in r["reason"]
     # expected_keys: extra arguments allowed -> both match, F1 = 1; the default is the same
     r = get_assert(OPENAI_MSG, ctx({"expected_calls": EXPECTED, "args_mode": "expected_keys"}))
