@@ -72,7 +72,8 @@ _NAME_LISTS = frozenset({"ignore", "id_args"})
 def check_option(name: str, value: Any, where: str) -> None:
     """Type check of one metric option (None means unset and is always fine); raises
     ``MetricInputError`` naming ``where`` and the option, or ``DatasetError`` for a
-    list-of-names option (``ignore``, ``id_args``) that is not a list of non-empty strings."""
+    list-of-names option (``ignore``, ``id_args``) that is not a list of non-empty strings or
+    a ``match`` not keyed by tool name (or ``"*"``), then argument."""
     if value is None or name not in _OPTION_TYPES:
         return
     types = _OPTION_TYPES[name]
@@ -89,6 +90,12 @@ def check_option(name: str, value: Any, where: str) -> None:
         raise MetricInputError(f"{where}: threshold must be in [0, 1], got {value!r}")
     if name == "retry_budget" and value < 0:
         raise MetricInputError(f"{where}: retry_budget must be >= 0, got {value!r}")
+    if name == "match":
+        # keyed by tool, then argument: {"order_id": "ignore"} is an error here, when the
+        # metric is made, not an AttributeError at the first row
+        from ._settings import check_match
+
+        check_match(value, f"{where}: match", per_case=False)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ except ImportError as _e:  # pragma: no cover - exercised only without the extra
         "trajcheck.adapters.ragas needs RAGAS 0.4: pip install 'trajcheck[ragas]'"
     ) from _e
 
-from trajcheck.errors import MetricInputError, TrajcheckError
+from trajcheck.errors import DatasetError, MetricInputError, TraceFormatError, TrajcheckError
 from trajcheck.metrics.prf_dicts import tool_call_figures_dicts, tool_call_prf_dicts
 from trajcheck.metrics.result import MetricResult
 from trajcheck.model import Case, Trajectory
@@ -247,6 +247,19 @@ def _figure_only(kind: str, user_input: Any, reference_tool_calls: Any, opts: Ma
 def _compute(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any],
              prepared: tuple[dict[str, Any], _catalog.Options] | None = None,
              arg_note: bool = True) -> MetricResult:
+    try:
+        return _compute_sample(kind, user_input, reference_tool_calls, opts, prepared, arg_note)
+    except (DatasetError, TraceFormatError) as e:
+        # RAGAS hands a metric no row index or id: the error names the sample by its input
+        name = _sample_name(user_input)
+        if name in str(e):
+            raise
+        raise type(e)(f"{name}: {e}") from e
+
+
+def _compute_sample(kind: str, user_input: Any, reference_tool_calls: Any, opts: Mapping[str, Any],
+                    prepared: tuple[dict[str, Any], _catalog.Options] | None,
+                    arg_note: bool) -> MetricResult:
     settings, o = prepared if prepared is not None else _prepare(opts)
     match = opts.get("match")
     if kind in _CALLS_ONLY and not match and o.semantic_scorer is None and o.judge is None:
@@ -327,6 +340,20 @@ class TrajcheckRagasMetric(MultiTurnMetric):  # type: ignore[misc]
     judge: Callable[[str, t.Any, t.Any], bool] | None = None
 
     _kind: t.ClassVar[str] = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # the dataclass __init__ would raise a bare TypeError for a misspelled keyword
+        from dataclasses import fields
+
+        init = {f.name for f in fields(cls) if f.init}
+        unknown = {k: v for k, v in kwargs.items() if k not in init}
+        if unknown:  # named against the public fields (``_required_columns`` is RAGAS's)
+            try:
+                _catalog.check_keys(unknown, sorted(n for n in init if not n.startswith("_")),
+                                    f"{cls.__name__} settings")
+            except TrajcheckError as e:
+                raise MetricInputError(str(e)) from e
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         where = type(self).__name__
