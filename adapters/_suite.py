@@ -9,7 +9,7 @@ expected and the taken route. Nothing is recomputed here beyond grouping.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trajcheck.errors import MetricInputError
@@ -76,6 +76,7 @@ def compute_figures(records: Sequence[RunRecord], figures: Sequence[str] = SUITE
     for r in records:
         trials.setdefault(r.task, []).append(r.success is True)
     kk, note = (k, "") if k is not None else default_k(trials)
+    unscored = unscored_note(records)
     lo_n, hi_n = min(map(len, trials.values())), max(map(len, trials.values()))
     out: dict[str, MetricResult] = {}
     from trajcheck.metrics.reliability import bootstrap_ci, pass_at_k, pass_hat_k, success_rate
@@ -89,12 +90,13 @@ def compute_figures(records: Sequence[RunRecord], figures: Sequence[str] = SUITE
         out[fig] = MetricResult(
             f"pass{sym}{kk}", est,
             f"pass{sym}{kk} = {est:.4f} over {len(trials)} tasks; {confidence:.0%} bootstrap CI "
-            f"[{ci.lo:.4f}, {ci.hi:.4f}] (seed {seed}, {n_boot} resamples of tasks){note}",
+            f"[{ci.lo:.4f}, {ci.hi:.4f}] (seed {seed}, {n_boot} resamples of tasks){note}{unscored}",
             {"k": kk, "n_tasks": len(trials), "lo": ci.lo, "hi": ci.hi, "runs_min": lo_n,
              "runs_max": hi_n}, None)
     if "success_rate" in figs:
         n_ok = sum(r.success is True for r in records)
-        out["success_rate"] = success_rate(n_ok, len(records), confidence)
+        rate = success_rate(n_ok, len(records), confidence)
+        out["success_rate"] = replace(rate, reason=rate.reason + unscored) if unscored else rate
     if "routing_macro_f1" in figs:
         routed = [r for r in records if r.expected_route is not None]
         if not routed:
@@ -110,6 +112,17 @@ def compute_figures(records: Sequence[RunRecord], figures: Sequence[str] = SUITE
             out["routing_macro_f1"] = MetricResult("routing_macro_f1", rm.macro_f1, rm.reason,
                                                    {"accuracy": rm.accuracy, "n": len(routed)}, None)
     return out
+
+
+def unscored_note(records: Sequence[RunRecord]) -> str:
+    """What a figure's reason says about runs with no verdict (the row metric raised, say on a
+    misspelled reference, or did not apply): they count as failures, and the reason says how
+    many and of which task, so a figure lowered by them is never silent ("" when none)."""
+    none = [r.task for r in records if r.success is None]
+    if not none:
+        return ""
+    return (f"; {len(none)} of {len(records)} runs have no verdict (the row metric raised or did "
+            f"not apply; first: task {none[0]!r}) and count as failures")
 
 
 def default_k(trials: Mapping[str, Sequence[Any]]) -> tuple[int, str]:
