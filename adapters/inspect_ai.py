@@ -281,14 +281,39 @@ def trajcheck_epochs(epochs: int, k: int, reducers: Sequence[Any] = ("mean",)) -
 
 
 @metric(name="success_rate", scores="unreduced")
-def success_rate() -> Metric:
-    """The share of runs (every sample x epoch: an ``unreduced`` Inspect metric) whose
-    trajcheck verdict passed (``metrics.reliability.success_rate``; an unscored run is a
-    failure). In [0, 1]."""
+def success_rate(value: float = 1.0, value_to_float: ValueToFloat | None = None) -> Metric:
+    """The share of runs (every sample x epoch: an ``unreduced`` Inspect metric) that passed
+    (``metrics.reliability.success_rate``), for any scorer's values, as the reducers decide it.
+
+    Args:
+        value: the value at or above which a run of another scorer passes (1.0).
+        value_to_float: how a value becomes a number (default Inspect's ``value_to_float()``).
+
+    Returns:
+        An Inspect metric in [0, 1]: a ``trajcheck_scorer``'s run passes on trajcheck's verdict
+        (``metadata["passed"]``), another scorer's when ``value_to_float(v) >= value`` (on
+        another scorer it read only ``metadata["passed"]`` and gave 0.0); an unscored run (NaN)
+        is a failure. NaN with no runs.
+
+    Raises:
+        MetricInputError: ``value`` is not a number.
+    """
     from trajcheck.metrics.reliability import success_rate as core
 
+    v0 = _check_value(value, "success_rate")
+    to_float = value_to_float or inspect_value_to_float()
+
+    def passed(sc: Score) -> bool:
+        own = _own_verdict(sc)
+        if own is not None:
+            return own
+        if _unscored(sc.value) or isinstance(sc.value, (dict, list)):
+            return False
+        f = to_float(sc.value)
+        return not _unscored(f) and f >= v0
+
     def compute(scores: list[SampleScore]) -> float:
-        ok = [(s.score.metadata or {}).get("passed") is True for s in scores]
+        ok = [passed(s.score) for s in scores]
         return float(core(sum(ok), len(ok)).score or 0.0) if ok else math.nan
 
     return compute

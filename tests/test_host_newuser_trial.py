@@ -145,6 +145,43 @@ def test_inspect_scorer_match_keyed_by_argument_is_an_error_and_star_works(tmp_p
     assert scores["strict"].value == 0.0 and scores["star"].value == 1.0
 
 
+def test_inspect_success_rate_metric_on_another_scorer(tmp_path):
+    """``success_rate()`` on a scorer of the user's own read only trajcheck's metadata and gave
+    0.0; it counts that scorer's passes as the reducers do (here equal to Inspect's accuracy)."""
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import Epochs, Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import get_model
+    from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
+    from inspect_ai.solver import solver
+
+    from trajcheck.adapters.inspect_ai import success_rate
+
+    pat = {"a": [True, False, False, False], "b": [True, True, False, True]}
+
+    @solver
+    def nothing():
+        async def solve(state, generate):
+            return state
+        return solve
+
+    @scorer(metrics=[accuracy(), success_rate()])
+    def own():
+        async def score(state, target):
+            return Score(value=CORRECT if pat[state.sample_id][state.epoch - 1] else INCORRECT)
+        return score
+
+    task = Task(dataset=[Sample(id=s, input="q") for s in pat], solver=[nothing()], scorer=[own()],
+                epochs=Epochs(4))
+    log = inspect_eval(task, model=get_model("mockllm/model"), display="none", log_dir=str(tmp_path))[0]
+    assert log.status == "success", log.error
+    got = {m: v.value for sc in log.results.scores for m, v in sc.metrics.items()}
+    assert got == {"accuracy": 0.5, "success_rate": 0.5}  # 4 of 8 runs passed
+    with pytest.raises(MetricInputError, match="value must be a number"):
+        success_rate(value="high")
+
+
 # ----------------------------------------------------------------------------- RAGAS
 
 
