@@ -520,7 +520,10 @@ def _with_case_file(spec: Mapping[str, Any], context: Mapping[str, Any]) -> dict
     """``spec`` completed from the dataset row whose ``id`` is the test's case id
     (``case_id`` in the config or vars, else the test's description) in the ``cases`` file
     (JSONL/JSON/YAML, ``trajcheck.load_cases``; a relative path is taken from the folder
-    promptfoo runs in). Keys in the config or vars win over the row's."""
+    promptfoo runs in). Lists (``forbidden_calls``, ``optional_calls``, ... the settings
+    parser's ``UNION_KEYS``) are joined with the row's, as config and vars are joined (a
+    ``defaultTest`` forbidding ``drop_db`` must not lift the row's own forbidden calls); any
+    other key in the config or vars wins over the row's."""
     path = spec["cases"]
     if not isinstance(path, str):
         raise InputProblem(f"cases: expected a file path, got {path!r}")
@@ -540,7 +543,13 @@ def _with_case_file(spec: Mapping[str, Any], context: Mapping[str, Any]) -> dict
     out = {k: row[k] for k in CASE_KEYS if k in row}
     # a dataset row states its expected calls even when there are none (the no-tool case)
     out["expected_calls"] = row.get("expected_calls", [])
+    from trajcheck.adapters._settings import UNION_KEYS, Layer, merge
+
+    joined = merge([Layer(f"cases row {cid!r}", {k: out[k] for k in UNION_KEYS if k in out}),
+                    Layer("the config and vars", {k: spec[k] for k in UNION_KEYS if spec.get(k) is not None})],
+                   cid)
     out.update({k: v for k, v in spec.items() if v is not None})
+    out.update(joined)
     return out
 
 

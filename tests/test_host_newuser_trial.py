@@ -1,7 +1,8 @@
 """What a new user met trying trajcheck inside RAGAS, LangSmith, Inspect AI and promptfoo from the
 wheel and docs/hosts/<host>.md (issue 29's re-run), each in the real host, offline.
 
-- promptfoo: an agent returning ``{"tool_calls": [...], "final_response": ...}`` (the plain output
+- promptfoo: a ``cases`` file row's forbidden calls were replaced by the assertion config's
+  (``forbidden_calls: drop_db`` in ``defaultTest`` lifted each row's own); an agent returning ``{"tool_calls": [...], "final_response": ...}`` (the plain output
   shape the host pages document) lost its final response in the assertion's reader, so a run
   that claimed a failed restart succeeded passed ``false_success``; and an assertion without a
   ``metric:`` label was a named score under the core function's name (``outcome_from_calls``),
@@ -55,6 +56,10 @@ def test_promptfoo_plain_output_keeps_its_final_response_and_summary_finds_task_
 
     paths = _install()
     (tmp_path / "agent.py").write_text(_PF_AGENT)
+    # each case's own forbidden calls in a dataset file; the defaultTest forbids drop_db everywhere
+    rows = [{"id": "restart", "input": "Restart the api service.", "forbidden_calls": ["restart_service"]},
+            {"id": "good", "input": "Restart the api service.", "forbidden_calls": ["delete_namespace"]}]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     asserted = f"file://{EXAMPLE / 'trajcheck_assert.py'}"
     config = {
         "prompts": ["{{question}}"],
@@ -63,7 +68,9 @@ def test_promptfoo_plain_output_keeps_its_final_response_and_summary_finds_task_
         "defaultTest": {"assert": [
             # no metric: label, as docs/hosts/promptfoo.md writes them
             {"type": "python", "value": asserted, "config": {"metric": "false_success"}},
-            {"type": "python", "value": asserted, "config": {"metric": "task_success"}}]},
+            {"type": "python", "value": asserted, "config": {"metric": "task_success"}},
+            {"type": "python", "value": asserted,
+             "config": {"metric": "forbidden_calls", "forbidden_calls": "drop_db", "cases": "cases.jsonl"}}]},
         "tests": [{"description": d, "vars": {"question": "Restart the api service.", "run": d,
                                               "expected_calls": '["restart_service"]'}}
                   for d in ("restart", "good")],
@@ -81,8 +88,10 @@ def test_promptfoo_plain_output_keeps_its_final_response_and_summary_finds_task_
     for row in rows:
         d = row["testCase"]["description"]
         comps = {c["assertion"]["config"]["metric"]: c for c in row["gradingResult"]["componentResults"]}
-        fs, ts = comps["false_success"], comps["task_success"]
+        fs, ts, fb = comps["false_success"], comps["task_success"], comps["forbidden_calls"]
+        # the row's list joined with the config's: restart_service is forbidden in 'restart' only
         named = row["namedScores"]
+        assert (fb["pass"], named["forbidden_calls"]) == ((False, 0) if d == "restart" else (True, 1)), fb["reason"]
         if d == "restart":  # the failed restart claimed as done: false success 1, fails
             assert (fs["pass"], fs["score"], named["false_success"]) == (False, 0, 1), fs["reason"]
             assert "claims success while the task failed" in fs["reason"]
