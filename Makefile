@@ -1,7 +1,7 @@
 # Two entry points (see README.md): `make demo` runs the main job on the bundled tau-bench
 # example; `make test` runs lint, type-check and the whole test suite. Both build their own
-# virtual environment in .venv first: the demo installs only the core (four small packages,
-# seconds), the tests every framework they test against.
+# virtual environment in .venv first: the demo installs only the core (its wheels, seconds),
+# the tests every framework they test against.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates the virtual environment and installs trajcheck with everything its tests use, or,
-# with the argument `core` (what `make demo` needs), trajcheck alone: its four small
-# dependencies (jsonschema, click, rich, PyYAML), no framework, no torch.
+# with the argument `core` (what `make demo` needs), trajcheck alone: its core dependencies
+# (jsonschema, click, rich, PyYAML, google-re2, and orjson, jsonschema-rs, numpy,
+# threadpoolctl, zstandard for eval's fast path), no framework, no torch.
 # Kept in one script so `make` and .ci/run install exactly the same things.
 set -euo pipefail
 PYTHON=${PYTHON:-python3}

@@ -39,7 +39,7 @@ def exact_add(partials: list[float], x: float) -> None:
 
 
 def _numpy() -> Any:
-    """numpy when installed (the 'scale' extra), else None: merges then go row by row."""
+    """numpy (a core dependency) when importable, else None: merges then go row by row."""
     try:
         import numpy
     except ImportError:  # pragma: no cover

@@ -177,7 +177,7 @@ class SuitePartial:
         np: Any = None
         try:
             import numpy as np
-        except ImportError:  # pragma: no cover - the 'scale' extra installs numpy
+        except ImportError:  # pragma: no cover - numpy is a core dependency
             pass
         if np is not None and len(self.run_case):
             seq = np.frombuffer(self.run_seq, dtype=np.int64)

@@ -130,7 +130,7 @@ def _one_thread() -> Any:
     """A context limiting BLAS to one thread (threadpoolctl), or a no-op without it."""
     try:
         from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - the 'scale' extra installs it
+    except ImportError:  # pragma: no cover - a core dependency
         import contextlib
 
         return contextlib.nullcontext()

@@ -24,7 +24,7 @@ validated case in three parts:
   plan attached. The last ``cache_size`` cases built are kept (runs of one case often come
   close together).
 
-Compression: with ``zstandard`` installed (extra ``scale``), Zstandard; the plans' parts
+Compression: with ``zstandard`` (a core dependency), Zstandard; the plans' parts
 with a dictionary trained on the first ``TRAIN_ROWS`` of them (parts of one dataset share
 most of their keys and tool names: a part compresses to about a third, and decompresses in
 about a microsecond); else zlib with the first parts as preset dictionary. Until
@@ -61,7 +61,7 @@ from ..score.case_plan import (
 _zstd: Any
 try:
     import zstandard as _zstd
-except ImportError:  # pragma: no cover - zstandard is optional (extra "scale")
+except ImportError:  # pragma: no cover - zstandard is a core dependency
     _zstd = None
 
 CACHE_SIZE = 64  # runs of a case are often far apart in big files: a small cache, small memory

@@ -57,7 +57,7 @@ _BUILD_LOCK = threading.RLock()  # guards the validators' one-time build (_FAST,
 
 
 def _fast_validator() -> Any:
-    """A compiled validator of the case schema (jsonschema-rs, extra ``scale``) used only to
+    """A compiled validator of the case schema (jsonschema-rs, a core dependency) used only to
     tell valid rows apart quickly -- about a hundred times faster than ``jsonschema`` on
     large datasets -- or None when it is not installed. Invalid rows are always explained
     by ``jsonschema`` (its messages and paths)."""
@@ -245,7 +245,7 @@ def _scoring_errors(case: Case) -> list[str]:
 
 try:
     import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is optional
+except ImportError:  # pragma: no cover - orjson is a core dependency
     _orjson = None  # type: ignore[assignment]
 
 _PLAIN_SCALARS = (str, bool, type(None), float)

@@ -27,10 +27,10 @@ from typing import Any
 
 from ..errors import DatasetError, InputLimitError
 
-try:  # a faster parser when installed (the ``scale`` extra); every value it returns is json's
+try:  # a faster parser (orjson, a core dependency); every value it returns is json's
     from orjson import JSONDecodeError as _OrjsonError
     from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover - orjson is optional
+except ImportError:  # pragma: no cover - orjson is a core dependency
     _orjson_loads = None  # type: ignore[assignment]
 
 MAX_DEPTH = 100

@@ -621,7 +621,7 @@ try:
 
     _ORJSON_OPTS = (_orjson.OPT_NON_STR_KEYS | _orjson.OPT_PASSTHROUGH_DATACLASS
                     | _orjson.OPT_PASSTHROUGH_DATETIME | _orjson.OPT_PASSTHROUGH_SUBCLASS)
-except ImportError:  # pragma: no cover - orjson is optional (extra "scale")
+except ImportError:  # pragma: no cover - orjson is a core dependency
     _orjson = None  # type: ignore[assignment]
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 

@@ -31,7 +31,7 @@ def _stable(o: Any) -> Any:
 try:
     from orjson import OPT_SORT_KEYS as _SORT
     from orjson import dumps as _orjson_dumps
-except ImportError:  # pragma: no cover - orjson is optional (extra "scale")
+except ImportError:  # pragma: no cover - orjson is a core dependency
     _orjson_dumps = None  # type: ignore[assignment]
 
 # where orjson may spell a float otherwise than json: json writes an exponent from 1e16 and

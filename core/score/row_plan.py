@@ -43,7 +43,7 @@ _SCALARS = frozenset({str, bool, type(None), float, int})
 try:
     from orjson import OPT_SORT_KEYS as _SORT
     from orjson import dumps as _dumps
-except ImportError:  # pragma: no cover - orjson is optional (extra "scale")
+except ImportError:  # pragma: no cover - orjson is a core dependency
     _dumps = None  # type: ignore[assignment]
 
 

@@ -93,9 +93,9 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> bytes:
         return zf.read(info)
     try:
         import zstandard
-    except ImportError as e:  # pragma: no cover - zstandard is in the package's extras
+    except ImportError as e:  # pragma: no cover - zstandard is a core dependency
         raise TraceFormatError(f"{path}: member {info.filename} is zstd-compressed; install zstandard "
-                               "(pip install 'trajcheck[inspect]') to read it") from e
+                               "(pip install zstandard) to read it") from e
     # zipfile cannot decompress method 93: take the raw bytes after the local file header
     fp = zf.fp
     if fp is None:
