@@ -1,7 +1,7 @@
 """Production-volume benchmark: `trajcheck eval` beside the plain-Python floor on generated
 files of N runs (bench/volume.py), whole processes, one run each (no timing in tests).
 
-    python bench/scale.py --runs 100000 1000000 [--dir /tmp/trajcheck-vol] [--engines]
+    python bench/scale.py --runs 100000 1000000 [--dir /tmp/trajcheck-vol] [--engines] [--varied]
 
 For each N: generates the runs and cases once (kept in --dir), then runs the floor
 (`bench/volume.py floor`) and `trajcheck eval RUNS --cases CASES -q --json OUT`, each as a
@@ -9,7 +9,8 @@ child process, and reports wall seconds, CPU seconds and peak RSS (the kernel's 
 of the finished child, `os.wait4`), the ratio eval/floor, and the scorecard's run count.
 With --engines it also scores the file with `--engine spark` (local[2]) and `--engine ray`
 (2 CPUs) and checks that their scorecards equal the local one. Results are printed as a
-Markdown table and written to bench/scale_last_run.md.
+Markdown table and written to bench/scale_last_run.md. With --varied the files are
+bench/volume.py's varied ones (each case its own argument names and value types; same floor).
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ def measure(cmd: list[str], log: Path) -> dict:
             "peak_mib": round(ru.ru_maxrss / 1024, 1), "exit": os.waitstatus_to_exitcode(status)}
 
 
-def one_size(n: int, d: Path, engines: bool) -> dict:
-    sub = d / f"n{n}"
+def one_size(n: int, d: Path, engines: bool, varied: bool = False) -> dict:
+    sub = d / (f"v{n}" if varied else f"n{n}")
     runs, cases = sub / "runs.jsonl", sub / "cases.jsonl"
     if not runs.exists():
         subprocess.run([sys.executable, str(HERE / "volume.py"), "generate", "--runs", str(n),
-                        "--out", str(sub)], check=True)
+                        "--out", str(sub), *(["--varied"] if varied else [])], check=True)
     row: dict = {"runs": n, "file_mb": round(runs.stat().st_size / 1e6)}
     row["floor"] = measure([sys.executable, str(HERE / "volume.py"), "floor", str(runs), str(cases)],
                            sub / "floor.log")
@@ -70,8 +71,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--dir", type=Path, default=Path("/tmp/trajcheck-vol"))
     ap.add_argument("--engines", action="store_true")
+    ap.add_argument("--varied", action="store_true",
+                    help="cases each with their own argument names and value types")
     a = ap.parse_args()
-    rows = [one_size(n, a.dir, a.engines) for n in a.runs]
+    rows = [one_size(n, a.dir, a.engines, a.varied) for n in a.runs]
     lines = ["| runs | file | floor wall / peak | eval wall / cpu / peak | eval / floor (wall, cpu) | scored |",
              "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:

@@ -28,11 +28,11 @@ DATASETS = sorted(p for p in list((ROOT / "examples").rglob("*cases*.jsonl"))
                   + list((ROOT / "tests" / "data").rglob("cases*.jsonl")))
 
 
-def _volume_rows(n: int) -> list[dict]:
+def _volume_rows(n: int, varied: bool = False) -> list[dict]:
     spec = importlib.util.spec_from_file_location("volume", ROOT / "bench" / "volume.py")
     vol = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(vol)
-    return [vol.case_of(0, i) for i in range(n)]
+    return [vol.case_of(0, i, varied) for i in range(n)]
 
 
 def _call(name: str, **kw: object) -> dict:
@@ -118,6 +118,7 @@ def test_direct_rows_equal_the_built_cases():
     assert took == [7, 0, "bare", "nulls", "thr1", "thr0", "user", "emptyuser", "cat", "catnum",
                     "modes", "own", "keyed", "keyed_ignore"]
     assert all(_same_as_built(r) for r in _volume_rows(300))
+    assert all(_same_as_built(r) for r in _volume_rows(300, varied=True))
 
 
 @pytest.mark.parametrize("path", DATASETS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -232,3 +233,37 @@ def test_scoring_check_runs_once_per_check_key(tmp_path, monkeypatch):
     store = load_case_store(path)
     assert len(store) == len(rows)
     assert scored == ["c0", "nested", "nested2", "float", "big", "big2"]  # "order": the general memo
+
+
+@pytest.mark.parametrize("train_rows", [8, 10_000])
+def test_store_of_varied_rows_equals_the_built_cases(tmp_path, monkeypatch, train_rows):
+    """Rows each with their own argument names and value types (nested, non-ASCII; bench/
+    volume.py --varied): every row is checked by scoring (each its own check key), then kept
+    from what the direct way read, never built a second time by CaseStore.add; the store
+    equals one filled with the built cases."""
+    monkeypatch.setattr(case_store, "TRAIN_ROWS", train_rows)
+    rows = _volume_rows(150, varied=True)
+    assert any(type(v) is dict for r in rows for c in r["expected_calls"] for v in c["args"].values())
+    assert any(not k.isascii() for r in rows for c in r["expected_calls"] for k in c["args"])
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    scored: list[str] = []
+    added: list[str] = []
+    real_check, real_add = dataset._scoring_errors, CaseStore.add
+
+    def check(case: Case) -> list[str]:
+        scored.append(case.id)
+        assert case.__dict__["_case_hash"] == case_hash(Case.from_dict(case.to_dict()))
+        return real_check(case)
+
+    def add(self: CaseStore, case: Case, row: dict, **kw: object) -> None:
+        added.append(case.id)
+        real_add(self, case, row, **kw)
+
+    monkeypatch.setattr(dataset, "_scoring_errors", check)
+    monkeypatch.setattr(CaseStore, "add", add)
+    store = load_case_store(path)
+    assert len(scored) == 150 and added == []
+    monkeypatch.setattr(CaseStore, "add", real_add)
+    monkeypatch.setattr(dataset, "_scoring_errors", real_check)
+    _store_equal(store, load_cases(path))

@@ -412,14 +412,23 @@ def _valid_cases(p: Path, errors: list[str],
         except TrajcheckError as e:
             errors.append(f"{p}:{line}: {e}")
             continue
+        if dr is not None:  # its hash is the case's (row_plan.direct): the check's scoring reads it
+            case.__dict__["_case_hash"] = dr.hash.hex() if type(dr.hash) is bytes else dr.hash
         bad = check.errors(case, d)
         if bad:
             errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in bad)
             continue
-        if dr is not None and dr.check_key is not None and len(ok_direct) < check.size:
-            ok_direct.add(dr.check_key)  # its scoring shape passed: so do rows of its key
-            if dr.skeleton is not None:
-                ok_skeletons.add(dr.skeleton)
+        if dr is not None and dr.check_key is not None:
+            if len(ok_direct) < check.size:
+                ok_direct.add(dr.check_key)  # its scoring shape passed: so do rows of its key
+                if dr.skeleton is not None:
+                    ok_skeletons.add(dr.skeleton)
+            # a row of a new check key (each case its own argument names, as real suites
+            # have) is kept from what direct read, as a known key's row is: add() would
+            # work out its hash and plan a second time from the built case
+            if not errors and store.add_plan(  # type: ignore[union-attr]
+                    dr.cid, dr.hash, dr.key, dr.part, dr.stored, dr.shape):
+                continue
         yield case, d, plain
 
 
