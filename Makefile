@@ -40,9 +40,9 @@ test: lint typecheck docs
 	$(BIN)/python -m pytest -q --durations=10 $(PROMPTFOO_CLI_TESTS)
 
 # The core's tests only (no host, engine, browser, SDK or slow tests; tests/conftest.py has
-# the tiers): the quick loop while changing the core.
+# the tiers): the quick loop while changing the core, on two workers as `make test`.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q --core-only
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --core-only
 
 # The docs site (mkdocs-material, API pages by mkdocstrings), every warning an error.
 docs: $(STAMP)
