@@ -306,8 +306,6 @@ class _ScoringCheck:
 
     def __init__(self, size: int = SCORING_MEMO_SIZE) -> None:
         self.ok: set[str] = set()
-        self.ok_direct: set[Any] = set()  # row_plan.direct's check keys of rows that passed
-        self.ok_skeletons: set[Any] = set()  # row_plan.Reader's skeletons of those check keys
         self.size = size
         self.scored = 0  # rows actually scored (tests read it)
 
@@ -356,14 +354,14 @@ def _valid_cases(p: Path, errors: list[str],
     row's errors go to ``errors`` (``load_cases_report``). ``rows``: the file's rows when
     already read (``dataset_rows.read_rows``' triples), else ``read_rows(p)``.
 
-    ``store`` (a ``case_store.CaseStore``): a valid row in ``row_plan.direct``'s scope whose
-    scoring check is known to pass (a row of its scoring shape passed) goes into it, while
-    no error has been found, without building its ``Case``; it is not yielded. The caller
+    ``store`` (a ``case_store.CaseStore``): a valid row in ``row_plan.direct``'s scope goes
+    into it, while no error has been found, without building its ``Case`` and without the
+    load-time scoring check (such a row has no fault it could find: ``row_plan``'s module
+    doc); it is not yielded. The caller
     adds the yielded ones, so the store holds the valid rows in file order."""
-    from ..score.row_plan import Reader, direct
+    from ..score.row_plan import Reader
 
     check = _ScoringCheck()
-    ok_direct, ok_skeletons = check.ok_direct, check.ok_skeletons
     seen: dict[str, int] = {}
     fast = _fast_validator()
     reader = Reader(store) if store is not None else None
@@ -388,21 +386,11 @@ def _valid_cases(p: Path, errors: list[str],
             errors.append(f"{p}:{line}: {_label(cid)}: id: duplicate case id (first on line {seen[sid]})")
             continue
         seen[sid] = line
-        if dr is not None:
-            t = dr.skeleton
-            if t is not None and t in ok_skeletons:
-                known = True
-            else:
-                if dr.check_key is None:  # read by skeleton: its check key, once per skeleton
-                    dr = direct(row)
-                    assert dr is not None  # the skeleton's first row took the direct way
-                    dr.skeleton = t
-                known = dr.check_key is not None and dr.check_key in ok_direct
-                if known and t is not None:
-                    ok_skeletons.add(t)
-            if known and (errors or store.add_plan(  # type: ignore[union-attr]
-                    dr.cid, dr.hash, dr.key, dr.part, dr.stored, dr.shape)):
-                continue
+        if dr is not None and (errors or store.add_plan(  # type: ignore[union-attr]
+                dr.cid, dr.hash, dr.key, dr.part, dr.stored, dr.shape)):
+            # a row the direct way reads has no fault scoring could find (_scoring_errors:
+            # see row_plan's module doc), so it is kept from what direct read, no Case built
+            continue
         d = row if plain else dict(row)  # a plain row is this function's own: changed in place
         st = d.get("initial_state")
         if isinstance(st, str) and st and not Path(st).is_absolute():
@@ -412,22 +400,12 @@ def _valid_cases(p: Path, errors: list[str],
         except TrajcheckError as e:
             errors.append(f"{p}:{line}: {e}")
             continue
-        if dr is not None:  # its hash is the case's (row_plan.direct): the check's scoring reads it
+        if dr is not None:  # its hash is the case's (row_plan.direct): add() reads it
             case.__dict__["_case_hash"] = dr.hash.hex() if type(dr.hash) is bytes else dr.hash
-        bad = check.errors(case, d)
-        if bad:
-            errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in bad)
-            continue
-        if dr is not None and dr.check_key is not None:
-            if len(ok_direct) < check.size:
-                ok_direct.add(dr.check_key)  # its scoring shape passed: so do rows of its key
-                if dr.skeleton is not None:
-                    ok_skeletons.add(dr.skeleton)
-            # a row of a new check key (each case its own argument names, as real suites
-            # have) is kept from what direct read, as a known key's row is: add() would
-            # work out its hash and plan a second time from the built case
-            if not errors and store.add_plan(  # type: ignore[union-attr]
-                    dr.cid, dr.hash, dr.key, dr.part, dr.stored, dr.shape):
+        else:
+            bad = check.errors(case, d)
+            if bad:
+                errors.extend(f"{p}:{line}: {_label(cid)}: {m}" for m in bad)
                 continue
         yield case, d, plain
 
