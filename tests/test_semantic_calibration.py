@@ -14,6 +14,7 @@ from trajcheck.cli.app import main
 from trajcheck.errors import DatasetError
 from trajcheck.match.semantic_calibration import (
     LabelledPair,
+    ThresholdRow,
     calibrate,
     default_thresholds,
     load_pairs,
@@ -112,3 +113,12 @@ def test_labelled_files_refuse_deep_nesting_line_by_line(tmp_path: Path) -> None
     assert [r.line for r in rows] == [2] and len(problems) == 1 and problems[0].startswith(f"{g}:1: ")
     with pytest.raises(DatasetError, match="cannot read labels"):
         load_labels(tmp_path / "missing.jsonl")
+
+
+def test_threshold_row_f1_is_the_one_f1_formula() -> None:
+    # P = 1, R = 1/9: F1 = 2 * 1 / (2 * 1 + 0 + 8) = 0.2 exactly as one division; 2PR / (P + R)
+    # in floats gives 0.19999999999999998
+    assert ThresholdRow(0.5, tp=1, fp=0, fn=8, tn=3).f1 == 0.2
+    assert ThresholdRow(0.5, tp=0, fp=2, fn=3, tn=0).f1 == 0.0
+    assert ThresholdRow(0.5, tp=0, fp=0, fn=3, tn=0).f1 is None  # no pair matched: P unknown
+    assert ThresholdRow(0.5, tp=0, fp=2, fn=0, tn=0).f1 is None  # none labelled true

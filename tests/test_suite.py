@@ -462,3 +462,18 @@ def test_no_match_error_leads_with_the_cause_and_lists_problems():
     with pytest.raises(MetricInputError, match=r"1 run names a case id that is not among the 1 case\(s\) "
                                                r"\(e.g. 'Q'; the cases' ids are 'A'\)"):
         evaluate([traj("Q", 0, [])], [CASE_A])
+
+
+def test_compare_pass_k_is_the_scorecards_exact_mean():
+    # A passes 2 of 3 trials, B 3 of 3: pass^1 = (2/3 + 1) / 2 = 5/6 exactly. The float of
+    # 5/6 is 0.8333333333333334; averaging the per-case floats (0.6666666666666666 + 1.0)
+    # gives 0.8333333333333333, one ulp low. The comparison reports the scorecard's figure.
+    ok = [("book", {"flight": 1}, False)]
+    runs = ([traj("A", t, ok) for t in (0, 1)] + [traj("A", 2, [("book", {"flight": 2}, False)])]
+            + [traj("B", t, [("cancel", {"rid": "r9"}, False)]) for t in (0, 1, 2)])
+    sc = evaluate(runs, [CASE_A, CASE_B], n_boot=50)
+    assert [r.success for r in sc.runs] == [True, True, False, True, True, True]
+    d = {x.metric: x for x in compare_scorecards(sc, sc, n_boot=50).deltas}
+    assert d["pass^1"].a == d["pass^1"].b == 0.8333333333333334 == sc.suite.pass_hat_k[1]
+    assert d["pass^2"].a == 2 / 3 == sc.suite.pass_hat_k[2]  # (1/3 + 1) / 2
+    assert d["pass^1"].delta == 0.0

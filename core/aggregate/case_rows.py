@@ -35,7 +35,7 @@ class CaseRows(Sequence[CaseResult]):
         n_f1 = p.f1.count[i]
         rec = p.rec_n[i]
         return CaseResult(case_id=cid, trials=p.n_runs[i], successes=p.n_succ[i],
-                          mean_f1=_r(p.f1.total(i) / n_f1) if n_f1 else None,
+                          mean_f1=_r(p.f1.mean(i)) if n_f1 else None,
                           recorded_successes=p.rec_succ[i] if rec else None,
                           run_ids=self._run_ids(i, cid), case_hash=p.case_hash(i))
 
@@ -76,7 +76,7 @@ class CaseRows(Sequence[CaseResult]):
             for k in np.flatnonzero(np.isin(rr, np.fromiter(odd, dtype=np.int64))).tolist():
                 run_ids[k] = odd[int(rr[k])]
         n = np.frombuffer(p.f1.count, dtype=np.int32)[o]
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):  # CaseSums.mean, elementwise
             mean = p.f1.totals(np, o) / np.where(n != 0, n, 1)
             mean = np.where((n != 0) & np.isfinite(mean), mean + 0.0, np.nan).tolist()  # as _r
         rec = np.frombuffer(p.rec_n, dtype=np.int32)[o].tolist()
@@ -101,7 +101,7 @@ class CaseRows(Sequence[CaseResult]):
         """``json_rows`` row by row (without numpy)."""
         p = self._part
         ids, n_runs, n_succ, rec_n, rec_succ = p.ids, p.n_runs, p.n_succ, p.rec_n, p.rec_succ
-        count, total = p.f1.count, p.f1.total
+        count, mean = p.f1.count, p.f1.mean
         hashes, hash_odd = p.hashes, p.hash_odd
         runs, first = self._runs, self._start
         trial, odd = p.run_trial, p.run_odd
@@ -116,7 +116,7 @@ class CaseRows(Sequence[CaseResult]):
                 run_ids = [f"{cid}-{trial[j]}" for j in runs[first[i]:first[i + 1]]]
             h = hashes[i]
             out.append({"case_id": cid, "trials": n_runs[i], "successes": n_succ[i],
-                        "mean_f1": _r(total(i) / n) if n else None,
+                        "mean_f1": _r(mean(i)) if n else None,
                         "recorded_successes": rec_succ[i] if rec_n[i] else None,
                         "run_ids": run_ids,
                         "case_hash": f"{h:016x}" if h else hash_odd.get(i)})

@@ -17,6 +17,8 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..metrics.reliability import mean_from_sum
+
 _NAN = float("nan")
 
 
@@ -290,10 +292,24 @@ class CaseSums:
             n = np.frombuffer(count, dtype=np.int32)[idx]
             idx = idx[n != 0]
             with np.errstate(all="ignore"):
-                m = self.totals(np, idx) / n[n != 0]  # float / int as Python divides them
+                # mean_from_sum elementwise: float / int as Python divides them
+                m = self.totals(np, idx) / n[n != 0]
             return array("d", m.tobytes())
-        total = self.total
-        return array("d", [total(i) / count[i] for i in rows if count[i]])
+        return array("d", [self.mean(i) for i in rows if count[i]])
+
+    def mean(self, i: int) -> float:
+        """Row ``i``'s mean: ``reliability.mean_from_sum`` of its exact total and count.
+
+        Args:
+            i: a row with at least one value.
+
+        Returns:
+            The mean of the row's values (NaN when their sum is not finite).
+
+        Raises:
+            ZeroDivisionError: for a row without values (callers leave those out).
+        """
+        return mean_from_sum(self.total(i), self.count[i])
 
     def __getstate__(self) -> tuple[Any, ...]:
         self.flush()

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricInputError
+from ..metrics.reliability import mean_from_sum
 from ..report.scorecard import (
     CheckAgreement,
     Estimate,
@@ -122,7 +123,7 @@ def _recorded_columns(self: SuitePartial, ks: Sequence[int], iv: _Intervals) -> 
                 cm["ours_pass_recorded_pass"] + cm["ours_fail_recorded_fail"],
                 tuple(d for _, d in sorted(cd, key=lambda sd: sd[0])))
         return RecordedReward(
-            n=self.rec_count, mean=_r(self.rec_sum.total() / self.rec_count), pass_hat_k=ph,
+            n=self.rec_count, mean=_r(mean_from_sum(self.rec_sum.total(), self.rec_count)), pass_hat_k=ph,
             pass_hat_k_ci=phc, matrix=matrix,
             agree=matrix["ours_pass_recorded_pass"] + matrix["ours_fail_recorded_fail"],
             disagreements=dis, checks=checks)

@@ -6,11 +6,11 @@ and never scores a run. ``compare_scorecards`` is re-exported by ``trajcheck.sco
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MetricInputError
+from ..metrics.reliability import exact_mean
 from ..report.scorecard import Scorecard, _r
 from .partials import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 
@@ -72,7 +72,7 @@ def _case_means(sc: Scorecard, attr: str) -> dict[str, float]:
         v = getattr(r, attr)
         if v is not None:
             acc.setdefault(r.case_id, []).append(float(v))
-    return {c: math.fsum(v) / len(v) for c, v in acc.items() if v}
+    return {c: exact_mean(v) for c, v in acc.items() if v}
 
 
 def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
@@ -122,14 +122,14 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
                               f"({pc.a_only} A-only vs {pc.b_only} B-only successes)",
                               None if pc.p_value is None else pc.test_unit))
     kmax = min(len(v) for v in list(ra.values()) + list(rb.values()))
+    ca: dict[Any, Any] = {c: (sum(ra[c]), len(ra[c])) for c in shared}  # (successes, trials)
+    cb: dict[Any, Any] = {c: (sum(rb[c]), len(rb[c])) for c in shared}
     for k in range(1, kmax + 1):
-        da = {c: pass_hat_k({c: (sum(ra[c]), len(ra[c]))}, k) for c in shared}  # (c, n)
-        db = {c: pass_hat_k({c: (sum(rb[c]), len(rb[c]))}, k) for c in shared}
-        diffs = [db[c] - da[c] for c in shared]
+        diffs = [pass_hat_k({c: cb[c]}, k) - pass_hat_k({c: ca[c]}, k) for c in shared]
         bci = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, confidence=confidence)
-        deltas.append(MetricDelta(f"pass^{k}", _r(math.fsum(da.values()) / len(shared)),
-                                  _r(math.fsum(db.values()) / len(shared)), _r(bci.estimate),
-                                  _r(bci.lo), _r(bci.hi)))
+        # each side's figure is the scorecard's pass^k over the shared cases (one exact mean)
+        deltas.append(MetricDelta(f"pass^{k}", _r(pass_hat_k(ca, k)), _r(pass_hat_k(cb, k)),
+                                  _r(bci.estimate), _r(bci.lo), _r(bci.hi)))
     for attr, label in (("f1", "mean_f1"), ("composite", "mean_composite")):
         ma, mb = _case_means(a, attr), _case_means(b, attr)
         both = [c for c in shared if c in ma and c in mb]
@@ -137,8 +137,8 @@ def compare_scorecards(a: Scorecard, b: Scorecard, *, seed: int = DEFAULT_SEED,
             continue
         diffs = [mb[c] - ma[c] for c in both]
         bci = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, confidence=confidence)
-        deltas.append(MetricDelta(label, _r(math.fsum(ma[c] for c in both) / len(both)),
-                                  _r(math.fsum(mb[c] for c in both) / len(both)),
+        deltas.append(MetricDelta(label, _r(exact_mean([ma[c] for c in both])),
+                                  _r(exact_mean([mb[c] for c in both])),
                                   _r(bci.estimate), _r(bci.lo), _r(bci.hi)))
     return Comparison(n_cases=len(shared), deltas=tuple(deltas), only_a=only_a, only_b=only_b,
                       meta={"seed": seed, "n_bootstrap": n_boot, "confidence": confidence})

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError
+from ..metrics.formulas import prf_counts
 from ..read.limits import object_lines
 from .matchers import _as_text, _exact_kind
 
@@ -80,11 +81,11 @@ class ThresholdRow:
 
     @property
     def f1(self) -> float | None:
-        """2PR / (P + R); None when P or R is None, 0.0 when both are 0."""
-        p, r = self.precision, self.recall
-        if p is None or r is None:
+        """2PR / (P + R) (``formulas.prf_counts``' F1, 2 tp / (2 tp + fp + fn) in one
+        division); None when P or R is None, 0.0 when both are 0."""
+        if not (self.tp + self.fp and self.tp + self.fn):
             return None
-        return 2 * p * r / (p + r) if p + r else 0.0
+        return prf_counts(self.tp, self.tp + self.fp, self.tp + self.fn)[2]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import MetricInputError
-from .reliability import TaskResults, _is_plain_int, _mean, bootstrap_ci, task_counts
+from .reliability import TaskResults, _is_plain_int, bootstrap_ci, exact_mean, task_counts
 from .result import MetricResult
 
 
@@ -154,9 +154,9 @@ def paired_compare(
     p = binomial_two_sided_p(a_only, a_only + b_only)
     diffs = [ta[k].rate - tb[k].rate for k in ids]
     ci = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, confidence=confidence)
-    mean_a = _mean([ta[k].rate for k in ids])
-    mean_b = _mean([tb[k].rate for k in ids])
-    diff = _mean(diffs)
+    mean_a = exact_mean([ta[k].rate for k in ids])
+    mean_b = exact_mean([tb[k].rate for k in ids])
+    diff = exact_mean(diffs)
     reason = (f"A {mean_a:.4f} vs B {mean_b:.4f} over {len(ids)} tasks: diff {diff:+.4f} "
               f"[{ci.lo:+.4f}, {ci.hi:+.4f}] ({confidence:.0%} paired bootstrap); exact McNemar "
               f"on {a_only + b_only} discordant {unit}s ({a_only} A-only, {b_only} B-only): "

@@ -23,6 +23,7 @@ from ..errors import MetricInputError
 from ..model import Trajectory
 from .calls import require_trajectory
 from .formulas import AGENT_KINDS, run_figures
+from .reliability import exact_mean, percentile
 from .result import MetricResult
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "summary_from_values",
     "efficiency_by_task",
     "cost_per_success",
+    "cost_per_success_from_total",
     "step_efficiency",
 ]
 
@@ -154,17 +156,23 @@ def run_stats(traj: Trajectory, success: bool) -> RunStats:
 
 
 def quantile(values: Sequence[float], q: float) -> float:
-    """The q-quantile (0 <= q <= 1) of ``values`` (any order) by linear interpolation:
-    sorted x, h = (N - 1) q, x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
+    """The q-quantile of ``values`` in any order: ``reliability.percentile`` of them sorted.
 
-    Equals ``numpy.quantile(values, q)`` with the default ``method="linear"`` (Hyndman & Fan
-    1996, definition 7). Raises ``MetricInputError`` on empty input or q outside [0, 1].
+    Args:
+        values: a non-empty sequence of numbers, any order.
+        q: the quantile, 0 <= q <= 1.
+
+    Returns:
+        Sorted x, h = (N - 1) q: x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]),
+        ``numpy.quantile(values, q)`` with the default ``method="linear"`` (Hyndman & Fan
+        1996, definition 7) -- the one interpolation rule, ``reliability.percentile``'s.
+
+    Raises:
+        MetricInputError: on empty input or q outside [0, 1].
     """
-    if not values:
+    if not len(values):
         raise MetricInputError("quantile of an empty sequence")
-    if not 0.0 <= q <= 1.0:
-        raise MetricInputError(f"quantile q must be in [0, 1], got {q!r}")
-    return _sorted_quantile(sorted(values), q)
+    return percentile(sorted(values), q)
 
 
 @dataclass(frozen=True)
@@ -199,19 +207,10 @@ def describe(values: Sequence[float]) -> Distribution | None:
             if not math.isfinite(v):
                 raise MetricInputError(f"value {i} is not finite: {v!r}")
     xs = sorted(values)  # once for the three percentiles (``quantile`` sorts on each call)
-    return Distribution(n=len(values), mean=math.fsum(values) / len(values),
-                        p50=_sorted_quantile(xs, 0.50), p95=_sorted_quantile(xs, 0.95),
-                        p99=_sorted_quantile(xs, 0.99), min=float(min(values)),
+    return Distribution(n=len(values), mean=exact_mean(values),
+                        p50=percentile(xs, 0.50), p95=percentile(xs, 0.95),
+                        p99=percentile(xs, 0.99), min=float(min(values)),
                         max=float(max(values)))
-
-
-def _sorted_quantile(xs: Sequence[float], q: float) -> float:
-    """``quantile`` of values already sorted (the same interpolation, the same float)."""
-    h = (len(xs) - 1) * q
-    lo = math.floor(h)
-    if lo >= len(xs) - 1:
-        return float(xs[-1])
-    return float(xs[lo] + (h - lo) * (xs[lo + 1] - xs[lo]))
 
 
 def _label(i: int, r: RunStats) -> str:
@@ -268,10 +267,34 @@ def cost_per_success(runs: Sequence[RunStats]) -> float | None:
         True
     """
     _validate(runs)
-    n_success = sum(r.success for r in runs)
-    if n_success == 0 or any(r.cost_usd is None for r in runs):
+    return cost_per_success_from_total(_total_cost(runs), sum(r.success for r in runs))
+
+
+def _total_cost(runs: Sequence[RunStats]) -> float | None:
+    """The exact total cost of ALL runs, correctly rounded; None when a run has no cost."""
+    if any(r.cost_usd is None for r in runs):
         return None
-    return math.fsum(r.cost_usd for r in runs if r.cost_usd is not None) / n_success
+    return math.fsum(r.cost_usd for r in runs if r.cost_usd is not None)
+
+
+def cost_per_success_from_total(total_cost_usd: float | None, n_success: int) -> float | None:
+    """Cost per successful task from its parts: the one definition of the figure
+    (``cost_per_success``, ``efficiency_summary`` and ``summary_from_values`` call it).
+
+    Args:
+        total_cost_usd: the exact total cost of ALL runs (failed ones are paid for), or None
+            when some run has no cost.
+        n_success: the number of successful runs.
+
+    Returns:
+        ``total_cost_usd / n_success``; None when no run succeeded or the total is None.
+
+    Raises:
+        Nothing.
+    """
+    if n_success == 0 or total_cost_usd is None:
+        return None
+    return total_cost_usd / n_success
 
 
 @dataclass(frozen=True)
@@ -335,9 +358,7 @@ def efficiency_summary(runs: Sequence[RunStats], name: str = "efficiency") -> Ef
     ok = [r for r in runs if r.success]
     values = {f: [float(getattr(r, f)) for r in ok if getattr(r, f) is not None]
               for f in _FIELDS}
-    total_cost = (None if any(r.cost_usd is None for r in runs)
-                  else math.fsum(r.cost_usd for r in runs if r.cost_usd is not None))
-    return summary_from_values(len(runs), len(ok), values, total_cost, name=name)
+    return summary_from_values(len(runs), len(ok), values, _total_cost(runs), name=name)
 
 
 def summary_from_values(n_runs: int, n_success: int, values: Mapping[str, Sequence[float]],
@@ -361,7 +382,7 @@ def summary_from_values(n_runs: int, n_success: int, values: Mapping[str, Sequen
         dists[f] = describe(vals)
         missing[f] = n_success - len(vals)
     total_cost = total_cost_usd
-    cps = None if n_success == 0 or total_cost is None else total_cost / n_success
+    cps = cost_per_success_from_total(total_cost, n_success)
     rate = n_success / n_runs
     if not n_success:
         reason = f"0/{n_runs} runs succeeded: no efficiency figures; cost per success undefined"

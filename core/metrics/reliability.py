@@ -56,6 +56,10 @@ __all__ = [
     "RateResult",
     "success_rate",
     "percentile",
+    "percentile_interval",
+    "mean_from_sum",
+    "exact_mean",
+    "draw_tasks",
     "BootstrapCI",
     "bootstrap_ci",
 ]
@@ -506,6 +510,49 @@ def success_rate(successes: int, n: int, confidence: float = 0.95,
 
 
 # --------------------------------------------------------------------------------------------
+# Means (one rule for every mean of per-run, per-case or per-task values)
+# --------------------------------------------------------------------------------------------
+
+
+def mean_from_sum(total: float, n: int) -> float:
+    """The mean of ``n`` values from their sum: the one division rule of every mean of
+    values here (a case's mean of its runs' figures, a suite's mean of case means, a
+    bootstrap replicate's mean).
+
+    Args:
+        total: the values' exact sum correctly rounded (``math.fsum`` of them, or an exact
+            running sum's total such as ``aggregate.case_sums.CaseSums.total``).
+        n: how many values (>= 1).
+
+    Returns:
+        ``total / n``: one rounding of the exact sum, one of the quotient -- the float
+        ``exact_mean`` gives for the same values, whatever order they were added in.
+
+    Raises:
+        ZeroDivisionError: when ``n`` is 0 (callers leave out a case without values).
+
+    Vectorised callers (numpy columns in ``aggregate.case_sums`` and ``metrics.resample``)
+    gather their exact sums their own way and divide elementwise by this same rule.
+    """
+    return total / n
+
+
+def exact_mean(values: Sequence[float]) -> float:
+    """The mean of ``values``: ``mean_from_sum(math.fsum(values), len(values))``.
+
+    Args:
+        values: a non-empty sequence of finite numbers.
+
+    Returns:
+        The exact sum correctly rounded, divided by the count (``mean_from_sum``).
+
+    Raises:
+        ZeroDivisionError: for an empty sequence (callers reject an empty suite first).
+    """
+    return mean_from_sum(math.fsum(values), len(values))
+
+
+# --------------------------------------------------------------------------------------------
 # Bootstrap
 # --------------------------------------------------------------------------------------------
 
@@ -559,8 +606,41 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float))  # bools count as 0/1
 
 
-def _mean(xs: Sequence[float]) -> float:
-    return math.fsum(xs) / len(xs)
+def draw_tasks(rng: random.Random, population: Sequence[Any]) -> list[Any]:
+    """One bootstrap replicate's draw: ``len(population)`` items with replacement.
+
+    Args:
+        rng: the replicate stream's ``random.Random`` (seeded once per bootstrap).
+        population: the tasks (their values, or ``range(m)`` for their indices).
+
+    Returns:
+        ``rng.choices(population, k=len(population))``: item ``floor(rng.random() * m)``
+        per draw, so drawing indices (``range(m)``) takes the same tasks as drawing values.
+
+    Raises:
+        IndexError: for an empty population (callers reject an empty suite first).
+    """
+    return rng.choices(population, k=len(population))
+
+
+def percentile_interval(sorted_reps: Sequence[float], confidence: float) -> tuple[float, float]:
+    """The percentile bootstrap interval from the replicates' statistics.
+
+    Args:
+        sorted_reps: the ``n_boot`` replicates' values, sorted ascending.
+        confidence: two-sided, in (0, 1) (checked by the callers).
+
+    Returns:
+        ``(lo, hi)``: the (1 - confidence) / 2 and 1 - (1 - confidence) / 2 quantiles of the
+        replicates (``percentile``, linear interpolation).
+
+    Raises:
+        MetricInputError: when ``sorted_reps`` is empty.
+
+    Source: Efron & Tibshirani (1993), ch. 13 (percentile interval).
+    """
+    alpha = 1.0 - confidence
+    return percentile(sorted_reps, alpha / 2.0), percentile(sorted_reps, 1.0 - alpha / 2.0)
 
 
 def bootstrap_ci(
@@ -631,22 +711,20 @@ def bootstrap_ci(
             if not math.isfinite(float(x)):
                 raise MetricInputError(f"task {key!r}: per-task value {x!r} is not finite")
             units.append(float(x))
-        stat = statistic or _mean
+        stat = statistic or exact_mean
     else:
         tasks = task_counts(data)  # type: ignore[arg-type]  # validates, naming a bad task
         if statistic is None:
             units = [t.rate for t in tasks]  # pass^1 = mean per-task rate (fast path)
-            stat = _mean
+            stat = exact_mean
         else:
             units = list(values)
             stat = statistic
     m = len(units)
     estimate = float(stat(units))
     rng = random.Random(seed)
-    reps = sorted(float(stat(rng.choices(units, k=m))) for _ in range(n_boot))
-    alpha = 1.0 - confidence
-    lo = percentile(reps, alpha / 2.0)
-    hi = percentile(reps, 1.0 - alpha / 2.0)
+    reps = sorted(float(stat(draw_tasks(rng, units))) for _ in range(n_boot))
+    lo, hi = percentile_interval(reps, confidence)
     reason = (f"{estimate:.4f}, {confidence:.0%} percentile bootstrap over {m} tasks "
               f"[{lo:.4f}, {hi:.4f}] ({n_boot} resamples, seed {seed})")
     return BootstrapCI(name=name, score=estimate, reason=reason,

@@ -15,14 +15,19 @@ Two paths, the same results:
   per task, and each replicate's exact sum of every column is an integer product of those
   counts with the column's values split into limbs of a common binary scale (limbs narrow
   enough that no sum reaches 2**53, so none is ever rounded); the mean is that exact sum
-  correctly rounded, divided by ``m`` -- what ``math.fsum(xs) / len(xs)`` gives. Columns
+  correctly rounded, divided by ``m`` -- ``reliability.mean_from_sum``'s rule, what
+  ``reliability.exact_mean`` gives. Columns
   with few distinct values (pass^k's per-task values) are counted per distinct row of
   them instead of per task. Replicates go in batches of a few megabytes whatever ``m``.
   With many draws and more than one processor, a second thread draws the doubles (numpy's
   generator releases the GIL) while the first turns them into indices and counts and sums them: the
   same stream, taken in the same order, so the same floats;
 - otherwise (or for values whose binary exponents span too far for the limbs): plain
-  Python, one ``random()`` per index, ``math.fsum`` per column.
+  Python: ``reliability.draw_tasks`` (``bootstrap_ci``'s draw) over the task indices,
+  ``reliability.exact_mean`` per column.
+
+Both paths end in ``reliability.percentile_interval``, the one definition of the interval
+from the replicates' means: the paths differ only in how they gather those means.
 
 Definitions: Efron & Tibshirani (1993), ch. 13 (percentile interval); DESIGN.md
 "Intervals" (tasks are the unit, seeded).
@@ -41,7 +46,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import MetricInputError
-from .reliability import percentile
+from .reliability import draw_tasks, exact_mean, mean_from_sum, percentile_interval
 
 MAX_BITS = 312  # values spanning more than ~2**-250..1 take the plain path
 _BATCH = 1 << 21  # task counts per batch of replicates (16 MB as float64), whatever m
@@ -54,18 +59,29 @@ _THREAD_MIN = 1 << 26  # draws (tasks x replicates) from which a second thread d
 def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, seed: int = 0,
                     confidence: float = 0.95, use_numpy: bool | None = None,
                     threads: int | None = None) -> list[tuple[float, float, float]]:
-    """For each column of per-task values, ``(estimate, lo, hi)``: the mean and its seeded
-    percentile bootstrap interval, equal to ``reliability.bootstrap_ci(column, n_boot=n_boot,
-    seed=seed, confidence=confidence)``'s ``estimate``, ``lo``, ``hi``.
+    """For each column of per-task values, the mean and its seeded percentile bootstrap
+    interval, equal to ``reliability.bootstrap_ci(column, n_boot=n_boot, seed=seed,
+    confidence=confidence)``'s ``estimate``, ``lo``, ``hi``.
 
-    ``columns``: sequences of finite floats (one value per task); columns of equal length
-    share one draw of indices per replicate. ``use_numpy``: None uses numpy when importable,
-    False forces the plain path (True requires numpy). ``threads`` (numpy path): 1 draws
-    and sums in this thread, 2 draws the doubles in a second thread, None uses the second
-    thread from 64M draws (tasks x replicates) when more than one processor is available;
-    the results are the same floats either way. Raises ``MetricInputError`` for an empty
-    column, a non-finite value, n_boot < 1, confidence outside (0, 1) or threads not 1, 2
-    or None.
+    Args:
+        columns: sequences of finite floats (one value per task); columns of equal length
+            share one draw of indices per replicate.
+        n_boot: replicates (>= 1).
+        seed: the ``random.Random`` seed (the stream ``bootstrap_ci`` draws).
+        confidence: two-sided, in (0, 1).
+        use_numpy: None uses numpy when importable, False forces the plain path (True
+            requires numpy).
+        threads: numpy path: 1 draws and sums in this thread, 2 draws the doubles in a
+            second thread, None uses the second thread from 64M draws (tasks x replicates)
+            when more than one processor is available; the same floats either way.
+
+    Returns:
+        ``[(estimate, lo, hi), ...]``, one per column in order: ``reliability.exact_mean``
+        of the column and ``reliability.percentile_interval`` of its replicates' means.
+
+    Raises:
+        MetricInputError: an empty column, a non-finite value, n_boot < 1, confidence
+            outside (0, 1) or threads not 1, 2 or None.
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise MetricInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
@@ -96,7 +112,6 @@ def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, s
     for j, c in enumerate(cols):
         by_len.setdefault(len(c), []).append(j)
     out: list[tuple[float, float, float] | None] = [None] * len(cols)
-    alpha = 1.0 - confidence
     for m, js in by_len.items():
         group = [cols[j] for j in js]
         reps: Any = None
@@ -107,8 +122,7 @@ def bootstrap_means(columns: Sequence[Sequence[float]], *, n_boot: int = 2000, s
         for j, col, rs in zip(js, group, reps):
             # replicate means are >= 0 and never NaN or -0.0: numpy's order is list.sort's
             rs = rs.sort() or rs if type(rs) is list else np.sort(rs).tolist()
-            out[j] = (math.fsum(col) / m, percentile(rs, alpha / 2.0),
-                      percentile(rs, 1.0 - alpha / 2.0))
+            out[j] = (exact_mean(col), *percentile_interval(rs, confidence))
     return [x for x in out if x is not None]
 
 
@@ -138,14 +152,13 @@ def _one_thread() -> Any:
 
 
 def _reps_plain(group: Sequence[Sequence[float]], m: int, n_boot: int, seed: int) -> list[list[float]]:
-    rnd = random.Random(seed).random
-    fm = float(m)
-    floor = math.floor
+    rng = random.Random(seed)
+    tasks = list(range(m))  # indexed faster than a range
     reps: list[list[float]] = [[] for _ in group]
     for _ in range(n_boot):
-        idx = [floor(rnd() * fm) for _ in range(m)]
+        idx = draw_tasks(rng, tasks)  # bootstrap_ci's draw, as indices: the same tasks
         for col, rs in zip(group, reps):
-            rs.append(math.fsum([col[i] for i in idx]) / m)
+            rs.append(exact_mean([col[i] for i in idx]))
     return reps
 
 
@@ -237,8 +250,8 @@ def _generator(np: Any, seed: int) -> Any:
 @contextmanager
 def _draws(np: Any, gen: Any, m: int, n_boot: int, threads: int) -> Iterator[Iterator[Any]]:
     """An iterator over the ``n_boot`` replicates' task indices in order (each an intp array
-    of ``m``, valid until the next is taken): ``floor(random() * m)`` per draw, as
-    ``random.Random`` draws an index. With ``threads`` 2 a second thread draws the doubles
+    of ``m``, valid until the next is taken): ``floor(random() * m)`` per draw, the index
+    ``reliability.draw_tasks`` takes (``random.Random.choices``). With ``threads`` 2 a second thread draws the doubles
     in blocks ahead (three blocks in flight) while the caller's thread turns them into
     indices and counts them: the drawing thread needs the interpreter once a block only (a
     thread waiting for it waits while the other holds it)."""
@@ -311,12 +324,13 @@ def _means(np: Any, limbs: Any, lb: int, e: int, m: int) -> Any:
     if nl <= 2:
         tot = limbs[:, 0] if nl == 1 else np.ldexp(limbs[:, 1], lb) + limbs[:, 0]
         with np.errstate(over="ignore"):
-            out = np.ldexp(tot, -e) / m
+            out = np.ldexp(tot, -e) / m  # reliability.mean_from_sum, elementwise
         if np.isfinite(out).all():
             return out
     # more limbs, or a sum past the largest float: Python's integers (math.ldexp raises
     # OverflowError as math.fsum does in bootstrap_ci)
-    return np.array([math.ldexp(float(sum(int(x) << (lb * q) for q, x in enumerate(row))), -e) / m
+    return np.array([mean_from_sum(math.ldexp(float(sum(int(x) << (lb * q)
+                                                        for q, x in enumerate(row))), -e), m)
                      for row in limbs.tolist()])
 
 

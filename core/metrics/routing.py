@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MetricInputError
+from .formulas import prf_counts
 from .result import MetricResult
 
 __all__ = [
@@ -131,10 +132,6 @@ def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
     return ConfusionMatrix(labs, tuple(tuple(r) for r in m))
 
 
-def _div(a: float, b: float) -> float:
-    return a / b if b else 0.0
-
-
 @dataclass(frozen=True)
 class ClassScores:
     """One label's precision, recall, F1 (0.0 on zero division) and support (true count)."""
@@ -154,8 +151,19 @@ class ClassScores:
 
 
 def _scores(tp: int, fp: int, fn: int) -> ClassScores:
-    return ClassScores(precision=_div(tp, tp + fp), recall=_div(tp, tp + fn),
-                       f1=_div(2 * tp, 2 * tp + fp + fn), support=tp + fn, tp=tp, fp=fp, fn=fn)
+    p, r, f1 = prf_counts(tp, tp + fp, tp + fn)
+    # formulas.prf_counts' figures where their denominators are non-zero; 0.0 elsewhere:
+    # routing keeps scikit-learn's zero_division=0, not prf_counts' empty-case rules for
+    # calls (1.0 when nothing was expected), so a label never predicted and never true
+    # scores 0 in a macro average as in sklearn's f1_score
+    return ClassScores(precision=p if tp + fp else 0.0, recall=r if tp + fn else 0.0,
+                       f1=f1 if tp else 0.0, support=tp + fn, tp=tp, fp=fp, fn=fn)
+
+
+def _macro(per: Mapping[Hashable, ClassScores], part: str) -> float:
+    """The unweighted mean of one part (precision, recall or f1) over the labels; 0.0 for
+    no label."""
+    return sum(getattr(s, part) for s in per.values()) / len(per) if per else 0.0
 
 
 def _per_class(cm: ConfusionMatrix) -> dict[Hashable, ClassScores]:
@@ -226,10 +234,7 @@ def routing_metrics(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
     per = _per_class(cm)
     total = len(y_true)
     acc = sum(cm.matrix[i][i] for i in range(len(cm.labels))) / total
-    k = len(per)
-    mp = sum(s.precision for s in per.values()) / k
-    mr = sum(s.recall for s in per.values()) / k
-    mf = sum(s.f1 for s in per.values()) / k
+    mp, mr, mf = (_macro(per, part) for part in ("precision", "recall", "f1"))
     worst = min(per.items(), key=lambda kv: kv[1].recall)
     reason = (f"accuracy {acc:.4f} over {total} queries, macro-F1 {mf:.4f}; lowest recall "
               f"{worst[0]!r} {worst[1].recall:.4f}")
@@ -403,7 +408,7 @@ def multilabel_routing(y_true: Sequence[Iterable[Hashable]],
     FP = sum(s.fp for s in per.values())
     FN = sum(s.fn for s in per.values())
     micro = _scores(TP, FP, FN)
-    mf = sum(s.f1 for s in per.values()) / len(per) if per else 0.0
+    mf = _macro(per, "f1")
     ham = (FP + FN) / (n * len(labs)) if labs else 0.0
     reason = (f"exact-set accuracy {exact:.4f} over {n} queries, Jaccard {jac:.4f}, "
               f"micro-F1 {micro.f1:.4f}, macro-F1 {mf:.4f}")
@@ -580,7 +585,8 @@ def recall_floor_gate(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
             failed[lab] = (None, float(f))
             continue
         tp = sum(t == lab and p == lab for t, p in zip(y_true, y_pred))
-        r = tp / support
+        fp = sum(t != lab and p == lab for t, p in zip(y_true, y_pred))
+        r = _scores(tp, fp, support - tp).recall
         recalls[lab] = r
         if r < f:
             failed[lab] = (r, float(f))
