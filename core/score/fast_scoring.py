@@ -14,14 +14,11 @@ very rows ``matching.compatibility`` builds) and derives every field from those 
 the general path's own formulas; where a reason needs a closer look (the closest call to a
 missing write, unchanged writes) it calls the general path's own helper. The result is the
 same ``RunResult``, field by field (tests/test_fast_scoring.py checks it against the
-general path). Anything else returns None and ``score_run`` takes the general path;
-``FALLBACKS`` counts why.
+general path). Anything else returns None and ``score_run`` takes the general path.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -52,25 +49,10 @@ RUN_META = RUN_META_FAST
 
 _AGENT_KINDS = frozenset(AGENT_KINDS)  # for lookups
 
-#: how many runs took the general path, by reason ("case", "run", "args")
-FALLBACKS: Counter[str] = Counter()
-FAST: Counter[str] = Counter()  # runs scored here ("runs")
-# hosts score from threads: a Counter's += is a read and a write, so the counts are kept under
-# a lock (``count``); the figures never read them
-_COUNTS_LOCK = threading.Lock()
-
-
-def count(counter: Counter[str], reason: str) -> None:
-    """Add one to ``counter[reason]`` (``FALLBACKS`` or ``FAST``) under the counts' lock."""
-    with _COUNTS_LOCK:
-        counter[reason] += 1
-
-
 
 def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
     """``score_run(traj, case, context=context, compact=True)`` (a ``RunResult``) for a run
-    and case inside the fast path's scope (module doc), else None (counted in
-    ``FALLBACKS``). Raises nothing the general path would not raise on the same input: a
+    and case inside the fast path's scope (module doc), else None. Raises nothing the general path would not raise on the same input: a
     case or run it cannot vouch for falls back. ``context`` is never read: every matcher
     in the scope is ``exact``."""
     return fast_plan(traj, case_plan(case))
@@ -78,21 +60,13 @@ def fast_compact(traj: Trajectory, case: Case, context: Any = None) -> Any:
 
 def fast_plan(traj: Trajectory, plan: CasePlan | None) -> Any:
     """``fast_compact`` of ``traj`` against the case of ``plan`` (``case_plan.case_plan``,
-    or ``case_plan.plan_for`` by case id: the case is never built here), or None (counted
-    in ``FALLBACKS``; None for ``plan`` is a case outside the scope)."""
+    or ``case_plan.plan_for`` by case id: the case is never built here), or None (for ``plan`` None too: a case outside the scope)."""
     if plan is None:
-        count(FALLBACKS, "case")
         return None
     meta = traj.metadata
     if type(traj) is not Trajectory or not run_in_scope(meta):
-        count(FALLBACKS, "run")
         return None
-    r = _score(traj, plan, meta)
-    if r is None:
-        count(FALLBACKS, "args")
-    else:
-        count(FAST, "runs")
-    return r
+    return _score(traj, plan, meta)
 
 
 def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
@@ -353,4 +327,4 @@ def _forbidden_names(plan: CasePlan, cnames: list[str]) -> set[str]:
     return {nm for nm in cnames if forbidden_match(pats, nm)}
 
 
-__all__ = ["FALLBACKS", "FAST", "RUN_META", "fast_compact", "fast_plan", "score_facts"]
+__all__ = ["RUN_META", "fast_compact", "fast_plan", "score_facts"]

@@ -22,7 +22,7 @@ from ..read.traces.native_facts import LineRun
 from ..report.scorecard import RunResult
 from .case_plan import plan_for
 from .fast_scope import run_in_scope
-from .fast_scoring import FAST, count, score_facts
+from .fast_scoring import score_facts
 from .scoring import score_compact_by_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +44,7 @@ def line_fast(run: LineRun, plan: Any) -> RunResult | None:
     """The compact result of ``run`` against the case of ``plan`` (``case_plan.plan_for``)
     from the run's facts, or None (nothing counted) when the fast scorer cannot vouch for
     it: ``plan`` None (a case outside its scope), metadata outside ``fast_scope.RUN_META_FAST``, arguments
-    the exact rows cannot key. Counted in ``fast_scoring.FAST`` when scored."""
+    the exact rows cannot key."""
     meta = run.metadata
     if plan is None or not run_in_scope(meta):
         return None
@@ -52,12 +52,9 @@ def line_fast(run: LineRun, plan: Any) -> RunResult | None:
     if failed is None and run.any_fail:  # the ids do not settle the join: Trajectory.pairs does
         failed = [r is not None and (r.is_error is True or bool(r.error))
                   for _, r in run.trajectory().pairs()]
-    r = score_facts(plan, meta, run.cnames, run.cargs, run.call_step, run.n_agent, failed,
-                    run.tokens, run.cost, run.latency,
-                    (lambda: run.trajectory().pairs()) if run.json_like else None)
-    if r is not None:
-        count(FAST, "runs")
-    return r  # type: ignore[no-any-return]
+    return score_facts(plan, meta, run.cnames, run.cargs, run.call_step,  # type: ignore[no-any-return]
+                       run.n_agent, failed, run.tokens, run.cost, run.latency,
+                       (lambda: run.trajectory().pairs()) if run.json_like else None)
 
 
 __all__ = ["line_compact", "line_fast"]
