@@ -41,11 +41,7 @@ from ..report.scorecard import _r, run_result_of
 from .case_plan import CasePlan, case_plan, forbidden_match
 from .fast_figures import argument_accuracy, composite_score
 from .fast_outcome import outcome
-from .fast_scope import RUN_META_FAST, run_in_scope
-
-#: run metadata the fast path knows to have no effect on the scores (anything else: general
-#: path): ``fast_scope``'s whitelist
-RUN_META = RUN_META_FAST
+from .fast_scope import run_in_scope
 
 _AGENT_KINDS = frozenset(AGENT_KINDS)  # for lookups
 
@@ -155,7 +151,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
     once from it, or None when a value calls for the general path (a call's arguments the
     exact rows cannot key, NaN or foreign values among them).
 
-    ``meta``: the run's metadata (keys inside ``RUN_META``); ``cnames``/``cargs``: every
+    ``meta``: the run's metadata (keys inside ``fast_scope.RUN_META_FAST``); ``cnames``/``cargs``: every
     call's tool name and arguments (an object or None), in run order; ``call_step``: each
     call's step position; ``n_agent``: agent turns (``formulas.AGENT_KINDS``);
     ``failed``: whether each call's result failed (None: no result failed); the run
@@ -327,4 +323,4 @@ def _forbidden_names(plan: CasePlan, cnames: list[str]) -> set[str]:
     return {nm for nm in cnames if forbidden_match(pats, nm)}
 
 
-__all__ = ["RUN_META", "fast_compact", "fast_plan", "score_facts"]
+__all__ = ["fast_compact", "fast_plan", "score_facts"]

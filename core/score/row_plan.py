@@ -42,8 +42,6 @@ from .case_plan import shape_key
 from .fast_scope import ROW_KEYS_DIRECT, row_in_scope
 from .fingerprint import HASH_CHARS, row_hash
 
-#: the row keys the direct way reads (any other key: the general way); ``fast_scope``'s
-DIRECT_KEYS = ROW_KEYS_DIRECT
 _CALL_KEYS = frozenset({"name", "args", "args_mode"})
 _MAX_EXACT_INT = 2**53
 _TOKENS = {str: "\x00str", bool: "\x00bool", type(None): "\x00NoneType", float: "\x00float"}
@@ -229,7 +227,7 @@ def _check_key(row: dict[str, Any], key: tuple[Any, ...], args: list[Any], optio
 
 
 #: the row keys a ``Reader`` reads by skeleton (a row with ``user`` or ``metadata``: ``direct``)
-_SKELETON_KEYS = DIRECT_KEYS - {"user", "metadata"}
+_SKELETON_KEYS = ROW_KEYS_DIRECT - {"user", "metadata"}
 _PER_ROW = frozenset({"id", "input", "expected_calls"})  # the keys whose values are not in a skeleton
 _NAME_ARGS = ("name", "args")
 _EXACT_SCALARS = frozenset({str, float, bool, type(None)})
@@ -426,4 +424,4 @@ class Reader:
         return dr
 
 
-__all__ = ["DIRECT_KEYS", "Direct", "Reader", "direct"]
+__all__ = ["Direct", "Reader", "direct"]
