@@ -15,12 +15,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricInputError
+from ..metrics.formulas import SUCCESS_TOL as SUCCESS_TOL  # partials and suite export it
+from ..metrics.formulas import reward_success
 from ..report.scorecard import AGREEMENT_CELLS, Disagreement, RunResult, fmt_num
 
 if TYPE_CHECKING:
     from .partials import SuitePartial
 
-SUCCESS_TOL = 1e-6  # a recorded reward counts as success when within this of 1 (tau-bench rule)
 EFFICIENCY_FIELDS = ("steps", "tool_calls", "tokens", "cost_usd", "latency_ms")
 _MAX_FLOAT = 1.7976931348623157e308
 _RUN_FIELD = {"steps": "steps", "tool_calls": "n_calls", "tokens": "tokens",
@@ -223,7 +224,7 @@ def _figure_error(self: SuitePartial, r: RunResult, seq: int) -> None:
 
 
 def _add_recorded(self: SuitePartial, r: RunResult, i: int, seq: int) -> None:
-    rec = abs(float(r.recorded_reward or 0) - 1.0) <= SUCCESS_TOL
+    rec = reward_success(float(r.recorded_reward or 0))
     if not self.rec_n[i] or seq < self.rec_first[i]:
         self.rec_first[i] = seq
     self.rec_n[i] += 1

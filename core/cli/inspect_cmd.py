@@ -37,6 +37,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
 
     from ..errors import TrajcheckError
     from ..metrics.efficiency import agent_steps
+    from ..metrics.formulas import reward_success
     from ..model import Usage
     from ..read.traces import load
     from ..textsafe import SafeTable as Table  # data in cells is shown literally
@@ -95,7 +96,7 @@ def inspect_cmd(traces: str, trace_format: str, max_problems: int,
     summary.add_row("tool calls", f"{n_calls:,} across {len(per_tool)} tools")
     summary.add_row("tool results", f"{n_results:,} ({sum(errs.values()):,} failed)")
     if rewards:
-        ones = sum(1 for r in rewards if abs(r - 1.0) <= 1e-6)
+        ones = sum(1 for r in rewards if reward_success(r))
         summary.add_row("recorded rewards", f"{len(rewards):,} run{'' if len(rewards) == 1 else 's'}, "
                                             f"{ones:,} with reward 1")
     if usage is not None:

@@ -10,10 +10,10 @@ set them aside before matching (DESIGN.md, "Policies: retry").
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import MatcherError
 from ..metrics.formulas import retried_indices
@@ -401,6 +401,44 @@ def max_weight_assignment(weights: Sequence[Sequence[float]]) -> list[int]:
     return out
 
 
+_P = TypeVar("_P")
+
+
+def assign_per_tool(groups: Iterable[tuple[Sequence[int], Sequence[_P]]],
+                    row: Callable[[int, Sequence[_P]], list[float]]
+                    ) -> list[tuple[int, _P, float]]:
+    """Argument accuracy's pairing (``metrics.calls.argument_accuracy``, the fast scorer's
+    ``fast_figures.argument_accuracy``): per tool, its expected calls paired with its parsed
+    predicted calls by the maximum-weight assignment of the expected x predicted weights.
+
+    Args:
+        groups: per tool, ``(expected, predicted)``: its expected calls' indices and its
+            predicted calls (in the form the caller's ``row`` weighs); a tool with no
+            predicted call adds nothing.
+        row: ``row(j, predicted)``: expected call ``j``'s weight against each predicted call
+            of its tool (``formulas.argument_weight``), called once per expected call.
+
+    Returns:
+        ``(j, predicted call, weight)`` per assigned pair, tool by tool and in expected
+        order within a tool: min(expected, predicted) pairs per tool, of the most total
+        weight (``max_weight_assignment``; one expected and one predicted call are paired
+        without it). ``formulas.mean_accuracy`` of the weights is the score.
+
+    Raises:
+        MatcherError: ``row`` gives rows of different lengths.
+    """
+    out: list[tuple[int, _P, float]] = []
+    for exps, preds in groups:
+        if not preds:
+            continue
+        weights = [row(j, preds) for j in exps]
+        assign = [0] if len(weights) == 1 and len(weights[0]) == 1 else max_weight_assignment(weights)
+        for r, col in enumerate(assign):
+            if col != -1:
+                out.append((exps[r], preds[col], weights[r][col]))
+    return out
+
+
 @dataclass(frozen=True)
 class CallMatching:
     """A one-to-one pairing: ``pairs`` of (predicted index, expected index), sorted by
@@ -625,6 +663,7 @@ __all__ = [
     "CallMatching",
     "CompiledCall",
     "argument_checks",
+    "assign_per_tool",
     "call_matches",
     "compile_expected",
     "is_failed",

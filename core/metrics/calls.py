@@ -23,10 +23,10 @@ from ..match.matching import (
     _hopcroft_karp,
     _matches_compiled,
     argument_checks,
+    assign_per_tool,
     compatibility,
     compile_all,
     compile_expected,
-    max_weight_assignment,
     retried_failures,
 )
 from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, Step, ToolCall, Trajectory
@@ -621,48 +621,40 @@ def argument_accuracy(traj: TrajLike, case: Case, *, args_mode: str | None = Non
     calls, retried = calls_and_retries(traj)
     ctx = context_for(case, context)
     compiled: list[CompiledCall] = [compile_expected(e, index=j) for j, e in enumerate(case.expected_calls)]
-    groups: dict[str, tuple[list[int], list[int]]] = {}
+    groups: dict[str, tuple[list[int], list[int]]] = {}  # per tool: (expected, parsed predicted)
     for j, cc in enumerate(compiled):
-        groups.setdefault(cc.name, ([], []))[1].append(j)
+        groups.setdefault(cc.name, ([], []))[0].append(j)
     for i, c in enumerate(calls):
         if (i not in retried and c.name in groups
                 and (type(c.args) is dict or isinstance(c.args, Mapping))):
-            groups[c.name][0].append(i)
+            groups[c.name][1].append(i)
+    cells: dict[tuple[int, int], tuple[int, int, bool]] = {}
+
+    def row(j: int, preds: Sequence[int]) -> list[float]:  # expected call j's weights
+        cc = compiled[j]
+        mode = args_mode or cc.args_mode or case.args_mode or DEFAULT_ARGS_MODE
+        checked = _check_mode(mode)  # as call_matches checks it, once per expected call
+        weights: list[float] = []
+        for i in preds:
+            # call_matches(calls[i], case.expected_calls[j], args_mode=mode, context=ctx)
+            # on the call compiled above (the same compilation, not repeated per pair)
+            exact = _matches_compiled(calls[i], cc, checked, ctx)
+            if mode == "ignore":
+                ok, tot = 1, 1
+            else:
+                ok, tot = argument_checks(calls[i].args, cc, ctx)  # type: ignore[arg-type]
+            weights.append(argument_weight(ok, tot, exact, mode == "ignore"))
+            if tot == 0:  # no argument constraint: the whole call is the one check
+                ok, tot = (1 if exact else 0), 1
+            cells[(j, i)] = (ok, tot, exact)
+        return weights
+
     per_call: list[dict[str, Any]] = []
-    for preds, exps in groups.values():
-        if not preds:
-            continue
-        cells: dict[tuple[int, int], tuple[int, int, bool, float]] = {}
-        weights: list[list[float]] = []
-        for j in exps:
-            cc = compiled[j]
-            mode = args_mode or cc.args_mode or case.args_mode or DEFAULT_ARGS_MODE
-            checked = _check_mode(mode)  # as call_matches checks it, once per expected call
-            row: list[float] = []
-            for i in preds:
-                # call_matches(calls[i], case.expected_calls[j], args_mode=mode, context=ctx)
-                # on the call compiled above (the same compilation, not repeated per pair)
-                exact = _matches_compiled(calls[i], cc, checked, ctx)
-                if mode == "ignore":
-                    ok, tot = 1, 1
-                else:
-                    ok, tot = argument_checks(calls[i].args, cc, ctx)  # type: ignore[arg-type]
-                weight = argument_weight(ok, tot, exact, mode == "ignore")
-                if tot == 0:  # no argument constraint: the whole call is the one check
-                    ok, tot = (1 if exact else 0), 1
-                cells[(j, i)] = (ok, tot, exact, weight)
-                row.append(weight)
-            weights.append(row)
-        # one expected and one parsed call: the assignment pairs them (max_weight_assignment)
-        assign = [0] if len(weights) == 1 and len(weights[0]) == 1 else max_weight_assignment(weights)
-        for r, col in enumerate(assign):
-            if col == -1:
-                continue
-            j, i = exps[r], preds[col]
-            ok, tot, exact, weight = cells[(j, i)]
-            n_checks = len(compiled[j].checks) + len(compiled[j].unexpected)
-            per_call.append({"expected": j, "predicted": i, "passed": ok if n_checks else None,
-                             "total": n_checks, "accuracy": weight, "exact": exact})
+    for j, i, weight in assign_per_tool(groups.values(), row):
+        ok, tot, exact = cells[(j, i)]
+        n_checks = len(compiled[j].checks) + len(compiled[j].unexpected)
+        per_call.append({"expected": j, "predicted": i, "passed": ok if n_checks else None,
+                         "total": n_checks, "accuracy": weight, "exact": exact})
     per_call.sort(key=lambda d: d["expected"])
     n_exp = len(case.expected_calls)
     if not per_call:

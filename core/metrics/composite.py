@@ -18,7 +18,7 @@ from ..errors import DatasetError, MetricInputError
 from ..model import Case, Trajectory
 from .calls import argument_accuracy, require_trajectory, tool_call_prf
 from .efficiency import agent_steps, step_efficiency
-from .formulas import composite_from, nearest_simple
+from .formulas import composite_from, composite_verdict, nearest_simple
 from .result import MetricResult
 from .sequences import check_forbidden_sequences, ordering_accuracy
 
@@ -35,6 +35,25 @@ _LABEL = {"outcome": "outcome", "tool_selection": "tool selection",
 
 def _is_num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def checked_threshold(thr: Any) -> float | None:
+    """A composite pass mark, defaulted and checked: the one rule every path reads.
+
+    Args:
+        thr: the threshold given (the caller's, else the case's); None for the default.
+
+    Returns:
+        ``DEFAULT_THRESHOLD`` for None; ``thr`` itself (not converted) when it is a finite
+        number, not a bool, in [0, 1]; None for anything else (``score_trajectory`` raises,
+        a fast route leaves the case to the general path, which raises).
+
+    Raises:
+        Nothing.
+    """
+    if thr is None:
+        return DEFAULT_THRESHOLD
+    return thr if _is_num(thr) and 0.0 <= thr <= 1.0 else None
 
 
 def check_weights(weights: Mapping[str, Any] | None) -> dict[str, float]:
@@ -234,10 +253,10 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     if weights is None and (type(case.metadata) is dict or isinstance(case.metadata, Mapping)):
         weights = case.metadata.get("scoring_weights")  # seed 001's per-case weights
     w = check_weights(weights)
-    thr = threshold if threshold is not None else case.threshold
-    thr = DEFAULT_THRESHOLD if thr is None else thr
-    if not _is_num(thr) or not 0.0 <= thr <= 1.0:
-        raise MetricInputError(f"case {case.id!r}: threshold must be a number in [0, 1], got {thr!r}")
+    given = threshold if threshold is not None else case.threshold
+    thr = checked_threshold(given)
+    if thr is None:
+        raise MetricInputError(f"case {case.id!r}: threshold must be a number in [0, 1], got {given!r}")
 
     rules: list[dict[str, Any]] = [dict(r) for r in case.forbidden_sequences]
     for i, pat in enumerate(case.forbidden_calls):
@@ -280,16 +299,18 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
                   "raw_score": raw})
     warn = forb.parts["warning"]
     warn_txt = f"; {warn} warning{'s' if warn != 1 else ''}" if warn else ""
-    if forb.parts["critical"]:
+    critical = bool(forb.parts["critical"])
+    score, passed = composite_verdict(
+        None if raw is None or critical else raw if factor is None else nearest_simple(raw * factor),
+        thr, critical)
+    if critical:
         v = next(x for x in forb.parts["violations"] if x["severity"] == "critical")
         reason = (f"composite 0 (fail): critical violation {v['rule']} at call {v['call_index']} "
                   f"{v['tool']} ({v['why']}){warn_txt}")
-        return MetricResult("composite", 0.0, reason, parts, False)
-    if raw is None:
+        return MetricResult("composite", score, reason, parts, passed)
+    if score is None or raw is None:
         return MetricResult("composite", None,
                             "not applicable: no weighted component applies" + warn_txt, parts, None)
-    score = raw if factor is None else nearest_simple(raw * factor)
-    passed = score >= thr
     if order.parts["violated"]:
         bad = next(x for x in order.parts["rules"] if x["status"] == "violated")
         reason = (f"composite {score:.3f} {'>=' if passed else '<'} {thr:.2f} "
@@ -308,5 +329,5 @@ def score_trajectory(traj: Trajectory, case: Case, *, outcome: MetricResult | No
     return MetricResult("composite", score, reason, parts, passed)
 
 
-__all__ = ["COMPONENTS", "DEFAULT_THRESHOLD", "DEFAULT_WEIGHTS", "check_weights", "count_steps",
-           "efficiency_score", "score_trajectory"]
+__all__ = ["COMPONENTS", "DEFAULT_THRESHOLD", "DEFAULT_WEIGHTS", "check_weights", "checked_threshold",
+           "count_steps", "efficiency_score", "score_trajectory"]

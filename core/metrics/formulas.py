@@ -20,6 +20,8 @@ from typing import Any
 
 #: the step kinds that are the agent's own turns (``efficiency.agent_steps``: one step each)
 AGENT_KINDS: tuple[str, ...] = ("assistant", "tool_call", "final_response")
+#: a recorded reward counts as success when within this of 1 (tau-bench's rule; ``reward_success``)
+SUCCESS_TOL = 1e-6
 
 
 def prf_counts(tp: int, n_counted: int, n_expected: int) -> tuple[float, float, float]:
@@ -222,6 +224,47 @@ def composite_from(values: Sequence[float | None], weights: Sequence[float]
     return min(1.0, max(0.0, nearest_simple(raw))), eff
 
 
+def composite_verdict(score: float | None, threshold: float, critical: bool
+                      ) -> tuple[float | None, bool | None]:
+    """The composite's final score and verdict (DESIGN.md "Policies: Composite").
+
+    Args:
+        score: the weighted parts (``composite_from``'s raw score) times the rules factor
+            when one applies; None when no weighted component applies.
+        threshold: the pass mark in [0, 1] (``composite.checked_threshold``).
+        critical: whether the run broke a critical rule (a forbidden call or a critical
+            forbidden sequence).
+
+    Returns:
+        ``(0.0, False)`` on a critical violation, whatever the parts (seed 001: "any
+        forbidden sequence violation -> instant score of 0"); else ``(None, None)`` when no
+        component applies; else ``(score, score >= threshold)``.
+
+    Raises:
+        Nothing.
+    """
+    if critical:
+        return 0.0, False
+    if score is None:
+        return None, None
+    return score, score >= threshold
+
+
+def reward_success(reward: float) -> bool:
+    """Whether a source's recorded reward counts as a success (tau-bench's rule).
+
+    Args:
+        reward: the reward the source recorded for a run (or one part of it).
+
+    Returns:
+        True when ``reward`` is within ``SUCCESS_TOL`` (1e-6) of 1.0.
+
+    Raises:
+        TypeError: for a value that is not a number.
+    """
+    return abs(reward - 1.0) <= SUCCESS_TOL
+
+
 def run_figures(total_tokens: Any, step_tokens: Sequence[int], total_cost: Any,
                 step_costs: Sequence[float], total_latency: Any, starts: Sequence[float],
                 ends: Sequence[float], step_latencies: Iterable[float]
@@ -260,6 +303,6 @@ def run_figures(total_tokens: Any, step_tokens: Sequence[int], total_cost: Any,
     return tokens, cost, latency
 
 
-__all__ = ["AGENT_KINDS", "argument_weight", "composite_from", "duplicates_from", "mean_accuracy",
-           "n_counted", "name_counts", "nearest_simple", "prf_counts", "retried_indices",
-           "run_figures"]
+__all__ = ["AGENT_KINDS", "SUCCESS_TOL", "argument_weight", "composite_from", "composite_verdict",
+           "duplicates_from", "mean_accuracy", "n_counted", "name_counts", "nearest_simple",
+           "prf_counts", "retried_indices", "reward_success", "run_figures"]

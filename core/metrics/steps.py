@@ -20,7 +20,7 @@ from ..model import Case, ExpectedCall, ToolCall
 from ..score.run_matching import shared
 from ..score.runmemo import memoized
 from .calls import TrajLike, as_trajectory, context_for
-from .formulas import duplicates_from
+from .formulas import duplicates_from, n_counted, prf_counts
 from .result import MetricResult
 
 #: Verdicts, in the priority used when several flags apply to one predicted call.
@@ -342,7 +342,11 @@ def _step_eval(traj: TrajLike, case: Case, args_mode: str | None, context: Any) 
         reason = ("no call expected; " + (f"{len(counted)} counted calls, {n_unnecessary} "
                   f"unnecessary, {n_forbidden} forbidden" if calls else "none made"))
     else:
-        score = n_matched / n_exp
+        # the matching's recall (tool_call_prf's over the same matching); n_counted as it
+        # counts calls, though recall reads only the pairs and the expected calls
+        n_nonopt = sum(calls[i].name not in optional for i in counted)
+        n_matched_nonopt = sum(calls[i].name not in optional for i in pair_of)
+        score = prf_counts(n_matched, n_counted(n_matched, n_nonopt, n_matched_nonopt), n_exp)[1]
         passed = n_matched == n_exp and n_forbidden == 0
         bits = [f"{n_matched}/{n_exp} expected calls made with matching arguments"]
         if len(name_pair):

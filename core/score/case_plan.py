@@ -30,7 +30,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..match.exact_match import ExactPlan, plan_of
-from ..metrics.composite import DEFAULT_THRESHOLD, _case_int, _is_num
+from ..metrics.composite import _case_int, checked_threshold
 from ..model import DEFAULT_ARGS_MODE, Case, ExpectedCall, read_only_tools
 from .fast_scope import case_in_scope
 
@@ -155,11 +155,9 @@ def _build(case: Case) -> CasePlan | None:
     plan = plan_of(items, None, case_mode)
     if plan is None:
         return None
-    thr = case.threshold
+    thr = checked_threshold(case.threshold)
     if thr is None:
-        thr = DEFAULT_THRESHOLD
-    elif not _is_num(thr) or not 0.0 <= thr <= 1.0:
-        return None
+        return None  # score_trajectory raises its error
     cat = case.metadata.get("category") if case.metadata else None
     shape = shape_of(tuple(names), tuple(own_modes), case_mode, frozenset(case.optional_calls),
                      tuple(case.forbidden_calls))

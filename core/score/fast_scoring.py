@@ -239,16 +239,13 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                                      (tp, nonopt_tp))
     lcs_f1 = prf_counts(n_lcs, n_counted(n_lcs, n_nonopt, n_nonopt_lcs), n_exp)[2]
 
-    # --- composite (metrics.composite.score_trajectory with the outcome given)
-    composite: float | None
-    comp_passed: bool | None
-    if critical:
-        composite, comp_passed = 0.0, False
-    else:
-        composite = composite_score(success, name_f1,
-                                    argument_accuracy(plan, knames, kargs, ml, parsed, paired),
-                                    n_agent, plan)
-        comp_passed = None if composite is None else composite >= plan.threshold
+    # --- composite (metrics.composite.score_trajectory with the outcome given). Its rules
+    # factor is 1 here: precedence and forbidden_sequences are outside the fast scope
+    # (fast_scope.CASE_FIELDS_GENERAL), so a forbidden call is the only rule (``critical``)
+    composite, comp_passed = composite_score(
+        success, name_f1,
+        None if critical else argument_accuracy(plan, knames, kargs, ml, parsed, paired),
+        n_agent, plan, critical)
 
     # --- false success (scoring: decided when a call failed; recovery.is_false_success): False
     # unless the task failed and some failed tool never succeeded; then the final response

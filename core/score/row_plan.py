@@ -32,11 +32,11 @@ volume rows and hostile rows, that the plan, hash and stored row are the general
 from __future__ import annotations
 
 from hashlib import sha256
-from typing import Any
+from typing import Any, cast
 
 from ..match import exact_match
 from ..match.exact_match import _block, plan_of
-from ..metrics.composite import DEFAULT_THRESHOLD
+from ..metrics.composite import checked_threshold
 from ..model import DEFAULT_ARGS_MODE
 from .case_plan import shape_key
 from .fast_scope import ROW_KEYS_DIRECT, row_in_scope
@@ -92,12 +92,10 @@ def direct(row: dict[str, Any]) -> Direct | None:
     opt_steps, max_steps, thr = get("optimal_steps"), get("max_steps"), get("threshold")
     if not (_is_int(opt_steps) and _is_int(max_steps)):
         return None
-    if thr is None:
-        threshold = DEFAULT_THRESHOLD
-    elif (type(thr) is float or type(thr) is int) and 0.0 <= thr <= 1.0:
-        threshold = float(thr)
-    else:
+    threshold = checked_threshold(thr)
+    if threshold is None:
         return None
+    threshold = float(threshold)
     case_mode = get("args_mode")
     names: list[str] = []
     args: list[Any] = []
@@ -371,9 +369,10 @@ class Reader:
             else:
                 if type(thr) is not float or _dumps(thr) == repr(thr).encode():
                     h = sha256(_dumps(d, option=_SORT)).digest()[:HASH_CHARS // 2]
+        # the threshold and its type are in the skeleton's key: its first row passed direct's check
         dr = Direct(cid if type(cid) is str else str(cid), h or row_hash(d, plain=True), t.key,
                     (tuple(args), by_name, row.get("optimal_steps"), row.get("max_steps"),
-                     DEFAULT_THRESHOLD if thr is None else float(thr), None),
+                     float(cast(float, checked_threshold(thr))), None),
                     stored, None, ix)
         dr.held, dr.skeleton = skey, t
         return dr

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import TraceFormatError
+from ...metrics.formulas import reward_success
 from ...model import Case, ExpectedCall, Trajectory
 from ._util import as_plain, finalize, is_seq, sum_usage, to_float
 from .openai_chat import read_messages
@@ -194,7 +195,7 @@ def read(obj: Any, *, domain: str | None = None) -> Trajectory:
             rv = inner.get("r_actions")  # the DB-hash part of the reward (a bool or 0/1)
             ra = float(rv) if isinstance(rv, bool) else to_float(rv)
             if ra is not None:
-                meta["recorded_checks"] = {"r_actions": abs(ra - 1.0) <= 1e-6}
+                meta["recorded_checks"] = {"r_actions": reward_success(ra)}
     dom = domain or detect_domain(rec)
     if dom is not None:
         meta["domain"] = dom
