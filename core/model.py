@@ -26,6 +26,7 @@ from .case_fields import (  # noqa: F401  (did_you_mean, check_case_field: impor
     did_you_mean,
 )
 from .errors import DatasetError
+from .metrics.formulas import usage_total
 from .score.runmemo import memoized
 
 StepKind = Literal[
@@ -121,11 +122,7 @@ class Usage:
     @property
     def total(self) -> int | None:
         """``total_tokens`` if given, else input + output, else None when both are unknown."""
-        if self.total_tokens is not None:
-            return self.total_tokens
-        if self.input_tokens is None and self.output_tokens is None:
-            return None
-        return (self.input_tokens or 0) + (self.output_tokens or 0)
+        return usage_total(self.total_tokens, self.input_tokens, self.output_tokens)
 
     def __add__(self, other: Usage) -> Usage:
         """Field-wise sum (None + None stays None). ``total_tokens``: when either side gives

@@ -16,7 +16,7 @@ from itertools import repeat
 from typing import Any, TypeVar
 
 from ..errors import MatcherError
-from ..metrics.formulas import retried_indices
+from ..metrics.formulas import result_failed, retried_indices
 from ..model import ARGS_MODES, DEFAULT_ARGS_MODE, ExpectedCall, ToolCall, ToolResult, Trajectory
 from ..score.runmemo import memoized
 from .matchers import DEFAULT_CONTEXT, MISSING, MatchContext, Matcher, exact_equal, get_matcher
@@ -629,14 +629,15 @@ def call_matching(ml: Sequence[int], n_exp: int) -> CallMatching:
 
 
 def is_failed(call_result: ToolResult | None) -> bool:
-    """True when the result reports an error: ``is_error`` is True or ``error`` is non-empty.
+    """True when the result reports an error (``formulas.result_failed``: ``is_error`` is True
+    or ``error`` is non-empty).
 
     A missing result (None) or ``is_error`` None with no error text is not a failure (OpenAI,
     RAGAS and DeepEval traces have no error channel; DESIGN.md, "The neutral model").
     """
     if call_result is None:
         return False
-    return call_result.is_error is True or bool(call_result.error)
+    return result_failed(call_result.is_error, call_result.error)
 
 
 def retried_failures(traj: Trajectory) -> frozenset[int]:

@@ -8,8 +8,9 @@ where it is used (``from trajcheck.metrics.calls import tool_call_prf``).
 Module map (one place per policy; DESIGN.md "Semantics" and "Policies"):
 
 - ``formulas``: every count-to-figure step (P/R/F1 and counted calls, name counts,
-  retried failures, argument weights, duplicates, the composite's weighted parts, run
-  figures), pure functions over counts that the metrics and the fast scorer both call.
+  retried failures, the failed-result test, token totals, unrecovered failures, run ids,
+  argument weights, duplicates, the composite's weighted parts, run figures), pure
+  functions over counts that the metrics and the fast scorer both call.
 - ``result``: ``MetricResult`` (name, score, reason, parts, passed) and ``to_dict()``.
 - ``calls``: one run's tool calls against the case's expected calls -- ``tool_call_prf``
   (precision / recall / F1 under maximum one-to-one matching, optional calls and retried

@@ -96,6 +96,108 @@ def retried_indices(names: Sequence[str], failed: Sequence[bool]) -> set[int]:
     return out
 
 
+def result_failed(is_error: Any, error: Any) -> bool:
+    """Whether a tool result failed (DESIGN.md, "The neutral model"): the one test every
+    path applies to a result (``matching.is_failed`` on a ``ToolResult``, the fast readers
+    on its fields).
+
+    Args:
+        is_error: the result's ``is_error`` flag (True, False or None: the source has no
+            error channel).
+        error: the result's error text (None or empty: none).
+
+    Returns:
+        True when ``is_error`` is True or ``error`` is non-empty; a missing flag with no
+        error text is not a failure.
+
+    Raises:
+        Nothing.
+    """
+    return is_error is True or bool(error)
+
+
+def usage_total(total_tokens: int | None, input_tokens: int | None,
+                output_tokens: int | None) -> int | None:
+    """A usage's token total (``model.Usage.total``).
+
+    Args:
+        total_tokens: the stated total, or None.
+        input_tokens: input tokens, or None.
+        output_tokens: output tokens, or None.
+
+    Returns:
+        ``total_tokens`` when given, else input + output (an unknown side counts 0), else
+        None when both are unknown.
+
+    Raises:
+        Nothing for integers or None.
+    """
+    if total_tokens is not None:
+        return total_tokens
+    if input_tokens is None and output_tokens is None:
+        return None
+    return (input_tokens or 0) + (output_tokens or 0)
+
+
+def unrecovered_failures(names: Sequence[str], failed: Sequence[bool]) -> list[str]:
+    """The tools that failed and never succeeded in the run: the "action's successful call
+    is missing" of a false success (``sequences.error_recovery``'s
+    ``unsatisfied_actions`` when no action tools are given, ``recovery.is_false_success``,
+    the fast scorer's false-success check).
+
+    Args:
+        names: every call's tool name, in run order.
+        failed: per call, whether its result failed (``result_failed``).
+
+    Returns:
+        The sorted names of tools with a failed call and no call whose result did not fail
+        (an unknown status counts as not failed); empty when every failed tool succeeded
+        somewhere in the run.
+
+    Raises:
+        Nothing for sequences of one length.
+    """
+    ok = {nm for nm, bad in zip(names, failed) if not bad}
+    return sorted({nm for nm, bad in zip(names, failed) if bad and nm not in ok})
+
+
+def run_id_of(run_id: Any, case_id: str, trial: Any) -> str:
+    """A scored run's id (``RunResult.run_id``).
+
+    Args:
+        run_id: the run's ``metadata["run_id"]`` (None or empty: none).
+        case_id: the case's id.
+        trial: the run's ``metadata["trial"]`` (None: none).
+
+    Returns:
+        ``str(run_id)`` when given, else ``f"{case_id}-{trial}"`` with trial 0 when unknown.
+
+    Raises:
+        Nothing.
+    """
+    return str(run_id or f"{case_id}-{trial if trial is not None else 0}")
+
+
+def recorded_group(task_id: Any, case_id: str) -> str | None:
+    """The source's own task id of a run when it differs from its case id
+    (``RunResult.recorded_group``, what pass^k groups by when given).
+
+    Args:
+        task_id: the run's ``metadata["recorded_task_id"]`` (None: none).
+        case_id: the case's id.
+
+    Returns:
+        ``str(task_id)``, or None when it is None or equals ``case_id``.
+
+    Raises:
+        Nothing.
+    """
+    if task_id is None:
+        return None
+    g = str(task_id)
+    return g if g != case_id else None
+
+
 def name_counts(n_kept: Mapping[str, int], n_parsed: Mapping[str, int],
                 expected: Mapping[str, Sized], optional: Container[str]) -> tuple[int, int]:
     """``(tp, counted)`` of tool-name matching (``multiset_prf`` with ``args_mode="ignore"``,

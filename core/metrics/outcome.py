@@ -12,14 +12,14 @@ case-insensitive, comma-stripped output substrings).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import MetricInputError
 from ..match.explain import explain_mismatch, value_diff
 from ..match.matchers import MatchContext, exact_equal
 from ..match.matching import _hopcroft_karp, call_matches, call_matching, is_failed, match_calls
-from ..model import Case, ExpectedCall, Step, ToolCall, Trajectory, read_only_tools
+from ..model import Case, Step, ToolCall, Trajectory, read_only_tools
 from ..score.run_matching import same_modes, shared
 from .calls import require_trajectory
 from .final_state import (
@@ -183,34 +183,131 @@ def task_success(final_state_result: MetricResult | None,
 # outcome from calls (no database)
 
 
-def _closest_call_note(traj: Trajectory, exp: ExpectedCall, unmatched: set[int],
-                       args_mode: str | None, context: Any) -> str:
-    """Why no call satisfied ``exp``, for a failure reason: the tool was never called, every
-    call of it failed, or the closest successful call of it and where its arguments differ
-    (``explain.explain_mismatch``). Closest = most expected top-level arguments equal, calls
-    left unpaired by the matching first, then the earliest. Call numbers count from 0."""
-    pairs = traj.pairs()
-    same = [i for i, (c, _r) in enumerate(pairs) if c.name == exp.name]
+def call_closeness(expected_args: Mapping[str, Any], args: Any) -> int:
+    """How close one call's arguments come to an expected call's: the ranking of the
+    closest call in an outcome reason (``closest_call_note``), for both scoring paths.
+
+    Args:
+        expected_args: the expected call's top-level arguments.
+        args: the call's arguments (an object, or anything else when they did not parse).
+
+    Returns:
+        The number of expected top-level arguments the call gives with an equal value
+        (``explain.value_diff`` finds no difference), or -1 when ``args`` is not an object.
+
+    Raises:
+        Nothing.
+    """
+    if type(args) is not dict and not isinstance(args, Mapping):
+        return -1
+    n_eq = 0
+    for k, v in expected_args.items():
+        if k in args:
+            pv = args[k]
+            t = type(v)
+            if t is type(pv) and (t is str or t is int or t is bool):
+                # two values of one of these exact types: value_diff compares them with ==
+                # and nothing else (no container, NaN or number-kind case applies)
+                n_eq += v == pv
+            elif value_diff(v, pv) is None:
+                n_eq += 1
+    return n_eq
+
+
+def closest_call_note(name: str, expected_args: Mapping[str, Any] | None, unmatched: Container[int],
+                      names: Sequence[str], args: Sequence[Any], failed: Sequence[bool] | None,
+                      explain: Callable[[int], str | None]) -> str:
+    """Why no call satisfied an expected call, for an outcome failure reason (both scoring
+    paths): the tool was never called, every call of it failed, or the closest successful
+    call of it and where its arguments differ. Closest = most expected top-level arguments
+    equal (``call_closeness``), calls left unpaired by the matching first, then the
+    earliest. Call numbers count from 0.
+
+    Args:
+        name: the expected call's tool.
+        expected_args: its arguments (None: none).
+        unmatched: the run's calls the matching left unpaired.
+        names: every call's tool name, in run order.
+        args: every call's arguments, in run order.
+        failed: per call, whether its result failed (``matching.is_failed``); None: none did.
+        explain: gives where call ``i``'s arguments differ from the expected call's
+            (``explain.explain_mismatch``'s phrase), or None when they match.
+
+    Returns:
+        The note, e.g. ``"closest call 4 of the run differs: flights[0]: unexpected keys
+        origin, destination"``.
+
+    Raises:
+        Nothing beyond what ``explain`` raises.
+    """
+    same = [i for i, nm in enumerate(names) if nm == name]
     if not same:
         return "the tool was never called"
-    ok = [i for i in same if not is_failed(pairs[i][1])]
+    ok = same if failed is None else [i for i in same if not failed[i]]
     if not ok:
         which = ", ".join(str(i) for i in same[:5]) + (", ..." if len(same) > 5 else "")
         return (f"{'every call' if len(same) > 1 else 'the call'} of the tool failed "
                 f"({'calls' if len(same) > 1 else 'call'} {which} of the run)")
-    eargs = exp.args or {}
-
-    def closeness(i: int) -> tuple[int, int, int]:
-        a = pairs[i][0].args
-        n_eq = (sum(1 for k, v in eargs.items() if k in a and value_diff(v, a[k]) is None)
-                if isinstance(a, Mapping) else -1)
-        return (-n_eq, 0 if i in unmatched else 1, i)
-
-    best = min(ok, key=closeness)
-    why = explain_mismatch(pairs[best][0], exp, args_mode=args_mode, context=context)
+    eargs = expected_args or {}
+    best = ok[0] if len(ok) == 1 else min(
+        ok, key=lambda i: (-call_closeness(eargs, args[i]), 0 if i in unmatched else 1, i))
+    why = explain(best)
     if why is None:
         return f"call {best} of the run matches it but is paired with another expected call"
     return f"closest call {best} of the run differs: {why}"
+
+
+def outcome_problems(case_id: str, missing: Iterable[int], extra: Iterable[int],
+                     expected_names: Sequence[str], why_missing: Callable[[int], str],
+                     names: Sequence[str], args: Sequence[Any]) -> Iterator[str]:
+    """The write problems of an outcome judged from calls, in reason order (both scoring
+    paths; lazy, so a caller that needs only the first builds only it).
+
+    Args:
+        case_id: the case's id.
+        missing: the expected calls (indices into the case's expected calls) no successful
+            call satisfied and that are required.
+        extra: the run's other successful state-changing calls (indices into its calls)
+            that are side effects.
+        expected_names: every expected call's tool name.
+        why_missing: gives the note for a missing expected call (``closest_call_note``).
+        names: every call's tool name, in run order.
+        args: every call's arguments, in run order.
+
+    Returns:
+        One line per missing expected call, then one per extra write: ``"case '5':
+        expected call 0 (tool) not matched: <note>"``, ``"case '5': unexpected
+        state-changing call 13 of the run: <tool> <args>"``.
+
+    Raises:
+        Nothing beyond what ``why_missing`` raises.
+    """
+    for j in missing:
+        yield f"case {case_id!r}: expected call {j} ({expected_names[j]}) not matched: {why_missing(j)}"
+    for i in extra:
+        yield f"case {case_id!r}: unexpected state-changing call {i} of the run: {names[i]} {args[i]!r}"
+
+
+def outcome_verdict(problems: Iterable[str], n_problems: int, made: str) -> tuple[bool, str]:
+    """The verdict and one-line reason of an outcome judged from calls (both scoring paths).
+
+    Args:
+        problems: the problems in order (``outcome_problems``, then any response problem);
+            only the first is read.
+        n_problems: how many there are.
+        made: the reason when there is none (``writes_made`` and its notes).
+
+    Returns:
+        ``(True, made)`` with no problem, else ``(False, first problem)`` with
+        ``" (and N more)"`` when there are others.
+
+    Raises:
+        StopIteration: ``problems`` is empty while ``n_problems`` is not 0.
+    """
+    if not n_problems:
+        return True, made
+    first = next(iter(problems))
+    return False, first + (f" (and {n_problems - 1} more)" if n_problems > 1 else "")
 
 
 #: ``Trajectory.metadata`` key under which a reader lists expected calls its source proves
@@ -450,7 +547,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
 
     Reasons: a missing expected call says the tool was never called, that its calls failed,
     or names the closest call of the same tool and the first place its arguments differ
-    (``_closest_call_note``, ``trajcheck.match.explain``), e.g. ``"case '5': expected call 0
+    (``closest_call_note``, ``trajcheck.match.explain``), e.g. ``"case '5': expected call 0
     (update_reservation_flights) not matched: closest call 4 of the run differs: flights[0]:
     unexpected keys origin, destination"``; an extra write reads ``"unexpected
     state-changing call 13 of the run: <tool> <args>"``. Call numbers are positions in
@@ -503,17 +600,25 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     missing = [j for j in missing if j not in not_required]
     same = unchanged_writes(traj, extra)
     extra = [i for i in extra if i not in same]
-    problems: list[str] = []
-    for j in missing:
+    calls = traj.tool_calls()
+    names = [c.name for c in calls]
+    cargs = [c.args for c in calls]
+    unpaired = set(extra)
+    pairs = traj.pairs()
+    failed = [is_failed(r) for _, r in pairs] if missing else []
+
+    def why_missing(j: int) -> str:
         e = case.expected_calls[j]
-        why = _closest_call_note(traj, e, set(extra), mode, context)
+        why = closest_call_note(
+            e.name, e.args, unpaired, names, cargs, failed,
+            lambda i: explain_mismatch(pairs[i][0], e, args_mode=mode, context=context))
         if case.metadata.get(REPLAYED_KEY) is True and why == "the tool was never called":
             why += " (nothing the run records shows whether it would have changed the database)"
-        problems.append(f"case {case.id!r}: expected call {j} ({e.name}) not matched: {why}")
-    calls = traj.tool_calls()
-    for i in extra:
-        problems.append(f"case {case.id!r}: unexpected state-changing call {i} of the run: "
-                        f"{calls[i].name} {calls[i].args!r}")
+        return why
+
+    problems = list(outcome_problems(case.id, missing, extra,
+                                     [e.name for e in case.expected_calls], why_missing,
+                                     names, cargs))
     parts: dict[str, Any] = {"missing_expected": missing, "extra_calls": extra,
                              "matched": len(m.pairs), "expected_writes": len(expected),
                              "writes_ok": not missing and not extra}
@@ -529,7 +634,6 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
         parts["response"] = resp.to_dict()
         if not resp.passed:
             problems.append(f"case {case.id!r}: {resp.reason}")
-    ok = not problems
     n_exp = len(expected) - len(not_required)
     made = writes_made(n_exp)
     if not_required:
@@ -537,8 +641,9 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
         made += (f"; expected call {j} ({case.expected_calls[j].name}) not required: {w}"
                  + (f" (and {len(not_required) - 1} more)" if len(not_required) > 1 else ""))
     made += unchanged_note(same, calls)
-    reason = (made + (", response complete" if resp is not None and case.response_must_include else "")
-              if ok else problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    ok, reason = outcome_verdict(
+        problems, len(problems),
+        made + (", response complete" if resp is not None and case.response_must_include else ""))
     parts["problems"] = problems
     parts["writes_reason"] = (problems[0] if n_write_problems else made)
     return MetricResult("outcome_from_calls", 1.0 if ok else 0.0, reason, parts, ok)

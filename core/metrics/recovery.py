@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import MetricInputError
 from ..model import ToolCall, Trajectory
 from .calls import require_trajectory
+from .formulas import unrecovered_failures
 from .result import MetricResult
 
 __all__ = [
@@ -166,11 +167,13 @@ def recovery_rate(runs: Iterable[RecoveryRun | tuple[Trajectory, bool]]) -> Metr
 
 
 def _unsatisfied_actions(traj: Trajectory) -> list[str]:
-    """Tools that failed in ``traj`` and never succeeded later (the action's successful call
-    is missing); one definition, shared with ``sequences.error_recovery``."""
-    from .sequences import error_recovery
+    """Tools that failed in ``traj`` and never succeeded (the action's successful call is
+    missing): ``formulas.unrecovered_failures``, as ``sequences.error_recovery`` and the
+    fast scorer decide it."""
+    from ..match.matching import is_failed
 
-    return list(error_recovery(traj).parts["unsatisfied_actions"])
+    pairs = traj.pairs()
+    return unrecovered_failures([c.name for c, _ in pairs], [is_failed(r) for _, r in pairs])
 
 
 def is_false_success(run: RecoveryRun | tuple[Trajectory, bool], *,

@@ -24,6 +24,7 @@ from ..match.matchers import exact_equal
 from ..match.matching import is_failed, retried_failures
 from ..model import Case, ToolCall, Trajectory
 from .calls import TrajLike, as_trajectory, require_trajectory
+from .formulas import unrecovered_failures
 from .result import MetricResult
 from .steps import step_eval
 
@@ -672,7 +673,8 @@ def error_recovery(traj: Trajectory, *, retry_budget: int = 2,
             is an error per ``matching.is_failed`` (``is_error`` True or ``error`` set).
         retry_budget: how many retries of a failing tool are acceptable (>= 0).
         action_tools: fnmatch patterns of the tools whose success the final response may
-            claim; default: the tools that had an error in this run.
+            claim; default: the tools that had an error in this run, each by its own
+            name (``formulas.unrecovered_failures``).
         claim_pattern: regex overriding ``CLAIM_PATTERN`` in ``claims_success``.
         case: when given, its ``claim_patterns`` / ``negation_patterns`` are added to the
             claim and negation cues (``claims_success``'s ``extra_claims`` / ``extra_negations``).
@@ -742,14 +744,13 @@ def error_recovery(traj: Trajectory, *, retry_budget: int = 2,
     errors = len(failed_idx)
     recovered = sum(rec[i] for i in failed_idx)
     longest = max((run[i] for i in failed_idx), default=0)
-    if action_tools is None:
-        actions = sorted({names[i] for i in failed_idx})
+    if action_tools is None:  # the failed tools themselves, by name (not as patterns)
+        unsatisfied = unrecovered_failures(names, failed)
     else:
         if isinstance(action_tools, str):
             action_tools = [action_tools]
-        actions = list(action_tools)
-    succeeded = [n for n, bad in zip(names, failed) if not bad]
-    unsatisfied = [a for a in actions if not any(fnmatchcase(n, a) for n in succeeded)]
+        succeeded = [n for n, bad in zip(names, failed) if not bad]
+        unsatisfied = [a for a in action_tools if not any(fnmatchcase(n, a) for n in succeeded)]
     more = case.claim_patterns if case is not None else ()
     less = case.negation_patterns if case is not None else ()
     claim_any = claims_success(traj.final_response, pattern=claim_pattern,

@@ -23,15 +23,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..match.exact_match import _NoKey, rows_of
-from ..match.matching import _exact_key, _hopcroft_karp
+from ..match.matching import _exact_key, _hopcroft_karp, is_failed
 from ..metrics.formulas import (
     AGENT_KINDS,
     duplicates_from,
     n_counted,
     name_counts,
     prf_counts,
+    recorded_group,
+    result_failed,
     retried_indices,
     run_figures,
+    run_id_of,
+    unrecovered_failures,
 )
 from ..metrics.recovery import _final_text as final_text
 from ..metrics.sequences import claims_success
@@ -107,7 +111,7 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
                 call_step.append(si)
         res = s.tool_result
         if res is not None:
-            if res.is_error is True or res.error:
+            if not any_fail and result_failed(res.is_error, res.error):
                 any_fail = True
             out = res.output
             if (out[:1] == "{") if type(out) is str else isinstance(out, Mapping):
@@ -121,8 +125,7 @@ def _score(traj: Trajectory, plan: CasePlan, meta: Any) -> Any:
             pairs_held.append(traj.pairs() if joined is None else list(zip(calls, joined)))
         return pairs_held[0]  # type: ignore[no-any-return]
 
-    failed = ([r is not None and (r.is_error is True or bool(r.error)) for _, r in pairs()]
-              if any_fail else None)
+    failed = [is_failed(r) for _, r in pairs()] if any_fail else None
 
     # --- run figures (formulas.run_figures, as efficiency.run_stats), from the per-step
     # figures read
@@ -248,24 +251,22 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
         n_agent, plan, critical)
 
     # --- false success (scoring: decided when a call failed; recovery.is_false_success): False
-    # unless the task failed and some failed tool never succeeded; then the final response
-    # decides, with the default cues (a case with its own is outside the scope)
+    # unless the task failed and some failed tool never succeeded (formulas.unrecovered_failures);
+    # then the final response decides, with the default cues (a case with its own is outside
+    # the scope)
     false_success: bool | None = None
     if failed is not None:
         false_success = False
-        if not success:
-            ok_names = {nm for nm, bad in zip(cnames, failed) if not bad}
-            if any(bad and nm not in ok_names for nm, bad in zip(cnames, failed)):
-                if final is None:
-                    return None
-                false_success = claims_success(final())
+        if not success and unrecovered_failures(cnames, failed):
+            if final is None:
+                return None
+            false_success = claims_success(final())
 
     trial = meta.get("trial")
-    g = meta.get("recorded_task_id")
     reward = meta.get("reward")
     # RunResult's fields in order (scorecard.run_result_of)
     return run_result_of({
-        "run_id": str(meta.get("run_id") or f"{cid}-{trial if trial is not None else 0}"),
+        "run_id": run_id_of(meta.get("run_id"), cid, trial),
         "case_id": cid, "trial": trial if isinstance(trial, int) else None,
         "success": success, "outcome_reason": reason,
         "failure_reason": None if success else reason,
@@ -282,7 +283,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                                              "duplicate": duplicate}}},
         "transcript": None, "forbidden_checked": bool(plan.forbidden),
         "case_hash": plan.hash_of(), "calls": None, "recorded_checks": None,
-        "recorded_group": str(g) if g is not None and str(g) != cid else None,
+        "recorded_group": recorded_group(meta.get("recorded_task_id"), cid),
         "category": plan.category,
         "lcs_f1": lcs_f1, "name_f1": name_f1,
     })

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..match.matching import is_failed
 from ..model import Case
 from ..read.traces.native_facts import LineRun
 from ..report.scorecard import RunResult
@@ -50,8 +51,7 @@ def line_fast(run: LineRun, plan: Any) -> RunResult | None:
         return None
     failed = run.failed
     if failed is None and run.any_fail:  # the ids do not settle the join: Trajectory.pairs does
-        failed = [r is not None and (r.is_error is True or bool(r.error))
-                  for _, r in run.trajectory().pairs()]
+        failed = [is_failed(r) for _, r in run.trajectory().pairs()]
     return score_facts(plan, meta, run.cnames, run.cargs, run.call_step,  # type: ignore[no-any-return]
                        run.n_agent, failed, run.tokens, run.cost, run.latency,
                        (lambda: run.trajectory().pairs()) if run.json_like else None)

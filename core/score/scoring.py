@@ -25,6 +25,7 @@ from ..match.matching import match_calls, retried_failures
 from ..metrics.calls import tool_call_prf
 from ..metrics.composite import score_trajectory
 from ..metrics.efficiency import run_stats
+from ..metrics.formulas import recorded_group, run_id_of
 from ..metrics.outcome import outcome_from_calls
 from ..metrics.outcome_checks import with_case_outcome_checks
 from ..metrics.sequences import (
@@ -259,7 +260,7 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
         context = context_for(case, context)
     meta = traj.metadata
     trial = meta.get("trial")
-    run_id = str(meta.get("run_id") or f"{case.id}-{trial if trial is not None else 0}")
+    run_id = run_id_of(meta.get("run_id"), case.id, trial)
     outcome = run_outcome(traj, case, context=context)
     success = bool(outcome.passed)
     prf = tool_call_prf(traj, case, context=context)
@@ -320,15 +321,10 @@ def _score_run(traj: Trajectory, case: Case, context: MatchContext | None,
         "case_hash": case_hash(case),
         "calls": call_detail(traj, case, context=context) if keep_calls else None,
         "recorded_checks": recorded_checks(traj, outcome),
-        "recorded_group": _recorded_group(meta, case),
+        "recorded_group": recorded_group(meta.get("recorded_task_id"), case.id),
         "category": case.metadata.get("category") if isinstance(case.metadata.get("category"), str) else None,
         "lcs_f1": _r(lcs.f1), "name_f1": _r(names.f1),
     })
-
-
-def _recorded_group(meta: Any, case: Case) -> str | None:
-    g = meta.get("recorded_task_id")
-    return str(g) if g is not None and str(g) != case.id else None
 
 
 def recorded_checks(traj: Trajectory, outcome: MetricResult) -> dict[str, dict[str, Any]] | None:

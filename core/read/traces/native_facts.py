@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...metrics.formulas import AGENT_KINDS, run_figures
+from ...metrics.formulas import AGENT_KINDS, result_failed, run_figures, usage_total
 from ...model import Trajectory
 from .native import (
     _BIG_INT,
@@ -167,7 +167,7 @@ def line_run(d: Any) -> LineRun | None:
                 flag = tr.get("is_error")
                 if flag is None:
                     unflagged = True
-                bad = flag is True or bool(tr.get("error"))
+                bad = result_failed(flag, tr.get("error"))
                 if by_id:
                     j = open_ids.pop(rk, None) if rk is not None else None
                     if j is None:
@@ -187,10 +187,8 @@ def line_run(d: Any) -> LineRun | None:
                 if x is not None and not (type(x) is int and 0 <= x < big):
                     return None
             t = u.get("total_tokens")
-            if t is None:  # Usage.total
-                i, o = u.get("input_tokens"), u.get("output_tokens")
-                if i is not None or o is not None:
-                    t = (i or 0) + (o or 0)
+            if t is None:  # Usage.total (a stated total is its own total: no call)
+                t = usage_total(None, u.get("input_tokens"), u.get("output_tokens"))
             if t is not None:
                 tokens.append(t)
         m = s.get("metadata")
@@ -228,11 +226,8 @@ def line_run(d: Any) -> LineRun | None:
             x = usage.get(k)
             if x is not None and not (type(x) is int and 0 <= x < big):
                 return None
-        total = usage.get("total_tokens")
-        if total is None:
-            i, o = usage.get("input_tokens"), usage.get("output_tokens")
-            if i is not None or o is not None:
-                total = (i or 0) + (o or 0)
+        total = usage_total(usage.get("total_tokens"), usage.get("input_tokens"),
+                            usage.get("output_tokens"))
     cost = d.get("total_cost_usd")
     latency = d.get("total_latency_ms")
     if not (_plain_num(cost) and _plain_num(latency)):
