@@ -10,6 +10,7 @@ import json
 import random
 from pathlib import Path
 
+from trajcheck.cli.eval_cmd import _note_reading
 from trajcheck.engines.batch import with_case_id
 from trajcheck.model import Case, ExpectedCall
 from trajcheck.read.traces import load
@@ -75,8 +76,11 @@ def local_scorecard(rows: list[dict], tmp: Path, n_boot: int = 200):
     p = tmp / "spans.jsonl"
     p.write_text("".join(r["span"] + "\n" for r in rows))
     case_of = {r["trace_id"]: r["case_id"] for r in rows}
-    trajs = [with_case_id(t, case_of[t.trace_id]) for t in load(p)]
-    return evaluate_stream(trajs, span_cases(), n_boot=n_boot)
+    res = load(p)
+    trajs = [with_case_id(t, case_of[t.trace_id]) for t in res]
+    sc = evaluate_stream(trajs, span_cases(), n_boot=n_boot)
+    _note_reading(sc, res)  # how `trajcheck eval` notes the formats read
+    return sc
 
 
 def span_runs_file(tmp: Path) -> tuple[Path, Path]:

@@ -13,11 +13,11 @@ import pytest
 pytest.importorskip("ray.data")
 pytest.importorskip("pyarrow")
 
+from local_eval import local_eval, mixed_format_files  # noqa: E402
+
 from trajcheck.cli.app import main  # noqa: E402
 from trajcheck.engines import ray as tray  # noqa: E402
 from trajcheck.read.traces import load  # noqa: E402
-from trajcheck.read.traces.stream import stream  # noqa: E402
-from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -41,7 +41,7 @@ def runs(tmp_path_factory):
     cases = {t.metadata["case_id"]: tau.cases[t.metadata["case_id"]] for t in trajs}
     cp = d / "cases.jsonl"
     cp.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in cases.values()))
-    return p, cp, cases, evaluate_stream(stream(p), cases, n_boot=200, source=str(p))
+    return p, cp, cases, local_eval(p, cases, n_boot=200, source=str(p))
 
 
 def test_dataset_scored_with_map_batches_equals_local(ray, runs):
@@ -135,7 +135,7 @@ def test_eval_file_of_one_run_on_two_actors(ray, runs, tmp_path):
     p, _, cases, _ = runs
     one = tmp_path / "one.jsonl"
     one.write_text(p.read_text().splitlines()[0] + "\n")
-    want = evaluate_stream(stream(one), cases, n_boot=200, source=str(one))
+    want = local_eval(one, cases, n_boot=200, source=str(one))
     sc = tray.eval_file(str(one), cases, workers=2, n_boot=200)
     assert sc.to_dict() == want.to_dict() and sc.suite.n_runs == 1
 
@@ -223,3 +223,26 @@ def test_cli_engine_ray_reports_a_line_that_is_not_utf8_as_local_eval_does(ray, 
     [lp] = [x for x in lw["problems"] if "not UTF-8" in x]
     [gp] = [x for x in got["problems"] if "not UTF-8" in x]
     assert lp.startswith(want) and gp.split(": ", 1)[1] == lp.split(": ", 1)[1]
+
+
+def test_cli_engine_ray_notes_formats_read_as_local_eval_does(ray, runs, tmp_path):
+    """Six native runs and four OpenAI chat records (one guessed) in one file: the scorecard
+    of --engine ray notes meta['formats'] and meta['guessed_formats'] as the local eval
+    does, and every other figure is the local one's."""
+    p, _, cases, _ = runs
+    lines = p.read_text().splitlines()[:6]
+    own = {c: cases[c] for c in (json.loads(x)["metadata"]["case_id"] for x in lines)}
+    mp, mcp = mixed_format_files(tmp_path, lines, own)
+    out, local = tmp_path / "sc.json", tmp_path / "local.json"
+    for extra, dest in ((["--engine", "ray"], out), ([], local)):
+        with pytest.raises(SystemExit) as ei:
+            main(["eval", str(mp), "--cases", str(mcp), "-q", "--json", str(dest), *extra])
+        assert ei.value.code in (0, None)
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    assert got["meta"]["formats"] == lw["meta"]["formats"] == {"trajcheck": 6, "openai_chat": 4}
+    assert list(got["meta"]["formats"]) == ["trajcheck", "openai_chat"]
+    assert got["meta"]["guessed_formats"] == lw["meta"]["guessed_formats"] == {
+        "openai_chat": "role/content messages with no field only OpenAI chat writes"}
+    assert got["meta"] == lw["meta"]
+    # problems name engine rows instead of file lines
+    assert [k for k in lw if got[k] != lw[k]] == ["problems"]

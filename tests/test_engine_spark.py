@@ -15,11 +15,11 @@ pytest.importorskip("pyarrow")
 if not shutil.which("java"):
     pytest.skip("Spark needs a Java runtime (.ci/run installs one)", allow_module_level=True)
 
+from local_eval import local_eval, mixed_format_files  # noqa: E402
+
 from trajcheck.cli.app import main  # noqa: E402
 from trajcheck.engines import spark as tspark  # noqa: E402
 from trajcheck.read.traces import load  # noqa: E402
-from trajcheck.read.traces.stream import stream  # noqa: E402
-from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
 
@@ -43,7 +43,7 @@ def runs(tmp_path_factory):
     cases = {t.metadata["case_id"]: tau.cases[t.metadata["case_id"]] for t in trajs}
     cp = d / "cases.jsonl"
     cp.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in cases.values()))
-    return p, cp, cases, evaluate_stream(stream(p), cases, n_boot=200, source=str(p))
+    return p, cp, cases, local_eval(p, cases, n_boot=200, source=str(p))
 
 
 def test_dataframe_scored_with_mapinarrow_equals_local(spark, runs):
@@ -224,3 +224,26 @@ def test_cli_engine_spark_refuses_unread_calls_as_local_eval_does(spark, tmp_pat
     with pytest.raises(SystemExit) as ei:
         main(["eval", str(p), "--cases", str(cp), "--engine", "spark", "-q", "--allow-unread"])
     assert ei.value.code in (0, None)
+
+
+def test_cli_engine_spark_notes_formats_read_as_local_eval_does(spark, runs, tmp_path):
+    """Six native runs and four OpenAI chat records (one guessed) in one file: the scorecard
+    of --engine spark notes meta['formats'] and meta['guessed_formats'] as the local eval
+    does, and every other figure is the local one's."""
+    p, _, cases, _ = runs
+    lines = p.read_text().splitlines()[:6]
+    own = {c: cases[c] for c in (json.loads(x)["metadata"]["case_id"] for x in lines)}
+    mp, mcp = mixed_format_files(tmp_path, lines, own)
+    out, local = tmp_path / "sc.json", tmp_path / "local.json"
+    for extra, dest in ((["--engine", "spark"], out), ([], local)):
+        with pytest.raises(SystemExit) as ei:
+            main(["eval", str(mp), "--cases", str(mcp), "-q", "--json", str(dest), *extra])
+        assert ei.value.code in (0, None)
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    assert got["meta"]["formats"] == lw["meta"]["formats"] == {"trajcheck": 6, "openai_chat": 4}
+    assert list(got["meta"]["formats"]) == ["trajcheck", "openai_chat"]
+    assert got["meta"]["guessed_formats"] == lw["meta"]["guessed_formats"] == {
+        "openai_chat": "role/content messages with no field only OpenAI chat writes"}
+    assert got["meta"] == lw["meta"]
+    # problems name engine rows instead of file lines
+    assert [k for k in lw if got[k] != lw[k]] == ["problems"]

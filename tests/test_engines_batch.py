@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 
+from local_eval import local_eval, mixed_format_files  # noqa: E402
+
 from trajcheck.engines.batch import (  # noqa: E402
     BatchPartial,
     BatchScorer,
@@ -22,7 +24,6 @@ from trajcheck.engines.batch import (  # noqa: E402
 )
 from trajcheck.errors import MetricInputError  # noqa: E402
 from trajcheck.read.traces import load  # noqa: E402
-from trajcheck.read.traces.stream import stream  # noqa: E402
 from trajcheck.score.pipeline import evaluate_stream  # noqa: E402
 
 TAU = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline.json"
@@ -38,7 +39,8 @@ def tau_jsonl(tmp_path_factory):
     lines = [json.dumps(t.to_dict()) for t in trajs]
     p = tmp_path_factory.mktemp("tau") / "runs.jsonl"
     p.write_text("".join(x + "\n" for x in lines))
-    want = evaluate_stream(stream(p), tau.cases, n_boot=100).to_dict()
+    want = local_eval(p, tau.cases, n_boot=100).to_dict()
+    assert want["meta"]["formats"] == {"trajcheck": 200}
     return lines, tau.cases, want
 
 
@@ -136,6 +138,7 @@ def test_kept_runs_scored_in_full_once_on_finalize(tau_jsonl, seed, keep):
     scorecard, transcripts included, for any split and a cap smaller than any partial."""
     lines, cases, _ = tau_jsonl
     want = evaluate_stream(iter(load_lines(lines)), cases, n_boot=50, keep_runs=keep).to_dict()
+    want["meta"]["formats"] = {"trajcheck": len(lines)}  # what `trajcheck eval` notes
     rnd = random.Random(seed)
     table = pa.table({"trace": lines, "seq": list(range(len(lines)))})
     batches = table.to_batches(max_chunksize=rnd.randint(5, 60))
@@ -219,3 +222,47 @@ def test_shipped_scorer_built_once_when_tasks_start_together(tau_jsonl):
         t.join()
     assert len(loads) == 1 and len(got) == 8
     assert len({id(s) for s in got}) == 1 and got[0].case_map is cases
+
+
+def test_formats_read_noted_as_the_local_eval_notes_them(tau_jsonl, tmp_path):
+    """Six native runs and four OpenAI chat records (one of them guessed) in one file: the
+    partials count each format's runs and the guessed one's reason, merged in any order,
+    and finalize notes them in meta as `trajcheck eval` does; an old partial without them
+    is refused by name."""
+    from trajcheck.engines.data_codec import CodecError
+    from trajcheck.read.dataset import load_cases
+
+    lines, cases, _ = tau_jsonl
+    native = [json.loads(x) for x in lines[:6]]
+    own = {d["metadata"]["case_id"]: cases[d["metadata"]["case_id"]] for d in native}
+    p, cp = mixed_format_files(tmp_path, lines[:6], own)
+    all_cases = {c.id: c for c in load_cases(cp)}
+    want = local_eval(p, all_cases, n_boot=50)
+    formats = {"trajcheck": 6, "openai_chat": 4}
+    guessed = {"openai_chat": "role/content messages with no field only OpenAI chat writes"}
+    assert want.meta["formats"] == formats and want.meta["guessed_formats"] == guessed
+    rows = p.read_text().splitlines()
+    table = pa.table({"trace": rows, "seq": list(range(len(rows)))})
+    for size in (1, 3, 10):
+        parts = [BatchPartial.from_bytes(score_batches([b], all_cases)[1].to_bytes())
+                 for b in table.to_batches(max_chunksize=size)]
+        for order in (parts, parts[::-1]):
+            got = finalize([copy_of(x) for x in order], all_cases, n_boot=50)
+            assert got.meta["formats"] == formats and got.meta["guessed_formats"] == guessed
+            assert list(got.meta["formats"]) == ["trajcheck", "openai_chat"]  # input order
+            # every figure equal; problems name rows instead of file lines
+            g, w = got.to_dict(), want.to_dict()
+            assert [k for k in w if g[k] != w[k]] == ["problems"]
+    # the tau runs alone: one format, none guessed (no guessed_formats key, as locally)
+    _, part = score_batches([pa.table({"trace": lines, "seq": list(range(len(lines)))})], cases)
+    assert part.formats == {"trajcheck": 200} and part.guessed == {}
+    assert "guessed_formats" not in finalize([part], cases, n_boot=20).meta
+    old = score_batches([table], all_cases)[1]
+    del old.formats, old.guessed, old.formats_at  # a partial of the layout before them
+    with pytest.raises(CodecError, match=r"BatchPartial: fields \['formats', 'formats_at', "
+                                         r"'guessed'\] missing or unknown \(a partial of another"):
+        BatchPartial.from_bytes(old.to_bytes())
+
+
+def copy_of(part):
+    return BatchPartial.from_bytes(part.to_bytes())

@@ -184,13 +184,16 @@ def eval_command(traces: str, cases_path: str | None, k_spec: str | None, json_o
 def _note_reading(sc: Any, loaded: Any) -> None:
     """Put how the traces were read into the scorecard's ``meta``: ``formats`` (format ->
     runs), ``guessed_formats`` (format -> why it was a guess) and ``unread`` (the records
-    holding tool calls that were not read), the last two only when there are any."""
-    sc.meta["formats"] = dict(getattr(loaded, "formats", {}) or {})
-    guessed = dict(getattr(loaded, "guessed", {}) or {})
+    holding tool calls that were not read), the last two only when there are any: the
+    stream's, or when the stream was not read (an engine read the rows) the engine's
+    (``engines.batch.finalize``), set after the scorecard's other meta on either route."""
+    engine = {k: sc.meta.pop(k) for k in ("formats", "guessed_formats", "unread") if k in sc.meta}
+    sc.meta["formats"] = dict(getattr(loaded, "formats", {}) or engine.get("formats") or {})
+    guessed = dict(getattr(loaded, "guessed", {}) or engine.get("guessed_formats") or {})
     if guessed:
         sc.meta["guessed_formats"] = guessed
-    unread = list(getattr(loaded, "unread", []) or []) or list(sc.meta.get("unread") or [])
-    if unread:  # the stream's, or the engine's rows' (engines.batch.finalize)
+    unread = list(getattr(loaded, "unread", []) or engine.get("unread") or [])
+    if unread:
         sc.meta["unread"] = unread
 
 

@@ -96,8 +96,10 @@ class BatchPartial:
     """A mergeable partial aggregate of scored rows: the runs (``suite``) and the problems
     met, each with its row position -- reading problems (``read``), keying problems
     (``keyed``, rows with no or an unknown case id) and the never-silent ones (``unread``:
-    records holding tool calls that were not read as calls, ``LoadResult.unread``) -- plus
-    the counts ``finalize`` needs."""
+    records holding tool calls that were not read as calls, ``LoadResult.unread``) -- how
+    the rows were read (``formats``: format -> runs read; ``guessed``: format -> why it was
+    a guess; ``formats_at``: format -> the first row it was read in, which orders
+    ``formats`` as the input does) plus the counts ``finalize`` needs."""
 
     suite: SuitePartial
     read: list[tuple[int, str]] = field(default_factory=list)
@@ -120,6 +122,9 @@ class BatchPartial:
     pending: dict[tuple[int, str], tuple[str, Any, int, tuple[str, str | None, bool]]] = field(
         default_factory=dict)
     unread: list[tuple[int, str]] = field(default_factory=list)
+    formats: dict[str, int] = field(default_factory=dict)
+    guessed: dict[str, str] = field(default_factory=dict)
+    formats_at: dict[str, int] = field(default_factory=dict)
 
     def merge(self, other: BatchPartial) -> BatchPartial:
         """Fold ``other`` in (in place) and return this partial."""
@@ -133,6 +138,14 @@ class BatchPartial:
         self.read.extend(other.read)
         self.keyed.extend(other.keyed)
         self.unread.extend(other.unread)
+        for k, v in other.formats.items():
+            self.formats[k] = self.formats.get(k, 0) + v
+        for k, at in other.formats_at.items():
+            self.formats_at[k] = min(at, self.formats_at.get(k, at))
+        for k, why in other.guessed.items():
+            # one reason per format (detection.guessed); the smaller kept, whatever the order
+            mine = self.guessed.get(k)
+            self.guessed[k] = why if mine is None else min(mine, why)
         self.n_rows += other.n_rows
         self.no_case_id.extend(other.no_case_id)
         self.unknown.extend(other.unknown)
@@ -252,15 +265,20 @@ class BatchScorer:
         rows: list[dict[str, Any]] = []
         suite = part.suite
         unread: list[str] = []
+        formats, guessed, formats_at = part.formats, part.guessed, part.formats_at
         for seq, text, cid in zip(seqs, texts, cids):
             part.n_rows += 1
             where = f"row {seq}"
             if isinstance(text, NotUtf8):
                 part.read.append((seq, not_utf8_line(where, text.error)))
                 continue
+            n_formats = len(formats)
             trajs, problems = read_row(text or "", where, self.format,
                                        error_pattern=self.error_pattern, whole=self.grouped,
-                                       unread=unread)
+                                       unread=unread, formats=formats, guessed=guessed)
+            if len(formats) != n_formats:  # a format first read here (rows come in order)
+                for name in formats:
+                    formats_at.setdefault(name, seq)
             part.read.extend((seq, p) for p in problems)
             if unread:
                 part.unread.extend((seq, m) for m in unread)
@@ -433,6 +451,14 @@ def finalize(partials: Iterable[BatchPartial], cases: Mapping[str, Case] | Seque
         raise MetricInputError(_unmatched_message(merged.n_rows, sorted(merged.no_case_id),
                                                   merged.unknown, case_map, problems))
     meta: dict[str, Any] = {"source": source} if source else {}
+    # how the rows were read, as a local eval notes its stream's (cli.eval_cmd._note_reading):
+    # formats in the order the input first holds them, guessed formats only when any
+    def first_read(k: str) -> tuple[int, str]:
+        return merged.formats_at.get(k, 0), k
+
+    meta["formats"] = {k: merged.formats[k] for k in sorted(merged.formats, key=first_read)}
+    if merged.guessed:
+        meta["guessed_formats"] = {k: merged.guessed[k] for k in sorted(merged.guessed, key=first_read)}
     if merged.unread:  # as a local eval notes them (LoadResult.unread), in row order
         meta["unread"] = [m for _, m in sorted(merged.unread, key=lambda x: x[0])]
     sc = merged.suite.finalize(ks=ks, seed=seed, n_boot=n_boot, confidence=confidence,

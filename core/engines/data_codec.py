@@ -217,7 +217,7 @@ class _Decoder:
         else:
             if set(state) != names:
                 raise CodecError(f"{cls.__name__}: fields {sorted(set(state) ^ names)} "
-                                 "missing or unknown")
+                                 "missing or unknown (a partial of another trajcheck version?)")
             obj.__dict__.update(state)
         return obj
 

@@ -247,7 +247,9 @@ class TraceStream:
 
 def read_row(text: str, where: str, format: str = "auto", *,
              error_pattern: str | re.Pattern[str] | None = None,
-             whole: bool = False, unread: list[str] | None = None) -> tuple[list[Trajectory], list[str]]:
+             whole: bool = False, unread: list[str] | None = None,
+             formats: dict[str, int] | None = None,
+             guessed: dict[str, str] | None = None) -> tuple[list[Trajectory], list[str]]:
     """The trajectories of one JSON text (one JSONL line, one table cell) and the problems
     met, as ``load`` reads such a line.
 
@@ -265,6 +267,10 @@ def read_row(text: str, where: str, format: str = "auto", *,
         unread: when given, the never-silent messages (``LoadResult.unread``: records holding
             tool calls or results that were not read as calls) are appended to it; they are
             among the returned problems too unless their record was skipped whole.
+        formats: when given, each run read is counted in it under its format (format ->
+            runs), as ``TraceStream.formats`` counts the runs of a file.
+        guessed: when given, each format taken by a guess gets its reason (format -> why,
+            the first kept), as ``TraceStream.guessed``.
 
     Returns:
         (trajectories, problems), as ``load`` reads the text. Never raises for bad input.
@@ -281,6 +287,8 @@ def read_row(text: str, where: str, format: str = "auto", *,
         # looked into (never silent), as the stream looks into it
         if got is not None and got[1] and "problems" not in got[0].metadata:
             t = got[0]
+            if formats is not None:  # counted as the stream counts such a line
+                formats[_NATIVE] = formats.get(_NATIVE, 0) + 1
             if t.steps and t.tool_calls():
                 return [t], []
             held = unread_problem(obj, t, native.FORMAT)
@@ -318,6 +326,12 @@ def read_row(text: str, where: str, format: str = "auto", *,
             acc.skip(f"{e}; skipped")
     if unread is not None:
         unread.extend(acc.unread)
+    if formats is not None:
+        for k, v in acc.formats.items():
+            formats[k] = formats.get(k, 0) + v
+    if guessed is not None:
+        for k, why in acc.guessed.items():
+            guessed.setdefault(k, why)
     return acc.trajectories, acc.problems
 
 
