@@ -8,6 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from trajcheck.cli.app import main
 from trajcheck.cli.eval_cmd import _note_reading
 from trajcheck.model import Case
 from trajcheck.read.traces.stream import stream
@@ -48,3 +51,25 @@ def mixed_format_files(tmp: Path, native_lines: list[str], cases: dict[str, Case
     cp = tmp / "mixed_cases.jsonl"
     cp.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in [*cases.values(), w1]))
     return p, cp
+
+
+def check_engine_notes_formats(engine: str, runs_file: Path, cases: dict[str, Case], tmp: Path) -> None:
+    """``trajcheck eval --engine ENGINE`` on six native runs of ``runs_file`` with four OpenAI
+    chat records among them (``mixed_format_files``): its scorecard notes meta['formats'] and
+    meta['guessed_formats'] as the local eval does, and every figure is the local one's
+    (only the problems differ: they name engine rows instead of file lines)."""
+    lines = runs_file.read_text().splitlines()[:6]
+    own = {c: cases[c] for c in (json.loads(x)["metadata"]["case_id"] for x in lines)}
+    mp, mcp = mixed_format_files(tmp, lines, own)
+    out, local = tmp / "sc.json", tmp / "local.json"
+    for extra, dest in ((["--engine", engine], out), ([], local)):
+        with pytest.raises(SystemExit) as ei:
+            main(["eval", str(mp), "--cases", str(mcp), "-q", "--json", str(dest), *extra])
+        assert ei.value.code in (0, None)
+    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
+    assert got["meta"]["formats"] == lw["meta"]["formats"] == {"trajcheck": 6, "openai_chat": 4}
+    assert list(got["meta"]["formats"]) == ["trajcheck", "openai_chat"]
+    assert got["meta"]["guessed_formats"] == lw["meta"]["guessed_formats"] == {
+        "openai_chat": "role/content messages with no field only OpenAI chat writes"}
+    assert got["meta"] == lw["meta"]
+    assert [k for k in lw if got[k] != lw[k]] == ["problems"]

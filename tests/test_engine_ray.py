@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("ray.data")
 pytest.importorskip("pyarrow")
 
-from local_eval import local_eval, mixed_format_files  # noqa: E402
+from local_eval import check_engine_notes_formats, local_eval  # noqa: E402
 
 from trajcheck.cli.app import main  # noqa: E402
 from trajcheck.engines import ray as tray  # noqa: E402
@@ -227,22 +227,6 @@ def test_cli_engine_ray_reports_a_line_that_is_not_utf8_as_local_eval_does(ray, 
 
 def test_cli_engine_ray_notes_formats_read_as_local_eval_does(ray, runs, tmp_path):
     """Six native runs and four OpenAI chat records (one guessed) in one file: the scorecard
-    of --engine ray notes meta['formats'] and meta['guessed_formats'] as the local eval
-    does, and every other figure is the local one's."""
+    of --engine ray notes how the rows were read as the local eval does."""
     p, _, cases, _ = runs
-    lines = p.read_text().splitlines()[:6]
-    own = {c: cases[c] for c in (json.loads(x)["metadata"]["case_id"] for x in lines)}
-    mp, mcp = mixed_format_files(tmp_path, lines, own)
-    out, local = tmp_path / "sc.json", tmp_path / "local.json"
-    for extra, dest in ((["--engine", "ray"], out), ([], local)):
-        with pytest.raises(SystemExit) as ei:
-            main(["eval", str(mp), "--cases", str(mcp), "-q", "--json", str(dest), *extra])
-        assert ei.value.code in (0, None)
-    got, lw = json.loads(out.read_text()), json.loads(local.read_text())
-    assert got["meta"]["formats"] == lw["meta"]["formats"] == {"trajcheck": 6, "openai_chat": 4}
-    assert list(got["meta"]["formats"]) == ["trajcheck", "openai_chat"]
-    assert got["meta"]["guessed_formats"] == lw["meta"]["guessed_formats"] == {
-        "openai_chat": "role/content messages with no field only OpenAI chat writes"}
-    assert got["meta"] == lw["meta"]
-    # problems name engine rows instead of file lines
-    assert [k for k in lw if got[k] != lw[k]] == ["problems"]
+    check_engine_notes_formats("ray", p, cases, tmp_path)
