@@ -139,6 +139,20 @@ def test_volume_lines_take_the_fused_route_and_score_alike(tmp_path, monkeypatch
     monkeypatch.undo()
     for r, (_, t) in zip(got, pairs):
         _same_result(r, score_compact_by_id(t, by_id, t.metadata["case_id"]), t.metadata["run_id"])
+    # without reasons (what the eval asks for runs it will not show): the same result but a
+    # failing run's reason, which is left out
+    n_fail = 0
+    for g, r in zip(fresh, got):
+        lean = line_compact(g, store, g.metadata["case_id"], reasons=False)
+        if r.success:
+            _same_result(lean, r, g.metadata["run_id"])
+        else:
+            n_fail += 1
+            assert r.outcome_reason and r.failure_reason == r.outcome_reason
+            assert lean.outcome_reason is None and lean.failure_reason is None
+            _same_result(lean, dataclasses.replace(r, outcome_reason=None, failure_reason=None),
+                         g.metadata["run_id"])
+    assert 100 < n_fail < 700  # both kinds are tried
     # and every line read by plain_loads + line_run is what read_line reads
     for raw in runs.read_bytes().splitlines():
         d = plain_loads(raw)
@@ -288,7 +302,7 @@ def test_the_eval_scorecard_is_the_same_by_either_route(tmp_path):
     s = stream(runs)
     calls: list[int] = []
     real = fused_scoring.line_fast
-    fused_scoring.line_fast = lambda r, plan: calls.append(1) or real(r, plan)  # type: ignore[assignment]
+    fused_scoring.line_fast = lambda r, plan, *a: calls.append(1) or real(r, plan, *a)  # type: ignore[assignment]
     try:
         got = evaluate_stream(s, store, n_boot=100, keep_runs=20).to_dict()
     finally:
@@ -297,6 +311,29 @@ def test_the_eval_scorecard_is_the_same_by_either_route(tmp_path):
     assert json.dumps(got, sort_keys=False) == json.dumps(want, sort_keys=False)
     kept = got["runs"]
     assert len(kept) == 20 and all(r.get("transcript") for r in kept)  # shown runs in full
+
+
+def test_a_disagreement_with_a_recorded_reward_names_the_reason_by_either_route(tmp_path):
+    # the fused route leaves out the reasons of runs it will not show, except where a run
+    # records a reward: a disagreement with it names trajcheck's reason
+    runs, cases_p = _volume().generate(tmp_path, 300, seed=4)
+    lines = []
+    for k, raw in enumerate(runs.read_bytes().splitlines()):
+        d = json.loads(raw)
+        if k % 3:  # a third of the runs record no reward
+            d["metadata"]["reward"] = float(k % 2)
+        lines.append(json.dumps(d))
+    runs.write_text("\n".join(lines) + "\n")
+    store = load_case_store(cases_p)
+    want = evaluate_stream(list(stream(runs)), store, n_boot=50, keep_runs=10).to_dict()
+    s = stream(runs)
+    got = evaluate_stream(s, store, n_boot=50, keep_runs=10).to_dict()
+    assert json.dumps(got) == json.dumps(want)
+    dis = got["recorded_reward"]["disagreements"]
+    fails = [d for d in dis if not d["ours"]]
+    assert len(fails) > 20
+    assert all("trajcheck fail: case '" in d["reason"] and "not matched" in d["reason"]
+               or "unexpected state-changing call" in d["reason"] for d in fails), fails[:3]
 
 
 def test_eval_hint_counts_unflagged_results_of_fused_lines(tmp_path):

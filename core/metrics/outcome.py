@@ -288,7 +288,8 @@ def outcome_problems(case_id: str, missing: Iterable[int], extra: Iterable[int],
         yield f"case {case_id!r}: unexpected state-changing call {i} of the run: {names[i]} {args[i]!r}"
 
 
-def outcome_verdict(problems: Iterable[str], n_problems: int, made: str) -> tuple[bool, str]:
+def outcome_verdict(problems: Iterable[str], n_problems: int, made: str, *,
+                    reason: bool = True) -> tuple[bool, str | None]:
     """The verdict and one-line reason of an outcome judged from calls (both scoring paths).
 
     Args:
@@ -296,16 +297,20 @@ def outcome_verdict(problems: Iterable[str], n_problems: int, made: str) -> tupl
             only the first is read.
         n_problems: how many there are.
         made: the reason when there is none (``writes_made`` and its notes).
+        reason: False for a caller that reads no failing run's reason: ``problems`` is
+            then not read.
 
     Returns:
         ``(True, made)`` with no problem, else ``(False, first problem)`` with
-        ``" (and N more)"`` when there are others.
+        ``" (and N more)"`` when there are others (``(False, None)`` without ``reason``).
 
     Raises:
         StopIteration: ``problems`` is empty while ``n_problems`` is not 0.
     """
     if not n_problems:
         return True, made
+    if not reason:
+        return False, None
     first = next(iter(problems))
     return False, first + (f" (and {n_problems - 1} more)" if n_problems > 1 else "")
 
@@ -644,6 +649,7 @@ def outcome_from_calls(traj: Trajectory, case: Case, *, context: Any = None,
     ok, reason = outcome_verdict(
         problems, len(problems),
         made + (", response complete" if resp is not None and case.response_must_include else ""))
+    assert reason is not None  # asked with its reason
     parts["problems"] = problems
     parts["writes_reason"] = (problems[0] if n_write_problems else made)
     return MetricResult("outcome_from_calls", 1.0 if ok else 0.0, reason, parts, ok)

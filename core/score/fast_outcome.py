@@ -33,7 +33,7 @@ from .case_plan import CasePlan
 def outcome(cid: str, plan: CasePlan, cnames: list[str], cargs: list[Any],
             failed: list[bool] | None, kept: Sequence[int], knames: list[str],
             rows: list[list[int]], kml: list[int], all_paired: bool,
-            pairs: Callable[[], list[Any]] | None) -> tuple[bool, str]:
+            pairs: Callable[[], list[Any]] | None, reasons: bool = True) -> tuple[bool, str | None]:
     """``metrics.outcome.outcome_from_calls`` (module doc) against the case of ``plan`` (id
     ``cid``): ``cnames``/``cargs`` every call's tool name and arguments, in run order,
     ``failed`` whether each failed (None: none did), ``kept`` the calls not set aside as
@@ -41,7 +41,8 @@ def outcome(cid: str, plan: CasePlan, cnames: list[str], cargs: list[Any],
     and maximum matching against the expected calls, ``all_paired`` whether that matching
     pairs every kept call of a non-optional tool and every expected call; ``pairs`` gives
     the run's calls joined to results (``Trajectory.pairs``) when some result is a JSON
-    object (only those can show a write changed nothing), else None."""
+    object (only those can show a write changed nothing), else None; ``reasons`` False:
+    a failing run's reason is not written (None; the verdict is the same)."""
     opt = plan.optional
     writes = plan.writes
     if failed is None and len(writes) == len(plan.exp_names):
@@ -77,14 +78,16 @@ def outcome(cid: str, plan: CasePlan, cnames: list[str], cargs: list[Any],
         # the pairs are given, so unchanged_writes reads no trajectory
         same = unchanged_writes(cast(Trajectory, None), extra, joined)
         extra = [i for i in extra if i not in same]
+    n_problems = len(missing) + len(extra)
+    # the reason of no problem (every write left changed nothing), written only then
+    made = "" if n_problems else writes_made(n_w) + unchanged_note(same, [c for c, _ in joined])
     unpaired = set(extra)
     problems = outcome_problems(
         cid, missing, extra, plan.exp_names,
         lambda j: closest_call_note(plan.exp_names[j], plan.exp_args[j], unpaired, cnames, cargs,
                                     failed, lambda i: _differs(plan, j, cargs[i])),
         cnames, cargs)  # lazy: the verdict reads the first problem only
-    return outcome_verdict(problems, len(missing) + len(extra),
-                           writes_made(n_w) + unchanged_note(same, [c for c, _ in joined]))
+    return outcome_verdict(problems, n_problems, made, reason=reasons)
 
 
 def _differs(plan: CasePlan, j: int, args: Any) -> str | None:

@@ -149,7 +149,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
                 call_step: list[int], n_agent: int, failed: list[bool] | None,
                 total_tokens: Any, cost: Any, latency: Any,
                 pairs: Callable[[], list[Any]] | None,
-                final: Callable[[], str | None] | None = None) -> Any:
+                final: Callable[[], str | None] | None = None, *, reasons: bool = True) -> Any:
     """The compact ``RunResult`` of a run against the case of ``plan`` from the facts read
     once from it, or None when a value calls for the general path (a call's arguments the
     exact rows cannot key, NaN or foreign values among them).
@@ -162,7 +162,9 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
     (None: unknown); ``pairs``: gives ``Trajectory.pairs()`` of the run when some result is
     a JSON object (only those can show a write changed nothing), else None; ``final``:
     gives the run's final response (``recovery._final_text``) when the false-success check
-    needs it (None: such a run takes the general path). Both readers
+    needs it (None: such a run takes the general path); ``reasons`` False leaves a failing
+    run's reason out (``outcome_reason`` and ``failure_reason`` None: for a caller that
+    reads none, ``pipeline.score_into``). Both readers
     of a run (``_score`` over a ``Trajectory``, ``fused_scoring`` over a parsed line) give
     their facts here, so both give the same result."""
     n = len(cnames)
@@ -231,7 +233,7 @@ def score_facts(plan: CasePlan, meta: Any, cnames: list[str], cargs: list[Any],
 
     cid = plan.case_id
     success, reason = outcome(cid, plan, cnames, cargs, failed, kept, knames, rows, ml,
-                              nonopt_tp == n_nonopt == n_exp, pairs)
+                              nonopt_tp == n_nonopt == n_exp, pairs, reasons)
 
     # --- name F1 (trajectory_scores.multiset_prf; also the composite's tool selection)
     ntp, ncounted = name_counts(all_n, parsed, plan.by_name, opt)

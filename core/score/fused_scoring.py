@@ -31,21 +31,23 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def line_compact(run: LineRun, cases: Mapping[str, Case], cid: str, *,
-                 context: MatchContext | None = None) -> RunResult:
+                 context: MatchContext | None = None, reasons: bool = True) -> RunResult:
     """``score_compact_by_id(run.trajectory(), cases, cid, context=context)`` (module
     docstring): the compact result of the run against case ``cid`` of ``cases``. Raises
-    ``KeyError`` for an id not in ``cases``, else what ``score_compact_by_id`` raises."""
-    r = line_fast(run, plan_for(cases, cid))
+    ``KeyError`` for an id not in ``cases``, else what ``score_compact_by_id`` raises.
+    ``reasons`` as in ``line_fast``."""
+    r = line_fast(run, plan_for(cases, cid), reasons)
     if r is not None:
         return r
     return score_compact_by_id(run.trajectory(), cases, cid, context=context)
 
 
-def line_fast(run: LineRun, plan: Any) -> RunResult | None:
+def line_fast(run: LineRun, plan: Any, reasons: bool = True) -> RunResult | None:
     """The compact result of ``run`` against the case of ``plan`` (``case_plan.plan_for``)
     from the run's facts, or None (nothing counted) when the fast scorer cannot vouch for
     it: ``plan`` None (a case outside its scope), metadata outside ``fast_scope.RUN_META_FAST``, arguments
-    the exact rows cannot key."""
+    the exact rows cannot key. ``reasons`` False: a failing run's reason is left out
+    (``fast_scoring.score_facts``)."""
     meta = run.metadata
     if plan is None or not run_in_scope(meta):
         return None
@@ -54,7 +56,8 @@ def line_fast(run: LineRun, plan: Any) -> RunResult | None:
         failed = [is_failed(r) for _, r in run.trajectory().pairs()]
     return score_facts(plan, meta, run.cnames, run.cargs, run.call_step,  # type: ignore[no-any-return]
                        run.n_agent, failed, run.tokens, run.cost, run.latency,
-                       (lambda: run.trajectory().pairs()) if run.json_like else None)
+                       (lambda: run.trajectory().pairs()) if run.json_like else None,
+                       reasons=reasons)
 
 
 __all__ = ["line_compact", "line_fast"]

@@ -73,7 +73,9 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory | LineR
     compact (its figures and flags are the full result's) and its trajectory held; once
     every run is in, only the runs ``part`` still keeps are scored in full and put in
     place of their compact results (the first ``keep_runs`` runs are all wanted while the
-    kept list fills, and most of them give way to failing runs later)."""
+    kept list fills, and most of them give way to failing runs later). A run read to its
+    facts then gets no failing reason unless it records a reward: the aggregate reads
+    reasons only there (a disagreement names it) and in the runs it shows."""
     defer = on_result is None and part.keep_runs is not None
     held: dict[int, tuple[Trajectory | LineRun, Any]] = {}  # position -> run kept compact for now
     n = 0
@@ -82,7 +84,10 @@ def score_into(part: SuitePartial, keyed: Iterable[tuple[int, Trajectory | LineR
     t: Any
     for seq, t, c in keyed:
         if type(t) is LineRun:
-            r = line_compact(t, cases, c, context=context)  # type: ignore[arg-type]
+            # a failing run's reason is read only when the run is shown (then scored again
+            # in full) or its verdict disagrees with a recorded reward (the aggregate names it)
+            r = line_compact(t, cases, c, context=context,  # type: ignore[arg-type]
+                             reasons=not defer or "reward" in t.metadata)
         elif cases is None:
             r = score_run(t, c, context=context, compact=True)
         else:
