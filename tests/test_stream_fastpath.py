@@ -233,6 +233,12 @@ def test_plain_loads_leaves_to_loads_what_loads_treats_specially():
                 b"[" * 101 + b"]" * 101):
         assert limits.plain_loads(raw) is limits.NOT_PLAIN, raw
     assert limits.plain_loads(b"[" * 100 + b"]" * 100) is not limits.NOT_PLAIN
+    # 19 digits are read (exact), a minus before them or a 20th digit leaves the text to loads
+    assert limits.plain_loads(b"[1234567890123456789, -123456789012345678]") == [
+        1234567890123456789, -123456789012345678]
+    for raw in (b'["-1234567890123456789"]', b"[9999999999999999999, 1.5, -9999999999999999999]",
+                b'{"t": 12345678901234567890}'):
+        assert limits.plain_loads(raw) is limits.NOT_PLAIN, raw
     assert limits.plain_loads(b'[["' + b"[" * 101 + b'"]]') == [["[" * 101]]
 
 
