@@ -20,6 +20,7 @@ from trajcheck.errors import TraceFormatError
 from trajcheck.read import limits
 from trajcheck.read.traces import native
 from trajcheck.read.traces import stream as stream_mod
+from trajcheck.read.traces.native import _TEXT_CALL, _TEXT_RESULT, _TEXT_STEP
 from trajcheck.read.traces.stream import stream
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,6 +196,12 @@ HOSTILE = [
     "3",
     '"text"',
     _line(),
+    # every text field of a step, a call and a result holding a number, a list or null
+    *[_line(steps=[{**_STEPS[0], f: v}, *_STEPS[1:]]) for f in _TEXT_STEP for v in (7, ["x"], None)],
+    *[_line(steps=[_STEPS[0], {**_STEPS[1], "tool_calls": [{**_STEPS[1]["tool_calls"][0], f: v}]},  # type: ignore[index]
+                   _STEPS[2]]) for f in _TEXT_CALL for v in (7, ["x"], None)],
+    *[_step(tool_result={**_STEPS[2]["tool_result"], f: v}) for f in _TEXT_RESULT  # type: ignore[dict-item]
+      for v in (7, ["x"], None)],
 ]
 
 

@@ -40,6 +40,12 @@ from .native import (
 )
 
 _AGENT_KINDS = frozenset(AGENT_KINDS)  # for lookups
+# the text fields checked one by one only when a step or call holds one (most hold none: one
+# set test instead of a get per field); a call's or result's call_id is checked with the join
+_TEXT_STEP_SET = frozenset(_TEXT_STEP)
+_TEXT_CALL_REST = tuple(f for f in _TEXT_CALL if f != "call_id")
+_TEXT_CALL_SET = frozenset(_TEXT_CALL_REST)
+_TEXT_RESULT_REST = tuple(f for f in _TEXT_RESULT if f != "call_id")
 _USAGE_KEYS = tuple(_USAGE_TPL)
 
 
@@ -119,9 +125,10 @@ def line_run(d: Any) -> LineRun | None:
         # index and kind present (any index; a kind of text, which _one_pass does not ask)
         if type(s) is not dict or "index" not in s or type(kind := s.get("kind")) is not str:
             return None
-        for f in _TEXT_STEP:
-            if (x := s.get(f)) is not None and type(x) is not str:
-                return None
+        if not _TEXT_STEP_SET.isdisjoint(s):
+            for f in _TEXT_STEP:
+                if (x := s.get(f)) is not None and type(x) is not str:
+                    return None
         if kind in agent_kinds:
             n_agent += 1
         tcs = s.get("tool_calls")
@@ -135,9 +142,10 @@ def line_run(d: Any) -> LineRun | None:
                 a = c.get("args")
                 if type(name) is not str or not name or (a is not None and type(a) is not dict):
                     return None
-                for f in _TEXT_CALL:
-                    if (x := c.get(f)) is not None and type(x) is not str:
-                        return None
+                if not _TEXT_CALL_SET.isdisjoint(c):
+                    for f in _TEXT_CALL_REST:
+                        if (x := c.get(f)) is not None and type(x) is not str:
+                            return None
                 k = c.get("call_id")
                 if k is None:
                     by_id = False
@@ -158,7 +166,7 @@ def line_run(d: Any) -> LineRun | None:
             if type(tr) is not dict:
                 return None
             if tr:  # an empty object is no result
-                for f in _TEXT_RESULT:
+                for f in _TEXT_RESULT_REST:
                     if (x := tr.get(f)) is not None and type(x) is not str:
                         return None
                 rk = tr.get("call_id")
