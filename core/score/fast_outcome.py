@@ -13,7 +13,7 @@ call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 from ..match.explain import explain_exact
@@ -81,12 +81,14 @@ def outcome(cid: str, plan: CasePlan, cnames: list[str], cargs: list[Any],
     n_problems = len(missing) + len(extra)
     # the reason of no problem (every write left changed nothing), written only then
     made = "" if n_problems else writes_made(n_w) + unchanged_note(same, [c for c, _ in joined])
-    unpaired = set(extra)
-    problems = outcome_problems(
-        cid, missing, extra, plan.exp_names,
-        lambda j: closest_call_note(plan.exp_names[j], plan.exp_args[j], unpaired, cnames, cargs,
-                                    failed, lambda i: _differs(plan, j, cargs[i])),
-        cnames, cargs)  # lazy: the verdict reads the first problem only
+    problems: Iterable[str] = ()
+    if reasons and n_problems:  # else outcome_verdict reads no problem
+        unpaired = set(extra)
+        problems = outcome_problems(
+            cid, missing, extra, plan.exp_names,
+            lambda j: closest_call_note(plan.exp_names[j], plan.exp_args[j], unpaired, cnames,
+                                        cargs, failed, lambda i: _differs(plan, j, cargs[i])),
+            cnames, cargs)  # lazy: the verdict reads the first problem only
     return outcome_verdict(problems, n_problems, made, reason=reasons)
 
 
