@@ -75,6 +75,38 @@ def test_reader_past_the_shape_cap(tmp_path, monkeypatch):
     assert len(fast._shapes) == 3
 
 
+def test_reader_gives_up_skeletons_that_do_not_repeat(tmp_path, monkeypatch):
+    """Rows that each have their own argument names (bench/volume.py --varied) seldom
+    repeat a skeleton: past ``PROBE_SKELETONS`` new ones the reader takes ``direct`` for
+    every row, and the store is the one ``direct`` alone fills, byte for byte."""
+    monkeypatch.setattr(row_plan, "PROBE_SKELETONS", 8)
+    rows = _volume_rows(60, varied=True) + [dict(r, id=f"rep{i}") for i, r in enumerate(_volume_rows(60))]
+    (tmp_path / "db.sql").write_text("", encoding="utf-8")
+    path = _write(tmp_path / "cases.jsonl", rows)
+    made: list[row_plan.Reader] = []
+    real = row_plan.Reader
+
+    class Kept(real):  # type: ignore[misc,valid-type]
+        def __init__(self, store: CaseStore) -> None:
+            super().__init__(store)
+            made.append(self)
+
+    with monkeypatch.context() as m:
+        m.setattr(row_plan, "Reader", Kept)
+        fast = load_case_store(path)
+    assert made[0]._direct_only and made[0]._met == 8 and made[0]._served < 8
+    general = _both_ways(path, monkeypatch)[1]
+    assert _internals(fast) == _internals(general)
+    _store_equal(fast, load_cases(path))
+    # skeletons that serve more rows than they number keep the reader on
+    made.clear()
+    rep = [dict(r, id=f"{r['id']}-{k}") for r in _volume_rows(12) for k in range(3)]
+    with monkeypatch.context() as m:
+        m.setattr(row_plan, "Reader", Kept)
+        load_case_store(_write(tmp_path / "rep.jsonl", rep))
+    assert not made[0]._direct_only and (made[0]._met, made[0]._served) == (12, 24)
+
+
 _NAMES = st.sampled_from(["a", "b", "c", "get_user", "é"])
 _SCALARS = st.one_of(st.integers(min_value=-2**63, max_value=2**63 - 1), st.sampled_from([2**53, 2**53 + 1, -2**53 - 1]),
                      st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none(),
