@@ -59,10 +59,10 @@ class Direct:
     (``fingerprint.case_hash`` of its case; from a ``Reader``, maybe as the bytes its hex
     digits stand for), ``key`` (``case_plan.shape_key``), ``part``
     (``case_plan.split``'s part), ``stored`` (the row without its expected calls, as
-    ``CaseStore.add`` keeps it), ``check_key`` (``_check_key``; None: none, or not worked
-    out by a ``Reader``), ``shape`` (the number of ``key`` in the store a ``Reader`` reads
-    for, when known) and ``skeleton`` (a ``Reader``'s, standing for the check key of its
-    rows; None: none)."""
+    ``CaseStore.add`` keeps it), ``check_key`` (``_check_key``, worked out only when
+    ``direct`` is asked for it; None: not asked, or none), ``shape`` (the number of ``key``
+    in the store a ``Reader`` reads for, when known) and ``skeleton`` (a ``Reader``'s,
+    standing for the check key of its rows; None: none)."""
 
     __slots__ = ("cid", "hash", "key", "part", "stored", "check_key", "shape", "held", "skeleton")
 
@@ -72,8 +72,9 @@ class Direct:
         self.stored, self.check_key, self.shape = stored, check_key, shape
         # what refers to the row's values besides the row while it is stored: ``marshal``
         # writes an object referred to more than once with a back-reference flag, so the
-        # stored bytes depend on it (``direct``: its key and check key; a ``Reader``: the
-        # row's skeleton, which refers to the same values)
+        # stored bytes depend on it (``direct``: its optional tools and arguments' names;
+        # a ``Reader``: the row's skeleton, which refers to them and to values the row
+        # holds anyway)
         self.held: Any = None
         self.skeleton: Any = None
 
@@ -82,9 +83,10 @@ def _is_int(v: Any) -> bool:
     return v is None or type(v) is int
 
 
-def direct(row: dict[str, Any]) -> Direct | None:
+def direct(row: dict[str, Any], check_key: bool = False) -> Direct | None:
     """The plan, hash and stored form of a plain, schema-valid dataset row (module doc),
-    or None when the row is outside the direct way's scope. Never raises."""
+    or None when the row is outside the direct way's scope; ``check_key``: work out the
+    row's check key too (``Reader`` learning a skeleton). Never raises."""
     if not row_in_scope(row):
         return None
     get = row.get
@@ -135,8 +137,12 @@ def direct(row: dict[str, Any]) -> Direct | None:
     stored = dict(row)
     stored.pop("expected_calls", None)
     sid = cid if type(cid) is str else str(cid)
-    return Direct(sid, row_hash(d, plain=True), key, part, stored,
-                  _check_key(row, key, args, optional, d))
+    dr = Direct(sid, row_hash(d, plain=True), key, part, stored,
+                _check_key(row, key, args, optional, d) if check_key else None)
+    # the optional tools (its shape key's set holds one of equal names) and the arguments'
+    # names, as a Reader's skeleton holds them
+    dr.held = (tuple(optional), *[tuple(a) for a in args if a])
+    return dr
 
 
 def _to_dict_row(row: dict[str, Any], calls: Any) -> dict[str, Any]:
@@ -206,8 +212,9 @@ def _check_key(row: dict[str, Any], key: tuple[Any, ...], args: list[Any], optio
 
     The dataset load no longer consults it (a direct row skips the scoring check: module
     doc). It still gates the ``Reader``: a skeleton is learnt only from a row whose key can
-    be written, and the stored bytes follow the references it holds (``Direct.held``), so
-    removing it is a change of its own, checked against tests/test_row_plan.py's stores."""
+    be written, so only ``Reader._learn`` works it out (it cost as much as the rest of
+    ``direct`` on rows with container arguments), and drops it before the row is stored:
+    the stored bytes follow the references a ``Direct`` holds (``Direct.held``)."""
     sig = tuple([False if a is None else _args_signature(a) for a in args])
     if None in sig:
         return None
@@ -394,10 +401,14 @@ class Reader:
         self._met += 1
         if self._met >= PROBE_SKELETONS and self._served < self._met:
             self._direct_only = True  # this row is still learnt: same value either way
-        dr = direct(row)
         if len(self._memo) >= MAX_SKELETONS:
+            return direct(row)
+        dr = direct(row, check_key=True)
+        if dr is None:
+            self._memo[skey] = None
             return dr
-        if dr is None or dr.check_key is None:
+        writable, dr.check_key = dr.check_key is not None, None  # held as direct(row) holds
+        if not writable:
             self._memo[skey] = None
             return dr
         ints: list[tuple[int, str]] = []
