@@ -239,9 +239,10 @@ _EXACT_SCALARS = frozenset({str, float, bool, type(None)})
 _SCALAR_INPUT = frozenset({str, int, bool, float})  # an input that is never null or empty
 _HASH_SCALARS = frozenset({str, int, bool, type(None)})  # an input of these: no float, no container
 MAX_SKELETONS = 4096  # skeletons remembered per load (past them: ``direct`` for new ones)
-#: skeletons met before the reader weighs them: once this many are met and they have served
-#: fewer rows than that, the rows do not repeat their skeletons (each case its own argument
-#: names and types) and the rest of the load takes ``direct`` without building skeletons
+#: skeletons met before the reader weighs them: once this many are met and the store holds
+#: fewer than two rows per skeleton, the rows do not repeat their skeletons (each case its
+#: own argument names and types) and the rest of the load takes ``direct`` without building
+#: skeletons
 PROBE_SKELETONS = 512
 _NEW: Any = object()
 
@@ -285,15 +286,16 @@ class Reader:
     byte. Rows with ``user`` or ``metadata``, container argument values, an integer past
     2**53, a shape past the store's shape cap, or a skeleton ``direct`` refuses take
     ``direct`` itself (``tests/test_row_plan.py`` checks both ways give the same store).
-    So do all rows after ``PROBE_SKELETONS`` new skeletons that served fewer rows than
-    their number: a skeleton costs about what ``direct`` saves on one row, so rows that
-    seldom repeat one are read faster by ``direct`` alone."""
+    So do all rows once ``PROBE_SKELETONS`` new skeletons are met while the store holds
+    fewer than two rows per skeleton: a skeleton costs about what ``direct`` saves on one
+    row, so rows that seldom repeat one are read faster by ``direct`` alone (weighed when
+    a skeleton is met, so a row read by a known one pays for no count)."""
 
     def __init__(self, store: Any) -> None:
         self._shape_ix: dict[tuple[Any, ...], int] = store._shape_ix
         self._memo: dict[Any, _Skeleton | None] = {}
+        self._kept: Any = store._rows  # the store's rows, counted when a skeleton is met
         self._met = 0  # rows whose skeleton was new
-        self._served = 0  # rows read by a skeleton met before
         self._direct_only = False  # skeletons seldom repeat here: ``direct`` for every row
 
     def __call__(self, row: dict[str, Any]) -> Direct | None:
@@ -337,7 +339,6 @@ class Reader:
             return self._learn(skey, row)
         if t is None:
             return direct(row)
-        self._served += 1
         for j, k in t.ints:
             if not -_MAX_EXACT_INT <= args[j][k] <= _MAX_EXACT_INT:
                 return direct(row)  # its check key holds the value
@@ -399,7 +400,7 @@ class Reader:
         """``direct(row)`` for the first row of skeleton ``skey``, remembering what the
         skeleton's rows share (or None: they take ``direct``)."""
         self._met += 1
-        if self._met >= PROBE_SKELETONS and self._served < self._met:
+        if self._met >= PROBE_SKELETONS and len(self._kept) < 2 * self._met:
             self._direct_only = True  # this row is still learnt: same value either way
         if len(self._memo) >= MAX_SKELETONS:
             return direct(row)
