@@ -81,7 +81,6 @@ def test_reader_gives_up_skeletons_that_do_not_repeat(tmp_path, monkeypatch):
     every row, and the store is the one ``direct`` alone fills, byte for byte."""
     monkeypatch.setattr(row_plan, "PROBE_SKELETONS", 8)
     rows = _volume_rows(60, varied=True) + [dict(r, id=f"rep{i}") for i, r in enumerate(_volume_rows(60))]
-    (tmp_path / "db.sql").write_text("", encoding="utf-8")
     path = _write(tmp_path / "cases.jsonl", rows)
     made: list[row_plan.Reader] = []
     real = row_plan.Reader

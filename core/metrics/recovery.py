@@ -203,9 +203,9 @@ def is_false_success(run: RecoveryRun | tuple[Trajectory, bool], *,
         True
 
     "Missing" means ``run.state_missing`` is True, or some tool that failed in the run has
-    no successful call anywhere in it (``formulas.unrecovered_failures``). A truthful claim after a recovered retry is not a false success,
-    and neither is a claim in a run that failed for another reason (a duplicate write, say):
-    the action did happen.
+    no successful call anywhere in it (``formulas.unrecovered_failures``). A truthful claim
+    after a recovered retry is not a false success, and neither is a claim in a run that
+    failed for another reason (a duplicate write, say): the action did happen.
     """
     (r,) = _runs([run])
     if r.task_success:

@@ -294,7 +294,7 @@ class Reader:
     def __init__(self, store: Any) -> None:
         self._shape_ix: dict[tuple[Any, ...], int] = store._shape_ix
         self._memo: dict[Any, _Skeleton | None] = {}
-        self._kept: Any = store._rows  # the store's rows, counted when a skeleton is met
+        self._store_rows: Any = store._rows  # counted when a new skeleton is met
         self._met = 0  # rows whose skeleton was new
         self._direct_only = False  # skeletons seldom repeat here: ``direct`` for every row
 
@@ -400,7 +400,7 @@ class Reader:
         """``direct(row)`` for the first row of skeleton ``skey``, remembering what the
         skeleton's rows share (or None: they take ``direct``)."""
         self._met += 1
-        if self._met >= PROBE_SKELETONS and len(self._kept) < 2 * self._met:
+        if self._met >= PROBE_SKELETONS and len(self._store_rows) < 2 * self._met:
             self._direct_only = True  # this row is still learnt: same value either way
         if len(self._memo) >= MAX_SKELETONS:
             return direct(row)
